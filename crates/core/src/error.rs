@@ -1,0 +1,83 @@
+use serde::{Deserialize, Serialize};
+
+/// What kind of failure a request met. Small on purpose: a failure's message is kept only as a
+/// sample, while its class is what the report counts and thresholds test.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// The connection could not be established (refused, unreachable, DNS).
+    Connect,
+    /// The request or the connect attempt did not finish within its timeout.
+    Timeout,
+    /// The peer reset or closed the connection before the response was complete.
+    Reset,
+    /// The TLS handshake failed (bad certificate, no common protocol).
+    Tls,
+    /// The peer answered with something that is not the protocol (a garbage status line).
+    Protocol,
+    /// An HTTP response with a status of 400 or above.
+    HttpStatus,
+    /// A gRPC response with a status other than OK.
+    GrpcStatus,
+    /// The database returned an error.
+    Sql,
+    /// A check on the response failed.
+    Check,
+    /// Anything that fits no other class.
+    Other,
+}
+
+impl ErrorClass {
+    /// Every class, in report order.
+    pub const ALL: [ErrorClass; 10] = [
+        ErrorClass::Connect,
+        ErrorClass::Timeout,
+        ErrorClass::Reset,
+        ErrorClass::Tls,
+        ErrorClass::Protocol,
+        ErrorClass::HttpStatus,
+        ErrorClass::GrpcStatus,
+        ErrorClass::Sql,
+        ErrorClass::Check,
+        ErrorClass::Other,
+    ];
+
+    /// The stable name used in the JSON result and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Connect => "connect",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::Reset => "reset",
+            ErrorClass::Tls => "tls",
+            ErrorClass::Protocol => "protocol",
+            ErrorClass::HttpStatus => "http_status",
+            ErrorClass::GrpcStatus => "grpc_status",
+            ErrorClass::Sql => "sql",
+            ErrorClass::Check => "check",
+            ErrorClass::Other => "other",
+        }
+    }
+
+    /// The position of this class in [`ErrorClass::ALL`], for array-indexed counters.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,101 @@
+//! HdrHistogram helpers: one shape for every latency histogram, and the exact, mergeable text
+//! encoding used in results (V2 + DEFLATE + base64, the `HISTF...` strings that Java and Go
+//! HdrHistogram tools read too).
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
+pub use hdrhistogram::Histogram;
+
+/// Values are microseconds: 1 µs resolution, 3 significant figures.
+pub const SIGFIGS: u8 = 3;
+/// The largest value tracked exactly: one hour in microseconds. Larger values are clamped.
+pub const MAX_US: u64 = 3_600_000_000;
+
+/// A new, empty latency histogram in microseconds.
+pub fn new() -> Histogram<u64> {
+    // Proven invariant: these bounds are valid (1 <= low, high >= 2 * low, sigfigs <= 5).
+    #[allow(clippy::unwrap_used)]
+    Histogram::new_with_bounds(1, MAX_US, SIGFIGS).unwrap()
+}
+
+/// Records one value, clamping it into the tracked range so that recording never fails.
+#[inline]
+pub fn record(h: &mut Histogram<u64>, micros: u64) {
+    h.saturating_record(micros.clamp(1, MAX_US));
+}
+
+/// Why an encoded histogram could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// The text was not base64.
+    #[error("not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    /// The bytes were not a V2 histogram.
+    #[error("not an HdrHistogram: {0:?}")]
+    Hdr(hdrhistogram::serialization::DeserializeError),
+}
+
+/// Encodes a histogram as base64 of its V2+DEFLATE serialization.
+pub fn encode(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    // Serializing into a Vec cannot fail for a valid histogram.
+    if V2DeflateSerializer::new().serialize(h, &mut bytes).is_err() {
+        return String::new();
+    }
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Decodes a histogram produced by [`encode`] (or by any HdrHistogram V2 implementation).
+pub fn decode(text: &str) -> Result<Histogram<u64>, DecodeError> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text)?;
+    let decoded: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(DecodeError::Hdr)?;
+    let mut h = new();
+    // Adding into our shape keeps every histogram of a result in the same bounds.
+    for v in decoded.iter_recorded() {
+        h.saturating_record_n(v.value_iterated_to().clamp(1, MAX_US), v.count_at_value());
+    }
+    Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_decode_merge_is_exact() {
+        let mut a = new();
+        let mut b = new();
+        let mut all = new();
+        for i in 1..20_000u64 {
+            let v = (i * 7919) % 2_000_000 + 1;
+            if i % 3 == 0 {
+                record(&mut a, v);
+            } else {
+                record(&mut b, v);
+            }
+            record(&mut all, v);
+        }
+        let text = encode(&a);
+        assert!(text.starts_with("HISTF"), "{text}");
+        let mut merged = decode(&text).unwrap();
+        merged.add(decode(&encode(&b)).unwrap()).unwrap();
+        assert_eq!(merged.len(), all.len());
+        for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(merged.value_at_quantile(q), all.value_at_quantile(q));
+        }
+        assert_eq!(merged.max(), all.max());
+        assert_eq!(merged.min(), all.min());
+    }
+
+    #[test]
+    fn clamps_instead_of_failing() {
+        let mut h = new();
+        record(&mut h, 0);
+        record(&mut h, u64::MAX);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h.min(), 1);
+        assert!(h.max() >= MAX_US);
+    }
+}

@@ -1,0 +1,25 @@
+//! The vocabulary every other throng crate speaks.
+//!
+//! A run is described by a validated [`RunPlan`]: a [`LoadModel`] that says *when* work is due
+//! and nothing about *how* it is sent. The how is a [`Driver`]: one implementation per protocol,
+//! which the engine calls without knowing which protocol it is. What a driver reports is an
+//! [`Outcome`], classified by [`ErrorClass`]; what the engine publishes is a [`Snapshot`], built
+//! from HdrHistograms (see [`histogram`]) so that every percentile is exact to three significant
+//! figures and merges exactly across workers, shards and machines.
+//!
+//! This crate depends on no protocol and no runtime: it is the contract between them.
+#![deny(missing_docs)]
+
+mod driver;
+mod error;
+pub mod histogram;
+mod plan;
+mod snapshot;
+pub mod stages;
+
+pub use driver::{Driver, Outcome, StepInfo};
+pub use error::ErrorClass;
+pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Stage, Users};
+pub use snapshot::{
+    per_second, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint, Snapshot,
+};

@@ -1,0 +1,284 @@
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stages;
+
+/// One ramping stage: move linearly to `target` over `duration`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Stage {
+    /// How long the stage lasts.
+    #[serde(with = "secs")]
+    #[schemars(with = "f64")]
+    pub duration: Duration,
+    /// The users or arrivals per second reached at the end of the stage.
+    pub target: f64,
+}
+
+/// How many virtual users a closed loop runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Users {
+    /// A constant number of users.
+    Fixed(u32),
+    /// Users ramping from zero through stages.
+    Stages(Vec<Stage>),
+}
+
+/// The closed loop: users each loop the scenario, starting the next iteration when the last ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClosedLoop {
+    /// The users.
+    pub users: Users,
+    /// Stop after this many requests in all.
+    pub requests: Option<u64>,
+    /// Stop each user after this many iterations.
+    pub iterations: Option<u64>,
+    /// Stop after this long (stages imply their total length).
+    #[serde(with = "opt_secs")]
+    #[schemars(with = "Option<f64>")]
+    pub duration: Option<Duration>,
+    /// A pause after each iteration.
+    #[serde(with = "opt_secs")]
+    #[schemars(with = "Option<f64>")]
+    pub think_time: Option<Duration>,
+}
+
+/// How arrivals are spaced in the open loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Exactly `1/rate` apart.
+    Even,
+    /// A Poisson process: exponential gaps with mean `1/rate`.
+    Poisson,
+}
+
+/// The open loop's arrival rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    /// A constant number of arrivals per second.
+    Constant(f64),
+    /// A rate ramping from `start` through stages.
+    Stages {
+        /// The rate at time zero.
+        start: f64,
+        /// The stages.
+        stages: Vec<Stage>,
+    },
+}
+
+/// The open loop: arrivals on a schedule, whatever the target's speed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct OpenLoop {
+    /// The arrival rate.
+    pub rate: Rate,
+    /// Even or Poisson spacing.
+    pub arrivals: Arrivals,
+    /// At most this many iterations run at once.
+    pub max_in_flight: u32,
+    /// Arrivals that find every slot busy wait in a queue this long; past it they are dropped.
+    pub queue: u32,
+    /// Stop after this many arrivals.
+    pub requests: Option<u64>,
+    /// Stop after this long (stages imply their total length).
+    #[serde(with = "opt_secs")]
+    #[schemars(with = "Option<f64>")]
+    pub duration: Option<Duration>,
+}
+
+/// When work is due.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LoadModel {
+    /// Virtual users looping.
+    Closed(ClosedLoop),
+    /// A target arrival rate.
+    Open(OpenLoop),
+}
+
+/// A validated description of a run: what the engine takes. Build it from flags or a scenario
+/// file, then call [`RunPlan::validate`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunPlan {
+    /// What the run targets, for the report (a URL or a scenario file).
+    pub target: String,
+    /// The load model.
+    pub model: LoadModel,
+    /// Worker threads that run users; 0 means one per core.
+    pub threads: usize,
+    /// How long in-flight requests may finish after the run stops before they are aborted.
+    #[serde(with = "secs")]
+    #[schemars(with = "f64")]
+    pub grace: Duration,
+    /// An open-loop arrival that starts later than this after its intended time counts as late.
+    #[serde(with = "secs")]
+    #[schemars(with = "f64")]
+    pub late_after: Duration,
+}
+
+/// Why a plan is not runnable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A closed loop with no way to end.
+    #[error(
+        "the run has no end: give a request count (-n), iterations, a duration (-z) or stages"
+    )]
+    Endless,
+    /// Zero users or zero in-flight slots.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    /// A rate that is not a positive number.
+    #[error("the rate must be a positive number of requests per second, not {0}")]
+    BadRate(f64),
+}
+
+impl RunPlan {
+    /// A plan with defaults around a model.
+    pub fn new(target: impl Into<String>, model: LoadModel) -> Self {
+        RunPlan {
+            target: target.into(),
+            model,
+            threads: 0,
+            grace: Duration::from_secs(2),
+            late_after: Duration::from_millis(10),
+        }
+    }
+
+    /// Checks that the plan can run and ends by itself.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        match &self.model {
+            LoadModel::Closed(c) => {
+                if let Users::Fixed(0) = c.users {
+                    return Err(PlanError::Zero("users"));
+                }
+                let staged = matches!(c.users, Users::Stages(_));
+                if c.requests.is_none() && c.iterations.is_none() && c.duration.is_none() && !staged
+                {
+                    return Err(PlanError::Endless);
+                }
+            }
+            LoadModel::Open(o) => {
+                if o.max_in_flight == 0 {
+                    return Err(PlanError::Zero("max in flight"));
+                }
+                match &o.rate {
+                    Rate::Constant(r) if !(*r > 0.0 && r.is_finite()) => {
+                        return Err(PlanError::BadRate(*r))
+                    }
+                    Rate::Constant(_) if o.requests.is_none() && o.duration.is_none() => {
+                        return Err(PlanError::Endless)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// How long the run lasts if it runs to its schedule, when that is known.
+    pub fn planned_duration(&self) -> Option<Duration> {
+        match &self.model {
+            LoadModel::Closed(c) => match &c.users {
+                Users::Stages(s) => Some(c.duration.unwrap_or_else(|| stages::total(s))),
+                Users::Fixed(_) => c.duration,
+            },
+            LoadModel::Open(o) => match &o.rate {
+                Rate::Stages { stages: s, .. } => {
+                    Some(o.duration.unwrap_or_else(|| stages::total(s)))
+                }
+                Rate::Constant(_) => o.duration,
+            },
+        }
+    }
+
+    /// The most users or in-flight requests the plan can have at once: its connection need.
+    pub fn peak_concurrency(&self) -> u64 {
+        match &self.model {
+            LoadModel::Closed(c) => match &c.users {
+                Users::Fixed(n) => u64::from(*n),
+                Users::Stages(s) => s.iter().map(|s| s.target.ceil() as u64).max().unwrap_or(0),
+            },
+            LoadModel::Open(o) => u64::from(o.max_in_flight),
+        }
+    }
+
+    /// A one-line description of the model, for headers and reports.
+    pub fn describe(&self) -> String {
+        match &self.model {
+            LoadModel::Closed(c) => {
+                let users = match &c.users {
+                    Users::Fixed(n) => format!("{n} users"),
+                    Users::Stages(s) => format!("users ramping over {} stages", s.len()),
+                };
+                let mut parts = vec![format!("closed loop, {users}")];
+                if let Some(n) = c.requests {
+                    parts.push(format!("{n} requests"));
+                }
+                if let Some(n) = c.iterations {
+                    parts.push(format!("{n} iterations each"));
+                }
+                if let Some(d) = c.duration {
+                    parts.push(format!("{}", humantime::format_duration(d)));
+                }
+                parts.join(", ")
+            }
+            LoadModel::Open(o) => {
+                let rate = match &o.rate {
+                    Rate::Constant(r) => format!("{r} req/s"),
+                    Rate::Stages { stages, .. } => {
+                        format!("rate ramping over {} stages", stages.len())
+                    }
+                };
+                let arrivals = match o.arrivals {
+                    Arrivals::Even => "even",
+                    Arrivals::Poisson => "Poisson",
+                };
+                let mut s = format!(
+                    "open loop, {rate} ({arrivals}), at most {} in flight",
+                    o.max_in_flight
+                );
+                if let Some(d) = o.duration {
+                    s.push_str(&format!(", {}", humantime::format_duration(d)));
+                }
+                s
+            }
+        }
+    }
+}
+
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+mod opt_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        match Option::<f64>::deserialize(d)? {
+            Some(v) => Duration::try_from_secs_f64(v)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,236 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::{ErrorClass, RunPlan};
+
+/// Summary percentiles of one histogram, in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Percentiles {
+    /// Samples in the histogram.
+    pub count: u64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Smallest sample.
+    pub min: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 95th percentile.
+    pub p95: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest sample.
+    pub max: u64,
+}
+
+impl Percentiles {
+    /// Reads the percentiles of a histogram (all zero when it is empty).
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Percentiles::default();
+        }
+        Percentiles {
+            count: h.len(),
+            mean: h.mean(),
+            min: h.min(),
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p95: h.value_at_quantile(0.95),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// Cumulative statistics of one label (one step of the scenario), or of the whole run.
+#[derive(Debug, Clone)]
+pub struct LabelStats {
+    /// The row label.
+    pub label: String,
+    /// Completed requests, successful or not (aborted ones are not counted).
+    pub samples: u64,
+    /// Requests that failed.
+    pub errors: u64,
+    /// Bytes written, headers included.
+    pub bytes_sent: u64,
+    /// Bytes read, headers included.
+    pub bytes_received: u64,
+    /// Latency from intended start to end of response, µs.
+    pub latency: Histogram<u64>,
+    /// Service time from actual start to end of response, µs.
+    pub service: Histogram<u64>,
+}
+
+impl LabelStats {
+    /// An empty row.
+    pub fn new(label: impl Into<String>) -> Self {
+        LabelStats {
+            label: label.into(),
+            samples: 0,
+            errors: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            latency: crate::histogram::new(),
+            service: crate::histogram::new(),
+        }
+    }
+
+    /// Adds another row's data into this one (exact: histograms add bucket by bucket).
+    pub fn add(&mut self, other: &LabelStats) {
+        self.samples += other.samples;
+        self.errors += other.errors;
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+        // Same bounds everywhere (histogram::new), so adding cannot fail.
+        let _ = self.latency.add(&other.latency);
+        let _ = self.service.add(&other.service);
+    }
+
+    /// Errors as a fraction of samples (0 when there are none).
+    pub fn error_rate(&self) -> f64 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            self.errors as f64 / self.samples as f64
+        }
+    }
+}
+
+/// One error class's count, with the first message seen as a sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorStat {
+    /// The class.
+    pub class: ErrorClass,
+    /// How many requests failed with it.
+    pub count: u64,
+    /// A sample message.
+    pub sample: String,
+}
+
+/// Open-loop schedule statistics.
+#[derive(Debug, Clone)]
+pub struct LagStats {
+    /// Actual start minus intended start, µs.
+    pub lag: Histogram<u64>,
+    /// Arrivals that started later than the plan's `late_after`.
+    pub late: u64,
+    /// Arrivals never started because the in-flight bound was reached and the queue was full.
+    pub dropped: u64,
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SeriesPoint {
+    /// Seconds since the start of the run at the end of this interval.
+    pub t: f64,
+    /// Requests completed in the interval.
+    pub requests: u64,
+    /// Of which failed.
+    pub errors: u64,
+    /// Bytes sent in the interval.
+    pub bytes_sent: u64,
+    /// Bytes received in the interval.
+    pub bytes_received: u64,
+    /// Interval latency median, µs.
+    pub p50: u64,
+    /// Interval latency 90th percentile, µs.
+    pub p90: u64,
+    /// Interval latency 99th percentile, µs.
+    pub p99: u64,
+    /// Interval latency maximum, µs.
+    pub max: u64,
+    /// Users (closed loop) or requests in flight (open loop) at the end of the interval.
+    pub active: u64,
+    /// The target rate at the end of the interval (open loop), else 0.
+    pub target_rate: f64,
+}
+
+/// Whether the run is still going.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// Load is being generated.
+    Running,
+    /// The run was asked to stop (signal or key) and is finishing in-flight requests.
+    Stopping,
+    /// The run ended; this is the final snapshot.
+    Done,
+}
+
+/// Everything known about a run at one moment. Published by the aggregator (its only writer)
+/// and read by the live UI, the headless progress line, the final report and library callers.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The plan being run.
+    pub plan: Arc<RunPlan>,
+    /// Wall time since the start.
+    pub elapsed: Duration,
+    /// Running, stopping or done.
+    pub state: RunState,
+    /// Per-label cumulative rows, in step order.
+    pub labels: Vec<LabelStats>,
+    /// The rows added together.
+    pub total: LabelStats,
+    /// Statistics of the last complete interval (about one second), for live views.
+    pub last: LabelStats,
+    /// Errors by class.
+    pub errors: Vec<ErrorStat>,
+    /// Response status codes and their counts, ascending by code.
+    pub statuses: Vec<(u16, u64)>,
+    /// Requests cut off by the end of the run (not errors).
+    pub aborted: u64,
+    /// Open-loop schedule statistics; `None` in the closed loop.
+    pub lag: Option<LagStats>,
+    /// One point per second.
+    pub series: Arc<Vec<SeriesPoint>>,
+    /// Users or requests in flight now.
+    pub active: u64,
+    /// Interval data that workers could not hand to the aggregator (should be 0).
+    pub lost_intervals: u64,
+}
+
+impl Snapshot {
+    /// An empty snapshot for a plan with the given step labels.
+    pub fn empty(plan: Arc<RunPlan>, labels: &[String]) -> Self {
+        let open = matches!(plan.model, crate::LoadModel::Open(_));
+        Snapshot {
+            plan,
+            elapsed: Duration::ZERO,
+            state: RunState::Running,
+            labels: labels.iter().map(LabelStats::new).collect(),
+            total: LabelStats::new("TOTAL"),
+            last: LabelStats::new("last interval"),
+            errors: Vec::new(),
+            statuses: Vec::new(),
+            aborted: 0,
+            lag: open.then(|| LagStats {
+                lag: crate::histogram::new(),
+                late: 0,
+                dropped: 0,
+            }),
+            series: Arc::new(Vec::new()),
+            active: 0,
+            lost_intervals: 0,
+        }
+    }
+
+    /// Completed requests per second over the elapsed time.
+    pub fn throughput(&self) -> f64 {
+        per_second(self.total.samples, self.elapsed)
+    }
+}
+
+/// `n` per second over `d` (0 for an empty duration).
+pub fn per_second(n: u64, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 {
+        n as f64 / s
+    } else {
+        0.0
+    }
+}

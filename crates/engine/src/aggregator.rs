@@ -1,0 +1,164 @@
+//! The aggregator: the one owner of run state.
+//!
+//! Workers send it one [`Interval`] per tick over a bounded channel. It adds them into the
+//! cumulative rows (exactly: HdrHistograms add bucket by bucket), closes a one-second point of
+//! the time series when every worker has reported that second, and publishes an immutable
+//! [`Snapshot`] that readers share through a `watch` channel.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use throng_core::{
+    ErrorClass, ErrorStat, LabelStats, Percentiles, RunState, SeriesPoint, Snapshot,
+};
+
+use crate::recorder::Interval;
+
+struct Pending {
+    parts: usize,
+    total: LabelStats,
+    active: u64,
+    end: f64,
+}
+
+/// Run state, changed only by [`Aggregator::add`].
+pub struct Aggregator {
+    snapshot: Snapshot,
+    shards: usize,
+    finished: usize,
+    pending: BTreeMap<u64, Pending>,
+    errors: BTreeMap<ErrorClass, (u64, String)>,
+    statuses: BTreeMap<u16, u64>,
+    active: Vec<u64>,
+    target_rate: Box<dyn Fn(f64) -> f64 + Send>,
+}
+
+impl Aggregator {
+    /// An aggregator expecting `shards` workers.
+    pub fn new(
+        empty: Snapshot,
+        shards: usize,
+        target_rate: Box<dyn Fn(f64) -> f64 + Send>,
+    ) -> Self {
+        Aggregator {
+            snapshot: empty,
+            shards,
+            finished: 0,
+            pending: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            statuses: BTreeMap::new(),
+            active: vec![0; shards],
+            target_rate,
+        }
+    }
+
+    /// Whether every worker has sent its last interval.
+    pub fn all_finished(&self) -> bool {
+        self.finished >= self.shards
+    }
+
+    /// Adds one worker's interval, `elapsed` seconds into the run; returns whether that closed
+    /// a point of the time series (every worker has reported it).
+    pub fn add(&mut self, iv: Interval, elapsed: f64) -> bool {
+        let s = &mut self.snapshot;
+        for (row, add) in s.labels.iter_mut().zip(&iv.labels) {
+            row.add(add);
+            s.total.add(add);
+        }
+        if let Some(lag) = &mut s.lag {
+            let _ = lag.lag.add(&iv.lag);
+            lag.late += iv.late;
+            lag.dropped += iv.dropped;
+        }
+        for (class, (n, sample)) in ErrorClass::ALL.iter().zip(iv.errors.iter().zip(iv.samples)) {
+            if *n > 0 {
+                let e = self
+                    .errors
+                    .entry(*class)
+                    .or_insert_with(|| (0, sample.clone().unwrap_or_default()));
+                e.0 += n;
+            }
+        }
+        for (code, n) in &iv.statuses {
+            *self.statuses.entry(*code).or_default() += n;
+        }
+        s.aborted += iv.aborted;
+        if let Some(a) = self.active.get_mut(iv.shard) {
+            *a = iv.active;
+        }
+        if iv.last {
+            self.finished += 1;
+        }
+        let p = self.pending.entry(iv.index).or_insert_with(|| Pending {
+            parts: 0,
+            total: LabelStats::new("interval"),
+            active: 0,
+            end: 0.0,
+        });
+        p.parts += 1;
+        p.active += iv.active;
+        p.end = p.end.max(elapsed.min(iv.index as f64 + 1.0));
+        for l in &iv.labels {
+            p.total.add(l);
+        }
+        self.close_intervals(false)
+    }
+
+    fn close_intervals(&mut self, all: bool) -> bool {
+        let mut closed = false;
+        while let Some(entry) = self.pending.first_entry() {
+            if !all && entry.get().parts < self.shards {
+                break;
+            }
+            let p = entry.remove();
+            let q = Percentiles::of(&p.total.latency);
+            let point = SeriesPoint {
+                t: p.end,
+                requests: p.total.samples,
+                errors: p.total.errors,
+                bytes_sent: p.total.bytes_sent,
+                bytes_received: p.total.bytes_received,
+                p50: q.p50,
+                p90: q.p90,
+                p99: q.p99,
+                max: q.max,
+                active: p.active,
+                target_rate: (self.target_rate)(p.end),
+            };
+            Arc::make_mut(&mut self.snapshot.series).push(point);
+            self.snapshot.last = LabelStats {
+                label: "last interval".into(),
+                ..p.total
+            };
+            closed = true;
+        }
+        closed
+    }
+
+    /// The current state as an immutable snapshot.
+    pub fn snapshot(&mut self, elapsed: std::time::Duration, state: RunState) -> Arc<Snapshot> {
+        if state == RunState::Done {
+            self.close_intervals(true);
+        }
+        let s = &mut self.snapshot;
+        s.elapsed = elapsed;
+        s.state = state;
+        s.errors = self
+            .errors
+            .iter()
+            .map(|(class, (count, sample))| ErrorStat {
+                class: *class,
+                count: *count,
+                sample: sample.clone(),
+            })
+            .collect();
+        s.statuses = self.statuses.iter().map(|(c, n)| (*c, *n)).collect();
+        s.active = self.active.iter().sum();
+        Arc::new(s.clone())
+    }
+
+    /// Counts intervals that a worker could not send.
+    pub fn add_lost(&mut self, n: u64) {
+        self.snapshot.lost_intervals += n;
+    }
+}

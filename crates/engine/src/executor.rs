@@ -1,0 +1,165 @@
+//! Starting a run, stopping it, and collecting its snapshots.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng_core::{stages, Driver, LoadModel, Rate, RunPlan, RunState, Snapshot};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::aggregator::Aggregator;
+use crate::recorder::Interval;
+use crate::worker::{self, Shared};
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The plan did not validate.
+    #[error(transparent)]
+    Plan(#[from] throng_core::PlanError),
+    /// A worker thread could not be started.
+    #[error("cannot start a worker thread: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// A run in progress.
+pub struct RunHandle {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    stop: CancellationToken,
+    done: tokio::task::JoinHandle<Arc<Snapshot>>,
+}
+
+impl RunHandle {
+    /// A receiver of snapshots, published about once a second and at the end.
+    pub fn snapshots(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.snapshots.clone()
+    }
+
+    /// Asks the run to stop: no new work starts, in-flight requests get the plan's grace period.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// The token that stops the run when cancelled (share it with signal handlers).
+    pub fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// Waits for the end of the run and returns its final snapshot.
+    pub async fn wait(self) -> Arc<Snapshot> {
+        match self.done.await {
+            Ok(s) => s,
+            Err(_) => self.snapshots.borrow().clone(),
+        }
+    }
+}
+
+/// Runs a plan to its end and returns the final snapshot.
+pub async fn run<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<Arc<Snapshot>, EngineError> {
+    Ok(start(plan, driver)?.wait().await)
+}
+
+/// Starts a plan on worker threads. Call from within a tokio runtime, which runs the aggregator.
+pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, EngineError> {
+    plan.validate()?;
+    let labels: Vec<String> = driver.steps().into_iter().map(|s| s.label).collect();
+    let plan = Arc::new(plan);
+    let threads = if plan.threads == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        plan.threads
+    };
+    let shards = threads.clamp(1, plan.peak_concurrency().max(1) as usize);
+    let stop = CancellationToken::new();
+    let (tx, rx) = mpsc::channel::<Interval>(shards * 8);
+    let start = Instant::now() + Duration::from_millis(20);
+    let deadline = plan.planned_duration().map(|d| start + d);
+    let shared = Arc::new(Shared {
+        driver,
+        plan: plan.clone(),
+        labels: labels.clone(),
+        shards,
+        start,
+        deadline,
+        stop: stop.clone(),
+        stopping: AtomicBool::new(false),
+        tx,
+        lost: std::sync::atomic::AtomicU64::new(0),
+    });
+    for shard in 0..shards {
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name(format!("throng-worker-{shard}"))
+            .spawn(move || worker::run(shard, shared))?;
+    }
+    let empty = Arc::new(Snapshot::empty(plan.clone(), &labels));
+    let (snap_tx, snap_rx) = watch::channel(empty.clone());
+    let target = target_rate(&plan);
+    let mut agg = Aggregator::new((*empty).clone(), shards, target);
+    let stop2 = stop.clone();
+    let done = tokio::spawn(async move {
+        aggregate(&mut agg, rx, &snap_tx, start, &stop2, &shared).await;
+        let last = agg.snapshot(start.elapsed(), RunState::Done);
+        snap_tx.send_replace(last.clone());
+        last
+    });
+    Ok(RunHandle {
+        snapshots: snap_rx,
+        stop,
+        done,
+    })
+}
+
+async fn aggregate<D: Driver>(
+    agg: &mut Aggregator,
+    mut rx: mpsc::Receiver<Interval>,
+    snap_tx: &watch::Sender<Arc<Snapshot>>,
+    start: Instant,
+    stop: &CancellationToken,
+    shared: &Shared<D>,
+) {
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            msg = rx.recv() => {
+                let Some(iv) = msg else { break };
+                let closed = agg.add(iv, start.elapsed().as_secs_f64());
+                let lost = shared.lost.swap(0, Ordering::Relaxed);
+                agg.add_lost(lost);
+                if agg.all_finished() {
+                    break;
+                }
+                // Publish once per second, when every worker has reported it.
+                if closed {
+                    let state = if stopping { RunState::Stopping } else { RunState::Running };
+                    snap_tx.send_replace(agg.snapshot(start.elapsed(), state));
+                }
+            }
+            _ = stop.cancelled(), if !stopping => {
+                stopping = true;
+                snap_tx.send_replace(agg.snapshot(start.elapsed(), RunState::Stopping));
+            }
+        }
+    }
+}
+
+/// The open-loop target rate at `t` seconds, for the time series.
+fn target_rate(plan: &RunPlan) -> Box<dyn Fn(f64) -> f64 + Send> {
+    match &plan.model {
+        LoadModel::Open(o) => match &o.rate {
+            Rate::Constant(r) => {
+                let r = *r;
+                Box::new(move |_| r)
+            }
+            Rate::Stages { start, stages: s } => {
+                let (start, s) = (*start, s.clone());
+                Box::new(move |t| stages::value_at(start, &s, t))
+            }
+        },
+        LoadModel::Closed(_) => Box::new(|_| 0.0),
+    }
+}

@@ -1,0 +1,164 @@
+//! The per-worker recorder: one per worker thread, touched only by that thread's users.
+//!
+//! Recording a request is a few histogram increments and counter adds: no lock, no atomic, no
+//! allocation (a failure's first message per interval is the one exception). Once per tick the
+//! worker [`Recorder::take`]s the interval's data and hands it to the aggregator.
+
+use hdrhistogram::Histogram;
+use throng_core::{histogram, ErrorClass, LabelStats, Outcome};
+use tokio::time::Instant;
+
+const CLASSES: usize = ErrorClass::ALL.len();
+const STATUSES: usize = 1000;
+
+/// One worker's data for one interval.
+#[derive(Debug)]
+pub struct Interval {
+    /// Which worker.
+    pub shard: usize,
+    /// Interval number: `k` covers seconds `k..k+1` of the run; the final one may be shorter.
+    pub index: u64,
+    /// Whether this is the worker's last interval.
+    pub last: bool,
+    /// Per-label data, in step order.
+    pub labels: Vec<LabelStats>,
+    /// Open-loop lag, µs.
+    pub lag: Histogram<u64>,
+    /// Late arrivals.
+    pub late: u64,
+    /// Dropped arrivals.
+    pub dropped: u64,
+    /// Failures per class, indexed by [`ErrorClass::index`].
+    pub errors: [u64; CLASSES],
+    /// A sample message per class.
+    pub samples: [Option<String>; CLASSES],
+    /// Status codes seen, with counts.
+    pub statuses: Vec<(u16, u64)>,
+    /// Requests aborted at the end of the run.
+    pub aborted: u64,
+    /// Users or in-flight requests on this worker at the end of the interval.
+    pub active: u64,
+}
+
+/// Records requests of one worker thread.
+#[derive(Debug)]
+pub struct Recorder {
+    names: Vec<String>,
+    labels: Vec<LabelStats>,
+    lag: Histogram<u64>,
+    late_after_us: u64,
+    late: u64,
+    dropped: u64,
+    errors: [u64; CLASSES],
+    samples: [Option<String>; CLASSES],
+    statuses: Box<[u64; STATUSES]>,
+    aborted: u64,
+}
+
+fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+impl Recorder {
+    /// A recorder for the given step labels.
+    pub fn new(names: Vec<String>, late_after: std::time::Duration) -> Self {
+        Recorder {
+            labels: names.iter().map(LabelStats::new).collect(),
+            names,
+            lag: histogram::new(),
+            late_after_us: micros(late_after),
+            late: 0,
+            dropped: 0,
+            errors: [0; CLASSES],
+            samples: Default::default(),
+            statuses: Box::new([0; STATUSES]),
+            aborted: 0,
+        }
+    }
+
+    /// Records one completed request of step `step`.
+    #[inline]
+    pub fn record(
+        &mut self,
+        step: usize,
+        intended: Instant,
+        started: Instant,
+        ended: Instant,
+        outcome: Outcome,
+    ) {
+        let Some(row) = self.labels.get_mut(step) else {
+            return;
+        };
+        row.samples += 1;
+        row.bytes_sent += outcome.bytes_sent;
+        row.bytes_received += outcome.bytes_received;
+        histogram::record(
+            &mut row.latency,
+            micros(ended.saturating_duration_since(intended)),
+        );
+        histogram::record(
+            &mut row.service,
+            micros(ended.saturating_duration_since(started)),
+        );
+        if outcome.status > 0 {
+            self.statuses[usize::from(outcome.status).min(STATUSES - 1)] += 1;
+        }
+        if let Some(class) = outcome.error {
+            row.errors += 1;
+            let i = class.index();
+            self.errors[i] += 1;
+            if self.samples[i].is_none() {
+                self.samples[i] = Some(outcome.message.unwrap_or_else(|| class.name().to_string()));
+            }
+        }
+    }
+
+    /// Records when an open-loop arrival actually started.
+    #[inline]
+    pub fn record_lag(&mut self, intended: Instant, started: Instant) {
+        let lag = micros(started.saturating_duration_since(intended));
+        histogram::record(&mut self.lag, lag);
+        if lag > self.late_after_us {
+            self.late += 1;
+        }
+    }
+
+    /// Counts an arrival dropped because the queue was full.
+    pub fn record_dropped(&mut self) {
+        self.dropped += 1;
+    }
+
+    /// Counts a request cut off by the end of the run.
+    pub fn record_aborted(&mut self) {
+        self.aborted += 1;
+    }
+
+    /// Takes the data recorded since the last take, leaving the recorder empty.
+    pub fn take(&mut self, shard: usize, index: u64, last: bool, active: u64) -> Interval {
+        let labels = std::mem::replace(
+            &mut self.labels,
+            self.names.iter().map(LabelStats::new).collect(),
+        );
+        let statuses = self
+            .statuses
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code as u16, std::mem::take(n)))
+            .collect();
+        Interval {
+            shard,
+            index,
+            last,
+            labels,
+            lag: std::mem::replace(&mut self.lag, histogram::new()),
+            late: std::mem::take(&mut self.late),
+            dropped: std::mem::take(&mut self.dropped),
+            errors: std::mem::take(&mut self.errors),
+            samples: std::mem::take(&mut self.samples),
+            statuses,
+            aborted: std::mem::take(&mut self.aborted),
+            active,
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! When open-loop arrivals are due.
+//!
+//! The arrival rate `r(t)` is constant or piecewise linear (stages). Its integral `N(t)` counts
+//! the arrivals due by `t`. An evenly spaced schedule puts arrival `k` where `N(t) = k`; a Poisson
+//! schedule puts arrivals at unit-mean exponential steps in `N` (the time-rescaling theorem), so
+//! both follow a ramp exactly. A shard `i` of `n` takes every `n`-th position starting at `i`
+//! (even) or steps of mean `n` (Poisson), so the shards together make the whole schedule without
+//! talking to each other.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use throng_core::{stages, Arrivals, Rate};
+
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    t0: f64,
+    n0: f64,
+    r0: f64,
+    r1: f64,
+    d: f64,
+}
+
+impl Segment {
+    fn total(&self) -> f64 {
+        (self.r0 + self.r1) * 0.5 * self.d
+    }
+
+    /// The time within the segment at which `dn` more arrivals are due.
+    fn time_for(&self, dn: f64) -> f64 {
+        if dn <= 0.0 {
+            return 0.0;
+        }
+        let a = (self.r1 - self.r0) / (2.0 * self.d);
+        let disc = (self.r0 * self.r0 + 4.0 * a * dn).max(0.0);
+        // 2dn / (r0 + sqrt(...)) is the stable root of a*t^2 + r0*t - dn = 0, valid for a = 0.
+        let denom = self.r0 + disc.sqrt();
+        if denom <= 0.0 {
+            self.d
+        } else {
+            (2.0 * dn / denom).min(self.d)
+        }
+    }
+}
+
+/// An iterator over intended arrival times, in seconds since the start of the run.
+#[derive(Debug)]
+pub struct Schedule {
+    segments: Vec<Segment>,
+    /// Rate after the last segment (the last target), lasting until `end`.
+    tail_rate: f64,
+    tail_t0: f64,
+    tail_n0: f64,
+    end: f64,
+    pos: f64,
+    stride: f64,
+    poisson: Option<SmallRng>,
+    seg: usize,
+}
+
+impl Schedule {
+    /// The schedule of shard `shard` of `shards` for a rate and spacing, ending at `end` seconds
+    /// (`None`: at the end of the stages, or never for a constant rate).
+    pub fn new(
+        rate: &Rate,
+        arrivals: Arrivals,
+        end: Option<f64>,
+        shard: usize,
+        shards: usize,
+        seed: u64,
+    ) -> Self {
+        let shards = shards.max(1) as f64;
+        let (start, stage_list) = match rate {
+            Rate::Constant(r) => (*r, Vec::new()),
+            Rate::Stages { start, stages } => (*start, stages.clone()),
+        };
+        let mut segments = Vec::new();
+        let (mut t, mut n, mut r) = (0.0, 0.0, start);
+        for s in &stage_list {
+            let d = s.duration.as_secs_f64();
+            if d <= 0.0 {
+                r = s.target;
+                continue;
+            }
+            let seg = Segment {
+                t0: t,
+                n0: n,
+                r0: r,
+                r1: s.target,
+                d,
+            };
+            n += seg.total();
+            t += d;
+            r = s.target;
+            segments.push(seg);
+        }
+        let natural_end = if stage_list.is_empty() {
+            f64::INFINITY
+        } else {
+            stages::total(&stage_list).as_secs_f64()
+        };
+        let (poisson, pos) = match arrivals {
+            Arrivals::Even => (None, shard as f64),
+            Arrivals::Poisson => {
+                let mut rng = SmallRng::seed_from_u64(
+                    seed ^ (shard as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
+                let first = exp(&mut rng) * shards;
+                (Some(rng), first)
+            }
+        };
+        Schedule {
+            segments,
+            tail_rate: r,
+            tail_t0: t,
+            tail_n0: n,
+            end: end.unwrap_or(natural_end),
+            pos,
+            stride: shards,
+            poisson,
+            seg: 0,
+        }
+    }
+
+    /// The time at which `N(t)` reaches `pos`, or `None` if it never does before the end.
+    fn time_of(&mut self, pos: f64) -> Option<f64> {
+        while let Some(seg) = self.segments.get(self.seg) {
+            if pos < seg.n0 + seg.total() {
+                return Some(seg.t0 + seg.time_for(pos - seg.n0));
+            }
+            self.seg += 1;
+        }
+        if self.tail_rate > 0.0 {
+            Some(self.tail_t0 + (pos - self.tail_n0) / self.tail_rate)
+        } else {
+            None
+        }
+    }
+}
+
+fn exp(rng: &mut SmallRng) -> f64 {
+    // 1 - u is in (0, 1], so the log is finite.
+    let u: f64 = rng.random();
+    -(1.0 - u).ln()
+}
+
+impl Iterator for Schedule {
+    type Item = f64;
+
+    fn next(&mut self) -> Option<f64> {
+        let t = self.time_of(self.pos)?;
+        if t >= self.end {
+            return None;
+        }
+        self.pos += match &mut self.poisson {
+            Some(rng) => exp(rng) * self.stride,
+            None => self.stride,
+        };
+        Some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use throng_core::Stage;
+
+    fn stage(secs: u64, target: f64) -> Stage {
+        Stage {
+            duration: Duration::from_secs(secs),
+            target,
+        }
+    }
+
+    #[test]
+    fn even_constant_is_exact() {
+        let times: Vec<f64> =
+            Schedule::new(&Rate::Constant(1000.0), Arrivals::Even, Some(2.0), 0, 1, 1).collect();
+        assert_eq!(times.len(), 2000);
+        for (k, t) in times.iter().enumerate() {
+            assert!((t - k as f64 / 1000.0).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn shards_interleave_to_the_whole() {
+        let mut all: Vec<f64> = (0..3)
+            .flat_map(|i| {
+                Schedule::new(&Rate::Constant(300.0), Arrivals::Even, Some(1.0), i, 3, 1)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        all.sort_by(f64::total_cmp);
+        let whole: Vec<f64> =
+            Schedule::new(&Rate::Constant(300.0), Arrivals::Even, Some(1.0), 0, 1, 1).collect();
+        assert_eq!(all.len(), whole.len());
+        for (a, b) in all.iter().zip(&whole) {
+            assert!((a - b).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn ramp_counts_follow_the_integral() {
+        // 0 -> 100/s over 10 s (500 arrivals), hold 100/s for 10 s (1000), down to 0 over 10 s (500).
+        let rate = Rate::Stages {
+            start: 0.0,
+            stages: vec![stage(10, 100.0), stage(10, 100.0), stage(10, 0.0)],
+        };
+        let times: Vec<f64> = Schedule::new(&rate, Arrivals::Even, None, 0, 1, 1).collect();
+        assert!((1999..=2000).contains(&times.len()), "{}", times.len());
+        let first_ramp = times.iter().filter(|t| **t < 10.0).count();
+        assert!((499..=501).contains(&first_ramp), "{first_ramp}");
+        // In the first ramp, N(t) = 5 t^2, so by t = 5 s there are 125 arrivals.
+        let by5 = times.iter().filter(|t| **t < 5.0).count();
+        assert!((124..=126).contains(&by5), "{by5}");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn poisson_has_the_right_mean_and_spread() {
+        let times: Vec<f64> = Schedule::new(
+            &Rate::Constant(1000.0),
+            Arrivals::Poisson,
+            Some(20.0),
+            0,
+            1,
+            7,
+        )
+        .collect();
+        let n = times.len() as f64;
+        assert!((n - 20_000.0).abs() < 600.0, "{n}"); // about 4 standard deviations
+        let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        // Exponential gaps: the standard deviation equals the mean (even spacing would give 0).
+        assert!((mean - 0.001).abs() < 0.00005, "{mean}");
+        assert!(
+            (var.sqrt() / mean - 1.0).abs() < 0.05,
+            "{}",
+            var.sqrt() / mean
+        );
+    }
+
+    #[test]
+    fn zero_tail_ends_the_schedule() {
+        let rate = Rate::Stages {
+            start: 10.0,
+            stages: vec![stage(2, 10.0), stage(1, 0.0)],
+        };
+        let times: Vec<f64> = Schedule::new(&rate, Arrivals::Even, Some(100.0), 0, 1, 1).collect();
+        assert!(times.iter().all(|t| *t < 3.0));
+        assert!((24..=25).contains(&times.len()), "{}", times.len());
+    }
+}

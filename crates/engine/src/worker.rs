@@ -1,0 +1,426 @@
+//! One worker thread: a single-threaded runtime running its share of the users (closed loop) or
+//! of the arrival schedule (open loop), recording into its own [`Recorder`].
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng_core::{stages, ClosedLoop, Driver, LoadModel, OpenLoop, RunPlan, Users};
+use tokio::sync::{mpsc, Notify};
+use tokio::time::{sleep, sleep_until, Instant};
+use tokio_util::sync::CancellationToken;
+
+use crate::recorder::{Interval, Recorder};
+use crate::schedule::Schedule;
+
+/// What every worker shares, read-only but for the stop flags.
+pub(crate) struct Shared<D> {
+    pub driver: Arc<D>,
+    pub plan: Arc<RunPlan>,
+    pub labels: Vec<String>,
+    pub shards: usize,
+    pub start: Instant,
+    pub deadline: Option<Instant>,
+    pub stop: CancellationToken,
+    /// Set once the run stops for any reason; users check it between requests.
+    pub stopping: AtomicBool,
+    pub tx: mpsc::Sender<Interval>,
+    pub lost: AtomicU64,
+}
+
+impl<D> Shared<D> {
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
+    }
+}
+
+/// This worker's share of `total`: shard `i` of `n` gets `total / n`, plus one if `i < total % n`.
+fn share(total: u64, shard: usize, shards: usize) -> u64 {
+    let (n, i) = (shards as u64, shard as u64);
+    total / n + u64::from(i < total % n)
+}
+
+/// State local to one worker thread.
+struct Local<D: Driver> {
+    shared: Arc<Shared<D>>,
+    shard: usize,
+    rec: RefCell<Recorder>,
+    /// Users alive (closed loop) or requests in flight (open loop).
+    active: Cell<u64>,
+    /// Requests this worker may still start under `-n` (`u64::MAX` when unbounded).
+    budget: Cell<u64>,
+    tasks: Tasks,
+}
+
+impl<D: Driver> Local<D> {
+    fn take_request(&self) -> bool {
+        let b = self.budget.get();
+        if b == 0 {
+            return false;
+        }
+        if b != u64::MAX {
+            self.budget.set(b - 1);
+        }
+        true
+    }
+
+    /// Runs one iteration of the scenario; `intended` is when its first step was due.
+    async fn iterate(&self, session: &mut D::Session, intended: Instant, open: bool) {
+        let steps = self.shared.labels.len();
+        let mut due = intended;
+        for step in 0..steps {
+            if !self.take_request() {
+                return;
+            }
+            let started = Instant::now();
+            if open && step == 0 {
+                self.rec.borrow_mut().record_lag(intended, started);
+            }
+            let guard = AbortGuard {
+                local: self,
+                armed: true,
+            };
+            self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
+            let outcome = self.shared.driver.execute(session, step).await;
+            guard.disarm();
+            let ended = Instant::now();
+            let failed = outcome.error.is_some();
+            self.rec
+                .borrow_mut()
+                .record(step, due, started, ended, outcome);
+            if failed || self.shared.stopping() {
+                return;
+            }
+            due = Instant::now();
+        }
+    }
+
+    fn flush(&self, index: u64, last: bool) {
+        let iv = self
+            .rec
+            .borrow_mut()
+            .take(self.shard, index, last, self.active.get());
+        let tx = &self.shared.tx;
+        if last {
+            // The last interval must arrive: wait for room rather than drop it.
+            let _ = tx.blocking_send(iv);
+        } else if tx.try_send(iv).is_err() {
+            self.shared.lost.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counts a request as aborted if its future is dropped before it completes.
+struct AbortGuard<'a, D: Driver> {
+    local: &'a Local<D>,
+    armed: bool,
+}
+
+impl<D: Driver> AbortGuard<'_, D> {
+    fn disarm(mut self) {
+        self.armed = false;
+        drop(self);
+    }
+}
+
+impl<D: Driver> Drop for AbortGuard<'_, D> {
+    fn drop(&mut self) {
+        let tasks = &self.local.tasks;
+        tasks.in_flight.set(tasks.in_flight.get().saturating_sub(1));
+        if self.local.shared.stopping() {
+            tasks.changed.notify_one();
+        }
+        if self.armed {
+            if let Ok(mut rec) = self.local.rec.try_borrow_mut() {
+                rec.record_aborted();
+            }
+        }
+    }
+}
+
+/// The worker thread's entry point.
+pub(crate) fn run<D: Driver>(shard: usize, shared: Arc<Shared<D>>) {
+    let budget = match &shared.plan.model {
+        LoadModel::Closed(ClosedLoop {
+            requests: Some(n), ..
+        }) => share(*n, shard, shared.shards),
+        _ => u64::MAX,
+    };
+    let local = Rc::new(Local {
+        rec: RefCell::new(Recorder::new(shared.labels.clone(), shared.plan.late_after)),
+        shared,
+        shard,
+        active: Cell::new(0),
+        budget: Cell::new(budget),
+        tasks: Tasks::default(),
+    });
+    let index = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => {
+            let set = tokio::task::LocalSet::new();
+            let index = set.block_on(&rt, drive(local.clone()));
+            // Dropping the set drops any task still alive, so the guards count them.
+            drop(set);
+            index
+        }
+        Err(_) => 0,
+    };
+    local.flush(index, true);
+}
+
+/// The tasks of one worker: counted, abortable, and able to wake the driver when they end.
+#[derive(Default)]
+struct Tasks {
+    handles: RefCell<Vec<tokio::task::AbortHandle>>,
+    alive: Cell<u64>,
+    in_flight: Cell<u64>,
+    changed: Notify,
+}
+
+impl Tasks {
+    fn spawn<F: std::future::Future<Output = ()> + 'static>(&self, f: F) {
+        self.alive.set(self.alive.get() + 1);
+        let h = tokio::task::spawn_local(f);
+        self.handles.borrow_mut().push(h.abort_handle());
+    }
+
+    fn abort_all(&self) {
+        for h in self.handles.borrow_mut().drain(..) {
+            h.abort();
+        }
+    }
+}
+
+/// Marks a task's end, however it ends (returning or aborted).
+struct Alive<'a>(&'a Tasks);
+
+impl Drop for Alive<'_> {
+    fn drop(&mut self) {
+        self.0.alive.set(self.0.alive.get().saturating_sub(1));
+        self.0.changed.notify_one();
+    }
+}
+
+/// Runs the model to its end, flushing an interval every second; returns the next index.
+async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
+    let sh = local.shared.clone();
+    sleep_until(sh.start).await;
+    let mut model: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = match &sh.plan.model {
+        LoadModel::Closed(c) => Box::pin(closed(local.clone(), c.clone())),
+        LoadModel::Open(o) => Box::pin(open(local.clone(), o.clone())),
+    };
+    let mut ticker =
+        tokio::time::interval_at(sh.start + Duration::from_secs(1), Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let far = sh.start + Duration::from_secs(86_400 * 365);
+    let deadline = sh.deadline.unwrap_or(far);
+    let mut index = 0;
+    let mut model_done = false;
+    let mut grace_end: Option<Instant> = None;
+    let tasks = &local.tasks;
+    loop {
+        if model_done && tasks.alive.get() == 0 {
+            break;
+        }
+        if grace_end.is_some() && tasks.in_flight.get() == 0 {
+            // Stopping with nothing in flight: users in think time or idle slots can go now.
+            tasks.abort_all();
+        }
+        tokio::select! {
+            biased;
+            _ = ticker.tick() => {
+                local.flush(index, false);
+                index += 1;
+            }
+            _ = &mut model, if !model_done => model_done = true,
+            _ = tasks.changed.notified() => {}
+            _ = sh.stop.cancelled(), if grace_end.is_none() => {
+                grace_end = Some(begin_stop(&sh));
+            }
+            _ = sleep_until(deadline), if grace_end.is_none() && sh.deadline.is_some() => {
+                grace_end = Some(begin_stop(&sh));
+            }
+            _ = sleep_until(grace_end.unwrap_or(far)), if grace_end.is_some() => {
+                tasks.abort_all();
+                // Let the aborted tasks be dropped (their guards count what was cut off).
+                tokio::task::yield_now().await;
+                if tasks.alive.get() > 0 {
+                    sleep(Duration::from_millis(1)).await;
+                }
+                break;
+            }
+        }
+    }
+    index
+}
+
+fn begin_stop<D>(sh: &Shared<D>) -> Instant {
+    sh.stopping.store(true, Ordering::Relaxed);
+    Instant::now() + sh.plan.grace
+}
+
+/// The closed loop on this worker: fixed users, or users following stages.
+async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
+    let sh = &local.shared;
+    let (shard, shards) = (local.shard, sh.shards);
+    let target = Rc::new(Cell::new(0u64));
+    match &c.users {
+        Users::Fixed(n) => {
+            let mine = share(u64::from(*n), shard, shards);
+            target.set(mine);
+            for j in 0..mine {
+                local.tasks.spawn(user(
+                    local.clone(),
+                    j,
+                    j * shards as u64 + shard as u64,
+                    c.clone(),
+                    target.clone(),
+                ));
+            }
+        }
+        Users::Stages(s) => {
+            let total = stages::total(s).as_secs_f64();
+            let mut alive: Vec<Rc<Cell<bool>>> = Vec::new();
+            loop {
+                let t = sh.start.elapsed().as_secs_f64();
+                let global = stages::value_at(0.0, s, t).floor().max(0.0) as u64;
+                let mine = share(global, shard, shards);
+                target.set(mine);
+                for j in 0..mine as usize {
+                    if alive.len() <= j {
+                        alive.push(Rc::new(Cell::new(false)));
+                    }
+                    if !alive[j].get() {
+                        alive[j].set(true);
+                        let flag = alive[j].clone();
+                        let id = j as u64 * shards as u64 + shard as u64;
+                        let u = user(local.clone(), j as u64, id, c.clone(), target.clone());
+                        local.tasks.spawn(async move {
+                            u.await;
+                            flag.set(false);
+                        });
+                    }
+                }
+                if t >= total || sh.stopping() {
+                    break;
+                }
+                sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// One virtual user: loops iterations until the run, its iterations, or its stage ends.
+async fn user<D: Driver>(
+    local: Rc<Local<D>>,
+    j: u64,
+    id: u64,
+    c: ClosedLoop,
+    target: Rc<Cell<u64>>,
+) {
+    let _alive = Alive(&local.tasks);
+    local.active.set(local.active.get() + 1);
+    let mut session = local.shared.driver.session(id);
+    let mut iteration = 0u64;
+    loop {
+        let done = local.shared.stopping()
+            || c.iterations.is_some_and(|n| iteration >= n)
+            || j >= target.get()
+            || local.budget.get() == 0;
+        if done {
+            break;
+        }
+        local.iterate(&mut session, Instant::now(), false).await;
+        iteration += 1;
+        if let Some(think) = c.think_time {
+            sleep(think).await;
+        }
+    }
+    local.active.set(local.active.get() - 1);
+}
+
+/// Arrivals waiting for a free slot, on one worker.
+#[derive(Default)]
+struct Queue {
+    tickets: RefCell<VecDeque<Instant>>,
+    ready: Notify,
+    closed: Cell<bool>,
+    /// Slots not executing an arrival.
+    free: Cell<usize>,
+}
+
+impl Queue {
+    async fn pop(&self) -> Option<Instant> {
+        loop {
+            if let Some(t) = self.tickets.borrow_mut().pop_front() {
+                return Some(t);
+            }
+            if self.closed.get() {
+                return None;
+            }
+            self.ready.notified().await;
+        }
+    }
+}
+
+/// The open loop on this worker: arrivals on schedule, slots spawned as they are needed.
+async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
+    let sh = local.shared.clone();
+    let (shard, shards) = (local.shard, sh.shards);
+    let max_slots = share(u64::from(o.max_in_flight), shard, shards) as usize;
+    let queue_cap = share(u64::from(o.queue), shard, shards) as usize;
+    let mut arrivals_left = o.requests.map_or(u64::MAX, |n| share(n, shard, shards));
+    let end = o.duration.map(|d| d.as_secs_f64());
+    let seed = sh.start.elapsed().as_nanos() as u64 ^ 0x5eed;
+    let queue = Rc::new(Queue::default());
+    let mut slots = 0usize;
+    for t in Schedule::new(&o.rate, o.arrivals, end, shard, shards, seed) {
+        if arrivals_left == 0 {
+            break;
+        }
+        arrivals_left -= 1;
+        let at = sh.start + Duration::from_secs_f64(t);
+        crate::pace::pace_until(at).await;
+        if sh.stopping() {
+            break;
+        }
+        let waiting = queue.tickets.borrow().len();
+        let free = queue.free.get();
+        if waiting >= free && slots < max_slots {
+            queue.free.set(free + 1);
+            let id = slots as u64 * shards as u64 + shard as u64;
+            slots += 1;
+            local.tasks.spawn(slot(local.clone(), queue.clone(), id));
+        }
+        if waiting.saturating_sub(queue.free.get()) >= queue_cap && waiting >= queue.free.get() {
+            local.rec.borrow_mut().record_dropped();
+            continue;
+        }
+        queue.tickets.borrow_mut().push_back(at);
+        queue.ready.notify_one();
+    }
+    queue.closed.set(true);
+    queue.ready.notify_waiters();
+}
+
+/// One in-flight slot of the open loop: takes arrivals from the queue and runs them.
+async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64) {
+    let _alive = Alive(&local.tasks);
+    let mut session = local.shared.driver.session(id);
+    while let Some(intended) = queue.pop().await {
+        if local.shared.stopping() {
+            local.rec.borrow_mut().record_aborted();
+            continue;
+        }
+        queue.free.set(queue.free.get().saturating_sub(1));
+        local.active.set(local.active.get() + 1);
+        local.iterate(&mut session, intended, true).await;
+        local.active.set(local.active.get() - 1);
+        queue.free.set(queue.free.get() + 1);
+    }
+}

@@ -1,0 +1,381 @@
+//! The driver: connections owned by sessions (HTTP/1.1) or shared per thread (HTTP/2).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::{poll_fn, Future};
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+
+use bytes::Bytes;
+use http::header::{CONNECTION, HOST};
+use http::{HeaderMap, HeaderValue, Request, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::ServerName;
+use throng_core::{Driver, ErrorClass, Outcome, StepInfo};
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+use tokio::time::timeout;
+
+use crate::classify::{classify, message};
+use crate::io::{CountedTcp, Counters, Stream};
+use crate::{tls, HttpConfig, HttpConfigError};
+
+type Body = Full<Bytes>;
+type H1Connection = http1::Connection<TokioIo<Stream>, Body>;
+
+struct H1 {
+    sender: http1::SendRequest<Body>,
+    conn: Pin<Box<H1Connection>>,
+    counters: Arc<Counters>,
+    fresh: bool,
+}
+
+/// One HTTP/2 connection shared by several sessions of a worker thread.
+#[derive(Default)]
+struct H2Slot {
+    conn: RefCell<Option<(http2::SendRequest<Body>, Arc<Counters>)>>,
+    connecting: Cell<bool>,
+    ready: Notify,
+    /// Counter values already attributed to requests.
+    seen: Cell<(u64, u64)>,
+}
+
+#[derive(Default)]
+struct H2Pool {
+    slots: RefCell<Vec<Rc<H2Slot>>>,
+    sessions: Cell<usize>,
+}
+
+thread_local! {
+    static H2_POOLS: RefCell<HashMap<usize, Rc<H2Pool>>> = RefCell::new(HashMap::new());
+}
+
+static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
+
+/// A session's connection state.
+pub struct Session {
+    h1: Option<H1>,
+    h2: Option<Rc<H2Slot>>,
+}
+
+/// Sends one configured request per iteration. See the crate docs for the connection model.
+pub struct HttpDriver {
+    cfg: HttpConfig,
+    addrs: Vec<SocketAddr>,
+    tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    uri: Uri,
+    headers: HeaderMap,
+    id: usize,
+}
+
+enum Failure {
+    Request(hyper::Error),
+    Closed,
+}
+
+impl HttpDriver {
+    /// Prepares a driver: resolves the host once and builds the TLS configuration.
+    pub fn new(cfg: HttpConfig) -> Result<Self, HttpConfigError> {
+        let addrs = cfg.resolve()?;
+        let tls = if cfg.is_tls() {
+            let host = cfg
+                .url
+                .host()
+                .unwrap_or_default()
+                .trim_matches(|c| c == '[' || c == ']')
+                .to_string();
+            let name =
+                ServerName::try_from(host).map_err(|e| HttpConfigError::Tls(e.to_string()))?;
+            Some((tls::client_config(&cfg)?, name))
+        } else {
+            None
+        };
+        let mut headers = cfg.headers.clone();
+        let uri = if cfg.http2 {
+            cfg.url.clone()
+        } else {
+            let auth = cfg.url.authority().map(|a| a.as_str()).unwrap_or_default();
+            if !headers.contains_key(HOST) {
+                let v = HeaderValue::from_str(auth)
+                    .map_err(|_| HttpConfigError::Url(cfg.url.to_string()))?;
+                headers.insert(HOST, v);
+            }
+            if !cfg.keepalive {
+                headers.insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+            let pq = cfg.url.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+            pq.parse()
+                .map_err(|_| HttpConfigError::Url(cfg.url.to_string()))?
+        };
+        Ok(HttpDriver {
+            cfg,
+            addrs,
+            tls,
+            uri,
+            headers,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &HttpConfig {
+        &self.cfg
+    }
+
+    fn request(&self) -> Request<Body> {
+        let mut req = Request::new(Full::new(self.cfg.body.clone()));
+        *req.method_mut() = self.cfg.method.clone();
+        *req.uri_mut() = self.uri.clone();
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+
+    async fn connect(&self) -> Result<(Stream, Arc<Counters>), Outcome> {
+        let ct = self.cfg.connect_timeout;
+        let attempt = async {
+            let mut last = None;
+            for addr in &self.addrs {
+                match TcpStream::connect(addr).await {
+                    Ok(s) => return Ok(s),
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last.unwrap_or_else(|| std::io::Error::other("no address")))
+        };
+        let tcp = match timeout(ct, attempt).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                let m = format!("connect to {}: {e}", self.cfg.authority());
+                return Err(Outcome::failed(ErrorClass::Connect, m));
+            }
+            Err(_) => {
+                let m = format!("connect to {} timed out after {ct:?}", self.cfg.authority());
+                return Err(Outcome::failed(ErrorClass::Timeout, m));
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let counters = Arc::new(Counters::default());
+        let counted = CountedTcp {
+            tcp,
+            counters: counters.clone(),
+        };
+        let stream = match &self.tls {
+            None => Stream::Plain(counted),
+            Some((config, name)) => {
+                let connector = tokio_rustls::TlsConnector::from(config.clone());
+                match timeout(ct, connector.connect(name.clone(), counted)).await {
+                    Ok(Ok(s)) => Stream::Tls(Box::new(s)),
+                    Ok(Err(e)) => {
+                        return Err(Outcome::failed(
+                            ErrorClass::Tls,
+                            format!("TLS handshake: {}", message(&e)),
+                        ))
+                    }
+                    Err(_) => {
+                        return Err(Outcome::failed(
+                            ErrorClass::Timeout,
+                            "TLS handshake timed out",
+                        ))
+                    }
+                }
+            }
+        };
+        Ok((stream, counters))
+    }
+
+    async fn connect_h1(&self) -> Result<H1, Outcome> {
+        let (stream, counters) = self.connect().await?;
+        let (sender, conn) = http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
+        Ok(H1 {
+            sender,
+            conn: Box::pin(conn),
+            counters,
+            fresh: true,
+        })
+    }
+
+    async fn connect_h2(&self) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
+        let (stream, counters) = self.connect().await?;
+        let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
+        tokio::spawn(conn);
+        Ok((sender, counters))
+    }
+
+    async fn execute_h1(&self, session: &mut Session) -> Outcome {
+        let reusable = match &mut session.h1 {
+            Some(h) => {
+                // A connection the server closed while idle is replaced, not counted as a failure.
+                let conn = &mut h.conn;
+                let ended = poll_fn(|cx| Poll::Ready(conn.as_mut().poll(cx).is_ready())).await;
+                !ended && !h.sender.is_closed()
+            }
+            None => false,
+        };
+        if !reusable {
+            session.h1 = None;
+            match self.connect_h1().await {
+                Ok(h) => session.h1 = Some(h),
+                Err(o) => return o,
+            }
+        }
+        let Some(h) = session.h1.as_mut() else {
+            return Outcome::failed(ErrorClass::Other, "no connection");
+        };
+        let (s0, r0) = if h.fresh { (0, 0) } else { h.counters.read() };
+        h.fresh = false;
+        let req = self.request();
+        let H1 { sender, conn, .. } = h;
+        let result: Result<u16, Failure> = tokio::select! {
+            biased;
+            r = async {
+                sender.ready().await.map_err(Failure::Request)?;
+                let resp = sender.send_request(req).await.map_err(Failure::Request)?;
+                let status = resp.status().as_u16();
+                let mut body = resp.into_body();
+                while let Some(frame) = body.frame().await {
+                    frame.map_err(Failure::Request)?;
+                }
+                Ok(status)
+            } => r,
+            r = conn.as_mut() => Err(match r { Ok(()) => Failure::Closed, Err(e) => Failure::Request(e) }),
+        };
+        let (s1, r1) = h.counters.read();
+        let mut outcome = self.finish(result);
+        outcome.bytes_sent = s1 - s0;
+        outcome.bytes_received = r1 - r0;
+        if outcome.error.is_some_and(|c| c != ErrorClass::HttpStatus) || !self.cfg.keepalive {
+            session.h1 = None;
+        }
+        outcome
+    }
+
+    async fn h2_sender(
+        &self,
+        slot: &H2Slot,
+    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
+        loop {
+            if let Some((s, c)) = slot.conn.borrow().as_ref() {
+                if !s.is_closed() {
+                    return Ok((s.clone(), c.clone()));
+                }
+            }
+            if slot.connecting.get() {
+                slot.ready.notified().await;
+                continue;
+            }
+            slot.connecting.set(true);
+            let r = self.connect_h2().await;
+            slot.connecting.set(false);
+            slot.ready.notify_waiters();
+            if let Ok(pair) = &r {
+                *slot.conn.borrow_mut() = Some(pair.clone());
+                slot.seen.set((0, 0));
+            }
+            return r;
+        }
+    }
+
+    async fn execute_h2(&self, slot: &H2Slot) -> Outcome {
+        let (mut sender, counters) = match self.h2_sender(slot).await {
+            Ok(pair) => pair,
+            Err(o) => return o,
+        };
+        let req = self.request();
+        let result = async {
+            sender.ready().await.map_err(Failure::Request)?;
+            let resp = sender.send_request(req).await.map_err(Failure::Request)?;
+            let status = resp.status().as_u16();
+            let mut body = resp.into_body();
+            while let Some(frame) = body.frame().await {
+                frame.map_err(Failure::Request)?;
+            }
+            Ok(status)
+        }
+        .await;
+        // Streams share the connection: each request takes the bytes not yet attributed, so
+        // the totals are exact and the split between requests is close.
+        let (s1, r1) = counters.read();
+        let (s0, r0) = slot.seen.replace((s1, r1));
+        let mut outcome = self.finish(result);
+        outcome.bytes_sent = s1.saturating_sub(s0);
+        outcome.bytes_received = r1.saturating_sub(r0);
+        outcome
+    }
+
+    fn finish(&self, result: Result<u16, Failure>) -> Outcome {
+        match result {
+            Ok(status) if status >= 400 => Outcome {
+                status,
+                error: Some(ErrorClass::HttpStatus),
+                message: Some(format!("HTTP {status}")),
+                ..Outcome::default()
+            },
+            Ok(status) => Outcome {
+                status,
+                ..Outcome::default()
+            },
+            Err(Failure::Request(e)) => Outcome::failed(classify(&e), message(&e)),
+            Err(Failure::Closed) => {
+                Outcome::failed(ErrorClass::Reset, "connection closed before the response")
+            }
+        }
+    }
+}
+
+impl Driver for HttpDriver {
+    type Session = Session;
+
+    fn steps(&self) -> Vec<StepInfo> {
+        vec![StepInfo {
+            label: self.cfg.label(),
+        }]
+    }
+
+    fn session(&self, _user: u64) -> Session {
+        if !self.cfg.http2 {
+            return Session { h1: None, h2: None };
+        }
+        let pool = H2_POOLS.with(|p| p.borrow_mut().entry(self.id).or_default().clone());
+        let n = pool.sessions.get();
+        pool.sessions.set(n + 1);
+        let index = n / self.cfg.streams.max(1);
+        let mut slots = pool.slots.borrow_mut();
+        while slots.len() <= index {
+            slots.push(Rc::new(H2Slot::default()));
+        }
+        Session {
+            h1: None,
+            h2: Some(slots[index].clone()),
+        }
+    }
+
+    async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
+        let t = self.cfg.timeout;
+        let work = async {
+            match session.h2.clone() {
+                Some(slot) => self.execute_h2(&slot).await,
+                None => self.execute_h1(session).await,
+            }
+        };
+        match timeout(t, work).await {
+            Ok(o) => o,
+            Err(_) => {
+                session.h1 = None;
+                Outcome::failed(
+                    ErrorClass::Timeout,
+                    format!("no complete response within {t:?}"),
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,309 @@
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use throng_core::histogram;
+use throng_core::per_second;
+use throng_core::{LabelStats, LoadModel, Percentiles, RunPlan, SeriesPoint, Snapshot};
+
+use crate::ThresholdResult;
+
+/// The version of the JSON result's shape. Bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Latency statistics in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Stats {
+    /// Mean.
+    pub mean: f64,
+    /// Minimum.
+    pub min: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+impl Stats {
+    /// Milliseconds from microsecond percentiles.
+    pub fn from_micros(p: &Percentiles) -> Self {
+        let ms = |us: u64| us as f64 / 1000.0;
+        Stats {
+            mean: p.mean / 1000.0,
+            min: ms(p.min),
+            p50: ms(p.p50),
+            p90: ms(p.p90),
+            p95: ms(p.p95),
+            p99: ms(p.p99),
+            p999: ms(p.p999),
+            max: ms(p.max),
+        }
+    }
+}
+
+/// One row of the aggregate table: a label, or TOTAL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LabelResult {
+    /// The label.
+    pub label: String,
+    /// Completed requests.
+    pub samples: u64,
+    /// Failed requests.
+    pub errors: u64,
+    /// `errors / samples` (0 to 1).
+    pub error_rate: f64,
+    /// Completed requests per second of the run.
+    pub throughput: f64,
+    /// Bytes sent, headers included.
+    pub bytes_sent: u64,
+    /// Bytes received, headers included.
+    pub bytes_received: u64,
+    /// Received kilobytes (1024 bytes) per second.
+    pub received_kb_per_s: f64,
+    /// Sent kilobytes (1024 bytes) per second.
+    pub sent_kb_per_s: f64,
+    /// Latency from intended start, ms.
+    pub latency: Stats,
+    /// Service time from actual start, ms.
+    pub service: Stats,
+    /// The latency histogram (µs), HdrHistogram V2+DEFLATE, base64.
+    pub latency_hdr: String,
+    /// The service-time histogram (µs), HdrHistogram V2+DEFLATE, base64.
+    pub service_hdr: String,
+}
+
+impl LabelResult {
+    /// A row from cumulative label statistics over `secs` seconds.
+    pub fn from_stats(s: &LabelStats, secs: f64) -> Self {
+        let d = std::time::Duration::from_secs_f64(secs.max(0.0));
+        LabelResult {
+            label: s.label.clone(),
+            samples: s.samples,
+            errors: s.errors,
+            error_rate: s.error_rate(),
+            throughput: per_second(s.samples, d),
+            bytes_sent: s.bytes_sent,
+            bytes_received: s.bytes_received,
+            received_kb_per_s: per_second(s.bytes_received, d) / 1024.0,
+            sent_kb_per_s: per_second(s.bytes_sent, d) / 1024.0,
+            latency: Stats::from_micros(&Percentiles::of(&s.latency)),
+            service: Stats::from_micros(&Percentiles::of(&s.service)),
+            latency_hdr: histogram::encode(&s.latency),
+            service_hdr: histogram::encode(&s.service),
+        }
+    }
+}
+
+/// One error class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorResult {
+    /// The class (`connect`, `timeout`, `reset`, `tls`, `protocol`, `http_status`, ...).
+    pub class: String,
+    /// How many requests failed with it.
+    pub count: u64,
+    /// The first message seen.
+    pub sample: String,
+}
+
+/// Open-loop schedule adherence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LagResult {
+    /// Actual minus intended start, ms.
+    pub lag: Stats,
+    /// The lag histogram (µs), base64.
+    pub lag_hdr: String,
+    /// Arrivals that started later than `plan.late_after`.
+    pub late: u64,
+    /// Arrivals dropped because every slot was busy and the queue was full.
+    pub dropped: u64,
+    /// Arrivals per second achieved (started), against the plan.
+    pub achieved_rate: f64,
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Point {
+    /// Seconds since the start at the end of the interval.
+    pub t: f64,
+    /// Requests completed.
+    pub requests: u64,
+    /// Requests failed.
+    pub errors: u64,
+    /// Bytes sent.
+    pub bytes_sent: u64,
+    /// Bytes received.
+    pub bytes_received: u64,
+    /// Latency median, ms.
+    pub p50: f64,
+    /// Latency 90th percentile, ms.
+    pub p90: f64,
+    /// Latency 99th percentile, ms.
+    pub p99: f64,
+    /// Latency maximum, ms.
+    pub max: f64,
+    /// Users or requests in flight.
+    pub active: u64,
+    /// Target rate (open loop), else 0.
+    pub target_rate: f64,
+}
+
+impl From<&SeriesPoint> for Point {
+    fn from(p: &SeriesPoint) -> Self {
+        let ms = |us: u64| us as f64 / 1000.0;
+        Point {
+            t: p.t,
+            requests: p.requests,
+            errors: p.errors,
+            bytes_sent: p.bytes_sent,
+            bytes_received: p.bytes_received,
+            p50: ms(p.p50),
+            p90: ms(p.p90),
+            p99: ms(p.p99),
+            max: ms(p.max),
+            active: p.active,
+            target_rate: p.target_rate,
+        }
+    }
+}
+
+/// The result of one run: what `--json` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The throng version that wrote it.
+    pub throng_version: String,
+    /// The plan that was run.
+    pub plan: RunPlan,
+    /// The plan in words.
+    pub description: String,
+    /// When the run started (RFC 3339, UTC).
+    pub started_at: String,
+    /// Seconds from start to end.
+    pub duration: f64,
+    /// Whether the run was stopped early (signal or key) rather than ending by its plan.
+    pub interrupted: bool,
+    /// One row per label, in step order.
+    pub labels: Vec<LabelResult>,
+    /// All labels together.
+    pub total: LabelResult,
+    /// Errors by class.
+    pub errors: Vec<ErrorResult>,
+    /// Response status codes and their counts.
+    pub status_codes: BTreeMap<String, u64>,
+    /// Requests cut off at the end of the run (not errors).
+    pub aborted: u64,
+    /// Open-loop schedule adherence; absent in the closed loop.
+    pub open_loop: Option<LagResult>,
+    /// One point per second.
+    pub series: Vec<Point>,
+    /// Threshold outcomes.
+    pub thresholds: Vec<ThresholdResult>,
+    /// Warnings about the numbers (coordinated omission, lost data).
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    /// The result of a final snapshot.
+    pub fn from_snapshot(s: &Snapshot, started_at: SystemTime, interrupted: bool) -> Self {
+        let secs = s.elapsed.as_secs_f64();
+        let open_loop = s.lag.as_ref().map(|l| LagResult {
+            lag: Stats::from_micros(&Percentiles::of(&l.lag)),
+            lag_hdr: histogram::encode(&l.lag),
+            late: l.late,
+            dropped: l.dropped,
+            achieved_rate: per_second(l.lag.len(), s.elapsed),
+        });
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            throng_version: env!("CARGO_PKG_VERSION").to_string(),
+            plan: (*s.plan).clone(),
+            description: s.plan.describe(),
+            started_at: humantime::format_rfc3339_millis(started_at).to_string(),
+            duration: secs,
+            interrupted,
+            labels: s
+                .labels
+                .iter()
+                .map(|l| LabelResult::from_stats(l, secs))
+                .collect(),
+            total: LabelResult::from_stats(&s.total, secs),
+            errors: s
+                .errors
+                .iter()
+                .map(|e| ErrorResult {
+                    class: e.class.name().to_string(),
+                    count: e.count,
+                    sample: e.sample.clone(),
+                })
+                .collect(),
+            status_codes: s
+                .statuses
+                .iter()
+                .map(|(c, n)| (c.to_string(), *n))
+                .collect(),
+            aborted: s.aborted,
+            open_loop,
+            series: s.series.iter().map(Point::from).collect(),
+            thresholds: Vec::new(),
+            warnings: warnings(s),
+        }
+    }
+}
+
+fn warnings(s: &Snapshot) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(msg) = coordinated_omission(s) {
+        w.push(msg);
+    }
+    if s.lost_intervals > 0 {
+        w.push(format!(
+            "{} interval reports were lost on the way to the aggregator",
+            s.lost_intervals
+        ));
+    }
+    w
+}
+
+/// In the closed loop, a user stuck on a slow response sends nothing meanwhile. Correcting the
+/// histogram as wrk does (adding the requests a user would have sent every mean interval while it
+/// waited) shows how much that hides; warn when it moves p99 by more than 10%.
+fn coordinated_omission(s: &Snapshot) -> Option<String> {
+    let LoadModel::Closed(c) = &s.plan.model else {
+        return None;
+    };
+    let h = &s.total.latency;
+    if h.len() < 100 {
+        return None;
+    }
+    let think = c.think_time.map_or(0, |t| t.as_micros() as u64);
+    let interval = (h.mean() as u64 + think).max(1);
+    let mut corrected = histogram::new();
+    corrected.add_correct(h, interval).ok()?;
+    let (p99, cp99) = (h.value_at_quantile(0.99), corrected.value_at_quantile(0.99));
+    (cp99 as f64 > 1.1 * p99 as f64).then(|| {
+        format!(
+            "coordinated omission: this closed-loop run stalled its users (max {:.1} ms against a mean of {:.2} ms); \
+             a steady stream of requests would have seen p99 of about {:.1} ms, not {:.1} ms (use -q for an open-loop run)",
+            h.max() as f64 / 1000.0,
+            h.mean() / 1000.0,
+            cp99 as f64 / 1000.0,
+            p99 as f64 / 1000.0
+        )
+    })
+}
+
+/// The JSON Schema of [`RunResult`], as checked into the repository as `schema.json`.
+pub fn schema() -> String {
+    let schema = schemars::schema_for!(RunResult);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}

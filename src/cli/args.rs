@@ -1,0 +1,220 @@
+//! Raw flags as the user wrote them. Nothing here is validated beyond its type: [`super::plan`]
+//! turns these into a `RunPlan` and a driver configuration, naming the flag when a value is bad.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// throng: load testing whose numbers are right.
+#[derive(Debug, Parser)]
+#[command(name = "throng", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Put load on a URL and report what happened.
+    Run(RunArgs),
+    /// Start an embedded target and run a short load against it.
+    Demo(DemoArgs),
+    /// Run a testbed target on its own.
+    Serve(ServeArgs),
+}
+
+/// Flags of `throng run`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  throng run http://127.0.0.1:8080/ -c 50 -z 30s
+  throng run http://127.0.0.1:8080/ -c 100 -n 100000
+  throng run http://127.0.0.1:8080/ -q 3000 -z 2m --max-in-flight 500
+  throng run http://127.0.0.1:8080/ --rate-stages '30s:3000,2m:3000,10s:0'
+  throng run http://127.0.0.1:8080/ --user-stages '30s:100,2m:100,10s:0'
+  throng run https://host/api -m POST -H 'content-type: application/json' -d @body.json --http2 --insecure
+  throng run ... --json result.json --threshold 'p99<250ms' --threshold 'error_rate<1%'
+
+Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]
+pub struct RunArgs {
+    /// The target URL (http:// or https://).
+    pub url: String,
+
+    /// Closed loop: virtual users, each with its own connection [default: 50].
+    #[arg(
+        short = 'c',
+        long = "users",
+        visible_alias = "connections",
+        help_heading = "Load"
+    )]
+    pub users: Option<u32>,
+    /// Stop after this many requests in all.
+    #[arg(short = 'n', long, help_heading = "Load")]
+    pub requests: Option<u64>,
+    /// Stop after this long (e.g. 30s, 2m, 1h).
+    #[arg(short = 'z', long, help_heading = "Load")]
+    pub duration: Option<String>,
+    /// Closed loop: stop each user after this many iterations.
+    #[arg(short = 'i', long, help_heading = "Load")]
+    pub iterations: Option<u64>,
+    /// Closed loop: users ramping in stages, DURATION:USERS,... (e.g. '30s:100,2m:100,10s:0').
+    #[arg(long, help_heading = "Load", conflicts_with_all = ["users", "rate", "rate_stages"])]
+    pub user_stages: Option<String>,
+    /// Closed loop: pause after each iteration (e.g. 100ms).
+    #[arg(long, help_heading = "Load")]
+    pub think_time: Option<String>,
+    /// Open loop: arrivals per second, whatever the target's speed.
+    #[arg(short = 'q', long, help_heading = "Load")]
+    pub rate: Option<f64>,
+    /// Open loop: rate ramping in stages, DURATION:RATE,... starting from -q or 0.
+    #[arg(long, help_heading = "Load")]
+    pub rate_stages: Option<String>,
+    /// Open loop: how arrivals are spaced.
+    #[arg(long, value_enum, default_value_t = ArrivalsArg::Even, help_heading = "Load")]
+    pub arrivals: ArrivalsArg,
+    /// Open loop: at most this many requests in flight (each needs a connection in HTTP/1.1).
+    #[arg(long, default_value_t = 1000, help_heading = "Load")]
+    pub max_in_flight: u32,
+    /// Open loop: arrivals that find no free slot wait in a queue this long, then are dropped
+    /// [default: the same as --max-in-flight].
+    #[arg(long, help_heading = "Load")]
+    pub queue: Option<u32>,
+
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET", help_heading = "Request")]
+    pub method: String,
+    /// A request header, 'name: value' (repeatable).
+    #[arg(short = 'H', long = "header", help_heading = "Request")]
+    pub headers: Vec<String>,
+    /// The request body, or @FILE to read it from a file.
+    #[arg(short = 'd', long = "body", help_heading = "Request")]
+    pub body: Option<String>,
+    /// Speak HTTP/2 (h2c prior knowledge over http://, ALPN h2 over https://).
+    #[arg(long, help_heading = "Request")]
+    pub http2: bool,
+    /// HTTP/2: how many users or in-flight requests share one connection.
+    #[arg(long, default_value_t = 100, help_heading = "Request")]
+    pub streams: usize,
+    /// HTTP/1.1: open a new connection for every request.
+    #[arg(long, visible_alias = "disable-keepalive", help_heading = "Request")]
+    pub no_keepalive: bool,
+    /// Per-request timeout, from send to the last byte of the response.
+    #[arg(short = 't', long, default_value = "30s", help_heading = "Request")]
+    pub timeout: String,
+    /// Connect timeout (TCP and TLS).
+    #[arg(long, default_value = "10s", help_heading = "Request")]
+    pub connect_timeout: String,
+    /// Accept any TLS certificate.
+    #[arg(short = 'k', long, help_heading = "Request")]
+    pub insecure: bool,
+    /// Trust the PEM certificates in this file instead of the built-in roots.
+    #[arg(long, help_heading = "Request")]
+    pub cacert: Option<PathBuf>,
+    /// The row label in results [default: METHOD /path].
+    #[arg(long, help_heading = "Request")]
+    pub label: Option<String>,
+
+    /// Write the JSON result to this file.
+    #[arg(long, help_heading = "Output")]
+    pub json: Option<PathBuf>,
+    /// A pass/fail condition, e.g. 'p99<250ms', 'error_rate<1%', 'rps>=500', 'p95{GET /}<10ms'
+    /// (repeatable); exit code 99 when one fails.
+    #[arg(long = "threshold", help_heading = "Output")]
+    pub thresholds: Vec<String>,
+    /// Never start the live dashboard (print a progress line on stderr instead).
+    #[arg(long, help_heading = "Output")]
+    pub no_tui: bool,
+    /// Print no progress line.
+    #[arg(long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Worker threads [default: one per core].
+    #[arg(long, help_heading = "Engine")]
+    pub threads: Option<usize>,
+    /// After the run stops, in-flight requests may finish for this long before they are aborted.
+    #[arg(long, default_value = "2s", help_heading = "Engine")]
+    pub grace: String,
+    /// Open loop: an arrival starting later than this after its intended time counts as late.
+    #[arg(long, default_value = "10ms", help_heading = "Engine")]
+    pub late_after: String,
+}
+
+/// Arrival spacing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalsArg {
+    /// Exactly 1/rate apart.
+    Even,
+    /// A Poisson process.
+    Poisson,
+}
+
+/// Flags of `throng demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// How long to run.
+    #[arg(short = 'z', long, default_value = "10s")]
+    pub duration: String,
+    /// Virtual users (closed loop).
+    #[arg(short = 'c', long, default_value_t = 20)]
+    pub users: u32,
+    /// Run open loop at this rate instead.
+    #[arg(short = 'q', long)]
+    pub rate: Option<f64>,
+    /// Write the JSON result to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Never start the live dashboard.
+    #[arg(long)]
+    pub no_tui: bool,
+}
+
+/// Flags of `throng serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Which target.
+    #[arg(value_enum)]
+    pub target: ServeTarget,
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Delay before each answer (e.g. 2ms).
+    #[arg(long)]
+    pub delay: Option<String>,
+    /// With --delay, a random delay uniformly between --delay and this.
+    #[arg(long, requires = "delay")]
+    pub delay_max: Option<String>,
+    /// Status code of each answer.
+    #[arg(long, default_value_t = 200)]
+    pub status: u16,
+    /// Answer nothing from second A to second B after start, as A..B (e.g. 5s..8s).
+    #[arg(long)]
+    pub stall: Option<String>,
+    /// A connection fault on every connection.
+    #[arg(long, value_enum)]
+    pub fault: Option<FaultArg>,
+    /// Serve TLS with a self-signed certificate (printed on start).
+    #[arg(long)]
+    pub tls: bool,
+}
+
+/// Testbed targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServeTarget {
+    /// The HTTP target.
+    Http,
+}
+
+/// Connection faults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FaultArg {
+    /// Reset each connection after reading the request.
+    Reset,
+    /// Answer bytes that are not HTTP.
+    Garbage,
+    /// Never answer.
+    Hang,
+}

@@ -1,0 +1,67 @@
+//! The command line: flags (clap types, [`args`]) become a validated plan ([`plan`]), which the
+//! library runs ([`runner`]). Only this module knows clap.
+
+pub mod args;
+pub mod plan;
+pub mod runner;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub use args::{Cli, Command};
+
+/// Exit code: the run passed.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a runtime error.
+pub const EXIT_RUNTIME: u8 = 1;
+/// Exit code: a usage or input error.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: a threshold failed.
+pub const EXIT_THRESHOLDS: u8 = 99;
+
+/// A failure of a command, with the exit code it maps to.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad flags or input: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// Something failed while running: exit 1.
+    #[error(transparent)]
+    Runtime(#[from] anyhow::Error),
+}
+
+impl CliError {
+    /// The exit code this failure maps to.
+    pub fn code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => EXIT_USAGE,
+            CliError::Runtime(_) => EXIT_RUNTIME,
+        }
+    }
+}
+
+/// Parses the process arguments, runs the command, and returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("throng: cannot start the runtime: {e}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    match rt.block_on(runner::execute(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            match &e {
+                CliError::Usage(m) => eprintln!("throng: {m}"),
+                CliError::Runtime(err) => eprintln!("throng: error: {err:#}"),
+            }
+            ExitCode::from(e.code())
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Running commands: the glue between the validated setup, the engine, signals and outputs.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use throng_core::stages::parse_duration;
+use throng_core::{Percentiles, RunState, Snapshot};
+use throng_http::HttpDriver;
+use throng_report::{render_summary, RunResult, Threshold};
+use throng_testbed::{Delay, Fault, HttpTarget};
+
+use super::args::{Command, DemoArgs, FaultArg, ServeArgs};
+use super::plan::{build, RunSetup};
+use super::{Cli, CliError, EXIT_OK, EXIT_THRESHOLDS};
+
+/// Where a run's outputs go.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// The JSON result file.
+    pub json: Option<std::path::PathBuf>,
+    /// No progress line.
+    pub quiet: bool,
+}
+
+/// Runs a parsed command line and returns its exit code.
+pub async fn execute(cli: Cli) -> Result<u8, CliError> {
+    match cli.command {
+        Command::Run(a) => {
+            let setup = build(&a)?;
+            run_http(
+                setup,
+                Outputs {
+                    json: a.json.clone(),
+                    quiet: a.quiet,
+                },
+            )
+            .await
+        }
+        Command::Demo(a) => demo(a).await,
+        Command::Serve(a) => serve(a).await,
+    }
+}
+
+/// Raises the open-file limit to the hard limit and checks that `connections` fit under it.
+pub fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
+    let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(1024);
+    let need = connections + 64;
+    if need > limit {
+        return Err(CliError::Usage(format!(
+            "{connections} connections need about {need} open files, but the open-file limit is {limit} \
+             (already raised to the hard limit): lower -c/--max-in-flight, or raise the hard limit (ulimit -Hn)"
+        )));
+    }
+    Ok(limit)
+}
+
+/// Runs an HTTP load to its end, prints the summary and writes the result.
+pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
+    let conns = match setup.http.http2 {
+        true => setup
+            .plan
+            .peak_concurrency()
+            .div_ceil(setup.http.streams as u64),
+        false => setup.plan.peak_concurrency(),
+    };
+    ensure_open_files(conns)?;
+    let driver = HttpDriver::new(setup.http.clone()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let started_at = SystemTime::now();
+    let handle = throng_engine::start(setup.plan.clone(), Arc::new(driver))
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let signals = tokio::spawn(stop_on_signal(handle.stop_token(), interrupted.clone()));
+    let progress = (!out.quiet).then(|| tokio::spawn(progress(handle.snapshots())));
+    let snapshot = handle.wait().await;
+    signals.abort();
+    if let Some(p) = progress {
+        p.abort();
+    }
+    finish(
+        &snapshot,
+        started_at,
+        interrupted.load(Ordering::Relaxed),
+        &setup.thresholds,
+        &out,
+    )
+}
+
+/// Builds the result, evaluates thresholds, prints the summary, writes the JSON; the exit code.
+pub fn finish(
+    snapshot: &Snapshot,
+    started_at: SystemTime,
+    interrupted: bool,
+    thresholds: &[Threshold],
+    out: &Outputs,
+) -> Result<u8, CliError> {
+    let mut result = RunResult::from_snapshot(snapshot, started_at, interrupted);
+    result.thresholds = thresholds.iter().map(|t| t.evaluate(&result)).collect();
+    print!("{}", render_summary(&result));
+    if let Some(path) = &out.json {
+        let text = serde_json::to_string_pretty(&result).context("serialising the result")?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("result written to {}", path.display());
+    }
+    Ok(if result.thresholds.iter().all(|t| t.passed) {
+        EXIT_OK
+    } else {
+        EXIT_THRESHOLDS
+    })
+}
+
+/// Stops the run on Ctrl-C or SIGTERM.
+async fn stop_on_signal(stop: tokio_util::sync::CancellationToken, interrupted: Arc<AtomicBool>) {
+    wait_for_signal().await;
+    interrupted.store(true, Ordering::Relaxed);
+    eprintln!("\nstopping: finishing requests in flight, then writing results");
+    stop.cancel();
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The headless progress line, about once a second on stderr.
+async fn progress(mut rx: tokio::sync::watch::Receiver<Arc<Snapshot>>) {
+    while rx.changed().await.is_ok() {
+        let s = rx.borrow_and_update().clone();
+        if s.state == RunState::Done || s.series.is_empty() {
+            continue;
+        }
+        eprintln!("{}", progress_line(&s));
+    }
+}
+
+/// One progress line: elapsed, last-second rate and percentiles, errors so far.
+pub fn progress_line(s: &Snapshot) -> String {
+    let last = Percentiles::of(&s.last.latency);
+    let point = s.series.last().copied().unwrap_or_default();
+    let ms = |us: u64| us as f64 / 1000.0;
+    let mut line = format!(
+        "[{:>6.1}s] {:>8} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  errors {} ({:.2}%)  active {}",
+        s.elapsed.as_secs_f64(),
+        point.requests,
+        ms(last.p50),
+        ms(last.p99),
+        s.total.errors,
+        s.total.error_rate() * 100.0,
+        s.active
+    );
+    if let Some(l) = &s.lag {
+        line.push_str(&format!("  late {}  dropped {}", l.late, l.dropped));
+    }
+    line
+}
+
+async fn demo(a: DemoArgs) -> Result<u8, CliError> {
+    let target = HttpTarget {
+        delay: Delay::Uniform(Duration::from_millis(1), Duration::from_millis(5)),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .context("starting the demo target")?;
+    let url = format!("{}/", target.url());
+    eprintln!("demo: testbed target at {url} (answers after 1-5 ms)");
+    let mut args = vec![
+        "throng".to_string(),
+        "run".into(),
+        url,
+        "-z".into(),
+        a.duration.clone(),
+        "--no-tui".into(),
+    ];
+    match a.rate {
+        Some(r) => args.extend(["-q".into(), r.to_string()]),
+        None => args.extend(["-c".into(), a.users.to_string()]),
+    }
+    let cli =
+        <Cli as clap::Parser>::try_parse_from(&args).map_err(|e| CliError::Usage(e.to_string()))?;
+    let Command::Run(run) = cli.command else {
+        return Err(CliError::Usage("demo".into()));
+    };
+    let setup = build(&run)?;
+    let code = run_http(
+        setup,
+        Outputs {
+            json: a.json,
+            quiet: false,
+        },
+    )
+    .await?;
+    drop(target);
+    Ok(code)
+}
+
+fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
+    let bad = || CliError::Usage(format!("--stall {v:?}: write FROM..TO, e.g. 5s..8s"));
+    let (a, b) = v.split_once("..").ok_or_else(bad)?;
+    let (a, b) = (
+        parse_duration(a.trim()).map_err(|_| bad())?,
+        parse_duration(b.trim()).map_err(|_| bad())?,
+    );
+    if b <= a {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+async fn serve(a: ServeArgs) -> Result<u8, CliError> {
+    let d = |flag: &str, v: &str| {
+        parse_duration(v).map_err(|e| CliError::Usage(format!("{flag} {v:?}: {e}")))
+    };
+    let delay = match (&a.delay, &a.delay_max) {
+        (None, _) => Delay::None,
+        (Some(x), None) => Delay::Fixed(d("--delay", x)?),
+        (Some(x), Some(y)) => Delay::Uniform(d("--delay", x)?, d("--delay-max", y)?),
+    };
+    let target = HttpTarget {
+        delay,
+        status: a.status,
+        stall: a.stall.as_deref().map(parse_stall).transpose()?,
+        fault: a.fault.map(|f| match f {
+            FaultArg::Reset => Fault::Reset,
+            FaultArg::Garbage => Fault::Garbage,
+            FaultArg::Hang => Fault::Hang,
+        }),
+        tls: a.tls,
+        ..HttpTarget::default()
+    };
+    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
+        .await
+        .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
+    let running = target
+        .serve(listener)
+        .await
+        .context("starting the target")?;
+    if let Some(pem) = &running.cert_pem {
+        println!("{pem}");
+    }
+    println!("serving on {}", running.url());
+    wait_for_signal().await;
+    eprintln!("served {} requests", running.requests());
+    Ok(EXIT_OK)
+}
