@@ -10,6 +10,7 @@
 //! This crate depends on no protocol and no runtime: it is the contract between them.
 #![deny(missing_docs)]
 
+mod container;
 mod driver;
 mod error;
 pub mod histogram;
@@ -17,6 +18,7 @@ mod plan;
 mod snapshot;
 pub mod stages;
 
+pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use driver::{Driver, Outcome, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Stage, Users};

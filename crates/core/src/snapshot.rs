@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::{ErrorClass, RunPlan};
+use crate::{ContainerSeries, ErrorClass, RunPlan};
 
 /// Summary percentiles of one histogram, in microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -192,6 +192,8 @@ pub struct Snapshot {
     pub active: u64,
     /// Interval data that workers could not hand to the aggregator (should be 0).
     pub lost_intervals: u64,
+    /// The target's containers, when watched.
+    pub containers: Vec<ContainerSeries>,
 }
 
 impl Snapshot {
@@ -216,6 +218,7 @@ impl Snapshot {
             series: Arc::new(Vec::new()),
             active: 0,
             lost_intervals: 0,
+            containers: Vec::new(),
         }
     }
 

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use throng_core::{
-    ErrorClass, ErrorStat, LabelStats, Percentiles, RunState, SeriesPoint, Snapshot,
+    ContainerEvent, ContainerSeries, ErrorClass, ErrorStat, LabelStats, Percentiles, RunState,
+    SeriesPoint, Snapshot,
 };
 
 use crate::recorder::Interval;
@@ -155,6 +156,30 @@ impl Aggregator {
         s.statuses = self.statuses.iter().map(|(c, n)| (*c, *n)).collect();
         s.active = self.active.iter().sum();
         Arc::new(s.clone())
+    }
+
+    /// Adds what the container monitor saw.
+    pub fn add_container(&mut self, event: ContainerEvent) {
+        let list = &mut self.snapshot.containers;
+        match event {
+            ContainerEvent::Info(info) => match list.iter_mut().find(|c| c.info.id == info.id) {
+                Some(c) => c.info = info,
+                None => list.push(ContainerSeries {
+                    info,
+                    samples: Vec::new(),
+                }),
+            },
+            ContainerEvent::Sample(id, sample) => {
+                if let Some(c) = list.iter_mut().find(|c| c.info.id == id) {
+                    c.samples.push(sample);
+                }
+            }
+            ContainerEvent::Gone(id, why) => {
+                if let Some(c) = list.iter_mut().find(|c| c.info.id == id) {
+                    c.info.gone = Some(why);
+                }
+            }
+        }
     }
 
     /// Counts intervals that a worker could not send.

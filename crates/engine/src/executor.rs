@@ -4,12 +4,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::{stages, Driver, LoadModel, Rate, RunPlan, RunState, Snapshot};
+use throng_core::{stages, ContainerEvent, Driver, LoadModel, Rate, RunPlan, RunState, Snapshot};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::aggregator::Aggregator;
+use crate::control::Control;
 use crate::recorder::Interval;
 use crate::worker::{self, Shared};
 
@@ -28,7 +29,15 @@ pub enum EngineError {
 pub struct RunHandle {
     snapshots: watch::Receiver<Arc<Snapshot>>,
     stop: CancellationToken,
+    control: Arc<Control>,
     done: tokio::task::JoinHandle<Arc<Snapshot>>,
+}
+
+/// Optional inputs of a run beside the plan and the driver.
+#[derive(Debug, Default)]
+pub struct Extras {
+    /// Container readings to keep in the snapshots (from the `docker` crate's monitor).
+    pub containers: Option<mpsc::Receiver<ContainerEvent>>,
 }
 
 impl RunHandle {
@@ -40,6 +49,11 @@ impl RunHandle {
     /// Asks the run to stop: no new work starts, in-flight requests get the plan's grace period.
     pub fn stop(&self) {
         self.stop.cancel();
+    }
+
+    /// Live controls: pause, rate and users.
+    pub fn control(&self) -> Arc<Control> {
+        self.control.clone()
     }
 
     /// The token that stops the run when cancelled (share it with signal handlers).
@@ -63,6 +77,15 @@ pub async fn run<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<Arc<Snapsho
 
 /// Starts a plan on worker threads. Call from within a tokio runtime, which runs the aggregator.
 pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, EngineError> {
+    start_with(plan, driver, Extras::default())
+}
+
+/// [`start`], with extra inputs.
+pub fn start_with<D: Driver>(
+    plan: RunPlan,
+    driver: Arc<D>,
+    extras: Extras,
+) -> Result<RunHandle, EngineError> {
     plan.validate()?;
     let labels: Vec<String> = driver.steps().into_iter().map(|s| s.label).collect();
     let plan = Arc::new(plan);
@@ -78,6 +101,7 @@ pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, Engi
     let (tx, rx) = mpsc::channel::<Interval>(shards * 8);
     let start = Instant::now() + Duration::from_millis(20);
     let deadline = plan.planned_duration().map(|d| start + d);
+    let control = Arc::new(Control::new(start));
     let shared = Arc::new(Shared {
         driver,
         plan: plan.clone(),
@@ -86,6 +110,7 @@ pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, Engi
         start,
         deadline,
         stop: stop.clone(),
+        control: control.clone(),
         stopping: AtomicBool::new(false),
         tx,
         lost: std::sync::atomic::AtomicU64::new(0),
@@ -98,11 +123,22 @@ pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, Engi
     }
     let empty = Arc::new(Snapshot::empty(plan.clone(), &labels));
     let (snap_tx, snap_rx) = watch::channel(empty.clone());
-    let target = target_rate(&plan);
+    let base = target_rate(&plan);
+    let c2 = control.clone();
+    let target: Box<dyn Fn(f64) -> f64 + Send> = Box::new(move |t| base(t) * c2.rate_factor());
     let mut agg = Aggregator::new((*empty).clone(), shards, target);
     let stop2 = stop.clone();
     let done = tokio::spawn(async move {
-        aggregate(&mut agg, rx, &snap_tx, start, &stop2, &shared).await;
+        aggregate(
+            &mut agg,
+            rx,
+            extras.containers,
+            &snap_tx,
+            start,
+            &stop2,
+            &shared,
+        )
+        .await;
         let last = agg.snapshot(start.elapsed(), RunState::Done);
         snap_tx.send_replace(last.clone());
         last
@@ -110,6 +146,7 @@ pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, Engi
     Ok(RunHandle {
         snapshots: snap_rx,
         stop,
+        control,
         done,
     })
 }
@@ -117,6 +154,7 @@ pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, Engi
 async fn aggregate<D: Driver>(
     agg: &mut Aggregator,
     mut rx: mpsc::Receiver<Interval>,
+    mut containers: Option<mpsc::Receiver<ContainerEvent>>,
     snap_tx: &watch::Sender<Arc<Snapshot>>,
     start: Instant,
     stop: &CancellationToken,
@@ -139,11 +177,24 @@ async fn aggregate<D: Driver>(
                     snap_tx.send_replace(agg.snapshot(start.elapsed(), state));
                 }
             }
+            event = recv_container(&mut containers) => {
+                match event {
+                    Some(e) => agg.add_container(e),
+                    None => containers = None,
+                }
+            }
             _ = stop.cancelled(), if !stopping => {
                 stopping = true;
                 snap_tx.send_replace(agg.snapshot(start.elapsed(), RunState::Stopping));
             }
         }
+    }
+}
+
+async fn recv_container(rx: &mut Option<mpsc::Receiver<ContainerEvent>>) -> Option<ContainerEvent> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -10,11 +10,13 @@
 #![deny(missing_docs)]
 
 pub mod aggregator;
+mod control;
 mod executor;
 pub mod pace;
 pub mod recorder;
 pub mod schedule;
 mod worker;
 
-pub use executor::{run, start, EngineError, RunHandle};
+pub use control::{Change, Control};
+pub use executor::{run, start, start_with, EngineError, Extras, RunHandle};
 pub use throng_core::{Driver, RunPlan, Snapshot};

@@ -25,6 +25,7 @@ pub(crate) struct Shared<D> {
     pub start: Instant,
     pub deadline: Option<Instant>,
     pub stop: CancellationToken,
+    pub control: Arc<crate::control::Control>,
     /// Set once the run stops for any reason; users check it between requests.
     pub stopping: AtomicBool,
     pub tx: mpsc::Sender<Interval>,

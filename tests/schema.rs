@@ -1,0 +1,67 @@
+//! The JSON result is a contract: `schema.json` is generated from the result types and checked
+//! in, and real output of a real run validates against it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn schema_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema.json")
+}
+
+#[test]
+fn checked_in_schema_is_current() {
+    let generated = throng::report::schema();
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(schema_path(), &generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(schema_path()).unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "schema.json is out of date with the result types: run `UPDATE_SCHEMA=1 cargo test --test schema` and commit it"
+    );
+}
+
+#[test]
+fn real_output_validates_against_the_schema() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let target = rt
+        .block_on(throng::testbed::HttpTarget::default().start())
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args([
+            "run",
+            &format!("{}/", target.url()),
+            "-q",
+            "200",
+            "-z",
+            "2s",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&result)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // And the schema is not vacuous: a result missing its totals fails.
+    let mut broken = result.clone();
+    broken.as_object_mut().unwrap().remove("total");
+    assert!(!validator.is_valid(&broken));
+    assert_eq!(result["schema_version"], 1);
+    assert!(result["total"]["samples"].as_u64().unwrap() >= 390);
+}
