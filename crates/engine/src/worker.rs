@@ -265,84 +265,104 @@ fn begin_stop<D>(sh: &Shared<D>) -> Instant {
     Instant::now() + sh.plan.grace
 }
 
-/// The closed loop on this worker: fixed users, or users following stages.
+/// What became of a closed-loop user slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// Never started, or retired because the user count went down: may start again.
+    Free,
+    /// Running.
+    Alive,
+    /// Done for good: its iterations or the request budget ran out.
+    Finished,
+}
+
+/// The closed loop on this worker: users following the plan (fixed or staged) plus any users
+/// added or removed through [`crate::Control`], checked every 100 ms.
 async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
-    let sh = &local.shared;
+    let sh = local.shared.clone();
     let (shard, shards) = (local.shard, sh.shards);
     let target = Rc::new(Cell::new(0u64));
-    match &c.users {
-        Users::Fixed(n) => {
-            let mine = share(u64::from(*n), shard, shards);
-            target.set(mine);
-            for j in 0..mine {
-                local.tasks.spawn(user(
-                    local.clone(),
-                    j,
-                    j * shards as u64 + shard as u64,
-                    c.clone(),
-                    target.clone(),
-                ));
+    let slots: Rc<RefCell<Vec<Slot>>> = Rc::default();
+    loop {
+        let t = sh.start.elapsed().as_secs_f64();
+        let base = match &c.users {
+            Users::Fixed(n) => f64::from(*n),
+            Users::Stages(s) => stages::value_at(0.0, s, t).floor(),
+        };
+        let global = (base as i64 + sh.control.user_delta()).max(0) as u64;
+        let mine = share(global, shard, shards);
+        target.set(mine);
+        for j in 0..mine as usize {
+            let mut list = slots.borrow_mut();
+            if list.len() <= j {
+                list.push(Slot::Free);
+            }
+            if list[j] == Slot::Free {
+                list[j] = Slot::Alive;
+                let id = j as u64 * shards as u64 + shard as u64;
+                let u = user(local.clone(), j as u64, id, c.clone(), target.clone());
+                let slots = slots.clone();
+                local.tasks.spawn(async move {
+                    let end = u.await;
+                    slots.borrow_mut()[j] = end;
+                });
             }
         }
-        Users::Stages(s) => {
-            let total = stages::total(s).as_secs_f64();
-            let mut alive: Vec<Rc<Cell<bool>>> = Vec::new();
-            loop {
-                let t = sh.start.elapsed().as_secs_f64();
-                let global = stages::value_at(0.0, s, t).floor().max(0.0) as u64;
-                let mine = share(global, shard, shards);
-                target.set(mine);
-                for j in 0..mine as usize {
-                    if alive.len() <= j {
-                        alive.push(Rc::new(Cell::new(false)));
-                    }
-                    if !alive[j].get() {
-                        alive[j].set(true);
-                        let flag = alive[j].clone();
-                        let id = j as u64 * shards as u64 + shard as u64;
-                        let u = user(local.clone(), j as u64, id, c.clone(), target.clone());
-                        local.tasks.spawn(async move {
-                            u.await;
-                            flag.set(false);
-                        });
-                    }
-                }
-                if t >= total || sh.stopping() {
-                    break;
-                }
-                sleep(Duration::from_millis(100)).await;
-            }
+        let staged_end = match &c.users {
+            Users::Stages(s) => t >= stages::total(s).as_secs_f64(),
+            Users::Fixed(_) => false,
+        };
+        let list = slots.borrow();
+        let all_finished = !list.is_empty() && list.iter().all(|s| *s == Slot::Finished);
+        if staged_end || all_finished || local.budget.get() == 0 || sh.stopping() {
+            break;
         }
+        drop(list);
+        sleep(Duration::from_millis(100)).await;
     }
 }
 
-/// One virtual user: loops iterations until the run, its iterations, or its stage ends.
+/// Waits while the run is paused; false if it stopped meanwhile.
+async fn unpaused<D>(sh: &Shared<D>) -> bool {
+    while sh.control.is_paused() {
+        if sh.stopping() {
+            return false;
+        }
+        sleep(Duration::from_millis(20)).await;
+    }
+    !sh.stopping()
+}
+
+/// One virtual user: loops iterations until the run, its iterations, or its slot ends.
 async fn user<D: Driver>(
     local: Rc<Local<D>>,
     j: u64,
     id: u64,
     c: ClosedLoop,
     target: Rc<Cell<u64>>,
-) {
+) -> Slot {
     let _alive = Alive(&local.tasks);
     local.active.set(local.active.get() + 1);
     let mut session = local.shared.driver.session(id);
     let mut iteration = 0u64;
-    loop {
-        let done = local.shared.stopping()
-            || c.iterations.is_some_and(|n| iteration >= n)
-            || j >= target.get()
-            || local.budget.get() == 0;
-        if done {
-            break;
+    let end = loop {
+        if c.iterations.is_some_and(|n| iteration >= n) || local.budget.get() == 0 {
+            break Slot::Finished;
+        }
+        if j >= target.get() {
+            break Slot::Free;
+        }
+        if !unpaused(&local.shared).await {
+            break Slot::Finished;
         }
         local.iterate(&mut session, Instant::now(), false).await;
         iteration += 1;
         if let Some(think) = c.think_time {
             sleep(think).await;
         }
-    }
+    };
     local.active.set(local.active.get() - 1);
+    end
 }
 
 /// Arrivals waiting for a free slot, on one worker.
@@ -370,22 +390,43 @@ impl Queue {
 }
 
 /// The open loop on this worker: arrivals on schedule, slots spawned as they are needed.
+///
+/// The schedule is followed in its own time; a rate factor set through [`crate::Control`]
+/// stretches or shrinks the gaps from then on, and a pause moves the schedule past the pause.
 async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     let sh = local.shared.clone();
     let (shard, shards) = (local.shard, sh.shards);
     let max_slots = share(u64::from(o.max_in_flight), shard, shards) as usize;
     let queue_cap = share(u64::from(o.queue), shard, shards) as usize;
     let mut arrivals_left = o.requests.map_or(u64::MAX, |n| share(n, shard, shards));
-    let end = o.duration.map(|d| d.as_secs_f64());
-    let seed = sh.start.elapsed().as_nanos() as u64 ^ 0x5eed;
+    let end = sh.plan.planned_duration().map(|d| d.as_secs_f64());
     let queue = Rc::new(Queue::default());
     let mut slots = 0usize;
-    for t in Schedule::new(&o.rate, o.arrivals, end, shard, shards, seed) {
-        if arrivals_left == 0 {
+    // The schedule runs in its own time, which a rate factor stretches: it ends by the real clock.
+    let mut schedule = Schedule::new(
+        &o.rate,
+        o.arrivals,
+        Some(f64::INFINITY),
+        shard,
+        shards,
+        rand::random(),
+    );
+    let (mut base_prev, mut real) = (0.0f64, 0.0f64);
+    while arrivals_left > 0 {
+        let Some(base) = schedule.next() else { break };
+        real += (base - base_prev) / sh.control.rate_factor();
+        base_prev = base;
+        if sh.control.is_paused() {
+            if !unpaused(&sh).await {
+                break;
+            }
+            real = real.max(sh.start.elapsed().as_secs_f64());
+        }
+        if end.is_some_and(|e| real >= e) {
             break;
         }
         arrivals_left -= 1;
-        let at = sh.start + Duration::from_secs_f64(t);
+        let at = sh.start + Duration::from_secs_f64(real);
         crate::pace::pace_until(at).await;
         if sh.stopping() {
             break;
@@ -398,7 +439,8 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
             slots += 1;
             local.tasks.spawn(slot(local.clone(), queue.clone(), id));
         }
-        if waiting.saturating_sub(queue.free.get()) >= queue_cap && waiting >= queue.free.get() {
+        let free = queue.free.get();
+        if waiting >= free && waiting - free >= queue_cap {
             local.rec.borrow_mut().record_dropped();
             continue;
         }
