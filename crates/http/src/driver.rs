@@ -235,36 +235,40 @@ impl HttpDriver {
         h.fresh = false;
         let req = self.request();
         let H1 { sender, conn, .. } = h;
-        let exchange = async {
-            sender.ready().await.map_err(Failure::Request)?;
-            let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-            let status = resp.status().as_u16();
-            let mut body = resp.into_body();
-            while let Some(frame) = body.frame().await {
-                frame.map_err(Failure::Request)?;
+        let result = {
+            let exchange = async {
+                sender.ready().await.map_err(Failure::Request)?;
+                let resp = sender.send_request(req).await.map_err(Failure::Request)?;
+                let status = resp.status().as_u16();
+                let mut body = resp.into_body();
+                while let Some(frame) = body.frame().await {
+                    frame.map_err(Failure::Request)?;
+                }
+                Ok(status)
+            };
+            let mut exchange = std::pin::pin!(exchange);
+            // The connection is driven here, in the user's own task. When it ends (the server
+            // closed it, or sent something that is not HTTP) the exchange still has to be polled to
+            // the end: the response may be complete, or its error is the one that says why.
+            let mut ended: Option<Result<(), hyper::Error>> = None;
+            let result: Result<u16, Failure> = loop {
+                tokio::select! {
+                    biased;
+                    r = &mut exchange => break r,
+                    r = conn.as_mut(), if ended.is_none() => ended = Some(r),
+                }
+            };
+            match (result, ended) {
+                (Err(Failure::Request(e)), Some(Err(conn_err)))
+                    if e.is_canceled() || e.is_closed() =>
+                {
+                    Err(Failure::Request(conn_err))
+                }
+                (Err(Failure::Request(e)), Some(Ok(()))) if e.is_canceled() || e.is_closed() => {
+                    Err(Failure::Closed)
+                }
+                (r, _) => r,
             }
-            Ok(status)
-        };
-        let mut exchange = std::pin::pin!(exchange);
-        // The connection is driven here, in the user's own task. When it ends (the server
-        // closed it, or sent something that is not HTTP) the exchange still has to be polled to
-        // the end: the response may be complete, or its error is the one that says why.
-        let mut ended: Option<Result<(), hyper::Error>> = None;
-        let result: Result<u16, Failure> = loop {
-            tokio::select! {
-                biased;
-                r = &mut exchange => break r,
-                r = conn.as_mut(), if ended.is_none() => ended = Some(r),
-            }
-        };
-        let result = match (result, ended) {
-            (Err(Failure::Request(e)), Some(Err(conn_err))) if e.is_canceled() || e.is_closed() => {
-                Err(Failure::Request(conn_err))
-            }
-            (Err(Failure::Request(e)), Some(Ok(()))) if e.is_canceled() || e.is_closed() => {
-                Err(Failure::Closed)
-            }
-            (r, _) => r,
         };
         let (s1, r1) = h.counters.read();
         let mut outcome = self.finish(result);
