@@ -17,7 +17,16 @@ pub struct ContainerInfo {
 }
 
 /// One stats reading of one container, computed as `docker stats` computes it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct ContainerSample {
     /// Seconds since the start of the load; negative for idle samples taken before it.
     pub t: f64,
