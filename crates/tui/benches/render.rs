@@ -1,0 +1,39 @@
+//! One full frame of the dashboard rendered into a buffer, as the live loop draws ten times a
+//! second.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use throng_tui::{render, View, ViewState};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+fn frames(c: &mut Criterion) {
+    let cases = [
+        ("overview_closed_120x40", common::closed(), View::Overview),
+        ("overview_open_120x40", common::open(), View::Overview),
+        (
+            "overview_containers_120x40",
+            common::with_containers(),
+            View::Overview,
+        ),
+        ("labels_120x40", common::closed(), View::Labels),
+    ];
+    for (name, snap, view) in cases {
+        let state = ViewState {
+            view,
+            ..ViewState::default()
+        };
+        let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                buf.reset();
+                render(buf.area, &mut buf, &snap, &state);
+            })
+        });
+    }
+}
+
+criterion_group!(benches, frames);
+criterion_main!(benches);

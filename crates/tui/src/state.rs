@@ -1,0 +1,206 @@
+//! The view state and the only function that changes it.
+//!
+//! [`ViewState::update`] turns a key into a new state and, when the key asks the run to change, a
+//! [`Command`] for the caller to carry out. It performs no I/O and reads no clock, so every key
+//! binding is a plain unit test.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use throng_core::{LoadModel, Snapshot, Users};
+
+/// The screens the dashboard can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    /// Header, latency, charts, the label table and error summary together.
+    #[default]
+    Overview,
+    /// The full per-label table (JMeter's aggregate columns).
+    Labels,
+    /// Error classes with samples, and status codes.
+    Errors,
+    /// The target's containers (CPU, memory, network) when they are watched.
+    Containers,
+}
+
+impl View {
+    /// Every view, in tab order.
+    pub const ALL: [View; 4] = [View::Overview, View::Labels, View::Errors, View::Containers];
+
+    /// The tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Overview => "Overview",
+            View::Labels => "Labels",
+            View::Errors => "Errors",
+            View::Containers => "Containers",
+        }
+    }
+
+    /// The position in [`View::ALL`] (the number key is one more).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The views worth showing for this snapshot: the containers view only when some are watched.
+    pub fn available(snap: &Snapshot) -> &'static [View] {
+        if snap.containers.is_empty() {
+            &View::ALL[..3]
+        } else {
+            &View::ALL
+        }
+    }
+}
+
+/// What the caller should do to the run after a key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Command {
+    /// Stop the run: no new work, in-flight requests finish, then the summary.
+    Stop,
+    /// Leave the dashboard now, without waiting for the final snapshot (a second `q`).
+    Leave,
+    /// Pause (`true`) or resume scheduling.
+    SetPaused(bool),
+    /// Multiply the open-loop rate by this factor.
+    ScaleRate(f64),
+    /// Add users to the closed loop (remove when negative).
+    AddUsers(i64),
+}
+
+/// The open-loop rate step of `+` and `-`.
+pub const RATE_STEP: f64 = 1.1;
+
+/// Everything the dashboard remembers between frames. The run's numbers are not here: they are in
+/// the snapshot, which render reads beside this.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewState {
+    /// The view on screen.
+    pub view: View,
+    /// First row shown in scrolling tables.
+    pub scroll: usize,
+    /// Whether scheduling is paused (as this UI last set it).
+    pub paused: bool,
+    /// The open-loop rate multiplier this UI has applied.
+    pub rate_factor: f64,
+    /// Users this UI has added to (or removed from) the closed loop.
+    pub user_delta: i64,
+    /// The user asked the run to stop; waiting for requests in flight.
+    pub stopping: bool,
+}
+
+impl Default for ViewState {
+    fn default() -> Self {
+        ViewState {
+            view: View::Overview,
+            scroll: 0,
+            paused: false,
+            rate_factor: 1.0,
+            user_delta: 0,
+            stopping: false,
+        }
+    }
+}
+
+impl ViewState {
+    /// Applies one key. Returns what the run should do, if anything.
+    pub fn update(&mut self, key: KeyEvent, snap: &Snapshot) -> Option<Command> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('c') if ctrl => self.stop(),
+            KeyCode::Char('q') | KeyCode::Char('Q') => self.stop(),
+            KeyCode::Tab => {
+                self.cycle(snap, 1);
+                None
+            }
+            KeyCode::BackTab => {
+                self.cycle(snap, -1);
+                None
+            }
+            KeyCode::Char(c @ '1'..='9') => {
+                let i = c as usize - '1' as usize;
+                if let Some(v) = View::available(snap).get(i) {
+                    self.show(*v);
+                }
+                None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.scroll = self.scroll.saturating_add(1);
+                None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.saturating_sub(1);
+                None
+            }
+            KeyCode::Char('+') | KeyCode::Char('=') => self.more(snap, true),
+            KeyCode::Char('-') | KeyCode::Char('_') => self.more(snap, false),
+            KeyCode::Char('p') | KeyCode::Char(' ') if !self.stopping => {
+                self.paused = !self.paused;
+                Some(Command::SetPaused(self.paused))
+            }
+            _ => None,
+        }
+    }
+
+    fn stop(&mut self) -> Option<Command> {
+        if self.stopping {
+            Some(Command::Leave)
+        } else {
+            self.stopping = true;
+            Some(Command::Stop)
+        }
+    }
+
+    fn show(&mut self, view: View) {
+        if self.view != view {
+            self.view = view;
+            self.scroll = 0;
+        }
+    }
+
+    fn cycle(&mut self, snap: &Snapshot, step: isize) {
+        let views = View::available(snap);
+        let at = views.iter().position(|v| *v == self.view).unwrap_or(0) as isize;
+        let n = views.len() as isize;
+        self.show(views[(at + step).rem_euclid(n) as usize]);
+    }
+
+    /// `+` (more) or `-` (less): the rate by 10% in the open loop, users by 10% (at least one)
+    /// in the closed loop, never below one user.
+    fn more(&mut self, snap: &Snapshot, up: bool) -> Option<Command> {
+        if self.stopping {
+            return None;
+        }
+        match &snap.plan.model {
+            LoadModel::Open(_) => {
+                let by = if up { RATE_STEP } else { 1.0 / RATE_STEP };
+                self.rate_factor *= by;
+                Some(Command::ScaleRate(by))
+            }
+            LoadModel::Closed(c) => {
+                let users = match c.users {
+                    Users::Fixed(n) => (i64::from(n) + self.user_delta).max(0),
+                    Users::Stages(_) => snap.active as i64,
+                };
+                let step = (users / 10).max(1);
+                let n = if up { step } else { -step.min(users - 1) };
+                if n == 0 {
+                    return None;
+                }
+                self.user_delta += n;
+                Some(Command::AddUsers(n))
+            }
+        }
+    }
+
+    /// Users now in the closed loop with fixed users, counting this UI's changes.
+    pub fn users(&self, snap: &Snapshot) -> Option<i64> {
+        match &snap.plan.model {
+            LoadModel::Closed(c) => match c.users {
+                Users::Fixed(n) => Some(i64::from(n) + self.user_delta),
+                Users::Stages(_) => None,
+            },
+            LoadModel::Open(_) => None,
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! Errors by class with a sample message, and the status-code distribution.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Color, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
+use throng_core::Snapshot;
+
+use crate::format;
+
+fn block(title: &str) -> Block<'_> {
+    Block::bordered()
+        .title(title)
+        .border_style(Style::new().fg(Color::DarkGray))
+        .title_style(Style::new().fg(Color::White).bold())
+}
+
+/// Error classes, their counts and share of requests, and a sample message each.
+pub struct ErrorsPanel<'a> {
+    /// The run.
+    pub snap: &'a Snapshot,
+}
+
+impl Widget for ErrorsPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = self.snap;
+        let title = format!(" Errors: {} ", format::count(s.total.errors));
+        let block = block(&title);
+        if s.errors.is_empty() {
+            let mut lines = vec![Line::from("No errors.").fg(Color::Green)];
+            if s.aborted > 0 {
+                lines.push(aborted_line(s.aborted));
+            }
+            Paragraph::new(lines).block(block).render(area, buf);
+            return;
+        }
+        let samples = s.total.samples.max(1) as f64;
+        let mut rows: Vec<Row> = s
+            .errors
+            .iter()
+            .map(|e| {
+                Row::new(vec![
+                    Cell::from(e.class.name()).fg(Color::Red),
+                    Cell::from(Line::from(format::count(e.count)).right_aligned()),
+                    Cell::from(
+                        Line::from(format::percent(e.count as f64 / samples)).right_aligned(),
+                    ),
+                    Cell::from(e.sample.clone()).fg(Color::DarkGray),
+                ])
+            })
+            .collect();
+        if s.aborted > 0 {
+            rows.push(Row::new(vec![Cell::from(aborted_line(s.aborted))]));
+        }
+        Table::new(
+            rows,
+            [
+                Constraint::Length(12),
+                Constraint::Length(10),
+                Constraint::Length(8),
+                Constraint::Min(10),
+            ],
+        )
+        .header(
+            Row::new(vec![
+                Cell::from("class"),
+                Cell::from(Line::from("count").right_aligned()),
+                Cell::from(Line::from("share").right_aligned()),
+                Cell::from("sample"),
+            ])
+            .style(Style::new().fg(Color::Cyan).bold()),
+        )
+        .column_spacing(1)
+        .block(block)
+        .render(area, buf);
+    }
+}
+
+fn aborted_line(n: u64) -> Line<'static> {
+    Line::from(vec![
+        Span::raw(format!("{} ", format::count(n))),
+        Span::styled(
+            "cut off at the end of the run (not errors)",
+            Style::new().fg(Color::DarkGray),
+        ),
+    ])
+}
+
+/// Status codes with counts, shares and a bar.
+pub struct StatusPanel<'a> {
+    /// The run.
+    pub snap: &'a Snapshot,
+}
+
+impl Widget for StatusPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = self.snap;
+        let block = block(" Status codes ");
+        if s.statuses.is_empty() {
+            Paragraph::new("No responses yet.")
+                .block(block)
+                .render(area, buf);
+            return;
+        }
+        let all: u64 = s.statuses.iter().map(|(_, n)| n).sum::<u64>().max(1);
+        let bar_width = area.width.saturating_sub(2 + 4 + 11 + 8 + 3).max(1) as f64;
+        let rows = s.statuses.iter().map(|(code, n)| {
+            let share = *n as f64 / all as f64;
+            let color = match code {
+                200..=299 => Color::Green,
+                300..=399 => Color::Cyan,
+                400..=499 => Color::Yellow,
+                _ => Color::Red,
+            };
+            let bar = "█".repeat(((share * bar_width).round() as usize).max(1));
+            Row::new(vec![
+                Cell::from(code.to_string()).fg(color).bold(),
+                Cell::from(Line::from(format::count(*n)).right_aligned()),
+                Cell::from(Line::from(format::percent(share)).right_aligned()),
+                Cell::from(bar).fg(color),
+            ])
+        });
+        Table::new(
+            rows,
+            [
+                Constraint::Length(4),
+                Constraint::Length(11),
+                Constraint::Length(8),
+                Constraint::Min(1),
+            ],
+        )
+        .column_spacing(1)
+        .block(block)
+        .render(area, buf);
+    }
+}

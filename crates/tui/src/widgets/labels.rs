@@ -1,0 +1,147 @@
+//! The per-label table with JMeter's aggregate columns and a TOTAL row.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Flex, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Cell, Row, Table, Widget};
+use throng_core::{per_second, LabelStats, Percentiles, Snapshot};
+
+use crate::format;
+
+/// The aggregate table.
+pub struct LabelTable<'a> {
+    /// The run.
+    pub snap: &'a Snapshot,
+    /// Label rows skipped from the top (scrolling); TOTAL always shows.
+    pub scroll: usize,
+}
+
+/// JMeter's aggregate report columns, in its order.
+pub const COLUMNS: [&str; 13] = [
+    "Label",
+    "Samples",
+    "Average",
+    "Median",
+    "90%",
+    "95%",
+    "99%",
+    "Min",
+    "Max",
+    "Error %",
+    "Throughput",
+    "Received KB/s",
+    "Sent KB/s",
+];
+
+/// Which of [`COLUMNS`] the compact table keeps.
+const COMPACT: [usize; 9] = [0, 1, 2, 3, 4, 6, 8, 9, 10];
+
+fn cells(l: &LabelStats, secs: std::time::Duration) -> [String; 13] {
+    let p = Percentiles::of(&l.latency);
+    let kb = |b: u64| format!("{:.2}", per_second(b, secs) / 1024.0);
+    [
+        l.label.clone(),
+        format::count(l.samples),
+        format::ms(p.mean.round() as u64),
+        format::ms(p.p50),
+        format::ms(p.p90),
+        format::ms(p.p95),
+        format::ms(p.p99),
+        format::ms(p.min),
+        format::ms(p.max),
+        format::percent(l.error_rate()),
+        format!("{}/s", format::rate(per_second(l.samples, secs))),
+        kb(l.bytes_received),
+        kb(l.bytes_sent),
+    ]
+}
+
+impl LabelTable<'_> {
+    /// Rows the table wants: borders, header, its labels and TOTAL.
+    pub fn height(snap: &Snapshot) -> u16 {
+        (snap.labels.len() as u16).saturating_add(4)
+    }
+}
+
+impl Widget for LabelTable<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = self.snap;
+        let label_width = s
+            .labels
+            .iter()
+            .map(|l| l.label.chars().count())
+            .max()
+            .unwrap_or(0)
+            .clamp(8, 40) as u16;
+        let width = |c: usize| match c {
+            0 => label_width,
+            1 | 10 => 10,
+            _ => COLUMNS[c].len().max(6) as u16,
+        };
+        let full: u16 = (0..COLUMNS.len()).map(|c| width(c) + 1).sum::<u16>() + 1;
+        // All of JMeter's columns when they fit, else the ones that matter most.
+        let keep: Vec<usize> = if full <= area.width {
+            (0..COLUMNS.len()).collect()
+        } else {
+            COMPACT.to_vec()
+        };
+        let visible = area.height.saturating_sub(4) as usize;
+        let scroll = self.scroll.min(s.labels.len().saturating_sub(visible));
+        let mut rows: Vec<[String; 13]> = s
+            .labels
+            .iter()
+            .skip(scroll)
+            .take(visible)
+            .map(|l| cells(l, s.elapsed))
+            .collect();
+        let mut total = cells(&s.total, s.elapsed);
+        total[0] = "TOTAL".into();
+        rows.push(total);
+        let last = rows.len() - 1;
+
+        let others: u16 = keep.iter().skip(1).map(|&c| width(c) + 1).sum();
+        let label_fits = area.width.saturating_sub(2 + others).clamp(5, label_width);
+        let widths = keep.iter().map(|&c| match c {
+            0 => Constraint::Length(label_fits),
+            _ => Constraint::Length(width(c)),
+        });
+        let header = Row::new(keep.iter().map(|&c| {
+            let line = Line::from(COLUMNS[c]);
+            Cell::from(if c == 0 { line } else { line.right_aligned() })
+        }))
+        .style(Style::new().fg(Color::Cyan).bold());
+        let body = rows.into_iter().enumerate().map(|(i, r)| {
+            let row = Row::new(keep.iter().map(|&c| {
+                let line = Line::from(r[c].clone());
+                Cell::from(if c == 0 { line } else { line.right_aligned() })
+            }));
+            if i == last {
+                row.style(Style::new().add_modifier(Modifier::BOLD))
+            } else {
+                row
+            }
+        });
+        let title = if s.labels.len() > visible {
+            format!(
+                " Per label ({}-{} of {}, ↑↓ to scroll) ",
+                scroll + 1,
+                (scroll + visible).min(s.labels.len()),
+                s.labels.len()
+            )
+        } else {
+            " Per label (latency in ms) ".to_string()
+        };
+        Table::new(body, widths)
+            .header(header)
+            .column_spacing(1)
+            .flex(Flex::Start)
+            .block(
+                Block::bordered()
+                    .title(title)
+                    .border_style(Style::new().fg(Color::DarkGray))
+                    .title_style(Style::new().fg(Color::White).bold()),
+            )
+            .render(area, buf);
+    }
+}

@@ -1,0 +1,159 @@
+//! A fixed synthetic snapshot: no clock, no randomness, so every screen renders the same.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng_core::histogram::record;
+use throng_core::{
+    Arrivals, ClosedLoop, ContainerInfo, ContainerSample, ContainerSeries, ErrorClass, ErrorStat,
+    LabelStats, LoadModel, OpenLoop, Rate, RunPlan, SeriesPoint, Snapshot, Users,
+};
+
+fn closed_plan() -> RunPlan {
+    RunPlan::new(
+        "http://127.0.0.1:8080/",
+        LoadModel::Closed(ClosedLoop {
+            users: Users::Fixed(50),
+            requests: None,
+            iterations: None,
+            duration: Some(Duration::from_secs(30)),
+            think_time: None,
+        }),
+    )
+}
+
+fn open_plan() -> RunPlan {
+    RunPlan::new(
+        "http://127.0.0.1:8080/",
+        LoadModel::Open(OpenLoop {
+            rate: Rate::Constant(2000.0),
+            arrivals: Arrivals::Even,
+            max_in_flight: 1000,
+            queue: 1000,
+            requests: None,
+            duration: Some(Duration::from_secs(30)),
+        }),
+    )
+}
+
+/// Fills a row with `n` samples spread deterministically between `base` and `base + spread` µs,
+/// with a slow tail every 97th sample.
+fn fill(row: &mut LabelStats, n: u64, base: u64, spread: u64, errors: u64) {
+    for i in 0..n {
+        let mut v = base + (i * 7919) % spread;
+        if i % 97 == 0 {
+            v *= 6;
+        }
+        record(&mut row.latency, v);
+        record(&mut row.service, v * 4 / 5);
+    }
+    row.samples += n;
+    row.errors += errors;
+    row.bytes_sent += n * 60;
+    row.bytes_received += n * 180;
+}
+
+fn series(seconds: u64, rate: f64) -> Vec<SeriesPoint> {
+    (1..=seconds)
+        .map(|t| {
+            let requests = 1800 + (t * 37) % 400 - if t == 7 { 900 } else { 0 };
+            SeriesPoint {
+                t: t as f64,
+                requests,
+                errors: if t >= 9 { 10 + t % 3 } else { 0 },
+                bytes_sent: requests * 60,
+                bytes_received: requests * 180,
+                p50: 1200 + (t * 53) % 300,
+                p90: 2400 + (t * 71) % 500,
+                p99: 5200 + (t * 97) % 1500 + if t == 7 { 9000 } else { 0 },
+                max: 14_000 + t * 100,
+                active: 50,
+                target_rate: rate,
+            }
+        })
+        .collect()
+}
+
+fn base(plan: RunPlan, rate: f64) -> Snapshot {
+    let labels = vec!["GET /".to_string(), "POST /orders".to_string()];
+    let mut s = Snapshot::empty(Arc::new(plan), &labels, 0);
+    s.elapsed = Duration::from_secs(12);
+    fill(&mut s.labels[0], 18_000, 900, 2_000, 12);
+    fill(&mut s.labels[1], 6_000, 1_500, 4_000, 30);
+    let (a, b) = (s.labels[0].clone(), s.labels[1].clone());
+    s.total.add(&a);
+    s.total.add(&b);
+    fill(&mut s.last, 2_000, 1_000, 2_500, 11);
+    s.errors = vec![
+        ErrorStat {
+            class: ErrorClass::HttpStatus,
+            count: 30,
+            sample: "503 Service Unavailable".into(),
+        },
+        ErrorStat {
+            class: ErrorClass::Timeout,
+            count: 12,
+            sample: "no response within 30s".into(),
+        },
+    ];
+    s.statuses = vec![(200, 23_958), (503, 30)];
+    s.series = Arc::new(series(12, rate));
+    s.active = 50;
+    s
+}
+
+/// A closed loop of 50 users, 12 s into a 30 s run, two labels, errors.
+pub fn closed() -> Snapshot {
+    base(closed_plan(), 0.0)
+}
+
+/// An open loop at 2000 req/s, with lag, late and dropped arrivals.
+pub fn open() -> Snapshot {
+    let mut s = base(open_plan(), 2000.0);
+    if let Some(lag) = s.lag.as_mut() {
+        for i in 0..24_000u64 {
+            record(
+                &mut lag.lag,
+                5 + (i * 31) % 200 + if i % 500 == 0 { 20_000 } else { 0 },
+            );
+        }
+        lag.late = 48;
+        lag.dropped = 3;
+    }
+    s.active = 37;
+    s
+}
+
+/// The closed loop with two watched containers.
+pub fn with_containers() -> Snapshot {
+    let mut s = closed();
+    let series = |name: &str, image: &str, cpu: f64, mem: u64| ContainerSeries {
+        info: ContainerInfo {
+            id: format!("{name}-id"),
+            name: name.into(),
+            image: image.into(),
+            image_size: 20 << 20,
+            gone: None,
+        },
+        samples: (0..12u64)
+            .map(|t| ContainerSample {
+                t: t as f64 + 1.0,
+                cpu_percent: cpu * (0.5 + (t % 4) as f64 / 6.0),
+                mem_used: mem + t * (1 << 20),
+                mem_limit: 512 << 20,
+                net_rx: t * 1_500_000,
+                net_tx: t * 4_000_000,
+                blk_read: 3 << 20,
+                blk_write: 1 << 20,
+                pids: 12,
+            })
+            .collect(),
+    };
+    s.containers = vec![
+        series("bank-go", "bank-go:latest", 80.0, 40 << 20),
+        series("bank-java", "bank-java:latest", 160.0, 300 << 20),
+    ];
+    s
+}

@@ -1,0 +1,213 @@
+//! Widgets rendered into a bare `Buffer`, checked cell by cell.
+
+mod common;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+use throng_core::Percentiles;
+use throng_tui::widgets::{ContainersPanel, ErrorsPanel, LabelTable, LatencyPanel, StatusPanel};
+use throng_tui::{format, render, ViewState};
+
+fn text(buf: &Buffer) -> Vec<String> {
+    let area = buf.area;
+    (area.top()..area.bottom())
+        .map(|y| {
+            (area.left()..area.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect()
+}
+
+fn draw(w: impl Widget, width: u16, height: u16) -> Vec<String> {
+    let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
+    w.render(buf.area, &mut buf);
+    text(&buf)
+}
+
+#[test]
+fn latency_panel_shows_the_snapshot_percentiles() {
+    let snap = common::closed();
+    let lines = draw(
+        LatencyPanel { snap: &snap },
+        32,
+        LatencyPanel::height(&snap),
+    );
+    let run = Percentiles::of(&snap.total.latency);
+    let last = Percentiles::of(&snap.last.latency);
+    let p99 = lines
+        .iter()
+        .find(|l| l.contains("p99 "))
+        .expect("a p99 row");
+    assert!(p99.contains(&format::ms(run.p99)), "{p99}");
+    assert!(p99.contains(&format::ms(last.p99)), "{p99}");
+    let max = lines.iter().find(|l| l.contains("max")).expect("a max row");
+    assert!(max.contains(&format::ms(run.max)), "{max}");
+    // Closed loop: no service-time columns, no lag line.
+    assert!(!lines.concat().contains("svc"));
+    assert!(!lines.concat().contains("lag"));
+}
+
+#[test]
+fn latency_panel_open_loop_adds_service_time_and_lag() {
+    let snap = common::open();
+    let lines = draw(
+        LatencyPanel { snap: &snap },
+        48,
+        LatencyPanel::height(&snap),
+    );
+    let all = lines.concat();
+    assert!(all.contains("svc run"), "{all}");
+    let svc = Percentiles::of(&snap.total.service);
+    let p50 = lines.iter().find(|l| l.contains("p50")).expect("a p50 row");
+    assert!(
+        p50.trim_end_matches('│')
+            .trim_end()
+            .ends_with(&format::ms(svc.p50)),
+        "{p50}"
+    );
+    let lag = lines
+        .iter()
+        .find(|l| l.contains("lag"))
+        .expect("a lag line");
+    assert!(
+        lag.contains("late 48") && lag.contains("dropped 3"),
+        "{lag}"
+    );
+}
+
+#[test]
+fn label_table_has_every_label_and_a_total_row() {
+    let snap = common::closed();
+    let lines = draw(
+        LabelTable {
+            snap: &snap,
+            scroll: 0,
+        },
+        130,
+        8,
+    );
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("│{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row in {lines:#?}"))
+            .clone()
+    };
+    assert!(row("GET /").contains("18,000"));
+    assert!(row("POST /orders").contains("6,000"));
+    let total = row("TOTAL");
+    assert!(total.contains("24,000"), "{total}");
+    assert!(total.contains("0.18%"), "{total}");
+    // Wide enough for all of JMeter's columns.
+    assert!(lines[1].contains("Received KB/s") && lines[1].contains("Sent KB/s"));
+    // Narrow: the compact columns, still with TOTAL.
+    let narrow = draw(
+        LabelTable {
+            snap: &snap,
+            scroll: 0,
+        },
+        78,
+        8,
+    );
+    assert!(!narrow[1].contains("Sent KB/s"), "{}", narrow[1]);
+    assert!(narrow.iter().any(|l| l.starts_with("│TOTAL")));
+}
+
+#[test]
+fn label_table_scrolls_but_keeps_total() {
+    let snap = common::closed();
+    // Room for one label row: the second label after scrolling by one, and TOTAL.
+    let lines = draw(
+        LabelTable {
+            snap: &snap,
+            scroll: 1,
+        },
+        100,
+        5,
+    );
+    let all = lines.concat();
+    assert!(all.contains("POST /orders"), "{all}");
+    assert!(!all.contains("GET /"), "{all}");
+    assert!(all.contains("TOTAL"), "{all}");
+    assert!(all.contains("2-2 of 2"), "{all}");
+}
+
+#[test]
+fn errors_and_status_codes() {
+    let snap = common::closed();
+    let errors = draw(ErrorsPanel { snap: &snap }, 80, 6).concat();
+    assert!(errors.contains("http_status"), "{errors}");
+    assert!(errors.contains("503 Service Unavailable"), "{errors}");
+    assert!(errors.contains("Errors: 42"), "{errors}");
+    let status = draw(StatusPanel { snap: &snap }, 50, 4);
+    assert!(
+        status[1].contains("200") && status[1].contains("23,958") && status[1].contains("99.87%")
+    );
+    assert!(status[2].contains("503") && status[2].contains("0.13%"));
+}
+
+#[test]
+fn containers_panel_shows_cpu_memory_and_network_rates() {
+    let snap = common::with_containers();
+    let lines = draw(
+        ContainersPanel {
+            containers: &snap.containers,
+        },
+        110,
+        ContainersPanel::height(&snap.containers),
+    );
+    let java = lines
+        .iter()
+        .find(|l| l.contains("bank-java"))
+        .expect("a row");
+    let last = snap.containers[1].samples.last().expect("samples");
+    assert!(
+        java.contains(&format!("{:.1}%", last.cpu_percent)),
+        "{java}"
+    );
+    assert!(java.contains("512 MiB"), "{java}");
+    // rx grows by 1.5 MB and tx by 4 MB per second in the fixture.
+    assert!(
+        java.contains("1.4 MiB") && java.contains("3.8 MiB"),
+        "{java}"
+    );
+}
+
+#[test]
+fn no_containers_no_panel_and_no_tab() {
+    let snap = common::closed();
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    render(buf.area, &mut buf, &snap, &ViewState::default());
+    let all = text(&buf).concat();
+    assert!(!all.contains("Containers"), "{all}");
+    let snap = common::with_containers();
+    render(buf.area, &mut buf, &snap, &ViewState::default());
+    let all = text(&buf).concat();
+    assert!(all.contains("4 Containers") && all.contains("bank-go"));
+}
+
+#[test]
+fn every_size_renders_without_panicking() {
+    let snaps = [common::closed(), common::open(), common::with_containers()];
+    for snap in &snaps {
+        for w in [1u16, 20, 71, 72, 80, 100, 200] {
+            for h in [1u16, 5, 19, 20, 24, 40, 80] {
+                for v in throng_tui::View::ALL {
+                    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
+                    let state = ViewState {
+                        view: v,
+                        scroll: 7,
+                        ..ViewState::default()
+                    };
+                    render(buf.area, &mut buf, snap, &state);
+                    let all = text(&buf).concat();
+                    if w >= throng_tui::MIN_WIDTH && h >= throng_tui::MIN_HEIGHT {
+                        assert!(all.contains("throng"), "{w}x{h} {v:?}");
+                    }
+                }
+            }
+        }
+    }
+}
