@@ -206,6 +206,8 @@ pub struct ServeArgs {
 pub enum ServeTarget {
     /// The HTTP target.
     Http,
+    /// The demo's bank: clients, transfers, orders and assets over JSON, in an in-memory SQLite.
+    Bank,
 }
 
 /// Connection faults.

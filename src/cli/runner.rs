@@ -9,9 +9,9 @@ use throng_core::stages::parse_duration;
 use throng_core::{Percentiles, RunState, Snapshot};
 use throng_http::HttpDriver;
 use throng_report::{render_summary, RunResult, Threshold};
-use throng_testbed::{Delay, Fault, HttpTarget};
+use throng_testbed::{BankService, Delay, Fault, HttpTarget};
 
-use super::args::{Command, DemoArgs, FaultArg, ServeArgs};
+use super::args::{Command, DemoArgs, FaultArg, ServeArgs, ServeTarget};
 use super::plan::{build, RunSetup};
 use super::{Cli, CliError, EXIT_OK, EXIT_THRESHOLDS};
 
@@ -226,6 +226,9 @@ fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
 }
 
 async fn serve(a: ServeArgs) -> Result<u8, CliError> {
+    if a.target == ServeTarget::Bank {
+        return serve_bank(a).await;
+    }
     let d = |flag: &str, v: &str| {
         parse_duration(v).map_err(|e| CliError::Usage(format!("{flag} {v:?}: {e}")))
     };
@@ -259,5 +262,29 @@ async fn serve(a: ServeArgs) -> Result<u8, CliError> {
     println!("serving on {}", running.url());
     wait_for_signal().await;
     eprintln!("served {} requests", running.requests());
+    Ok(EXIT_OK)
+}
+
+async fn serve_bank(a: ServeArgs) -> Result<u8, CliError> {
+    let shaping = a.delay.is_some() || a.stall.is_some() || a.fault.is_some() || a.tls;
+    if shaping || a.status != 200 {
+        return Err(CliError::Usage(
+            "--delay, --status, --stall, --fault and --tls apply to the http target only".into(),
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
+        .await
+        .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
+    let running = BankService::default()
+        .serve(listener)
+        .await
+        .context("starting the bank")?;
+    println!("serving the bank on {}", running.url());
+    wait_for_signal().await;
+    eprintln!(
+        "served {} requests ({} server errors)",
+        running.requests(),
+        running.server_errors()
+    );
     Ok(EXIT_OK)
 }

@@ -5,8 +5,16 @@
 //! status code, a stall window in which it answers nothing, and connection-level faults (resets,
 //! garbage instead of HTTP, silence). It counts the requests it answered, so tests can check
 //! throng's counts against the server's own.
+//!
+//! [`BankService`] is the demo's service: clients with balances, transfers, orders and an asset
+//! catalogue behind a JSON API, kept in a real embedded SQLite database (through sqlx) so a load
+//! test meets real transactions. Every write goes through one connection, so concurrent
+//! transfers queue in-process and never fail with `SQLITE_BUSY`; the conserved total of all
+//! balances lets a test check that no load loses or makes money.
 #![deny(missing_docs)]
 
+mod bank;
 mod http_target;
 
+pub use bank::{BankError, BankService, RunningService, Storage};
 pub use http_target::{Delay, Fault, HttpTarget, RunningTarget, TargetError};
