@@ -22,6 +22,8 @@ pub struct Outputs {
     pub json: Option<std::path::PathBuf>,
     /// No progress line.
     pub quiet: bool,
+    /// Show the live dashboard instead of the progress line (see [`super::live::wanted`]).
+    pub tui: bool,
 }
 
 /// Runs a parsed command line and returns its exit code.
@@ -34,6 +36,7 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                 Outputs {
                     json: a.json.clone(),
                     quiet: a.quiet,
+                    tui: super::live::wanted(a.no_tui),
                 },
             )
             .await
@@ -72,18 +75,30 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let interrupted = Arc::new(AtomicBool::new(false));
     let signals = tokio::spawn(stop_on_signal(handle.stop_token(), interrupted.clone()));
-    let progress = (!out.quiet).then(|| tokio::spawn(progress(handle.snapshots())));
-    let snapshot = handle.wait().await;
+    let mut changes = Vec::new();
+    let mut headless = None;
+    let snapshot = if out.tui {
+        let shown = super::live::show(handle).await;
+        if shown.stopped {
+            interrupted.store(true, Ordering::Relaxed);
+        }
+        changes = shown.changes;
+        shown.snapshot
+    } else {
+        headless = (!out.quiet).then(|| tokio::spawn(progress(handle.snapshots())));
+        handle.wait().await
+    };
     signals.abort();
-    if let Some(p) = progress {
+    if let Some(p) = headless {
         p.abort();
     }
-    finish(
+    finish_with(
         &snapshot,
         started_at,
         interrupted.load(Ordering::Relaxed),
         &setup.thresholds,
         &out,
+        &changes,
     )
 }
 
@@ -95,7 +110,26 @@ pub fn finish(
     thresholds: &[Threshold],
     out: &Outputs,
 ) -> Result<u8, CliError> {
+    finish_with(snapshot, started_at, interrupted, thresholds, out, &[])
+}
+
+/// [`finish`], recording the changes made to the run while it went (the dashboard's keys).
+pub fn finish_with(
+    snapshot: &Snapshot,
+    started_at: SystemTime,
+    interrupted: bool,
+    thresholds: &[Threshold],
+    out: &Outputs,
+    changes: &[throng_engine::Change],
+) -> Result<u8, CliError> {
     let mut result = RunResult::from_snapshot(snapshot, started_at, interrupted);
+    result.changes = changes
+        .iter()
+        .map(|c| throng_report::ChangeResult {
+            t: c.t,
+            what: c.what.clone(),
+        })
+        .collect();
     result.thresholds = thresholds.iter().map(|t| t.evaluate(&result)).collect();
     print!("{}", render_summary(&result));
     if let Some(path) = &out.json {
@@ -205,6 +239,7 @@ async fn demo(a: DemoArgs) -> Result<u8, CliError> {
         Outputs {
             json: a.json,
             quiet: false,
+            tui: super::live::wanted(a.no_tui),
         },
     )
     .await?;

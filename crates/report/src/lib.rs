@@ -11,6 +11,6 @@ mod result;
 mod table;
 mod threshold;
 
-pub use result::{schema, ErrorResult, LabelResult, LagResult, RunResult, Stats, SCHEMA_VERSION};
+pub use result::{schema, ChangeResult, ErrorResult, LabelResult, LagResult, RunResult, Stats, SCHEMA_VERSION};
 pub use table::{render_summary, render_table};
 pub use threshold::{Metric, Op, Threshold, ThresholdError, ThresholdResult};

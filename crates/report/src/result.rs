@@ -114,6 +114,16 @@ pub struct ErrorResult {
     pub sample: String,
 }
 
+/// A change made to the run while it went: from the live dashboard's keys or a library caller's
+/// `Control` (pause and resume, rate or users up and down).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangeResult {
+    /// Seconds since the start of the run.
+    pub t: f64,
+    /// What changed (`rate x1.10`, `users +5 (now +5 on the plan)`, `paused`, `resumed`).
+    pub what: String,
+}
+
 /// Open-loop schedule adherence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LagResult {
@@ -210,6 +220,9 @@ pub struct RunResult {
     pub thresholds: Vec<ThresholdResult>,
     /// Warnings about the numbers (coordinated omission, lost data).
     pub warnings: Vec<String>,
+    /// Changes made while the run went, in time order (a run changed live is not the plan alone).
+    #[serde(default)]
+    pub changes: Vec<ChangeResult>,
 }
 
 impl RunResult {
@@ -256,6 +269,7 @@ impl RunResult {
             series: s.series.iter().map(Point::from).collect(),
             thresholds: Vec::new(),
             warnings: warnings(s),
+            changes: Vec::new(),
         }
     }
 }

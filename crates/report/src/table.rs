@@ -146,6 +146,14 @@ pub fn render_summary(r: &RunResult) -> String {
             let _ = writeln!(out, "  {:<12} {:>10}   {}", e.class, e.count, e.sample);
         }
     }
+    if !r.changes.is_empty() {
+        let changes: Vec<String> = r
+            .changes
+            .iter()
+            .map(|c| format!("{:.1}s {}", c.t, c.what))
+            .collect();
+        let _ = writeln!(out, "Changed while running   {}", changes.join("   "));
+    }
     if !r.thresholds.is_empty() {
         let _ = writeln!(out, "Thresholds");
         for t in &r.thresholds {

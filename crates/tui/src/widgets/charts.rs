@@ -73,7 +73,12 @@ impl Widget for SeriesChart<'_> {
             ]))
             .border_style(Style::new().fg(Color::DarkGray))
             .title_style(Style::new().fg(Color::White).bold());
-        let t_end = self.series.last().map_or(1.0, |p| p.t).max(1.0);
+        // Each point closes a one-second interval, so the first one starts the axis.
+        let t_start = match self.series {
+            [first, _, ..] => first.t,
+            _ => 0.0,
+        };
+        let t_end = self.series.last().map_or(1.0, |p| p.t).max(t_start + 1.0);
         let y_max = nice_ceiling(
             a.2.iter()
                 .chain(b.2.iter())
@@ -102,9 +107,12 @@ impl Widget for SeriesChart<'_> {
             .block(block)
             .x_axis(
                 Axis::default()
-                    .bounds([0.0, t_end])
+                    .bounds([t_start, t_end])
                     .style(Style::new().fg(Color::DarkGray))
-                    .labels(vec![Line::from("0s"), Line::from(format!("{t_end:.0}s"))]),
+                    .labels(vec![
+                        Line::from(format!("{t_start:.0}s")),
+                        Line::from(format!("{t_end:.0}s")),
+                    ]),
             )
             .y_axis(
                 Axis::default()

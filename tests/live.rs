@@ -1,0 +1,223 @@
+//! The live dashboard end to end: the real binary in a pseudo-terminal against an in-process
+//! testbed target. It reads the screen as a terminal would show it (vt100), finds live
+//! percentiles, presses `q`, and checks that the result was written and the terminal restored.
+//! Headless runs are checked never to touch the terminal.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+use throng::testbed::{Delay, HttpTarget};
+
+/// Enter and leave the alternate screen (xterm's private mode 1049).
+const ENTER_ALT: &[u8] = b"\x1b[?1049h";
+const LEAVE_ALT: &[u8] = b"\x1b[?1049l";
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A child process in a pseudo-terminal, with everything it printed fed to a vt100 screen.
+struct Pty {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    writer: Box<dyn Write + Send>,
+    screen: Arc<Mutex<vt100::Parser>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Pty {
+    fn spawn(args: &[&str], dir: &Path) -> Pty {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: 40,
+                cols: 120,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pseudo-terminal (is /dev/ptmx available?)");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_throng"));
+        cmd.args(args);
+        cmd.cwd(dir);
+        cmd.env("TERM", "xterm-256color");
+        let child = pty.slave.spawn_command(cmd).expect("spawn throng");
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().expect("pty reader");
+        let writer = pty.master.take_writer().expect("pty writer");
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(40, 120, 0)));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (s, r) = (screen.clone(), raw.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                s.lock().expect("screen").process(&buf[..n]);
+                r.lock().expect("raw").extend_from_slice(&buf[..n]);
+            }
+        });
+        // The master must outlive the child's output; leak it into the reader's lifetime.
+        std::mem::forget(pty.master);
+        Pty {
+            child,
+            writer,
+            screen,
+            raw,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().expect("screen").screen().contents()
+    }
+
+    fn alternate(&self) -> bool {
+        self.screen.lock().expect("screen").screen().alternate_screen()
+    }
+
+    fn raw(&self) -> Vec<u8> {
+        self.raw.lock().expect("raw").clone()
+    }
+
+    /// Waits until `f` holds for the screen, or panics with the screen after `limit`.
+    fn wait_for(&self, limit: Duration, what: &str, f: impl Fn(&str) -> bool) -> String {
+        let until = Instant::now() + limit;
+        loop {
+            let text = self.contents();
+            if f(&text) {
+                return text;
+            }
+            assert!(Instant::now() < until, "no {what} within {limit:?}; screen:\n{text}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_exit(&mut self, limit: Duration) -> portable_pty::ExitStatus {
+        let until = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!("throng did not exit within {limit:?}; screen:\n{}", self.contents());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The numbers on the dashboard's p99 row (interval and whole run), in ms.
+fn p99_row(screen: &str) -> Option<Vec<f64>> {
+    let line = screen.lines().find(|l| l.starts_with("│p99 "))?;
+    let cells = line.split('│').nth(1)?;
+    let numbers: Vec<f64> = cells
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    (numbers.len() >= 2).then_some(numbers)
+}
+
+fn target() -> (tokio::runtime::Runtime, String, throng::testbed::RunningTarget) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let target = rt
+        .block_on(
+            HttpTarget {
+                delay: Delay::Fixed(Duration::from_millis(2)),
+                ..HttpTarget::default()
+            }
+            .start(),
+        )
+        .expect("testbed target");
+    let url = format!("{}/", target.url());
+    (rt, url, target)
+}
+
+#[test]
+fn dashboard_shows_live_percentiles_and_q_writes_the_result() {
+    let (_rt, url, _target) = target();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut pty = Pty::spawn(
+        &[
+            "run", &url, "-c", "4", "-z", "60s", "--json", "result.json",
+        ],
+        dir.path(),
+    );
+
+    let screen = pty.wait_for(Duration::from_secs(30), "live p99", |s| {
+        p99_row(s).is_some_and(|n| n.iter().all(|v| *v > 0.0))
+    });
+    assert!(pty.alternate(), "the dashboard draws on the alternate screen");
+    assert!(screen.contains("RUNNING"), "{screen}");
+    assert!(screen.contains(&url), "{screen}");
+    assert!(screen.contains("TOTAL"), "{screen}");
+    // With a fixed 2 ms delay, every latency is at least 2 ms.
+    let p99 = p99_row(&screen).expect("p99 row");
+    assert!(p99.iter().all(|v| *v >= 2.0), "{p99:?}\n{screen}");
+
+    pty.writer.write_all(b"q").expect("press q");
+    pty.writer.flush().expect("flush");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status:?}");
+    // The reader thread may still be draining the last bytes.
+    let raw = {
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let raw = pty.raw();
+            if contains(&raw, b"result written to") || Instant::now() > until {
+                break raw;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+
+    assert!(contains(&raw, ENTER_ALT), "never entered the alternate screen");
+    assert!(contains(&raw, LEAVE_ALT), "never left the alternate screen");
+    assert!(!pty.alternate(), "still on the alternate screen");
+    let after = pty.contents();
+    assert!(after.contains("(stopped early)"), "{after}");
+    assert!(after.contains("TOTAL"), "{after}");
+
+    let text = std::fs::read_to_string(dir.path().join("result.json")).expect("result.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(json["interrupted"], true);
+    let samples = json["total"]["samples"].as_u64().expect("samples");
+    assert!(samples > 0, "{text}");
+    assert!(json["total"]["latency"]["p99"].as_f64().expect("p99") >= 2.0);
+}
+
+#[test]
+fn no_tui_in_a_terminal_never_touches_the_screen() {
+    let (_rt, url, _target) = target();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut pty = Pty::spawn(
+        &["run", &url, "-c", "2", "-z", "2s", "--no-tui", "--json", "r.json"],
+        dir.path(),
+    );
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    let raw = pty.raw();
+    assert!(!contains(&raw, ENTER_ALT), "--no-tui entered the alternate screen");
+    assert!(contains(&raw, b"TOTAL"), "{}", String::from_utf8_lossy(&raw));
+    assert!(dir.path().join("r.json").exists());
+}
+
+#[test]
+fn piped_stdout_runs_headless() {
+    let (_rt, url, _target) = target();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["run", &url, "-c", "2", "-z", "1s"])
+        .env("TERM", "xterm-256color")
+        .output()
+        .expect("run throng");
+    assert!(out.status.success(), "{out:?}");
+    assert!(!contains(&out.stdout, b"\x1b["), "escape codes on a pipe");
+    assert!(contains(&out.stdout, b"TOTAL"));
+}
