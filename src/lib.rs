@@ -29,6 +29,7 @@
 pub mod cli;
 
 pub use throng_core as core;
+pub use throng_docker as docker;
 pub use throng_engine as engine;
 pub use throng_http as http;
 pub use throng_report as report;

@@ -35,6 +35,7 @@ pub enum Command {
   throng run http://127.0.0.1:8080/ --user-stages '30s:100,2m:100,10s:0'
   throng run https://host/api -m POST -H 'content-type: application/json' -d @body.json --http2 --insecure
   throng run ... --json result.json --threshold 'p99<250ms' --threshold 'error_rate<1%'
+  throng run http://127.0.0.1:8080/ -q 3000 -z 2m --container web --idle 10s
 
 Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]
 pub struct RunArgs {
@@ -138,6 +139,25 @@ pub struct RunArgs {
     /// Open loop: an arrival starting later than this after its intended time counts as late.
     #[arg(long, default_value = "10ms", help_heading = "Engine")]
     pub late_after: String,
+
+    /// Report this container's CPU, memory, network and block I/O from the Docker engine
+    /// (name or id; repeatable). DOCKER_HOST=unix://... picks the engine.
+    #[arg(
+        long = "container",
+        value_name = "NAME|ID",
+        help_heading = "Containers"
+    )]
+    pub containers: Vec<String>,
+    /// Report the running containers with this label, KEY=VALUE (repeatable).
+    #[arg(
+        long = "container-label",
+        value_name = "KEY=VALUE",
+        help_heading = "Containers"
+    )]
+    pub container_labels: Vec<String>,
+    /// Sample the containers this long before the load starts, for the idle row (e.g. 10s).
+    #[arg(long, value_name = "DURATION", help_heading = "Containers")]
+    pub idle: Option<String>,
 }
 
 /// Arrival spacing.

@@ -2,6 +2,7 @@
 //! library runs ([`runner`]). Only this module knows clap.
 
 pub mod args;
+pub mod containers;
 pub mod live;
 pub mod plan;
 pub mod runner;

@@ -19,6 +19,8 @@ pub struct RunSetup {
     pub http: HttpConfig,
     /// Pass/fail conditions.
     pub thresholds: Vec<Threshold>,
+    /// The target's containers to watch, if any.
+    pub containers: Option<super::containers::Watch>,
 }
 
 fn usage(msg: impl Into<String>) -> CliError {
@@ -183,10 +185,13 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
             }
         }
     }
+    let containers =
+        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
     Ok(RunSetup {
         plan,
         http,
         thresholds,
+        containers,
     })
 }
 

@@ -70,8 +70,19 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
     };
     ensure_open_files(conns)?;
     let driver = HttpDriver::new(setup.http.clone()).map_err(|e| CliError::Usage(e.to_string()))?;
+    // Containers are resolved (and sampled idle) before any load; an unknown one stops here.
+    let mut sampling = None;
+    let mut extras = throng_engine::Extras::default();
+    if let Some(watch) = &setup.containers {
+        let (s, events) = super::containers::start(watch, out.quiet).await?;
+        sampling = Some(s);
+        extras.containers = Some(events);
+    }
+    if let Some(s) = &mut sampling {
+        s.load_starts_now();
+    }
     let started_at = SystemTime::now();
-    let handle = throng_engine::start(setup.plan.clone(), Arc::new(driver))
+    let handle = throng_engine::start_with(setup.plan.clone(), Arc::new(driver), extras)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let interrupted = Arc::new(AtomicBool::new(false));
     let signals = tokio::spawn(stop_on_signal(handle.stop_token(), interrupted.clone()));
@@ -88,6 +99,14 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
         headless = (!out.quiet).then(|| tokio::spawn(progress(handle.snapshots())));
         handle.wait().await
     };
+    if let Some(s) = sampling.take() {
+        if s.dropped() > 0 {
+            eprintln!(
+                "warning: {} container readings were dropped (the run was too busy to take them)",
+                s.dropped()
+            );
+        }
+    }
     signals.abort();
     if let Some(p) = headless {
         p.abort();

@@ -7,10 +7,14 @@
 //! merged and compared without loss.
 #![deny(missing_docs)]
 
+mod containers;
 mod result;
 mod table;
 mod threshold;
 
-pub use result::{schema, ChangeResult, ErrorResult, LabelResult, LagResult, RunResult, Stats, SCHEMA_VERSION};
+pub use containers::{render_containers, ContainerResult, Usage};
+pub use result::{
+    schema, ChangeResult, ErrorResult, LabelResult, LagResult, RunResult, Stats, SCHEMA_VERSION,
+};
 pub use table::{render_summary, render_table};
 pub use threshold::{Metric, Op, Threshold, ThresholdError, ThresholdResult};

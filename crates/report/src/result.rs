@@ -7,7 +7,7 @@ use throng_core::histogram;
 use throng_core::per_second;
 use throng_core::{LabelStats, LoadModel, Percentiles, RunPlan, SeriesPoint, Snapshot};
 
-use crate::ThresholdResult;
+use crate::{ContainerResult, ThresholdResult};
 
 /// The version of the JSON result's shape. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -220,6 +220,9 @@ pub struct RunResult {
     pub thresholds: Vec<ThresholdResult>,
     /// Warnings about the numbers (coordinated omission, lost data).
     pub warnings: Vec<String>,
+    /// The target's containers, when watched (`--container`): resource use and readings.
+    #[serde(default)]
+    pub containers: Vec<ContainerResult>,
     /// Changes made while the run went, in time order (a run changed live is not the plan alone).
     #[serde(default)]
     pub changes: Vec<ChangeResult>,
@@ -269,6 +272,11 @@ impl RunResult {
             series: s.series.iter().map(Point::from).collect(),
             thresholds: Vec::new(),
             warnings: warnings(s),
+            containers: s
+                .containers
+                .iter()
+                .map(ContainerResult::from_series)
+                .collect(),
             changes: Vec::new(),
         }
     }

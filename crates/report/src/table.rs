@@ -146,6 +146,7 @@ pub fn render_summary(r: &RunResult) -> String {
             let _ = writeln!(out, "  {:<12} {:>10}   {}", e.class, e.count, e.sample);
         }
     }
+    out.push_str(&crate::render_containers(&r.containers));
     if !r.changes.is_empty() {
         let changes: Vec<String> = r
             .changes
