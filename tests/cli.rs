@@ -8,7 +8,11 @@ use std::time::{Duration, Instant};
 use throng::testbed::HttpTarget;
 
 fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng")).args(args).stdin(Stdio::null()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 fn target() -> (tokio::runtime::Runtime, throng::testbed::RunningTarget) {
@@ -24,36 +28,89 @@ fn thresholds_set_the_exit_code() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let out = throng(&[
-        "run", &url, "-c", "2", "-n", "200", "--quiet", "--threshold", "p99<10s", "--threshold", "error_rate<1%",
-        "--threshold", "p50<1us", "--json", json.to_str().unwrap(),
+        "run",
+        &url,
+        "-c",
+        "2",
+        "-n",
+        "200",
+        "--quiet",
+        "--threshold",
+        "p99<10s",
+        "--threshold",
+        "error_rate<1%",
+        "--threshold",
+        "p50<1us",
+        "--json",
+        json.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(99), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("FAIL p50<1us"), "{stdout}");
     assert!(stdout.contains("ok   p99<10s"), "{stdout}");
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let th = r["thresholds"].as_array().unwrap();
     assert_eq!(th.len(), 3);
     assert_eq!(th.iter().filter(|t| t["passed"] == false).count(), 1);
 
-    let out = throng(&["run", &url, "-c", "2", "-n", "50", "--quiet", "--threshold", "p99<10s"]);
+    let out = throng(&[
+        "run",
+        &url,
+        "-c",
+        "2",
+        "-n",
+        "50",
+        "--quiet",
+        "--threshold",
+        "p99<10s",
+    ]);
     assert_eq!(out.status.code(), Some(0));
 }
 
 #[test]
 fn the_summary_has_the_aggregate_table() {
     let (_rt, t) = target();
-    let out = throng(&["run", &format!("{}/", t.url()), "-c", "3", "-n", "300", "--quiet"]);
+    let out = throng(&[
+        "run",
+        &format!("{}/", t.url()),
+        "-c",
+        "3",
+        "-n",
+        "300",
+        "--quiet",
+    ]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let header = stdout.lines().find(|l| l.starts_with("Label")).expect("a table header");
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("Label"))
+        .expect("a table header");
     for col in [
-        "Samples", "Average", "Median", "90%", "95%", "99%", "Min", "Max", "Error %", "Throughput", "Received KB/s",
+        "Samples",
+        "Average",
+        "Median",
+        "90%",
+        "95%",
+        "99%",
+        "Min",
+        "Max",
+        "Error %",
+        "Throughput",
+        "Received KB/s",
         "Sent KB/s",
     ] {
         assert!(header.contains(col), "missing {col} in {header}");
     }
-    let row = stdout.lines().find(|l| l.starts_with("GET /")).expect("a label row");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("GET /"))
+        .expect("a label row");
     assert!(row.split_whitespace().nth(2) == Some("300"), "{row}");
     assert!(stdout.lines().any(|l| l.starts_with("TOTAL")), "{stdout}");
     assert!(stdout.contains("Status codes   200: 300"), "{stdout}");
@@ -62,33 +119,90 @@ fn the_summary_has_the_aggregate_table() {
 #[test]
 fn bad_input_exits_2_naming_the_problem() {
     let cases: &[(&[&str], &str)] = &[
-        (&["run", "not a url", "-n", "1"], "not an http:// or https:// URL"),
-        (&["run", "ftp://127.0.0.1/", "-n", "1"], "not an http:// or https:// URL"),
-        (&["run", "http://127.0.0.1:1/", "-z", "ten"], "-z/--duration \"ten\""),
-        (&["run", "http://127.0.0.1:1/", "--rate-stages", "30s"], "--rate-stages \"30s\""),
-        (&["run", "http://127.0.0.1:1/", "--user-stages", "5s:x"], "--user-stages \"5s:x\""),
-        (&["run", "http://127.0.0.1:1/", "-n", "1", "--threshold", "p99<fast"], "--threshold"),
-        (&["run", "http://127.0.0.1:1/", "-n", "1", "-H", "nocolon"], "-H header `nocolon`"),
-        (&["run", "http://127.0.0.1:1/", "-n", "1", "-d", "@/no/such/file"], "-d @/no/such/file"),
+        (
+            &["run", "not a url", "-n", "1"],
+            "not an http:// or https:// URL",
+        ),
+        (
+            &["run", "ftp://127.0.0.1/", "-n", "1"],
+            "not an http:// or https:// URL",
+        ),
+        (
+            &["run", "http://127.0.0.1:1/", "-z", "ten"],
+            "-z/--duration \"ten\"",
+        ),
+        (
+            &["run", "http://127.0.0.1:1/", "--rate-stages", "30s"],
+            "--rate-stages \"30s\"",
+        ),
+        (
+            &["run", "http://127.0.0.1:1/", "--user-stages", "5s:x"],
+            "--user-stages \"5s:x\"",
+        ),
+        (
+            &[
+                "run",
+                "http://127.0.0.1:1/",
+                "-n",
+                "1",
+                "--threshold",
+                "p99<fast",
+            ],
+            "--threshold",
+        ),
+        (
+            &["run", "http://127.0.0.1:1/", "-n", "1", "-H", "nocolon"],
+            "-H header `nocolon`",
+        ),
+        (
+            &[
+                "run",
+                "http://127.0.0.1:1/",
+                "-n",
+                "1",
+                "-d",
+                "@/no/such/file",
+            ],
+            "-d @/no/such/file",
+        ),
         (&["run", "http://127.0.0.1:1/"], "needs an end"),
-        (&["run", "http://127.0.0.1:1/", "-q", "0", "-z", "1s"], "-q/--rate"),
-        (&["run", "http://127.0.0.1:1/", "-c", "0", "-n", "1"], "-c/--users"),
-        (&["run", "http://127.0.0.1:1/", "-c", "100000", "-n", "1"], "open-file limit"),
+        (
+            &["run", "http://127.0.0.1:1/", "-q", "0", "-z", "1s"],
+            "-q/--rate",
+        ),
+        (
+            &["run", "http://127.0.0.1:1/", "-c", "0", "-n", "1"],
+            "-c/--users",
+        ),
+        (
+            &["run", "http://127.0.0.1:1/", "-c", "100000", "-n", "1"],
+            "open-file limit",
+        ),
         (&["run", "http://127.0.0.1:1/", "--bogus"], "--bogus"),
-        (&["run", "http://no-such-host.invalid/", "-n", "1"], "cannot resolve"),
+        (
+            &["run", "http://no-such-host.invalid/", "-n", "1"],
+            "cannot resolve",
+        ),
     ];
     for (args, needle) in cases {
         let out = throng(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: expected {needle:?} in {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected {needle:?} in {err}"
+        );
         assert!(!err.contains("panicked"), "{err}");
     }
 }
 
 #[cfg(unix)]
 fn signal(pid: u32, sig: &str) {
-    let ok = Command::new("kill").args([sig, &pid.to_string()]).status().unwrap().success();
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
     assert!(ok, "kill {sig} {pid}");
 }
 
@@ -112,12 +226,29 @@ fn sigint_and_sigterm_stop_the_run_and_write_the_result() {
         let sent = Instant::now();
         signal(child.id(), sig);
         let out = child.wait_with_output().unwrap();
-        assert!(sent.elapsed() < Duration::from_secs(10), "took {:?} to stop", sent.elapsed());
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "took {:?} to stop",
+            sent.elapsed()
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert_eq!(r["interrupted"], true);
-        assert!(r["total"]["samples"].as_u64().unwrap() > 100, "{}", r["total"]);
-        assert_eq!(r["total"]["errors"], 0, "requests cut off are aborted, not errors");
+        assert!(
+            r["total"]["samples"].as_u64().unwrap() > 100,
+            "{}",
+            r["total"]
+        );
+        assert_eq!(
+            r["total"]["errors"], 0,
+            "requests cut off are aborted, not errors"
+        );
         assert!(r["duration"].as_f64().unwrap() < 10.0);
         assert!(!r["series"].as_array().unwrap().is_empty());
         assert!(String::from_utf8_lossy(&out.stdout).contains("TOTAL"));
@@ -129,7 +260,8 @@ fn sigint_and_sigterm_stop_the_run_and_write_the_result() {
 #[test]
 fn readme_examples_parse() {
     use clap::Parser;
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut in_code = false;
     let mut checked = 0;
     for line in readme.lines() {

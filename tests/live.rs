@@ -73,7 +73,11 @@ impl Pty {
     }
 
     fn alternate(&self) -> bool {
-        self.screen.lock().expect("screen").screen().alternate_screen()
+        self.screen
+            .lock()
+            .expect("screen")
+            .screen()
+            .alternate_screen()
     }
 
     fn raw(&self) -> Vec<u8> {
@@ -88,7 +92,10 @@ impl Pty {
             if f(&text) {
                 return text;
             }
-            assert!(Instant::now() < until, "no {what} within {limit:?}; screen:\n{text}");
+            assert!(
+                Instant::now() < until,
+                "no {what} within {limit:?}; screen:\n{text}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -101,7 +108,10 @@ impl Pty {
             }
             if Instant::now() > until {
                 let _ = self.child.kill();
-                panic!("throng did not exit within {limit:?}; screen:\n{}", self.contents());
+                panic!(
+                    "throng did not exit within {limit:?}; screen:\n{}",
+                    self.contents()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -120,7 +130,11 @@ fn p99_row(screen: &str) -> Option<Vec<f64>> {
     (numbers.len() >= 2).then_some(numbers)
 }
 
-fn target() -> (tokio::runtime::Runtime, String, throng::testbed::RunningTarget) {
+fn target() -> (
+    tokio::runtime::Runtime,
+    String,
+    throng::testbed::RunningTarget,
+) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -144,16 +158,17 @@ fn dashboard_shows_live_percentiles_and_q_writes_the_result() {
     let (_rt, url, _target) = target();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut pty = Pty::spawn(
-        &[
-            "run", &url, "-c", "4", "-z", "60s", "--json", "result.json",
-        ],
+        &["run", &url, "-c", "4", "-z", "60s", "--json", "result.json"],
         dir.path(),
     );
 
     let screen = pty.wait_for(Duration::from_secs(30), "live p99", |s| {
         p99_row(s).is_some_and(|n| n.iter().all(|v| *v > 0.0))
     });
-    assert!(pty.alternate(), "the dashboard draws on the alternate screen");
+    assert!(
+        pty.alternate(),
+        "the dashboard draws on the alternate screen"
+    );
     assert!(screen.contains("RUNNING"), "{screen}");
     assert!(screen.contains(&url), "{screen}");
     assert!(screen.contains("TOTAL"), "{screen}");
@@ -177,7 +192,10 @@ fn dashboard_shows_live_percentiles_and_q_writes_the_result() {
         }
     };
 
-    assert!(contains(&raw, ENTER_ALT), "never entered the alternate screen");
+    assert!(
+        contains(&raw, ENTER_ALT),
+        "never entered the alternate screen"
+    );
     assert!(contains(&raw, LEAVE_ALT), "never left the alternate screen");
     assert!(!pty.alternate(), "still on the alternate screen");
     let after = pty.contents();
@@ -197,15 +215,24 @@ fn no_tui_in_a_terminal_never_touches_the_screen() {
     let (_rt, url, _target) = target();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut pty = Pty::spawn(
-        &["run", &url, "-c", "2", "-z", "2s", "--no-tui", "--json", "r.json"],
+        &[
+            "run", &url, "-c", "2", "-z", "2s", "--no-tui", "--json", "r.json",
+        ],
         dir.path(),
     );
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(status.success(), "exit status {status:?}");
     std::thread::sleep(Duration::from_millis(300));
     let raw = pty.raw();
-    assert!(!contains(&raw, ENTER_ALT), "--no-tui entered the alternate screen");
-    assert!(contains(&raw, b"TOTAL"), "{}", String::from_utf8_lossy(&raw));
+    assert!(
+        !contains(&raw, ENTER_ALT),
+        "--no-tui entered the alternate screen"
+    );
+    assert!(
+        contains(&raw, b"TOTAL"),
+        "{}",
+        String::from_utf8_lossy(&raw)
+    );
     assert!(dir.path().join("r.json").exists());
 }
 

@@ -39,7 +39,7 @@ pub enum Command {
 
 Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]
 pub struct RunArgs {
-    /// The target URL (http:// or https://).
+    /// The target URL (http:// or https://), or a scenario file (.yaml or .yml).
     pub url: String,
 
     /// Closed loop: virtual users, each with its own connection [default: 50].
@@ -71,12 +71,13 @@ pub struct RunArgs {
     /// Open loop: rate ramping in stages, DURATION:RATE,... starting from -q or 0.
     #[arg(long, help_heading = "Load")]
     pub rate_stages: Option<String>,
-    /// Open loop: how arrivals are spaced.
-    #[arg(long, value_enum, default_value_t = ArrivalsArg::Even, help_heading = "Load")]
-    pub arrivals: ArrivalsArg,
-    /// Open loop: at most this many requests in flight (each needs a connection in HTTP/1.1).
-    #[arg(long, default_value_t = 1000, help_heading = "Load")]
-    pub max_in_flight: u32,
+    /// Open loop: how arrivals are spaced [default: even].
+    #[arg(long, value_enum, help_heading = "Load")]
+    pub arrivals: Option<ArrivalsArg>,
+    /// Open loop: at most this many requests in flight (each needs a connection in HTTP/1.1)
+    /// [default: 1000].
+    #[arg(long, help_heading = "Load")]
+    pub max_in_flight: Option<u32>,
     /// Open loop: arrivals that find no free slot wait in a queue this long, then are dropped
     /// [default: the same as --max-in-flight].
     #[arg(long, help_heading = "Load")]

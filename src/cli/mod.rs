@@ -6,6 +6,7 @@ pub mod containers;
 pub mod live;
 pub mod plan;
 pub mod runner;
+pub mod scenario;
 
 use std::process::ExitCode;
 

@@ -37,6 +37,80 @@ fn duration(flag: &str, v: &str) -> Result<Duration, CliError> {
 
 /// Validates `throng run` flags into a plan, a driver configuration and thresholds.
 pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
+    let plan = build_plan(a)?;
+    let mut http = HttpConfig::new(&a.url).map_err(|e| usage(e.to_string()))?;
+    http.method = a
+        .method
+        .to_uppercase()
+        .parse()
+        .map_err(|_| usage(format!("-m/--method {:?}: not an HTTP method", a.method)))?;
+    for h in &a.headers {
+        http.header(h).map_err(|e| usage(format!("-H {e}")))?;
+    }
+    if let Some(body) = &a.body {
+        http.body = match body.strip_prefix('@') {
+            Some(path) => std::fs::read(path)
+                .map_err(|e| usage(format!("-d @{path}: cannot read the file: {e}")))?
+                .into(),
+            None => body.clone().into_bytes().into(),
+        };
+    }
+    apply_transport(a, &mut http)?;
+    http.label = a.label.clone();
+    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &[http.label()])?;
+    let containers =
+        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
+    Ok(RunSetup {
+        plan,
+        http,
+        thresholds,
+        containers,
+    })
+}
+
+/// Sets the transport flags (HTTP/2, keep-alive, timeouts, TLS) on a target's configuration.
+pub fn apply_transport(a: &RunArgs, http: &mut HttpConfig) -> Result<(), CliError> {
+    http.http2 = a.http2;
+    if a.streams == 0 {
+        return Err(usage("--streams must be at least 1"));
+    }
+    http.streams = a.streams;
+    http.keepalive = !a.no_keepalive;
+    http.timeout = duration("-t/--timeout", &a.timeout)?;
+    http.connect_timeout = duration("--connect-timeout", &a.connect_timeout)?;
+    http.insecure = a.insecure;
+    http.cacert = a.cacert.clone();
+    Ok(())
+}
+
+/// Parses thresholds; a label must name one of `labels`. `place` prefixes messages.
+pub fn parse_thresholds(
+    list: &[String],
+    place: &str,
+    labels: &[String],
+) -> Result<Vec<Threshold>, CliError> {
+    let thresholds = list
+        .iter()
+        .map(|t| {
+            t.parse::<Threshold>()
+                .map_err(|e| usage(format!("{place} {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for t in &thresholds {
+        if let Some(l) = &t.label {
+            if !labels.contains(l) {
+                return Err(usage(format!(
+                    "{place} `{}`: no step or group is labelled {l:?} (the labels are {labels:?})",
+                    t.text
+                )));
+            }
+        }
+    }
+    Ok(thresholds)
+}
+
+/// Validates the load flags into a plan.
+pub fn build_plan(a: &RunArgs) -> Result<RunPlan, CliError> {
     let dur = a
         .duration
         .as_deref()
@@ -73,17 +147,18 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
                 "an open-loop run needs an end: give -z/--duration or -n/--requests",
             ));
         }
-        if a.max_in_flight == 0 {
+        let max_in_flight = a.max_in_flight.unwrap_or(1000);
+        if max_in_flight == 0 {
             return Err(usage("--max-in-flight must be at least 1"));
         }
         LoadModel::Open(OpenLoop {
             rate,
-            arrivals: match a.arrivals {
+            arrivals: match a.arrivals.unwrap_or(ArrivalsArg::Even) {
                 ArrivalsArg::Even => Arrivals::Even,
                 ArrivalsArg::Poisson => Arrivals::Poisson,
             },
-            max_in_flight: a.max_in_flight,
-            queue: a.queue.unwrap_or(a.max_in_flight),
+            max_in_flight,
+            queue: a.queue.unwrap_or(max_in_flight),
             requests: a.requests,
             duration: dur,
         })
@@ -136,63 +211,7 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
     plan.grace = duration("--grace", &a.grace)?;
     plan.late_after = duration("--late-after", &a.late_after)?;
     plan.validate().map_err(|e| usage(e.to_string()))?;
-
-    let mut http = HttpConfig::new(&a.url).map_err(|e| usage(e.to_string()))?;
-    http.method = a
-        .method
-        .to_uppercase()
-        .parse()
-        .map_err(|_| usage(format!("-m/--method {:?}: not an HTTP method", a.method)))?;
-    for h in &a.headers {
-        http.header(h).map_err(|e| usage(format!("-H {e}")))?;
-    }
-    if let Some(body) = &a.body {
-        http.body = match body.strip_prefix('@') {
-            Some(path) => std::fs::read(path)
-                .map_err(|e| usage(format!("-d @{path}: cannot read the file: {e}")))?
-                .into(),
-            None => body.clone().into_bytes().into(),
-        };
-    }
-    http.http2 = a.http2;
-    if a.streams == 0 {
-        return Err(usage("--streams must be at least 1"));
-    }
-    http.streams = a.streams;
-    http.keepalive = !a.no_keepalive;
-    http.timeout = duration("-t/--timeout", &a.timeout)?;
-    http.connect_timeout = duration("--connect-timeout", &a.connect_timeout)?;
-    http.insecure = a.insecure;
-    http.cacert = a.cacert.clone();
-    http.label = a.label.clone();
-
-    let thresholds = a
-        .thresholds
-        .iter()
-        .map(|t| {
-            t.parse::<Threshold>()
-                .map_err(|e| usage(format!("--threshold {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let label = http.label();
-    for t in &thresholds {
-        if let Some(l) = &t.label {
-            if l != &label {
-                return Err(usage(format!(
-                    "--threshold `{}`: no step is labelled {l:?} (the step is {label:?})",
-                    t.text
-                )));
-            }
-        }
-    }
-    let containers =
-        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
-    Ok(RunSetup {
-        plan,
-        http,
-        thresholds,
-        containers,
-    })
+    Ok(plan)
 }
 
 fn unreachable_rate() -> Result<Rate, CliError> {

@@ -29,6 +29,15 @@ pub struct Outputs {
 /// Runs a parsed command line and returns its exit code.
 pub async fn execute(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
+        Command::Run(a) if super::scenario::is_scenario(&a.url) => {
+            let setup = super::scenario::build_scenario(&a)?;
+            let out = Outputs {
+                json: a.json.clone(),
+                quiet: a.quiet,
+                tui: super::live::wanted(a.no_tui),
+            };
+            run_scenario(setup, out).await
+        }
         Command::Run(a) => {
             let setup = build(&a)?;
             run_http(
@@ -70,10 +79,38 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
     };
     ensure_open_files(conns)?;
     let driver = HttpDriver::new(setup.http.clone()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let watch = setup.containers.as_ref();
+    run_load(setup.plan, Arc::new(driver), &setup.thresholds, watch, out).await
+}
+
+/// Runs a scenario file to its end, prints the summary and writes the result.
+pub async fn run_scenario(
+    setup: super::scenario::ScenarioSetup,
+    out: Outputs,
+) -> Result<u8, CliError> {
+    ensure_open_files(setup.connections)?;
+    run_load(
+        setup.plan,
+        Arc::new(setup.driver),
+        &setup.thresholds,
+        None,
+        out,
+    )
+    .await
+}
+
+/// Runs any driver under a plan: containers, signals, live UI or progress line, then the summary.
+pub async fn run_load<D: throng_core::Driver>(
+    plan: throng_core::RunPlan,
+    driver: Arc<D>,
+    thresholds: &[Threshold],
+    containers: Option<&super::containers::Watch>,
+    out: Outputs,
+) -> Result<u8, CliError> {
     // Containers are resolved (and sampled idle) before any load; an unknown one stops here.
     let mut sampling = None;
     let mut extras = throng_engine::Extras::default();
-    if let Some(watch) = &setup.containers {
+    if let Some(watch) = containers {
         let (s, events) = super::containers::start(watch, out.quiet).await?;
         sampling = Some(s);
         extras.containers = Some(events);
@@ -82,7 +119,7 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
         s.load_starts_now();
     }
     let started_at = SystemTime::now();
-    let handle = throng_engine::start_with(setup.plan.clone(), Arc::new(driver), extras)
+    let handle = throng_engine::start_with(plan, driver, extras)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let interrupted = Arc::new(AtomicBool::new(false));
     let signals = tokio::spawn(stop_on_signal(handle.stop_token(), interrupted.clone()));
@@ -115,7 +152,7 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
         &snapshot,
         started_at,
         interrupted.load(Ordering::Relaxed),
-        &setup.thresholds,
+        thresholds,
         &out,
         &changes,
     )

@@ -9,6 +9,18 @@ pub struct StepInfo {
     pub label: String,
 }
 
+/// A named span of steps measured as one transaction (a flow): its row counts the iterations
+/// that ran through it, timed from the start of its first step to the end of its last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupInfo {
+    /// The row label in the results.
+    pub label: String,
+    /// Index of its first step.
+    pub first: usize,
+    /// Index of its last step (inclusive).
+    pub last: usize,
+}
+
 /// What one request did. Drivers fill it in; the engine times it and records it.
 ///
 /// Only a failure carries a message: a success allocates nothing.
@@ -24,6 +36,11 @@ pub struct Outcome {
     pub bytes_sent: u64,
     /// Bytes read from the wire for this request, headers and framing included.
     pub bytes_received: u64,
+    /// Go on with the rest of the iteration even though this step failed (by default a failure
+    /// skips the rest of the iteration).
+    pub proceed: bool,
+    /// Think time: pause this long after the step, outside its timing.
+    pub pause: Option<std::time::Duration>,
 }
 
 impl Outcome {
@@ -49,8 +66,18 @@ pub trait Driver: Send + Sync + 'static {
     /// The steps of one iteration, in order. Each becomes a labelled row of the report.
     fn steps(&self) -> Vec<StepInfo>;
 
+    /// Groups of steps reported as transactions (none by default).
+    fn groups(&self) -> Vec<GroupInfo> {
+        Vec::new()
+    }
+
     /// A fresh session for user number `user` (0-based, unique across the run).
     fn session(&self, user: u64) -> Self::Session;
+
+    /// Called before each iteration of a session; `false` ends the user (its data ran out).
+    fn begin_iteration(&self, _session: &mut Self::Session) -> bool {
+        true
+    }
 
     /// Sends step `step` of an iteration and waits for its whole response.
     fn execute(&self, session: &mut Self::Session, step: usize) -> impl Future<Output = Outcome>;

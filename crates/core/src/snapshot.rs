@@ -53,6 +53,8 @@ impl Percentiles {
 pub struct LabelStats {
     /// The row label.
     pub label: String,
+    /// Whether the row is a group of steps (a flow) rather than one request.
+    pub group: bool,
     /// Completed requests, successful or not (aborted ones are not counted).
     pub samples: u64,
     /// Requests that failed.
@@ -72,6 +74,7 @@ impl LabelStats {
     pub fn new(label: impl Into<String>) -> Self {
         LabelStats {
             label: label.into(),
+            group: false,
             samples: 0,
             errors: 0,
             bytes_sent: 0,
@@ -174,7 +177,7 @@ pub struct Snapshot {
     pub state: RunState,
     /// Per-label cumulative rows, in step order.
     pub labels: Vec<LabelStats>,
-    /// The rows added together.
+    /// The request rows added together (group rows are not: their requests are already counted).
     pub total: LabelStats,
     /// Statistics of the last complete interval (about one second), for live views.
     pub last: LabelStats,
@@ -197,14 +200,22 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// An empty snapshot for a plan with the given step labels.
-    pub fn empty(plan: Arc<RunPlan>, labels: &[String]) -> Self {
+    /// An empty snapshot for a plan with the given step labels, followed by `groups` group labels.
+    pub fn empty(plan: Arc<RunPlan>, labels: &[String], groups: usize) -> Self {
+        let first_group = labels.len().saturating_sub(groups);
         let open = matches!(plan.model, crate::LoadModel::Open(_));
         Snapshot {
             plan,
             elapsed: Duration::ZERO,
             state: RunState::Running,
-            labels: labels.iter().map(LabelStats::new).collect(),
+            labels: labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| LabelStats {
+                    group: i >= first_group,
+                    ..LabelStats::new(l)
+                })
+                .collect(),
             total: LabelStats::new("TOTAL"),
             last: LabelStats::new("last interval"),
             errors: Vec::new(),

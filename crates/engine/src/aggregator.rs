@@ -64,7 +64,9 @@ impl Aggregator {
         let s = &mut self.snapshot;
         for (row, add) in s.labels.iter_mut().zip(&iv.labels) {
             row.add(add);
-            s.total.add(add);
+            if !row.group {
+                s.total.add(add);
+            }
         }
         if let Some(lag) = &mut s.lag {
             let _ = lag.lag.add(&iv.lag);
@@ -99,8 +101,10 @@ impl Aggregator {
         p.parts += 1;
         p.active += iv.active;
         p.end = p.end.max(elapsed.min(iv.index as f64 + 1.0));
-        for l in &iv.labels {
-            p.total.add(l);
+        for (l, row) in iv.labels.iter().zip(&self.snapshot.labels) {
+            if !row.group {
+                p.total.add(l);
+            }
         }
         self.close_intervals(false)
     }

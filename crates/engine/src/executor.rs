@@ -4,7 +4,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::{stages, ContainerEvent, Driver, LoadModel, Rate, RunPlan, RunState, Snapshot};
+use throng_core::{
+    stages, ContainerEvent, Driver, GroupInfo, LoadModel, Rate, RunPlan, RunState, Snapshot,
+};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -87,7 +89,18 @@ pub fn start_with<D: Driver>(
     extras: Extras,
 ) -> Result<RunHandle, EngineError> {
     plan.validate()?;
-    let labels: Vec<String> = driver.steps().into_iter().map(|s| s.label).collect();
+    let steps = driver.steps().len();
+    let groups: Vec<GroupInfo> = driver
+        .groups()
+        .into_iter()
+        .filter(|g| g.first <= g.last && g.last < steps)
+        .collect();
+    let labels: Vec<String> = driver
+        .steps()
+        .into_iter()
+        .map(|s| s.label)
+        .chain(groups.iter().map(|g| g.label.clone()))
+        .collect();
     let plan = Arc::new(plan);
     let threads = if plan.threads == 0 {
         std::thread::available_parallelism()
@@ -106,6 +119,8 @@ pub fn start_with<D: Driver>(
         driver,
         plan: plan.clone(),
         labels: labels.clone(),
+        steps,
+        groups: groups.clone(),
         shards,
         start,
         deadline,
@@ -121,7 +136,7 @@ pub fn start_with<D: Driver>(
             .name(format!("throng-worker-{shard}"))
             .spawn(move || worker::run(shard, shared))?;
     }
-    let empty = Arc::new(Snapshot::empty(plan.clone(), &labels));
+    let empty = Arc::new(Snapshot::empty(plan.clone(), &labels, groups.len()));
     let (snap_tx, snap_rx) = watch::channel(empty.clone());
     let base = target_rate(&plan);
     let c2 = control.clone();

@@ -113,6 +113,32 @@ impl Recorder {
         }
     }
 
+    /// Records one pass through a group of steps (row `row`), failed or not.
+    pub fn record_group(
+        &mut self,
+        row: usize,
+        intended: Instant,
+        started: Instant,
+        ended: Instant,
+        failed: Option<ErrorClass>,
+    ) {
+        let Some(r) = self.labels.get_mut(row) else {
+            return;
+        };
+        r.samples += 1;
+        if failed.is_some() {
+            r.errors += 1;
+        }
+        histogram::record(
+            &mut r.latency,
+            micros(ended.saturating_duration_since(intended)),
+        );
+        histogram::record(
+            &mut r.service,
+            micros(ended.saturating_duration_since(started)),
+        );
+    }
+
     /// Records when an open-loop arrival actually started.
     #[inline]
     pub fn record_lag(&mut self, intended: Instant, started: Instant) {

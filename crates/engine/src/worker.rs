@@ -20,7 +20,11 @@ use crate::schedule::Schedule;
 pub(crate) struct Shared<D> {
     pub driver: Arc<D>,
     pub plan: Arc<RunPlan>,
+    /// Row labels: the steps, then the groups.
     pub labels: Vec<String>,
+    /// How many of the labels are steps.
+    pub steps: usize,
+    pub groups: Vec<throng_core::GroupInfo>,
     pub shards: usize,
     pub start: Instant,
     pub deadline: Option<Instant>,
@@ -69,34 +73,69 @@ impl<D: Driver> Local<D> {
     }
 
     /// Runs one iteration of the scenario; `intended` is when its first step was due.
-    async fn iterate(&self, session: &mut D::Session, intended: Instant, open: bool) {
-        let steps = self.shared.labels.len();
+    /// Runs one iteration; false when the driver ended the user.
+    async fn iterate(&self, session: &mut D::Session, intended: Instant, open: bool) -> bool {
+        let sh = &self.shared;
+        if !sh.driver.begin_iteration(session) {
+            return false;
+        }
         let mut due = intended;
-        for step in 0..steps {
+        // Per group: (intended start, actual start, failure so far); no allocation without groups.
+        let mut spans: Vec<Option<(Instant, Instant, Option<throng_core::ErrorClass>)>> =
+            if sh.groups.is_empty() {
+                Vec::new()
+            } else {
+                vec![None; sh.groups.len()]
+            };
+        for step in 0..sh.steps {
             if !self.take_request() {
-                return;
+                return true;
             }
             let started = Instant::now();
             if open && step == 0 {
                 self.rec.borrow_mut().record_lag(intended, started);
+            }
+            for (g, span) in sh.groups.iter().zip(spans.iter_mut()) {
+                if g.first == step {
+                    *span = Some((due, started, None));
+                }
             }
             let guard = AbortGuard {
                 local: self,
                 armed: true,
             };
             self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
-            let outcome = self.shared.driver.execute(session, step).await;
+            let outcome = sh.driver.execute(session, step).await;
             guard.disarm();
             let ended = Instant::now();
-            let failed = outcome.error.is_some();
+            let (error, proceed, pause) = (outcome.error, outcome.proceed, outcome.pause);
             self.rec
                 .borrow_mut()
                 .record(step, due, started, ended, outcome);
-            if failed || self.shared.stopping() {
-                return;
+            let stop = (error.is_some() && !proceed) || sh.stopping();
+            for (i, (g, span)) in sh.groups.iter().zip(spans.iter_mut()).enumerate() {
+                if let Some((g_due, g_start, failed)) = span {
+                    if failed.is_none() {
+                        *failed = error;
+                    }
+                    if g.last == step || stop {
+                        let row = sh.steps + i;
+                        self.rec
+                            .borrow_mut()
+                            .record_group(row, *g_due, *g_start, ended, *failed);
+                        *span = None;
+                    }
+                }
+            }
+            if stop {
+                return true;
+            }
+            if let Some(p) = pause {
+                sleep(p).await;
             }
             due = Instant::now();
         }
+        true
     }
 
     fn flush(&self, index: u64, last: bool) {
@@ -312,12 +351,13 @@ async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
             Users::Stages(s) => t >= stages::total(s).as_secs_f64(),
             Users::Fixed(_) => false,
         };
-        let list = slots.borrow();
-        let all_finished = !list.is_empty() && list.iter().all(|s| *s == Slot::Finished);
+        let all_finished = {
+            let list = slots.borrow();
+            !list.is_empty() && list.iter().all(|s| *s == Slot::Finished)
+        };
         if staged_end || all_finished || local.budget.get() == 0 || sh.stopping() {
             break;
         }
-        drop(list);
         sleep(Duration::from_millis(100)).await;
     }
 }
@@ -355,7 +395,9 @@ async fn user<D: Driver>(
         if !unpaused(&local.shared).await {
             break Slot::Finished;
         }
-        local.iterate(&mut session, Instant::now(), false).await;
+        if !local.iterate(&mut session, Instant::now(), false).await {
+            break Slot::Finished;
+        }
         iteration += 1;
         if let Some(think) = c.think_time {
             sleep(think).await;
@@ -462,7 +504,7 @@ async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64) {
         }
         queue.free.set(queue.free.get().saturating_sub(1));
         local.active.set(local.active.get() + 1);
-        local.iterate(&mut session, intended, true).await;
+        let _ = local.iterate(&mut session, intended, true).await;
         local.active.set(local.active.get() - 1);
         queue.free.set(queue.free.get() + 1);
     }

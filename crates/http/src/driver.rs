@@ -211,7 +211,12 @@ impl HttpDriver {
         Ok((sender, counters))
     }
 
-    async fn execute_h1(&self, session: &mut Session) -> Outcome {
+    async fn execute_h1(
+        &self,
+        session: &mut Session,
+        req: Request<Body>,
+        keep: bool,
+    ) -> (Outcome, Option<Response>) {
         let reusable = match &mut session.h1 {
             Some(h) => {
                 // A connection the server closed while idle is replaced, not counted as a failure.
@@ -225,33 +230,27 @@ impl HttpDriver {
             session.h1 = None;
             match self.connect_h1().await {
                 Ok(h) => session.h1 = Some(h),
-                Err(o) => return o,
+                Err(o) => return (o, None),
             }
         }
         let Some(h) = session.h1.as_mut() else {
-            return Outcome::failed(ErrorClass::Other, "no connection");
+            return (Outcome::failed(ErrorClass::Other, "no connection"), None);
         };
         let (s0, r0) = if h.fresh { (0, 0) } else { h.counters.read() };
         h.fresh = false;
-        let req = self.request();
         let H1 { sender, conn, .. } = h;
         let result = {
             let exchange = async {
                 sender.ready().await.map_err(Failure::Request)?;
                 let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-                let status = resp.status().as_u16();
-                let mut body = resp.into_body();
-                while let Some(frame) = body.frame().await {
-                    frame.map_err(Failure::Request)?;
-                }
-                Ok(status)
+                read_response(resp, keep).await
             };
             let mut exchange = std::pin::pin!(exchange);
             // The connection is driven here, in the user's own task. When it ends (the server
             // closed it, or sent something that is not HTTP) the exchange still has to be polled to
             // the end: the response may be complete, or its error is the one that says why.
             let mut ended: Option<Result<(), hyper::Error>> = None;
-            let result: Result<u16, Failure> = loop {
+            let result: Result<Response, Failure> = loop {
                 tokio::select! {
                     biased;
                     r = &mut exchange => break r,
@@ -271,13 +270,13 @@ impl HttpDriver {
             }
         };
         let (s1, r1) = h.counters.read();
-        let mut outcome = self.finish(result);
+        let (mut outcome, response) = self.finish(result, keep);
         outcome.bytes_sent = s1 - s0;
         outcome.bytes_received = r1 - r0;
         if outcome.error.is_some_and(|c| c != ErrorClass::HttpStatus) || !self.cfg.keepalive {
             session.h1 = None;
         }
-        outcome
+        (outcome, response)
     }
 
     async fn h2_sender(
@@ -306,51 +305,161 @@ impl HttpDriver {
         }
     }
 
-    async fn execute_h2(&self, slot: &H2Slot) -> Outcome {
+    async fn execute_h2(
+        &self,
+        slot: &H2Slot,
+        req: Request<Body>,
+        keep: bool,
+    ) -> (Outcome, Option<Response>) {
         let (mut sender, counters) = match self.h2_sender(slot).await {
             Ok(pair) => pair,
-            Err(o) => return o,
+            Err(o) => return (o, None),
         };
-        let req = self.request();
         let result = async {
             sender.ready().await.map_err(Failure::Request)?;
             let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-            let status = resp.status().as_u16();
-            let mut body = resp.into_body();
-            while let Some(frame) = body.frame().await {
-                frame.map_err(Failure::Request)?;
-            }
-            Ok(status)
+            read_response(resp, keep).await
         }
         .await;
         // Streams share the connection: each request takes the bytes not yet attributed, so
         // the totals are exact and the split between requests is close.
         let (s1, r1) = counters.read();
         let (s0, r0) = slot.seen.replace((s1, r1));
-        let mut outcome = self.finish(result);
+        let (mut outcome, response) = self.finish(result, keep);
         outcome.bytes_sent = s1.saturating_sub(s0);
         outcome.bytes_received = r1.saturating_sub(r0);
-        outcome
+        (outcome, response)
     }
 
-    fn finish(&self, result: Result<u16, Failure>) -> Outcome {
+    fn finish(&self, result: Result<Response, Failure>, keep: bool) -> (Outcome, Option<Response>) {
         match result {
-            Ok(status) if status >= 400 => Outcome {
-                status,
-                error: Some(ErrorClass::HttpStatus),
-                message: Some(format!("HTTP {status}")),
-                ..Outcome::default()
-            },
-            Ok(status) => Outcome {
-                status,
-                ..Outcome::default()
-            },
-            Err(Failure::Request(e)) => Outcome::failed(classify(&e), message(&e)),
-            Err(Failure::Closed) => {
-                Outcome::failed(ErrorClass::Reset, "connection closed before the response")
+            Ok(resp) => {
+                let status = resp.status;
+                let outcome = if status >= 400 {
+                    Outcome {
+                        status,
+                        error: Some(ErrorClass::HttpStatus),
+                        message: Some(format!("HTTP {status}")),
+                        ..Outcome::default()
+                    }
+                } else {
+                    Outcome {
+                        status,
+                        ..Outcome::default()
+                    }
+                };
+                (outcome, keep.then_some(resp))
+            }
+            Err(Failure::Request(e)) => (Outcome::failed(classify(&e), message(&e)), None),
+            Err(Failure::Closed) => (
+                Outcome::failed(ErrorClass::Reset, "connection closed before the response"),
+                None,
+            ),
+        }
+    }
+
+    /// Builds a request to this driver's target: `path` is the path and query; the URI takes
+    /// the form the protocol wants and HTTP/1.1 gets its `host` header. The configured headers
+    /// come first; `headers` are added after them.
+    pub fn build_request(
+        &self,
+        method: http::Method,
+        path: &str,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Request<Body>, String> {
+        let uri: Uri = if self.cfg.http2 {
+            let scheme = self.cfg.url.scheme_str().unwrap_or("http");
+            let auth = self
+                .cfg
+                .url
+                .authority()
+                .map(|a| a.as_str())
+                .unwrap_or_default();
+            format!("{scheme}://{auth}{path}")
+                .parse()
+                .map_err(|e| format!("bad path {path:?}: {e}"))?
+        } else {
+            path.parse()
+                .map_err(|e| format!("bad path {path:?}: {e}"))?
+        };
+        let mut req = Request::new(Full::new(body));
+        *req.method_mut() = method;
+        *req.uri_mut() = uri;
+        let mut all = self.headers.clone();
+        for (name, value) in headers {
+            all.insert(name.clone(), value.clone());
+        }
+        *req.headers_mut() = all;
+        Ok(req)
+    }
+
+    /// Sends a request on a session; with `keep`, returns the response with its whole body.
+    pub async fn send(
+        &self,
+        session: &mut Session,
+        req: Request<Body>,
+        keep: bool,
+    ) -> (Outcome, Option<Response>) {
+        let t = self.cfg.timeout;
+        let work = async {
+            match session.h2.clone() {
+                Some(slot) => self.execute_h2(&slot, req, keep).await,
+                None => self.execute_h1(session, req, keep).await,
+            }
+        };
+        match timeout(t, work).await {
+            Ok(r) => r,
+            Err(_) => {
+                session.h1 = None;
+                (
+                    Outcome::failed(
+                        ErrorClass::Timeout,
+                        format!("no complete response within {t:?}"),
+                    ),
+                    None,
+                )
             }
         }
     }
+}
+
+/// A response with its whole body, for extraction and checks.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body (empty unless it was kept).
+    pub body: Bytes,
+}
+
+async fn read_response(
+    resp: http::Response<hyper::body::Incoming>,
+    keep: bool,
+) -> Result<Response, Failure> {
+    let status = resp.status().as_u16();
+    let (parts, mut body) = resp.into_parts();
+    let mut kept = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(Failure::Request)?;
+        if keep {
+            if let Some(data) = frame.data_ref() {
+                kept.extend_from_slice(data);
+            }
+        }
+    }
+    let headers = if keep {
+        parts.headers
+    } else {
+        HeaderMap::new()
+    };
+    Ok(Response {
+        status,
+        headers,
+        body: kept.into(),
+    })
 }
 
 impl Driver for HttpDriver {
@@ -381,22 +490,6 @@ impl Driver for HttpDriver {
     }
 
     async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
-        let t = self.cfg.timeout;
-        let work = async {
-            match session.h2.clone() {
-                Some(slot) => self.execute_h2(&slot).await,
-                None => self.execute_h1(session).await,
-            }
-        };
-        match timeout(t, work).await {
-            Ok(o) => o,
-            Err(_) => {
-                session.h1 = None;
-                Outcome::failed(
-                    ErrorClass::Timeout,
-                    format!("no complete response within {t:?}"),
-                )
-            }
-        }
+        self.send(session, self.request(), false).await.0
     }
 }

@@ -15,4 +15,4 @@ mod tls;
 
 pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
-pub use driver::{HttpDriver, Session};
+pub use driver::{HttpDriver, Response, Session};

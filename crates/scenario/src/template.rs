@@ -1,0 +1,181 @@
+//! Text that may hold `{{ templates }}`: compiled once when the scenario loads; a string without
+//! `{{` or `{%` is kept as it is and never rendered.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use minijinja::{Environment, UndefinedBehavior, Value};
+use rand::Rng;
+
+/// Names every template may use besides the scenario's own variables.
+pub const BUILTINS: &[&str] = &[
+    "user",
+    "iteration",
+    "uuid",
+    "rand_int",
+    "range",
+    "dict",
+    "namespace",
+    "debug",
+    "lipsum",
+    "cycler",
+    "joiner",
+];
+
+/// A piece of text, static or templated.
+#[derive(Debug, Clone)]
+pub enum Text {
+    /// Sent as written.
+    Static(String),
+    /// The name of a compiled template in the environment.
+    Template(String),
+}
+
+impl Text {
+    /// Renders with the scenario's templates.
+    pub fn render_with(&self, t: &Templates, vars: &Value) -> Result<String, String> {
+        t.render(self, vars)
+    }
+}
+
+/// The template environment of one scenario.
+pub struct Templates {
+    env: Environment<'static>,
+    next: usize,
+}
+
+impl std::fmt::Debug for Templates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Templates")
+            .field("count", &self.next)
+            .finish()
+    }
+}
+
+fn uuid() -> String {
+    let b: [u8; 16] = rand::rng().random();
+    let hex: String = b
+        .iter()
+        .enumerate()
+        .map(|(i, x)| match i {
+            6 => format!("{:02x}", (x & 0x0f) | 0x40),
+            8 => format!("{:02x}", (x & 0x3f) | 0x80),
+            _ => format!("{x:02x}"),
+        })
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+fn rand_int(a: i64, b: i64) -> i64 {
+    if b <= a {
+        a
+    } else {
+        rand::rng().random_range(a..=b)
+    }
+}
+
+impl Default for Templates {
+    fn default() -> Self {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.add_function("uuid", uuid);
+        env.add_function("rand_int", rand_int);
+        Templates { env, next: 0 }
+    }
+}
+
+impl Templates {
+    /// Compiles `source` if it holds a template; returns the variables it uses.
+    pub fn compile(&mut self, source: &str) -> Result<(Text, HashSet<String>), String> {
+        if !source.contains("{{") && !source.contains("{%") {
+            return Ok((Text::Static(source.to_string()), HashSet::new()));
+        }
+        let name = format!("t{}", self.next);
+        self.next += 1;
+        self.env
+            .add_template_owned(name.clone(), source.to_string())
+            .map_err(|e| describe(&e))?;
+        let t = self.env.get_template(&name).map_err(|e| describe(&e))?;
+        let used = t.undeclared_variables(false);
+        Ok((Text::Template(name), used))
+    }
+
+    /// Renders a text with the given variables.
+    pub fn render(&self, text: &Text, vars: &Value) -> Result<String, String> {
+        match text {
+            Text::Static(s) => Ok(s.clone()),
+            Text::Template(name) => {
+                let t = self.env.get_template(name).map_err(|e| describe(&e))?;
+                t.render(vars).map_err(|e| describe(&e))
+            }
+        }
+    }
+}
+
+/// The variables of a render: the session's, plus `user` and `iteration`.
+pub fn context(vars: &BTreeMap<String, serde_json::Value>, user: u64, iteration: u64) -> Value {
+    let mut map: BTreeMap<String, Value> = vars
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from_serialize(v)))
+        .collect();
+    map.insert("user".into(), Value::from(user));
+    map.insert("iteration".into(), Value::from(iteration));
+    Value::from(map)
+}
+
+fn describe(e: &minijinja::Error) -> String {
+    match e.detail() {
+        Some(d) => format!("{}: {d}", e.kind()),
+        None => e.kind().to_string(),
+    }
+}
+
+/// Shared, read-only templates.
+pub type SharedTemplates = Arc<Templates>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_text_is_never_a_template() {
+        let mut t = Templates::default();
+        let (text, used) = t.compile("/plain/path").unwrap();
+        assert!(matches!(text, Text::Static(ref s) if s == "/plain/path"));
+        assert!(used.is_empty());
+    }
+
+    #[test]
+    fn renders_variables_and_helpers() {
+        let mut t = Templates::default();
+        let (text, used) = t
+            .compile("/client/{{ a }}/{{ user }}-{{ iteration }}/{{ rand_int(5, 5) }}")
+            .unwrap();
+        assert!(used.contains("a") && used.contains("user"));
+        let mut vars = BTreeMap::new();
+        vars.insert("a".to_string(), serde_json::json!(17));
+        assert_eq!(
+            t.render(&text, &context(&vars, 3, 9)).unwrap(),
+            "/client/17/3-9/5"
+        );
+        let (u, _) = t.compile("{{ uuid() }}").unwrap();
+        let id = t.render(&u, &context(&vars, 0, 0)).unwrap();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+    }
+
+    #[test]
+    fn undefined_variables_fail_at_render() {
+        let mut t = Templates::default();
+        let (text, _) = t.compile("{{ missing }}").unwrap();
+        assert!(t.render(&text, &context(&BTreeMap::new(), 0, 0)).is_err());
+        assert!(t.compile("{{ unclosed").is_err());
+    }
+}
