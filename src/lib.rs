@@ -33,4 +33,5 @@ pub use throng_docker as docker;
 pub use throng_engine as engine;
 pub use throng_http as http;
 pub use throng_report as report;
+pub use throng_scenario as scenario;
 pub use throng_testbed as testbed;

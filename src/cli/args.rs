@@ -174,7 +174,7 @@ pub enum ArrivalsArg {
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
     /// How long to run.
-    #[arg(short = 'z', long, default_value = "10s")]
+    #[arg(short = 'z', long, default_value = "30s")]
     pub duration: String,
     /// Virtual users (closed loop).
     #[arg(short = 'c', long, default_value_t = 20)]

@@ -262,23 +262,33 @@ pub fn progress_line(s: &Snapshot) -> String {
     line
 }
 
+/// The bundled bank-transfer scenario, run by `throng demo`.
+pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/bank-transfer.yaml");
+
 async fn demo(a: DemoArgs) -> Result<u8, CliError> {
-    let target = HttpTarget {
-        delay: Delay::Uniform(Duration::from_millis(1), Duration::from_millis(5)),
-        ..HttpTarget::default()
+    let bank = BankService::default()
+        .start()
+        .await
+        .context("starting the demo bank")?;
+    eprintln!(
+        "demo: the bank service at {} (SQLite in memory), scenarios/bank-transfer.yaml against it",
+        bank.url()
+    );
+    let mut scenario = throng_scenario::compile_str(
+        DEMO_SCENARIO,
+        "scenarios/bank-transfer.yaml",
+        std::path::Path::new("."),
+    )
+    .map_err(|e| CliError::Runtime(anyhow::anyhow!("the bundled scenario: {e}")))?;
+    for (_, url) in &mut scenario.targets {
+        *url = bank.url();
     }
-    .start()
-    .await
-    .context("starting the demo target")?;
-    let url = format!("{}/", target.url());
-    eprintln!("demo: testbed target at {url} (answers after 1-5 ms)");
     let mut args = vec![
         "throng".to_string(),
         "run".into(),
-        url,
+        "scenarios/bank-transfer.yaml".into(),
         "-z".into(),
         a.duration.clone(),
-        "--no-tui".into(),
     ];
     match a.rate {
         Some(r) => args.extend(["-q".into(), r.to_string()]),
@@ -289,17 +299,18 @@ async fn demo(a: DemoArgs) -> Result<u8, CliError> {
     let Command::Run(run) = cli.command else {
         return Err(CliError::Usage("demo".into()));
     };
-    let setup = build(&run)?;
-    let code = run_http(
-        setup,
-        Outputs {
-            json: a.json,
-            quiet: false,
-            tui: super::live::wanted(a.no_tui),
-        },
-    )
-    .await?;
-    drop(target);
+    let setup = super::scenario::build_from(&run, scenario)?;
+    let out = Outputs {
+        json: a.json,
+        quiet: false,
+        tui: super::live::wanted(a.no_tui),
+    };
+    let code = run_scenario(setup, out).await?;
+    let errors = bank.server_errors();
+    drop(bank);
+    if errors > 0 {
+        eprintln!("demo: the bank answered {errors} requests with a server error");
+    }
     Ok(code)
 }
 

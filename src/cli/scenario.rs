@@ -79,10 +79,28 @@ pub fn merge_load(a: &RunArgs, load: &Load) -> Result<RunArgs, CliError> {
 /// Loads, validates and compiles a scenario run.
 pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, CliError> {
     let scenario = throng_scenario::load(Path::new(&a.url)).map_err(|e| usage(e.to_string()))?;
+    build_from(a, scenario)
+}
+
+/// Validates a run of an already compiled scenario under the flags.
+pub fn build_from(
+    a: &RunArgs,
+    scenario: throng_scenario::Scenario,
+) -> Result<ScenarioSetup, CliError> {
     if a.body.is_some() || !a.method.eq_ignore_ascii_case("GET") || a.label.is_some() {
         return Err(usage(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",
         ));
+    }
+    let mut labels: Vec<String> = scenario.steps.iter().map(|s| s.label.clone()).collect();
+    labels.extend(scenario.groups.iter().map(|g| g.label.clone()));
+    let mut thresholds = Vec::new();
+    for (text, place) in &scenario.thresholds {
+        thresholds.extend(parse_thresholds(
+            std::slice::from_ref(text),
+            &format!("{place}:"),
+            &labels,
+        )?);
     }
     let merged = merge_load(a, &scenario.load)?;
     let mut plan = build_plan(&merged).map_err(|e| match e {
@@ -90,16 +108,6 @@ pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, CliError> {
         other => other,
     })?;
     plan.target = a.url.clone();
-    let mut labels: Vec<String> = scenario.steps.iter().map(|s| s.label.clone()).collect();
-    labels.extend(scenario.groups.iter().map(|g| g.label.clone()));
-    let mut thresholds = Vec::new();
-    for (text, place) in &scenario.thresholds {
-        thresholds.extend(parse_thresholds(
-            std::slice::from_ref(text),
-            &format!("{place}: threshold"),
-            &labels,
-        )?);
-    }
     thresholds.extend(parse_thresholds(&a.thresholds, "--threshold", &labels)?);
     // Check the transport flags once, then apply them to every target.
     let mut probe = HttpConfig::new("http://127.0.0.1/").map_err(|e| usage(e.to_string()))?;

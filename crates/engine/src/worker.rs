@@ -118,7 +118,9 @@ impl<D: Driver> Local<D> {
                     if failed.is_none() {
                         *failed = error;
                     }
-                    if g.last == step || stop {
+                    // A group cut short by a failure counts as a failed pass; one cut short by
+                    // the end of the run does not count at all.
+                    if g.last == step || (stop && error.is_some() && !proceed) {
                         let row = sh.steps + i;
                         self.rec
                             .borrow_mut()

@@ -55,7 +55,9 @@ impl Stats {
 pub struct LabelResult {
     /// The label.
     pub label: String,
-    /// Completed requests.
+    /// Whether the row is a group of steps (a flow) rather than one request.
+    pub group: bool,
+    /// Completed requests (for a group: passes through it).
     pub samples: u64,
     /// Failed requests.
     pub errors: u64,
@@ -87,6 +89,7 @@ impl LabelResult {
         let d = std::time::Duration::from_secs_f64(secs.max(0.0));
         LabelResult {
             label: s.label.clone(),
+            group: s.group,
             samples: s.samples,
             errors: s.errors,
             error_rate: s.error_rate(),

@@ -92,8 +92,9 @@ pub fn compile_str(text: &str, file: &str, dir: &Path) -> Result<Scenario, Scena
             .lines()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("invalid scenario")
-            .trim()
-            .to_string();
+            .trim();
+        // The location is given once, in front; drop the parser's own copy of it.
+        let first = strip_location(first);
         ScenarioError::At {
             file: file.to_string(),
             line: loc.line(),
@@ -247,7 +248,28 @@ pub(crate) fn compile_file(
 }
 
 fn duration(cx: &Ctx, s: &Spanned<String>, what: &str) -> Result<Duration, ScenarioError> {
-    parse_duration(s.value.trim()).map_err(|e| cx.at(s.referenced, format!("{what}: {e}")))
+    parse_duration(s.value.trim()).map_err(|_| {
+        cx.at(
+            s.referenced,
+            format!(
+                "{what} `{}`: not a duration (write e.g. 100ms, 2s, or 50ms..200ms)",
+                s.value
+            ),
+        )
+    })
+}
+
+/// `error: line 5 column 3: unknown field` -> `unknown field`.
+fn strip_location(m: &str) -> String {
+    let m = m.strip_prefix("error: ").unwrap_or(m);
+    if let Some(rest) = m.strip_prefix("line ") {
+        if let Some((_, after)) = rest.split_once(": ") {
+            if rest.split(':').next().is_some_and(|p| p.contains("column")) {
+                return after.to_string();
+            }
+        }
+    }
+    m.to_string()
 }
 
 fn step(
