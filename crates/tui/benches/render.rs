@@ -1,5 +1,6 @@
 //! One full frame of the dashboard rendered into a buffer, as the live loop draws ten times a
 //! second.
+#![allow(missing_docs)] // criterion_group! generates undocumented functions
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ratatui::buffer::Buffer;
