@@ -57,8 +57,14 @@ printf '%-6s %14s %14s %10s\n' round without with ratio
 without=()
 with=()
 for r in $(seq 1 "$ROUNDS"); do
-    "$BIN" run "$URL" -c 50 -z "$DUR" --no-tui --quiet --json "$OUT/a.json" >/dev/null
-    "$BIN" run "$URL" -c 50 -z "$DUR" --no-tui --quiet --json "$OUT/b.json" "${WATCH[@]}" >/dev/null
+    # ABBA order, so that a drift in the machine's load does not favour either side.
+    if [ $((r % 2)) = 1 ]; then
+        "$BIN" run "$URL" -c 50 -z "$DUR" --no-tui --quiet --json "$OUT/a.json" 2>/dev/null >/dev/null
+        "$BIN" run "$URL" -c 50 -z "$DUR" --no-tui --quiet --json "$OUT/b.json" "${WATCH[@]}" 2>/dev/null >/dev/null
+    else
+        "$BIN" run "$URL" -c 50 -z "$DUR" --no-tui --quiet --json "$OUT/b.json" "${WATCH[@]}" 2>/dev/null >/dev/null
+        "$BIN" run "$URL" -c 50 -z "$DUR" --no-tui --quiet --json "$OUT/a.json" 2>/dev/null >/dev/null
+    fi
     a=$(rps "$OUT/a.json")
     b=$(rps "$OUT/b.json")
     containers=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["containers"]))' "$OUT/b.json")

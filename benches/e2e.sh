@@ -67,6 +67,18 @@ echo "throng  ${thr_rps} req/s   ${thr_cpu} CPU-s per million requests"
 echo "ratios  throng/wrk req/s $(echo "$thr_rps $wrk_rps" | awk '{printf "%.3f", $1/$2}')   CPU/req $(echo "$thr_cpu $wrk_cpu" | awk '{printf "%.3f", $1/$2}')"
 echo "        throng/oha req/s $(echo "$thr_rps $oha_rps" | awk '{printf "%.3f", $1/$2}')   CPU/req $(echo "$thr_cpu $oha_cpu" | awk '{printf "%.3f", $1/$2}')"
 
+echo "== a one-step scenario against the same URL (the cost of a flow step)"
+cat > "$work/one.yaml" <<YAML
+# one step, the same request as throng run URL
+targets: { web: http://127.0.0.1:$PORT }
+steps:
+  - label: GET /
+    request: { path: / }
+YAML
+"$THRONG" run "$work/one.yaml" -c "$CONNS" -z "${DURATION}s" --quiet --no-tui --json "$work/s.json" > /dev/null
+sc_rps=$(python3 -c "import json;print(round(json.load(open('$work/s.json'))['total']['throughput'],1))")
+echo "scenario ${sc_rps} req/s   ratio scenario/url $(echo "$sc_rps $thr_rps" | awk '{printf "%.3f", $1/$2}')"
+
 echo "== open loop: 20000 req/s for ${DURATION}s"
 "$THRONG" run "$URL" -q 20000 -z "${DURATION}s" --max-in-flight 1000 --quiet --no-tui --json "$work/o.json" > /dev/null
 python3 - "$work/o.json" <<'PY'
