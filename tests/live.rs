@@ -21,6 +21,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// A child process in a pseudo-terminal, with everything it printed fed to a vt100 screen.
 struct Pty {
+    master: Box<dyn portable_pty::MasterPty + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
     screen: Arc<Mutex<vt100::Parser>>,
@@ -58,14 +59,35 @@ impl Pty {
                 r.lock().expect("raw").extend_from_slice(&buf[..n]);
             }
         });
-        // The master must outlive the child's output; leak it into the reader's lifetime.
-        std::mem::forget(pty.master);
         Pty {
+            master: pty.master,
             child,
             writer,
             screen,
             raw,
         }
+    }
+
+    /// Resizes the terminal, as a window manager would (the child gets SIGWINCH).
+    fn resize(&self, rows: u16, cols: u16) {
+        self.screen
+            .lock()
+            .expect("screen")
+            .screen_mut()
+            .set_size(rows, cols);
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+    }
+
+    fn press(&mut self, keys: &[u8]) {
+        self.writer.write_all(keys).expect("type");
+        self.writer.flush().expect("flush");
     }
 
     fn contents(&self) -> String {
@@ -176,8 +198,27 @@ fn dashboard_shows_live_percentiles_and_q_writes_the_result() {
     let p99 = p99_row(&screen).expect("p99 row");
     assert!(p99.iter().all(|v| *v >= 2.0), "{p99:?}\n{screen}");
 
-    pty.writer.write_all(b"q").expect("press q");
-    pty.writer.flush().expect("flush");
+    // Resizing: too small shows a short message, and the full screen comes back.
+    pty.resize(12, 50);
+    pty.wait_for(Duration::from_secs(10), "too-small message", |s| {
+        s.contains("Terminal too small: 50x12")
+    });
+    pty.resize(40, 120);
+    pty.wait_for(Duration::from_secs(10), "the dashboard again", |s| {
+        p99_row(s).is_some()
+    });
+
+    // Views and a live change: the per-label view, then one more user (4 users: a step of 1).
+    pty.press(b"2");
+    pty.wait_for(Duration::from_secs(10), "the per-label view", |s| {
+        s.contains("Received KB/s") && p99_row(s).is_none()
+    });
+    pty.press(b"+");
+    pty.wait_for(Duration::from_secs(10), "the added user", |s| {
+        s.contains("(+1)")
+    });
+
+    pty.press(b"q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(status.success(), "exit status {status:?}");
     // The reader thread may still be draining the last bytes.
@@ -205,6 +246,15 @@ fn dashboard_shows_live_percentiles_and_q_writes_the_result() {
     let text = std::fs::read_to_string(dir.path().join("result.json")).expect("result.json");
     let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(json["interrupted"], true);
+    let changes = json["changes"].as_array().expect("changes");
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert!(
+        changes[0]["what"]
+            .as_str()
+            .expect("what")
+            .starts_with("users +1"),
+        "{changes:?}"
+    );
     let samples = json["total"]["samples"].as_u64().expect("samples");
     assert!(samples > 0, "{text}");
     assert!(json["total"]["latency"]["p99"].as_f64().expect("p99") >= 2.0);

@@ -93,12 +93,16 @@ fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
     ])
     .areas(latency);
     LatencyPanel { snap }.render(latency, buf);
-    if traffic.height >= 4 {
+    if traffic.height >= 3 {
         TrafficPanel { snap, state }.render(traffic, buf);
     }
     render_charts(charts, buf, snap);
 
-    LabelTable { snap, scroll: 0 }.render(table_area, buf);
+    LabelTable {
+        snap,
+        scroll: state.scroll,
+    }
+    .render(table_area, buf);
     if errors > 0 {
         let [e, s] = Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
             .areas(errors_area);

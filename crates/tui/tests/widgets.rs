@@ -97,6 +97,8 @@ fn label_table_has_every_label_and_a_total_row() {
     };
     assert!(row("GET /").contains("18,000"));
     assert!(row("POST /orders").contains("6,000"));
+    // The group row is marked, and not added into TOTAL.
+    assert!(row("> order flow").contains("6,000"));
     let total = row("TOTAL");
     assert!(total.contains("24,000"), "{total}");
     assert!(total.contains("0.18%"), "{total}");
@@ -131,7 +133,17 @@ fn label_table_scrolls_but_keeps_total() {
     assert!(all.contains("POST /orders"), "{all}");
     assert!(!all.contains("GET /"), "{all}");
     assert!(all.contains("TOTAL"), "{all}");
-    assert!(all.contains("2-2 of 2"), "{all}");
+    assert!(all.contains("2-2 of 3"), "{all}");
+    // Scrolling past the end shows the last rows.
+    let lines = draw(
+        LabelTable {
+            snap: &snap,
+            scroll: 99,
+        },
+        100,
+        5,
+    );
+    assert!(lines.concat().contains("3-3 of 3"), "{lines:#?}");
 }
 
 #[test]

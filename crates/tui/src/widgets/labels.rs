@@ -34,6 +34,9 @@ pub const COLUMNS: [&str; 13] = [
     "Sent KB/s",
 ];
 
+/// The mark before a group row's label.
+const GROUP: &str = "> ";
+
 /// Which of [`COLUMNS`] the compact table keeps.
 const COMPACT: [usize; 9] = [0, 1, 2, 3, 4, 6, 8, 9, 10];
 
@@ -70,7 +73,7 @@ impl Widget for LabelTable<'_> {
         let label_width = s
             .labels
             .iter()
-            .map(|l| l.label.chars().count())
+            .map(|l| l.label.chars().count() + if l.group { GROUP.len() } else { 0 })
             .max()
             .unwrap_or(0)
             .clamp(8, 40) as u16;
@@ -88,17 +91,25 @@ impl Widget for LabelTable<'_> {
         };
         let visible = area.height.saturating_sub(4) as usize;
         let scroll = self.scroll.min(s.labels.len().saturating_sub(visible));
-        let mut rows: Vec<[String; 13]> = s
+        // Group rows (a flow of steps) are marked: their requests are already in the step rows.
+        let mut rows: Vec<([String; 13], Style)> = s
             .labels
             .iter()
             .skip(scroll)
             .take(visible)
-            .map(|l| cells(l, s.elapsed))
+            .map(|l| {
+                let mut r = cells(l, s.elapsed);
+                if l.group {
+                    r[0] = format!("{GROUP}{}", r[0]);
+                    (r, Style::new().fg(Color::Cyan))
+                } else {
+                    (r, Style::new())
+                }
+            })
             .collect();
         let mut total = cells(&s.total, s.elapsed);
         total[0] = "TOTAL".into();
-        rows.push(total);
-        let last = rows.len() - 1;
+        rows.push((total, Style::new().add_modifier(Modifier::BOLD)));
 
         let others: u16 = keep.iter().skip(1).map(|&c| width(c) + 1).sum();
         let label_fits = area.width.saturating_sub(2 + others).clamp(5, label_width);
@@ -111,16 +122,12 @@ impl Widget for LabelTable<'_> {
             Cell::from(if c == 0 { line } else { line.right_aligned() })
         }))
         .style(Style::new().fg(Color::Cyan).bold());
-        let body = rows.into_iter().enumerate().map(|(i, r)| {
-            let row = Row::new(keep.iter().map(|&c| {
+        let body = rows.into_iter().map(|(r, style)| {
+            Row::new(keep.iter().map(|&c| {
                 let line = Line::from(r[c].clone());
                 Cell::from(if c == 0 { line } else { line.right_aligned() })
-            }));
-            if i == last {
-                row.style(Style::new().add_modifier(Modifier::BOLD))
-            } else {
-                row
-            }
+            }))
+            .style(style)
         });
         let title = if s.labels.len() > visible {
             format!(

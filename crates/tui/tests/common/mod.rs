@@ -77,11 +77,17 @@ fn series(seconds: u64, rate: f64) -> Vec<SeriesPoint> {
 }
 
 fn base(plan: RunPlan, rate: f64) -> Snapshot {
-    let labels = vec!["GET /".to_string(), "POST /orders".to_string()];
-    let mut s = Snapshot::empty(Arc::new(plan), &labels, 0);
+    let labels = vec![
+        "GET /".to_string(),
+        "POST /orders".to_string(),
+        "order flow".to_string(),
+    ];
+    // The last label is a group: one row per flow of the two steps.
+    let mut s = Snapshot::empty(Arc::new(plan), &labels, 1);
     s.elapsed = Duration::from_secs(12);
     fill(&mut s.labels[0], 18_000, 900, 2_000, 12);
     fill(&mut s.labels[1], 6_000, 1_500, 4_000, 30);
+    fill(&mut s.labels[2], 6_000, 4_000, 6_000, 30);
     let (a, b) = (s.labels[0].clone(), s.labels[1].clone());
     s.total.add(&a);
     s.total.add(&b);
