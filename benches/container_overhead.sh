@@ -81,3 +81,31 @@ print(f"mean   {statistics.mean(a):14.1f} {statistics.mean(b):14.1f} {statistics
 if len(a) > 1:
     print(f"stdev  {statistics.stdev(a):14.1f} {statistics.stdev(b):14.1f}")
 EOF
+
+# Throughput on a shared machine is noisy; CPU time at a fixed rate is not. Same open-loop load,
+# CPU seconds of throng (user + sys) and of the engine's processes (dockerd, containerd, shims,
+# docker-proxy) per run.
+RATE=${RATE:-4000}
+ticks() {
+    local t=0 p
+    for p in $(pgrep -x dockerd) $(pgrep -x containerd) $(pgrep -f containerd-shim) $(pgrep -x docker-proxy); do
+        t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
+HZ=$(getconf CLK_TCK)
+cpu_run() {
+    local before after
+    before=$(ticks)
+    /usr/bin/time -f "%U %S" -o "$OUT/time" "$BIN" run "$URL" -q "$RATE" -z "$DUR" --no-tui --quiet \
+        --json "$OUT/c.json" "$@" >/dev/null 2>&1
+    after=$(ticks)
+    python3 -c 'import sys; u, s = open(sys.argv[1]).read().split(); print(f"{float(u) + float(s):8.2f} {(int(sys.argv[3]) - int(sys.argv[2])) / int(sys.argv[4]):8.2f}")' \
+        "$OUT/time" "$before" "$after" "$HZ"
+}
+echo
+echo "CPU seconds at -q $RATE -z $DUR: throng, engine processes"
+printf '%-6s %17s %17s\n' round without with
+for r in $(seq 1 "$ROUNDS"); do
+    printf '%-6s %17s %17s\n' "$r" "$(cpu_run)" "$(cpu_run "${WATCH[@]}")"
+done

@@ -1,4 +1,5 @@
 //! The built binary: exit codes, bad input, signals, and the README's examples.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 
@@ -214,7 +215,7 @@ fn sigint_and_sigterm_stop_the_run_and_write_the_result() {
     for sig in ["-INT", "-TERM"] {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_throng"))
+        let child = Command::new(env!("CARGO_BIN_EXE_throng"))
             .args(["run", &url, "-c", "4", "-z", "60s", "--quiet", "--json"])
             .arg(&json)
             .stdin(Stdio::null())

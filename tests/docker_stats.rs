@@ -5,6 +5,7 @@
 //! `throng serve http` with its port published on 127.0.0.1, and drives a bounded load at it.
 //! A guard removes the containers and the image even when an assertion fails. Without an
 //! engine these tests fail, saying how to reach one: they never pass by skipping.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::path::Path;
 use std::process::{Command, Output};

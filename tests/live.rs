@@ -2,6 +2,7 @@
 //! testbed target. It reads the screen as a terminal would show it (vt100), finds live
 //! percentiles, presses `q`, and checks that the result was written and the terminal restored.
 //! Headless runs are checked never to touch the terminal.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! Scenario files end to end: the bundled ones against the testbed bank, invalid files with
 //! their exact place, checks, groups, data files and extraction.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 

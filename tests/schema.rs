@@ -1,5 +1,6 @@
 //! The JSON result is a contract: `schema.json` is generated from the result types and checked
 //! in, and real output of a real run validates against it.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::path::PathBuf;
 use std::process::Command;

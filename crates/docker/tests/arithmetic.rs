@@ -5,6 +5,7 @@
 //!   machine) under load; `docker stats` showed 1.438MiB for it.
 //! - `stats_v2.json`: the reference's shape with the keys cgroup v2 fills (`inactive_file`, no
 //!   `percpu_usage`, lower-case block I/O operations, null unused blkio lists).
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use throng_core::ContainerSample;
 use throng_docker::stats::{self, StatsDoc};

@@ -1,5 +1,6 @@
 //! The client and the monitor against a fake engine on a Unix socket: version negotiation,
 //! selection errors, a container stopping mid-run, and an engine consumer that never reads.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! The bank service over real HTTP/1.1 connections: routes, refusals, and money conserved under
 //! concurrent transfers.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

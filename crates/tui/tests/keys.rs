@@ -1,4 +1,5 @@
 //! Key handling: `ViewState::update` alone, no terminal.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 

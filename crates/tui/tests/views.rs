@@ -1,5 +1,6 @@
 //! Every view of the dashboard, rendered from fixed snapshots into ratatui's `TestBackend` and
 //! compared with the reviewed `insta` snapshots in `tests/snapshots/`.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Widgets rendered into a bare `Buffer`, checked cell by cell.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 
