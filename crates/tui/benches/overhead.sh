@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# What the live dashboard costs, two ways, against the same local target, with the dashboard (in a
-# tmux pseudo-terminal) and with --no-tui, alternating, N rounds:
-#  1. throughput: the same closed-loop run (-c USERS -z DURATION); the ratio of mean req/s;
-#  2. CPU: the same open-loop run at a fixed rate (-q RATE -z DURATION); throng's CPU seconds
-#     (user + system) per run. A fixed rate does the same work with or without the UI, so the
-#     difference is what the UI costs; this is much less noisy than throughput on a shared machine.
-# Needs tmux, python3 and a release build (cargo build --release).
+# What the live dashboard costs: the same closed-loop run (-c USERS -z DURATION) against the same
+# local target, with the dashboard (in a tmux pseudo-terminal) and with --no-tui, alternating,
+# ROUNDS rounds. Prints per run:
+#  - throughput (req/s), and the ratio of the means;
+#  - CPU seconds of throng's main thread (the runtime that runs the aggregator, and the dashboard
+#    when shown) and of the whole process, sampled from /proc. The main thread's extra CPU with
+#    the dashboard, as a share of the process's CPU, is what the dashboard costs; unlike
+#    throughput, it does not move with whatever else the machine is doing.
+# Needs tmux, python3, Linux /proc and a release build (cargo build --release).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 BIN=${BIN:-target/release/throng}
@@ -13,47 +15,81 @@ PORT=${PORT:-18081}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 USERS=${USERS:-50}
-RATE=${RATE:-5000}
 out=$(mktemp -d)
 "$BIN" serve http --port "$PORT" >"$out/serve.log" 2>&1 &
 serve=$!
 trap 'kill $serve 2>/dev/null; tmux kill-session -t throng-overhead 2>/dev/null || true' EXIT
 sleep 0.5
 url="http://127.0.0.1:$PORT/"
-rps() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["throughput"])' "$1"; }
-for i in $(seq 1 "$ROUNDS"); do
+
+# Samples a process's threads until it exits; writes "main_cpu_s total_cpu_s" to $2.
+sample() {
+  python3 - "$1" "$2" <<'PY'
+import os, sys, time
+pid, dest = sys.argv[1], sys.argv[2]
+hz = os.sysconf("SC_CLK_TCK")
+last = {}
+while os.path.exists(f"/proc/{pid}"):
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            last[tid] = (int(fields[11]) + int(fields[12])) / hz
+    except OSError:
+        pass
+    time.sleep(0.2)
+main = last.get(pid, 0.0)
+open(dest, "w").write(f"{main:.2f} {sum(last.values()):.2f}\n")
+PY
+}
+
+# Waits for the throng process whose command line holds $1 and prints its pid.
+pid_of() {
+  for _ in $(seq 1 100); do
+    if p=$(pgrep -f -- "^$BIN run .*$1" | head -1) && [ -n "$p" ]; then echo "$p"; return; fi
+    sleep 0.05
+  done
+  echo "no process for $1" >&2; exit 1
+}
+
+field() { python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["total"]["throughput"]))' "$1"; }
+
+with_dashboard() {
+  local i=$1
   tmux new-session -d -s throng-overhead -x 120 -y 40 \
-    "$BIN run $url -c $USERS -z $DURATION --json $out/tui-$i.json > $out/tui-$i.log 2>&1; tmux wait-for -S throng-overhead-done"
-  tmux wait-for throng-overhead-done
-  tmux kill-session -t throng-overhead 2>/dev/null || true
-  "$BIN" run "$url" -c "$USERS" -z "$DURATION" --no-tui --quiet --json "$out/headless-$i.json" >/dev/null 2>&1
-  echo "round $i: dashboard $(rps "$out/tui-$i.json") req/s, headless $(rps "$out/headless-$i.json") req/s"
-done
-# CPU seconds of a child process, written to a file (stdout stays the terminal or the null device).
-cpu() { local file=$1; shift; python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[2:])
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write(f"{r.ru_utime + r.ru_stime:.3f}\n")' "$file" "$@"; }
-export -f cpu
+    "$BIN run $url -c $USERS -z $DURATION --json $out/tui-$i.json > $out/tui-$i.log 2>&1"
+  sample "$(pid_of "$out/tui-$i.json")" "$out/cpu-tui-$i"
+  while tmux has-session -t throng-overhead 2>/dev/null; do sleep 0.1; done
+}
+
+headless() {
+  local i=$1
+  "$BIN" run "$url" -c "$USERS" -z "$DURATION" --no-tui --quiet --json "$out/headless-$i.json" >/dev/null 2>&1 &
+  run=$!
+  sample "$run" "$out/cpu-headless-$i"
+  wait "$run"
+}
+
+# Alternate which goes first, so that neither always runs on a warmer or quieter machine.
 for i in $(seq 1 "$ROUNDS"); do
-  tmux new-session -d -s throng-overhead -x 120 -y 40 \
-    "bash -c 'cpu $out/cpu-tui-$i $BIN run $url -q $RATE -z $DURATION --json $out/q-tui-$i.json' > $out/q-tui-$i.log 2>&1; tmux wait-for -S throng-overhead-done"
-  tmux wait-for throng-overhead-done
-  tmux kill-session -t throng-overhead 2>/dev/null || true
-  cpu "$out/cpu-headless-$i" "$BIN" run "$url" -q "$RATE" -z "$DURATION" --no-tui --quiet --json "$out/q-headless-$i.json" >/dev/null 2>&1
-  echo "round $i at $RATE req/s: dashboard $(cat "$out/cpu-tui-$i") CPU s, headless $(cat "$out/cpu-headless-$i") CPU s"
+  if [ $((i % 2)) = 1 ]; then with_dashboard "$i"; headless "$i"; else headless "$i"; with_dashboard "$i"; fi
+  read -r mt tt <"$out/cpu-tui-$i"
+  read -r mh th <"$out/cpu-headless-$i"
+  echo "round $i: dashboard $(field "$out/tui-$i.json") req/s, main thread $mt of $tt CPU s;" \
+       "headless $(field "$out/headless-$i.json") req/s, main thread $mh of $th CPU s"
 done
 python3 - "$out" "$ROUNDS" <<'PY'
 import json, sys
 d, n = sys.argv[1], int(sys.argv[2])
-t = [json.load(open(f"{d}/tui-{i}.json"))["total"]["throughput"] for i in range(1, n + 1)]
-h = [json.load(open(f"{d}/headless-{i}.json"))["total"]["throughput"] for i in range(1, n + 1)]
+rps = lambda m: [json.load(open(f"{d}/{m}-{i}.json"))["total"]["throughput"] for i in range(1, n + 1)]
+cpu = lambda m: [tuple(map(float, open(f"{d}/cpu-{m}-{i}").read().split())) for i in range(1, n + 1)]
+t, h = rps("tui"), rps("headless")
 mt, mh = sum(t) / n, sum(h) / n
 print(f"throughput: dashboard {mt:.0f} req/s, headless {mh:.0f} req/s, ratio {mt / mh:.3f}")
-ct = [float(open(f"{d}/cpu-tui-{i}").read()) for i in range(1, n + 1)]
-ch = [float(open(f"{d}/cpu-headless-{i}").read()) for i in range(1, n + 1)]
-ok = [json.load(open(f"{d}/q-{m}-{i}.json"))["total"]["samples"] for m in ("tui", "headless") for i in range(1, n + 1)]
-mt, mh = sum(ct) / n, sum(ch) / n
-print(f"CPU at a fixed rate: dashboard {mt:.2f} s, headless {mh:.2f} s per run, ratio {mt / mh:.3f} "
-      f"(requests per run {min(ok)}..{max(ok)})")
+ct, ch = cpu("tui"), cpu("headless")
+main_t, total_t = sum(c[0] for c in ct) / n, sum(c[1] for c in ct) / n
+main_h = sum(c[0] for c in ch) / n
+extra = main_t - main_h
+print(f"main thread: dashboard {main_t:.2f} CPU s, headless {main_h:.2f} CPU s per run: "
+      f"the dashboard costs {extra:.2f} CPU s, {extra / total_t * 100:.1f}% of the process's {total_t:.2f} CPU s")
 PY
