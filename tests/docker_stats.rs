@@ -392,3 +392,29 @@ fn an_unknown_container_is_a_usage_error_before_any_load() {
         "a run happened"
     );
 }
+
+#[test]
+fn a_scenario_file_names_containers_too() {
+    require_engine();
+    let name = format!("throng-no-such-scenario-container-{}", std::process::id());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("s.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "targets:\n  web: http://127.0.0.1:9\nload:\n  users: 1\n  requests: 1\n\
+             containers:\n  - {name}\nsteps:\n  - label: get\n    request:\n      path: /\n"
+        ),
+    )
+    .expect("write the scenario");
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["run", file.to_str().expect("utf-8"), "--no-tui"])
+        .output()
+        .expect("run throng");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("no container is named \"{name}\"")),
+        "{stderr}"
+    );
+}

@@ -93,7 +93,7 @@ pub async fn run_scenario(
         setup.plan,
         Arc::new(setup.driver),
         &setup.thresholds,
-        None,
+        setup.containers.as_ref(),
         out,
     )
     .await

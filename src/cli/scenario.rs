@@ -30,6 +30,8 @@ pub struct ScenarioSetup {
     pub thresholds: Vec<Threshold>,
     /// Connections the run may need (for the open-file check).
     pub connections: u64,
+    /// Containers to watch: the file's `containers`, then `--container` and `--container-label`.
+    pub containers: Option<super::containers::Watch>,
 }
 
 fn usage(m: impl Into<String>) -> CliError {
@@ -115,6 +117,9 @@ pub fn build_from(
     for h in &a.headers {
         probe.header(h).map_err(|e| usage(format!("-H {e}")))?;
     }
+    let mut names = scenario.containers.clone();
+    names.extend(a.containers.iter().cloned());
+    let containers = super::containers::watch_from(&names, &a.container_labels, a.idle.as_deref())?;
     let targets = scenario.targets.len().max(1) as u64;
     let driver = ScenarioDriver::new(scenario, |cfg| {
         cfg.http2 = probe.http2;
@@ -136,5 +141,6 @@ pub fn build_from(
         driver,
         thresholds,
         connections: per_target * targets,
+        containers,
     })
 }
