@@ -35,3 +35,4 @@ pub use throng_http as http;
 pub use throng_report as report;
 pub use throng_scenario as scenario;
 pub use throng_testbed as testbed;
+pub use throng_tui as tui;
