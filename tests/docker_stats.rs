@@ -112,7 +112,18 @@ fn build_image(tag: &str) -> tempfile::TempDir {
 
 /// Starts a container of `image` with 8080 published on a random 127.0.0.1 port; the port.
 fn run_container(name: &str, image: &str) -> u16 {
-    docker(&["run", "-d", "--name", name, "-p", "127.0.0.1::8080", image]);
+    let label = format!("throng-it={name}");
+    docker(&[
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--label",
+        &label,
+        "-p",
+        "127.0.0.1::8080",
+        image,
+    ]);
     let port = text(&docker(&["port", name, "8080/tcp"]));
     let port: u16 = port
         .lines()
@@ -327,12 +338,8 @@ fn a_container_stopping_mid_run_does_not_stop_the_run() {
     let started = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_throng"))
         .args(["run", &url, "-q", "200", "-z", "5s", "--no-tui", "--quiet"])
-        .args([
-            "--container",
-            &name,
-            "--json",
-            json.to_str().expect("utf-8"),
-        ])
+        .args(["--container-label", &format!("throng-it={name}")])
+        .args(["--json", json.to_str().expect("utf-8")])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -348,7 +355,9 @@ fn a_container_stopping_mid_run_does_not_stop_the_run() {
     assert!(started.elapsed() < Duration::from_secs(15));
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    assert_eq!(result["containers"].as_array().map(Vec::len), Some(1));
     let c = &result["containers"][0];
+    assert_eq!(c["name"], name.as_str(), "found by its label");
     let gone = c["gone"].as_str().expect("the container is reported gone");
     assert!(gone.starts_with("exited"), "{gone}");
     // The load went on to its end.
