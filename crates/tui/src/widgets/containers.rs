@@ -103,6 +103,7 @@ impl Widget for ContainersPanel<'_> {
                 .render(cols[1], buf);
             Sparkline::default()
                 .data(spark(c, cols[2].width as usize, cpu_tenths))
+                .max(cpu_scale(c))
                 .style(Style::new().fg(Color::Cyan))
                 .render(cols[2], buf);
             Line::from(mem(&last)).right_aligned().render(cols[3], buf);
@@ -194,15 +195,36 @@ fn render_card(c: &ContainerSeries, area: Rect, buf: &mut Buffer) {
         ),
     ])
     .render(numbers, buf);
+    let [labels, charts] =
+        Layout::horizontal([Constraint::Length(4), Constraint::Min(1)]).areas(charts);
     let [cpu, memory] =
         Layout::vertical([Constraint::Length(2), Constraint::Length(2)]).areas(charts);
+    let [cpu_label, memory_label] =
+        Layout::vertical([Constraint::Length(2), Constraint::Length(2)]).areas(labels);
+    Line::styled("cpu", dim).render(cpu_label, buf);
+    Line::styled("mem", dim).render(memory_label, buf);
     let w = cpu.width as usize;
     Sparkline::default()
         .data(spark(c, w, cpu_tenths))
+        .max(cpu_scale(c))
         .style(Style::new().fg(Color::Cyan))
         .render(cpu, buf);
-    Sparkline::default()
+    // Memory against the limit when there is one, so a flat line reads as headroom, not as full.
+    let memory_chart = Sparkline::default()
         .data(spark(c, w, |s| s.mem_used))
-        .style(Style::new().fg(Color::Magenta))
-        .render(memory, buf);
+        .style(Style::new().fg(Color::Magenta));
+    match last.mem_limit {
+        0 => memory_chart.render(memory, buf),
+        limit => memory_chart.max(limit).render(memory, buf),
+    }
+}
+
+/// The CPU sparkline's top: one core at least, so an idle container does not draw full bars.
+fn cpu_scale(c: &ContainerSeries) -> u64 {
+    c.samples
+        .iter()
+        .map(cpu_tenths)
+        .max()
+        .unwrap_or(0)
+        .max(1000)
 }
