@@ -279,7 +279,12 @@ fn readme_examples_parse() {
         let words = shell_words(cmd);
         let cli = throng::cli::Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{cmd}: {e}"));
         if let throng::cli::Command::Run(run) = cli.command {
-            if run.body.as_deref().is_none_or(|b| !b.starts_with('@')) && run.cacert.is_none() {
+            if throng::cli::scenario::is_scenario(&run.url) {
+                throng::cli::scenario::build_scenario(&run)
+                    .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+            } else if run.body.as_deref().is_none_or(|b| !b.starts_with('@'))
+                && run.cacert.is_none()
+            {
                 throng::cli::plan::build(&run).unwrap_or_else(|e| panic!("{cmd}: {e}"));
             }
         }

@@ -110,18 +110,9 @@ impl Client {
 
     /// Sends `GET path` on a new connection; the response's status is not checked yet.
     async fn send(&self, path: &str) -> Result<(hyper::Response<Incoming>, ConnTask), DockerError> {
-        let stream =
-            UnixStream::connect(&self.socket)
-                .await
-                .map_err(|source| match source.kind() {
-                    std::io::ErrorKind::PermissionDenied => DockerError::PermissionDenied {
-                        path: self.socket.clone(),
-                    },
-                    _ => DockerError::Unreachable {
-                        path: self.socket.clone(),
-                        source,
-                    },
-                })?;
+        let stream = UnixStream::connect(&self.socket)
+            .await
+            .map_err(|e| connect_error(&self.socket, e))?;
         let http = |source| DockerError::Http {
             request: path.to_string(),
             source,
@@ -277,6 +268,19 @@ impl StatsStream {
     }
 }
 
+/// What a failure to connect to the socket means for the user.
+fn connect_error(path: &Path, source: std::io::Error) -> DockerError {
+    match source.kind() {
+        std::io::ErrorKind::PermissionDenied => DockerError::PermissionDenied {
+            path: path.to_path_buf(),
+        },
+        _ => DockerError::Unreachable {
+            path: path.to_path_buf(),
+            source,
+        },
+    }
+}
+
 async fn read_body(body: Incoming, request: &str) -> Result<Bytes, DockerError> {
     body.collect()
         .await
@@ -316,6 +320,17 @@ mod tests {
             socket_from(Some("tcp://10.0.0.1:2375")),
             Err(DockerError::UnsupportedHost(_))
         ));
+    }
+
+    #[test]
+    fn permission_denied_says_how_to_get_permission() {
+        let path = Path::new("/var/run/docker.sock");
+        let e = connect_error(path, std::io::ErrorKind::PermissionDenied.into());
+        assert!(matches!(e, DockerError::PermissionDenied { .. }), "{e}");
+        assert!(e.to_string().contains("`docker` group"), "{e}");
+        let e = connect_error(path, std::io::ErrorKind::ConnectionRefused.into());
+        assert!(matches!(e, DockerError::Unreachable { .. }), "{e}");
+        assert!(e.to_string().contains("DOCKER_HOST=unix://"), "{e}");
     }
 
     #[test]

@@ -107,7 +107,7 @@ impl Monitor {
     }
 
     /// Starts sampling and returns once every container has given its first complete reading
-    /// (about a second; at most [`WARMUP`]) and `idle` has passed. Readings taken until
+    /// (about a second; at most [`WARMUP`]) and `idle` has passed after it. Readings taken until
     /// [`Sampling::load_starts_now`] are the idle ones. The receiver goes to the engine
     /// (`Extras::containers`).
     pub async fn start(self, idle: Duration) -> (Sampling, mpsc::Receiver<ContainerEvent>) {
@@ -139,10 +139,9 @@ impl Monitor {
         let first = async {
             let _ = ready_rx.wait_for(|seen| *seen >= n).await;
         };
-        let _ = tokio::join!(
-            tokio::time::timeout(WARMUP, first),
-            tokio::time::sleep(idle)
-        );
+        // Counting the idle period from the first reading gives about one idle reading a second.
+        let _ = tokio::time::timeout(WARMUP, first).await;
+        tokio::time::sleep(idle).await;
         let sampling = Sampling {
             origin: Some(origin_tx),
             dropped,

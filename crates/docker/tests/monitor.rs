@@ -183,6 +183,22 @@ async fn resolves_names_and_labels_once_each() {
 }
 
 #[tokio::test]
+async fn docker_host_picks_the_engine() {
+    // The only test here that reads DOCKER_HOST; the others name their socket.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sock = serve(dir.path(), fake(0, Duration::ZERO, false));
+    std::env::set_var("DOCKER_HOST", format!("unix://{}", sock.display()));
+    let client = Client::from_env()
+        .await
+        .expect("connects through DOCKER_HOST");
+    assert_eq!(client.socket(), sock.as_path());
+    assert_eq!(client.version(), ApiVersion(1, 43));
+    std::env::set_var("DOCKER_HOST", "tcp://127.0.0.1:2375");
+    let err = Client::from_env().await.expect_err("tcp is not supported");
+    assert!(matches!(err, DockerError::UnsupportedHost(_)), "{err}");
+}
+
+#[tokio::test]
 async fn unknown_names_and_labels_are_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let sock = serve(dir.path(), fake(0, Duration::ZERO, false));
