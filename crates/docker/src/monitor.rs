@@ -188,31 +188,71 @@ enum Raw {
     Gone(String, String),
 }
 
-/// Reads one container's stats stream until it ends or the run does.
+/// How often a stream that ends while its container still runs (an engine restart, a hiccup)
+/// is opened again before the container is reported gone.
+const REOPEN: u32 = 3;
+
+/// How one stats stream ended.
+enum Ended {
+    /// The container stopped or vanished.
+    Gone(String),
+    /// The stream failed or ended for this reason while the container may still run.
+    Stream(String),
+    /// The run no longer listens.
+    Closed,
+}
+
+/// Reads one container's stats until it goes away or the run ends, reopening the stream when
+/// it ends while the container still runs.
 async fn watch_one(client: Client, id: String, raw: mpsc::Sender<Raw>) {
-    let why = match client.stats(&id).await {
-        Err(e) => gone_reason(&client, &id, &e.to_string()).await,
-        Ok(mut stream) => loop {
-            match stream.next().await {
-                None => break gone_reason(&client, &id, "the engine ended the stats stream").await,
-                Some(Err(e)) => break gone_reason(&client, &id, &e.to_string()).await,
-                Some(Ok(doc)) if doc.is_blank() => {
-                    // A stopped container's stream goes on with empty documents.
-                    if let Some(why) = stopped(&client, &id).await {
-                        break why;
-                    }
-                }
-                Some(Ok(doc)) if !doc.has_previous() => {}
-                Some(Ok(doc)) => {
-                    let reading = Raw::Sample(id.clone(), Instant::now(), stats::sample(&doc));
-                    if raw.send(reading).await.is_err() {
-                        return;
-                    }
-                }
+    let mut reopened = 0;
+    let why = loop {
+        let cause = match client.stats(&id).await {
+            Err(e) => e.to_string(),
+            Ok(mut stream) => match read(&client, &id, &mut stream, &raw).await {
+                Ended::Gone(why) => break why,
+                Ended::Closed => return,
+                Ended::Stream(cause) => cause,
+            },
+        };
+        match stopped(&client, &id).await {
+            Some(why) => break why,
+            None if reopened < REOPEN => {
+                reopened += 1;
+                tokio::time::sleep(Duration::from_millis(500)).await;
             }
-        },
+            None => break cause,
+        }
     };
     let _ = raw.send(Raw::Gone(id, why)).await;
+}
+
+/// Forwards the readings of one stream until it ends.
+async fn read(
+    client: &Client,
+    id: &str,
+    stream: &mut crate::StatsStream,
+    raw: &mpsc::Sender<Raw>,
+) -> Ended {
+    loop {
+        match stream.next().await {
+            None => return Ended::Stream("the engine ended the stats stream".into()),
+            Some(Err(e)) => return Ended::Stream(e.to_string()),
+            Some(Ok(doc)) if doc.is_blank() => {
+                // A stopped container's stream goes on with empty documents.
+                if let Some(why) = stopped(client, id).await {
+                    return Ended::Gone(why);
+                }
+            }
+            Some(Ok(doc)) if !doc.has_previous() => {}
+            Some(Ok(doc)) => {
+                let reading = Raw::Sample(id.to_string(), Instant::now(), stats::sample(&doc));
+                if raw.send(reading).await.is_err() {
+                    return Ended::Closed;
+                }
+            }
+        }
+    }
 }
 
 /// Why a running container can no longer be sampled, or `None` if it still runs.
@@ -223,13 +263,6 @@ async fn stopped(client: &Client, id: &str) -> Option<String> {
         Ok(Some(_)) => None,
         Err(e) => Some(format!("cannot inspect it: {e}")),
     }
-}
-
-/// Why sampling ended, after the stream failed with `cause`.
-async fn gone_reason(client: &Client, id: &str, cause: &str) -> String {
-    stopped(client, id)
-        .await
-        .unwrap_or_else(|| cause.to_string())
 }
 
 /// Turns readings into events for the engine: holds the idle ones until the load's start is

@@ -27,6 +27,7 @@ struct Fake {
     exits: bool,
     stopped: AtomicBool,
     written: AtomicUsize,
+    streams: AtomicUsize,
 }
 
 fn v2_doc(previous: bool) -> String {
@@ -88,6 +89,7 @@ async fn handle(
             full(200, r#"{"Id":"sha256:img","Size":12345678}"#.into())
         }
         p if p == format!("/v1.43/containers/{ID}/stats") => {
+            fake.streams.fetch_add(1, Ordering::SeqCst);
             let (mut tx, body) = http_body_util::channel::Channel::<Bytes, Infallible>::new(1);
             tokio::spawn(async move {
                 let line = |s: String| Bytes::from(s + "\n");
@@ -146,6 +148,7 @@ fn fake(docs: usize, every: Duration, exits: bool) -> Arc<Fake> {
         exits,
         stopped: AtomicBool::new(false),
         written: AtomicUsize::new(0),
+        streams: AtomicUsize::new(0),
     })
 }
 
@@ -311,4 +314,32 @@ async fn an_engine_that_never_reads_does_not_hold_up_sampling() {
         1 + 400,
         "Info plus every reading, kept or dropped"
     );
+}
+
+#[tokio::test]
+async fn a_stream_ending_while_the_container_runs_is_opened_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Each stream ends after two readings; the container keeps running.
+    let f = fake(2, Duration::from_millis(20), false);
+    let sock = serve(dir.path(), f.clone());
+    let client = Client::connect(&sock).await.expect("connects");
+    let m = Monitor::resolve(client, &select(&["web"], &[]))
+        .await
+        .expect("resolves");
+    let (mut sampling, mut rx) = m.start(Duration::ZERO).await;
+    sampling.load_starts_now();
+    let mut samples = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let gone = loop {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(ContainerEvent::Sample(..))) => samples += 1,
+            Ok(Some(ContainerEvent::Gone(_, why))) => break why,
+            Ok(Some(ContainerEvent::Info(_))) => {}
+            other => panic!("no Gone event: {other:?}"),
+        }
+    };
+    // The first stream and three more, two readings each; then the container counts as gone.
+    assert_eq!(f.streams.load(Ordering::SeqCst), 4);
+    assert_eq!(samples, 8);
+    assert_eq!(gone, "the engine ended the stats stream");
 }
