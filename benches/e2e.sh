@@ -26,13 +26,14 @@ mkdir -p "$work/logs"
 echo -n "hello, world" > "$work/index.html"
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
+worker_rlimit_nofile 20000;
 pid $work/nginx.pid;
 error_log $work/logs/error.log;
 events { worker_connections 20000; }
 http {
   access_log off;
   keepalive_requests 100000000;
-  server { listen 127.0.0.1:$PORT; root $work; location / { index index.html; } }
+  server { listen 127.0.0.1:$PORT backlog=16384; root $work; location / { index index.html; } }
 }
 CONF
 nginx -p "$work" -c "$work/nginx.conf"
@@ -98,3 +99,16 @@ sleep $((LONG - 10)); rss60=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
 peak=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
 wait $pid
 echo "RSS ${rss10} kB at 10 s, ${rss60} kB at ${LONG} s, peak ${peak} kB"
+
+echo "== 10000 connections held for ${DURATION}s"
+"$THRONG" run "$URL" -c 10000 -z "$((DURATION + 5))s" --quiet --no-tui --json "$work/k.json" > /dev/null &
+pid=$!
+sleep $((DURATION / 2 + 5))
+held=$(ss -Htn state established "( dport = :$PORT )" | wc -l)
+wait $pid
+python3 - "$work/k.json" "$held" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); t = r["total"]
+print(f"established {sys.argv[2]} connections mid-run   {t['samples']} requests   {t['throughput']:.1f}/s   "
+      f"errors {t['errors']}   p99 {t['latency']['p99']:.2f} ms")
+PY

@@ -446,6 +446,7 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     let end = sh.plan.planned_duration().map(|d| d.as_secs_f64());
     let queue = Rc::new(Queue::default());
     let mut slots = 0usize;
+    let pacer = crate::pace::Pacer::precise();
     // The schedule runs in its own time, which a rate factor stretches: it ends by the real clock.
     let mut schedule = Schedule::new(
         &o.rate,
@@ -471,7 +472,7 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         }
         arrivals_left -= 1;
         let at = sh.start + Duration::from_secs_f64(real);
-        crate::pace::pace_until(at).await;
+        pacer.until(at).await;
         if sh.stopping() {
             break;
         }
