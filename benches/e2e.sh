@@ -5,7 +5,7 @@
 # RSS after 10 s and 60 s of steady load at 1,000 connections.
 #
 #   benches/e2e.sh            # needs: nginx-light, wrk (apt), oha (cargo install oha --locked)
-#   DURATION=10 CONNS=50 benches/e2e.sh
+#   DURATION=10 CONNS=50 ROUNDS=3 LONG=60 benches/e2e.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +13,7 @@ DURATION=${DURATION:-10}
 CONNS=${CONNS:-50}
 PORT=${PORT:-18480}
 LONG=${LONG:-60}
+ROUNDS=${ROUNDS:-3}
 
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
@@ -22,6 +23,7 @@ THRONG=$PWD/target/release/throng
 
 work=$(mktemp -d)
 trap 'nginx -p "$work" -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+chmod 755 "$work"   # nginx's workers run as another user and must read the page
 mkdir -p "$work/logs"
 echo -n "hello, world" > "$work/index.html"
 cat > "$work/nginx.conf" <<CONF
@@ -39,36 +41,20 @@ CONF
 nginx -p "$work" -c "$work/nginx.conf"
 sleep 0.5
 URL=http://127.0.0.1:$PORT/
+# Every figure below is of 200 responses: stop here if nginx answers anything else.
+"$THRONG" run "$URL" -n 10 --quiet --no-tui --threshold 'error_rate<0.01%' > /dev/null || {
+  echo "nginx does not answer 200 at $URL"; exit 1; }
 
-# Runs a command under /usr/bin/time; prints "requests cpu_seconds".
+# Runs a command under /usr/bin/time; prints its user + system CPU seconds.
 measure() {
   local out="$1"; shift
   /usr/bin/time -f "%U %S" -o "$work/time" "$@" > "$out" 2>&1
   awk '{print $1 + $2}' "$work/time"
 }
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+per_million() { echo "$1 $2" | awk '{printf "%.2f", $1 / $2 * 1e6}'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-echo "== closed loop: $CONNS connections, ${DURATION}s each, target nginx at $URL"
-cpu=$(measure "$work/wrk.out" wrk -t2 -c"$CONNS" -d"${DURATION}s" "$URL")
-req=$(awk '/requests in/ {print $1}' "$work/wrk.out")
-wrk_rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
-wrk_cpu=$(echo "$cpu $req" | awk '{printf "%.2f", $1 / $2 * 1e6}')
-echo "wrk     ${wrk_rps} req/s   ${wrk_cpu} CPU-s per million requests"
-
-cpu=$(measure "$work/oha.out" oha --no-tui -c "$CONNS" -z "${DURATION}s" "$URL")
-oha_rps=$(awk '/Requests\/sec/ {print $2}' "$work/oha.out")
-req=$(echo "$oha_rps $DURATION" | awk '{print $1 * $2}')
-oha_cpu=$(echo "$cpu $req" | awk '{printf "%.2f", $1 / $2 * 1e6}')
-echo "oha     ${oha_rps} req/s   ${oha_cpu} CPU-s per million requests"
-
-cpu=$(measure "$work/throng.out" "$THRONG" run "$URL" -c "$CONNS" -z "${DURATION}s" --quiet --no-tui --json "$work/t.json")
-req=$(python3 -c "import json;print(json.load(open('$work/t.json'))['total']['samples'])")
-thr_rps=$(python3 -c "import json;print(round(json.load(open('$work/t.json'))['total']['throughput'],1))")
-thr_cpu=$(echo "$cpu $req" | awk '{printf "%.2f", $1 / $2 * 1e6}')
-echo "throng  ${thr_rps} req/s   ${thr_cpu} CPU-s per million requests"
-echo "ratios  throng/wrk req/s $(echo "$thr_rps $wrk_rps" | awk '{printf "%.3f", $1/$2}')   CPU/req $(echo "$thr_cpu $wrk_cpu" | awk '{printf "%.3f", $1/$2}')"
-echo "        throng/oha req/s $(echo "$thr_rps $oha_rps" | awk '{printf "%.3f", $1/$2}')   CPU/req $(echo "$thr_cpu $oha_cpu" | awk '{printf "%.3f", $1/$2}')"
-
-echo "== a one-step scenario against the same URL (the cost of a flow step)"
 cat > "$work/one.yaml" <<YAML
 # one step, the same request as throng run URL
 targets: { web: http://127.0.0.1:$PORT }
@@ -76,19 +62,59 @@ steps:
   - label: GET /
     request: { path: / }
 YAML
-"$THRONG" run "$work/one.yaml" -c "$CONNS" -z "${DURATION}s" --quiet --no-tui --json "$work/s.json" > /dev/null
-sc_rps=$(python3 -c "import json;print(round(json.load(open('$work/s.json'))['total']['throughput'],1))")
-echo "scenario ${sc_rps} req/s   ratio scenario/url $(echo "$sc_rps $thr_rps" | awk '{printf "%.3f", $1/$2}')"
 
-echo "== open loop: 20000 req/s for ${DURATION}s"
+# The machine is shared and noisy: the four generators take turns, ROUNDS times, and each
+# figure is the median of its rounds.
+declare -A RPS CPU
+echo "== closed loop: $CONNS connections, ${DURATION}s a run, $ROUNDS rounds, target nginx at $URL"
+for round in $(seq "$ROUNDS"); do
+  cpu=$(measure "$work/wrk.out" wrk -t2 -c"$CONNS" -d"${DURATION}s" "$URL")
+  req=$(awk '/requests in/ {print $1}' "$work/wrk.out")
+  RPS[wrk]+=" $(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")"; CPU[wrk]+=" $(per_million "$cpu" "$req")"
+
+  cpu=$(measure "$work/oha.json" oha --no-tui --output-format json -c "$CONNS" -z "${DURATION}s" "$URL")
+  rps=$(json "$work/oha.json" "r['summary']['requestsPerSec']")
+  req=$(echo "$rps $DURATION" | awk '{print $1 * $2}')
+  RPS[oha]+=" $rps"; CPU[oha]+=" $(per_million "$cpu" "$req")"
+
+  for kind in url scenario; do
+    what=$URL; [ "$kind" = scenario ] && what=$work/one.yaml
+    cpu=$(measure "$work/t.out" "$THRONG" run "$what" -c "$CONNS" -z "${DURATION}s" --quiet --no-tui --json "$work/t.json")
+    req=$(json "$work/t.json" "r['total']['samples']")
+    RPS[$kind]+=" $(json "$work/t.json" "round(r['total']['throughput'], 1)")"; CPU[$kind]+=" $(per_million "$cpu" "$req")"
+  done
+  echo "round $round: req/s wrk ${RPS[wrk]##* }  oha ${RPS[oha]##* }  throng ${RPS[url]##* }  scenario ${RPS[scenario]##* }"
+done
+declare -A MR MC
+for g in wrk oha url scenario; do
+  MR[$g]=$(echo "${RPS[$g]}" | median); MC[$g]=$(echo "${CPU[$g]}" | median)
+  printf "%-16s %10s req/s   %6s CPU-s per million requests   (rounds: req/s%s)\n" \
+    "$([ "$g" = url ] && echo throng || { [ "$g" = scenario ] && echo "throng scenario" || echo "$g"; })" \
+    "${MR[$g]}" "${MC[$g]}" "${RPS[$g]}"
+done
+ratio() { echo "$1 $2" | awk '{printf "%.3f", $1 / $2}'; }
+echo "ratios  throng/wrk req/s $(ratio "${MR[url]}" "${MR[wrk]}")   CPU/req $(ratio "${MC[url]}" "${MC[wrk]}")"
+echo "        throng/oha req/s $(ratio "${MR[url]}" "${MR[oha]}")   CPU/req $(ratio "${MC[url]}" "${MC[oha]}")"
+echo "        scenario/url req/s $(ratio "${MR[scenario]}" "${MR[url]}")   CPU/req $(ratio "${MC[scenario]}" "${MC[url]}")"
+
+echo "== open loop: 20000 req/s for ${DURATION}s, throng and then oha (--latency-correction)"
 "$THRONG" run "$URL" -q 20000 -z "${DURATION}s" --max-in-flight 1000 --quiet --no-tui --json "$work/o.json" > /dev/null
 python3 - "$work/o.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-o = r["open_loop"]; t = r["total"]
+o = r["open_loop"]; t = r["total"]; l = t["latency"]
 err = (o["achieved_rate"] - 20000) / 20000 * 100
-print(f"achieved {o['achieved_rate']:.1f}/s ({err:+.3f}% of target)   completed {t['throughput']:.1f}/s   "
-      f"p99 {t['latency']['p99']:.2f} ms   lag p99 {o['lag']['p99']:.2f} ms   late {o['late']}   dropped {o['dropped']}")
+print(f"throng  achieved {o['achieved_rate']:.1f}/s ({err:+.3f}% of target)   p50 {l['p50']:.2f} ms   "
+      f"p99 {l['p99']:.2f} ms   lag p99 {o['lag']['p99']:.2f} ms   late {o['late']}   dropped {o['dropped']}")
+PY
+oha --no-tui --output-format json -q 20000 -z "${DURATION}s" -c 1000 --latency-correction "$URL" > "$work/oq.json"
+python3 - "$work/oq.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["summary"]; p = r["latencyPercentiles"]
+err = (s["requestsPerSec"] - 20000) / 20000 * 100
+print(f"oha     achieved {s['requestsPerSec']:.1f}/s ({err:+.3f}% of target)   p50 {p['p50']*1e3:.2f} ms   "
+      f"p99 {p['p99']*1e3:.2f} ms")
 PY
 
 echo "== memory: 1000 connections, RSS after 10 s and after ${LONG} s"
@@ -111,4 +137,6 @@ import json, sys
 r = json.load(open(sys.argv[1])); t = r["total"]
 print(f"established {sys.argv[2]} connections mid-run   {t['samples']} requests   {t['throughput']:.1f}/s   "
       f"errors {t['errors']}   p99 {t['latency']['p99']:.2f} ms")
+for e in r.get("errors", []):
+    print("  error", e)
 PY

@@ -90,6 +90,24 @@ async fn open_loop_runs_the_schedule() {
     assert!(s.series.len() >= 2, "{} points", s.series.len());
 }
 
+/// The achieved rate is over the time the schedule ran, not the drain after it: with each
+/// request taking 400 ms, the run lasts about 2.4 s, but 800 arrivals in 2 s are 400/s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn achieved_rate_leaves_out_the_drain() {
+    let target = HttpTarget {
+        delay: Delay::Fixed(Duration::from_millis(400)),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "-q", "400", "-z", "2s"]).await;
+    assert!(s.elapsed > Duration::from_millis(2300), "{:?}", s.elapsed);
+    let o = result(&s).open_loop.unwrap();
+    assert!((o.achieved_rate - 400.0).abs() < 4.0, "{}", o.achieved_rate);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_loop_n_arrivals() {
     let target = HttpTarget::default().start().await.unwrap();

@@ -138,7 +138,8 @@ pub struct LagResult {
     pub late: u64,
     /// Arrivals dropped because every slot was busy and the queue was full.
     pub dropped: u64,
-    /// Arrivals per second achieved (started), against the plan.
+    /// Arrivals per second achieved: arrivals that started, over the time the schedule ran
+    /// (the planned duration, or less if the run was stopped; not the drain after it).
     pub achieved_rate: f64,
 }
 
@@ -231,6 +232,15 @@ pub struct RunResult {
     pub changes: Vec<ChangeResult>,
 }
 
+/// How long the open-loop schedule ran: the planned duration, unless the run stopped sooner.
+/// The in-flight requests' drain after the schedule's end is not part of it.
+fn schedule_span(s: &Snapshot) -> std::time::Duration {
+    match s.plan.planned_duration() {
+        Some(d) if !d.is_zero() => s.elapsed.min(d),
+        _ => s.elapsed,
+    }
+}
+
 impl RunResult {
     /// The result of a final snapshot.
     pub fn from_snapshot(s: &Snapshot, started_at: SystemTime, interrupted: bool) -> Self {
@@ -240,7 +250,7 @@ impl RunResult {
             lag_hdr: histogram::encode(&l.lag),
             late: l.late,
             dropped: l.dropped,
-            achieved_rate: per_second(l.lag.len(), s.elapsed),
+            achieved_rate: per_second(l.lag.len(), schedule_span(s)),
         });
         RunResult {
             schema_version: SCHEMA_VERSION,
