@@ -114,6 +114,19 @@ async fn groups_count_completed_iterations_and_money_is_conserved() {
     let flow = throng::core::Percentiles::of(&row(&s, "transfer flow").latency);
     let transfer = throng::core::Percentiles::of(&row(&s, "transfer").latency);
     assert!(flow.min >= transfer.min);
+    // A group's bytes are its steps' bytes.
+    let steps = [
+        "balance A before",
+        "balance B before",
+        "transfer",
+        "balance B after",
+        "balance A after",
+    ];
+    let sent: u64 = steps.iter().map(|l| row(&s, l).bytes_sent).sum();
+    let received: u64 = steps.iter().map(|l| row(&s, l).bytes_received).sum();
+    assert!(sent > 0 && received > 0);
+    assert_eq!(row(&s, "transfer flow").bytes_sent, sent);
+    assert_eq!(row(&s, "transfer flow").bytes_received, received);
     let r = common::result(&s);
     assert_eq!(r.labels.len(), 9);
 }

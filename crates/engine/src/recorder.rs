@@ -8,6 +8,8 @@ use hdrhistogram::Histogram;
 use throng_core::{histogram, ErrorClass, LabelStats, Outcome};
 use tokio::time::Instant;
 
+use crate::worker::GroupPass;
+
 const CLASSES: usize = ErrorClass::ALL.len();
 const STATUSES: usize = 1000;
 
@@ -113,29 +115,25 @@ impl Recorder {
         }
     }
 
-    /// Records one pass through a group of steps (row `row`), failed or not.
-    pub fn record_group(
-        &mut self,
-        row: usize,
-        intended: Instant,
-        started: Instant,
-        ended: Instant,
-        failed: Option<ErrorClass>,
-    ) {
+    /// Records one pass through a group of steps (row `row`), failed or not: its bytes are those
+    /// of its steps.
+    pub(crate) fn record_group(&mut self, row: usize, pass: &GroupPass, ended: Instant) {
         let Some(r) = self.labels.get_mut(row) else {
             return;
         };
         r.samples += 1;
-        if failed.is_some() {
+        if pass.failed.is_some() {
             r.errors += 1;
         }
+        r.bytes_sent += pass.bytes.0;
+        r.bytes_received += pass.bytes.1;
         histogram::record(
             &mut r.latency,
-            micros(ended.saturating_duration_since(intended)),
+            micros(ended.saturating_duration_since(pass.due)),
         );
         histogram::record(
             &mut r.service,
-            micros(ended.saturating_duration_since(started)),
+            micros(ended.saturating_duration_since(pass.started)),
         );
     }
 

@@ -80,13 +80,12 @@ impl<D: Driver> Local<D> {
             return false;
         }
         let mut due = intended;
-        // Per group: (intended start, actual start, failure so far); no allocation without groups.
-        let mut spans: Vec<Option<(Instant, Instant, Option<throng_core::ErrorClass>)>> =
-            if sh.groups.is_empty() {
-                Vec::new()
-            } else {
-                vec![None; sh.groups.len()]
-            };
+        // Per group: the pass so far; no allocation without groups.
+        let mut spans: Vec<Option<GroupPass>> = if sh.groups.is_empty() {
+            Vec::new()
+        } else {
+            vec![None; sh.groups.len()]
+        };
         for step in 0..sh.steps {
             if !self.take_request() {
                 return true;
@@ -97,7 +96,12 @@ impl<D: Driver> Local<D> {
             }
             for (g, span) in sh.groups.iter().zip(spans.iter_mut()) {
                 if g.first == step {
-                    *span = Some((due, started, None));
+                    *span = Some(GroupPass {
+                        due,
+                        started,
+                        failed: None,
+                        bytes: (0, 0),
+                    });
                 }
             }
             let guard = AbortGuard {
@@ -109,22 +113,23 @@ impl<D: Driver> Local<D> {
             guard.disarm();
             let ended = Instant::now();
             let (error, proceed, pause) = (outcome.error, outcome.proceed, outcome.pause);
+            let bytes = (outcome.bytes_sent, outcome.bytes_received);
             self.rec
                 .borrow_mut()
                 .record(step, due, started, ended, outcome);
             let stop = (error.is_some() && !proceed) || sh.stopping();
             for (i, (g, span)) in sh.groups.iter().zip(spans.iter_mut()).enumerate() {
-                if let Some((g_due, g_start, failed)) = span {
-                    if failed.is_none() {
-                        *failed = error;
+                if let Some(pass) = span {
+                    if pass.failed.is_none() {
+                        pass.failed = error;
                     }
+                    pass.bytes.0 += bytes.0;
+                    pass.bytes.1 += bytes.1;
                     // A group cut short by a failure counts as a failed pass; one cut short by
                     // the end of the run does not count at all.
                     if g.last == step || (stop && error.is_some() && !proceed) {
                         let row = sh.steps + i;
-                        self.rec
-                            .borrow_mut()
-                            .record_group(row, *g_due, *g_start, ended, *failed);
+                        self.rec.borrow_mut().record_group(row, pass, ended);
                         *span = None;
                     }
                 }
@@ -153,6 +158,19 @@ impl<D: Driver> Local<D> {
             self.shared.lost.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// One pass through a group of steps, so far.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GroupPass {
+    /// When its first step was due.
+    pub due: Instant,
+    /// When its first step started.
+    pub started: Instant,
+    /// The first failure in it.
+    pub failed: Option<throng_core::ErrorClass>,
+    /// Bytes sent and received by its steps.
+    pub bytes: (u64, u64),
 }
 
 /// Counts a request as aborted if its future is dropped before it completes.
