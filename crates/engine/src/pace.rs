@@ -103,7 +103,13 @@ async fn wait_fd(fd: &AsyncFd<OwnedFd>, at: Instant) -> io::Result<()> {
             let mut guard = fd.readable().await?;
             let mut buf = [0u8; 8];
             match guard.try_io(|inner| Ok(rustix::io::read(inner.get_ref(), &mut buf)?)) {
-                Ok(Ok(_)) => break,
+                Ok(Ok(_)) => {
+                    // The read took the expiration: the timer is not readable again until it
+                    // is armed and fires, so forget the readiness now rather than learn it from
+                    // one more read that would fail.
+                    guard.clear_ready();
+                    break;
+                }
                 Ok(Err(e)) => return Err(e),
                 Err(_would_block) => continue,
             }
