@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# End-to-end benchmark: throng against wrk and oha on the same nginx, one after another, in one
-# run. Prints requests/s and load-generator CPU seconds per million requests for each, and
-# throng's ratios. Then: throng's open loop at 20,000 req/s (achieved rate, p99) and throng's
-# RSS after 10 s and 60 s of steady load at 1,000 connections.
+# End-to-end benchmark: throng against wrk and oha (HTTP/1.1) and h2load (HTTP/2) on the same
+# nginx, taking turns, in one run. Prints requests/s and load-generator CPU seconds per million
+# requests for each, and throng's ratios; a one-step scenario against the plain URL. Then the
+# open loop at 20,000 req/s (throng and oha), throng's RSS after 10 s and 60 s at 1,000
+# connections, and 10,000 connections held.
 #
-#   benches/e2e.sh            # needs: nginx-light, wrk (apt), oha (cargo install oha --locked)
+#   benches/e2e.sh            # needs: nginx-light, wrk, nghttp2-client (apt), oha (cargo install oha --locked)
 #   DURATION=10 CONNS=50 ROUNDS=3 LONG=60 benches/e2e.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,7 @@ ROUNDS=${ROUNDS:-3}
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
 command -v oha >/dev/null || { echo "install oha (cargo install oha --locked)"; exit 2; }
+command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }
 cargo build --release -q
 THRONG=$PWD/target/release/throng
 
@@ -36,6 +38,7 @@ http {
   access_log off;
   keepalive_requests 100000000;
   server { listen 127.0.0.1:$PORT backlog=16384; root $work; location / { index index.html; } }
+  server { listen 127.0.0.1:$((PORT + 1)) http2; root $work; location / { index index.html; } }
 }
 CONF
 nginx -p "$work" -c "$work/nginx.conf"
@@ -96,6 +99,24 @@ ratio() { echo "$1 $2" | awk '{printf "%.3f", $1 / $2}'; }
 echo "ratios  throng/wrk req/s $(ratio "${MR[url]}" "${MR[wrk]}")   CPU/req $(ratio "${MC[url]}" "${MC[wrk]}")"
 echo "        throng/oha req/s $(ratio "${MR[url]}" "${MR[oha]}")   CPU/req $(ratio "${MC[url]}" "${MC[oha]}")"
 echo "        scenario/url req/s $(ratio "${MR[scenario]}" "${MR[url]}")   CPU/req $(ratio "${MC[scenario]}" "${MC[url]}")"
+
+echo "== HTTP/2 (h2c): 10 connections x 10 streams, ${DURATION}s a run, $ROUNDS rounds, throng against h2load"
+H2URL=http://127.0.0.1:$((PORT + 1))/
+for round in $(seq "$ROUNDS"); do
+  cpu=$(measure "$work/h2load.out" h2load -c 10 -m 10 -t 2 -D "$DURATION" "$H2URL")
+  req=$(awk '/^requests:/ {print $8}' "$work/h2load.out")
+  RPS[h2load]+=" $(awk '/^finished in/ {print $4}' "$work/h2load.out")"; CPU[h2load]+=" $(per_million "$cpu" "$req")"
+  # 100 users, 10 streams to a connection: 10 connections, as h2load's.
+  cpu=$(measure "$work/t.out" "$THRONG" run "$H2URL" --http2 -c 100 --streams 10 -z "${DURATION}s" --quiet --no-tui --json "$work/h.json")
+  req=$(json "$work/h.json" "r['total']['samples']")
+  RPS[h2]+=" $(json "$work/h.json" "round(r['total']['throughput'], 1)")"; CPU[h2]+=" $(per_million "$cpu" "$req")"
+  echo "round $round: req/s h2load ${RPS[h2load]##* }  throng ${RPS[h2]##* }"
+done
+for g in h2load h2; do
+  MR[$g]=$(echo "${RPS[$g]}" | median); MC[$g]=$(echo "${CPU[$g]}" | median)
+  printf "%-16s %10s req/s   %6s CPU-s per million requests\n" "$([ "$g" = h2 ] && echo "throng --http2" || echo "$g")" "${MR[$g]}" "${MC[$g]}"
+done
+echo "ratios  throng/h2load req/s $(ratio "${MR[h2]}" "${MR[h2load]}")   CPU/req $(ratio "${MC[h2]}" "${MC[h2load]}")"
 
 echo "== open loop: 20000 req/s for ${DURATION}s, throng and then oha (--latency-correction)"
 "$THRONG" run "$URL" -q 20000 -z "${DURATION}s" --max-in-flight 1000 --quiet --no-tui --json "$work/o.json" > /dev/null
