@@ -92,7 +92,7 @@ impl<D: Driver> Local<D> {
             }
             let started = Instant::now();
             if open && step == 0 {
-                self.rec.borrow_mut().record_lag(intended, started); let lg = started.saturating_duration_since(intended); if lg > Duration::from_millis(5) { eprintln!("LAG {} {:.4} {:?}", self.shard, intended.duration_since(sh.start).as_secs_f64(), lg); }
+                self.rec.borrow_mut().record_lag(intended, started);
             }
             for (g, span) in sh.groups.iter().zip(spans.iter_mut()) {
                 if g.first == step {
