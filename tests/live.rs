@@ -15,6 +15,9 @@ use throng::testbed::{Delay, HttpTarget};
 /// Enter and leave the alternate screen (xterm's private mode 1049).
 const ENTER_ALT: &[u8] = b"\x1b[?1049h";
 const LEAVE_ALT: &[u8] = b"\x1b[?1049l";
+/// Hide and show the cursor (DECTCEM).
+const HIDE_CURSOR: &[u8] = b"\x1b[?25l";
+const SHOW_CURSOR: &[u8] = b"\x1b[?25h";
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
@@ -31,6 +34,10 @@ struct Pty {
 
 impl Pty {
     fn spawn(args: &[&str], dir: &Path) -> Pty {
+        Pty::spawn_with(args, dir, &[])
+    }
+
+    fn spawn_with(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Pty {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: 40,
@@ -43,6 +50,9 @@ impl Pty {
         cmd.args(args);
         cmd.cwd(dir);
         cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pty.slave.spawn_command(cmd).expect("spawn throng");
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().expect("pty reader");
@@ -259,6 +269,57 @@ fn dashboard_shows_live_percentiles_and_q_writes_the_result() {
     let samples = json["total"]["samples"].as_u64().expect("samples");
     assert!(samples > 0, "{text}");
     assert!(json["total"]["latency"]["p99"].as_f64().expect("p99") >= 2.0);
+}
+
+/// A panic in the dashboard (injected through a debug-build-only variable) still gives the
+/// terminal back: the alternate screen is left, the cursor shown, and the panic message is on
+/// the normal screen where the user can read it.
+#[test]
+fn a_panic_in_the_dashboard_restores_the_terminal() {
+    let (_rt, url, _target) = target();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut pty = Pty::spawn_with(
+        &["run", &url, "-c", "2", "-z", "30s"],
+        dir.path(),
+        &[
+            ("THRONG_TEST_PANIC_IN_DASHBOARD", "1"),
+            ("RUST_BACKTRACE", "0"),
+        ],
+    );
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(!status.success(), "a panic must not exit 0: {status:?}");
+    let raw = {
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let raw = pty.raw();
+            if contains(&raw, b"injected panic") || Instant::now() > until {
+                break raw;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let entered = raw
+        .windows(ENTER_ALT.len())
+        .position(|w| w == ENTER_ALT)
+        .expect("the dashboard entered the alternate screen");
+    let left = raw
+        .windows(LEAVE_ALT.len())
+        .rposition(|w| w == LEAVE_ALT)
+        .expect("the alternate screen was left");
+    assert!(left > entered);
+    assert!(!pty.alternate(), "still on the alternate screen");
+    // The cursor is shown again (the dashboard hides it while drawing).
+    let hid = raw
+        .windows(HIDE_CURSOR.len())
+        .rposition(|w| w == HIDE_CURSOR)
+        .expect("the dashboard hid the cursor");
+    let shown = raw
+        .windows(SHOW_CURSOR.len())
+        .rposition(|w| w == SHOW_CURSOR)
+        .expect("the cursor was never shown again");
+    assert!(shown > hid, "the cursor was left hidden");
+    let screen = pty.contents();
+    assert!(screen.contains("injected panic"), "{screen}");
 }
 
 #[test]

@@ -52,6 +52,16 @@ impl Drop for Guard {
     }
 }
 
+/// Fault injection for the end-to-end test that a panic restores the terminal: in debug builds
+/// only (the tests' builds), `THRONG_TEST_PANIC_IN_DASHBOARD` makes the dashboard panic once it
+/// has drawn a frame. Release builds have no such path.
+fn injected_panic() {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("THRONG_TEST_PANIC_IN_DASHBOARD").is_some() {
+        panic!("injected panic (THRONG_TEST_PANIC_IN_DASHBOARD)");
+    }
+}
+
 /// Carries out a command on the run.
 pub fn apply(cmd: Command, control: &Control, stop: &dyn Fn()) {
     match cmd {
@@ -92,6 +102,7 @@ pub async fn run(
                 if dirty {
                     guard.terminal.draw(|f| draw(f, &snap, &state))?;
                     dirty = false;
+                    injected_panic();
                 }
                 if snap.state == RunState::Done || !open {
                     break;
