@@ -90,6 +90,19 @@ async fn open_loop_runs_the_schedule() {
     assert!(s.series.len() >= 2, "{} points", s.series.len());
 }
 
+/// The open loop starts with a warm pool of slots (5 ms of arrivals at the peak rate), and the
+/// arrivals rotate through them: at 4,000/s on two workers, 20 connections are opened in the
+/// first moments, although a fast target needs only one or two at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_loop_opens_a_warm_pool_of_connections() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "-q", "4000", "-z", "1s", "--threads", "2"]).await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    // At least the pool (a worker held up on a busy machine may add slots beyond it).
+    assert!(target.connections() >= 20, "{}", target.connections());
+}
+
 /// The achieved rate is over the time the schedule ran, not the drain after it: with each
 /// request taking 400 ms, the run lasts about 2.4 s, but 800 arrivals in 2 s are 400/s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -465,6 +465,17 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     let queue = Rc::new(Queue::default());
     let mut slots = 0usize;
     let pacer = crate::pace::Pacer::precise();
+    // A warm pool: slots for 5 ms of arrivals at the peak rate exist from the start (their
+    // connections open on first use, in the run's first milliseconds). Without it, slots are
+    // only added when an arrival finds none free, which happens mostly when the worker was held
+    // up; opening a burst of connections then prolongs the hold-up it answers.
+    let warm = ((peak_rate(&o.rate) / shards as f64) * WARM_SECONDS).ceil() as usize;
+    for _ in 0..warm.max(1).min(max_slots) {
+        queue.free.set(queue.free.get() + 1);
+        let id = slots as u64 * shards as u64 + shard as u64;
+        slots += 1;
+        local.tasks.spawn(slot(local.clone(), queue.clone(), id));
+    }
     // The schedule runs in its own time, which a rate factor stretches: it ends by the real clock.
     let mut schedule = Schedule::new(
         &o.rate,
@@ -512,6 +523,19 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     }
     queue.closed.set(true);
     queue.ready.notify_waiters();
+}
+
+/// How many seconds of arrivals at the peak rate the open loop's warm pool of slots covers.
+const WARM_SECONDS: f64 = 0.005;
+
+/// The highest rate a schedule reaches.
+fn peak_rate(rate: &throng_core::Rate) -> f64 {
+    match rate {
+        throng_core::Rate::Constant(r) => *r,
+        throng_core::Rate::Stages { start, stages } => {
+            stages.iter().map(|s| s.target).fold(*start, f64::max)
+        }
+    }
 }
 
 /// One in-flight slot of the open loop: takes arrivals from the queue and runs them.
