@@ -11,15 +11,8 @@
 //! Where no timerfd can be made, and on tokio's paused test clock, the last millisecond is spent
 //! yielding to other tasks instead.
 
-use std::io;
-use std::os::fd::OwnedFd;
 use std::time::Duration;
 
-use rustix::time::{
-    timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags,
-    Timespec,
-};
-use tokio::io::unix::AsyncFd;
 use tokio::time::{sleep_until, Instant};
 
 /// The part of a wait handed to the precise timer (or spent yielding, without one).
@@ -27,25 +20,16 @@ const LAST: Duration = Duration::from_millis(1);
 
 /// Waits for intended starts; one per worker thread.
 pub struct Pacer {
-    timer: Option<AsyncFd<OwnedFd>>,
+    timer: Option<timer::Timer>,
 }
 
 impl Pacer {
     /// A pacer with its own timerfd, registered with the current runtime; falls back to
-    /// [`Pacer::yielding`] if either step fails. Call it inside a runtime.
+    /// [`Pacer::yielding`] if either step fails, or off Linux. Call it inside a runtime.
     pub fn precise() -> Self {
-        // `AsyncFd::new` is deprecated because a caller could swap or close the descriptor under
-        // it; the `OwnedFd` here is ours alone and lives exactly as long as the `AsyncFd`, which
-        // is the condition its unsafe replacement asks us to promise (and this crate has no
-        // unsafe code).
-        #[allow(deprecated)]
-        let timer = timerfd_create(
-            TimerfdClockId::Monotonic,
-            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
-        )
-        .ok()
-        .and_then(|fd| AsyncFd::new(fd).ok());
-        Pacer { timer }
+        Pacer {
+            timer: timer::Timer::new(),
+        }
     }
 
     /// A pacer that yields through the last millisecond (for the paused test clock).
@@ -68,8 +52,8 @@ impl Pacer {
         if at - now > LAST {
             sleep_until(at - LAST).await;
         }
-        if let Some(fd) = &self.timer {
-            if wait_fd(fd, at).await.is_ok() {
+        if let Some(t) = &self.timer {
+            if t.wait(at).await.is_ok() {
                 return;
             }
         }
@@ -77,42 +61,94 @@ impl Pacer {
     }
 }
 
-/// Arms the timerfd for `at` and waits for it to fire (re-arming if it fired for an earlier wait
-/// that was dropped).
-async fn wait_fd(fd: &AsyncFd<OwnedFd>, at: Instant) -> io::Result<()> {
-    let at = at.into_std();
-    loop {
-        let left = at.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            return Ok(());
+#[cfg(target_os = "linux")]
+mod timer {
+    use std::io;
+    use std::os::fd::OwnedFd;
+
+    use rustix::time::{
+        timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags,
+        TimerfdTimerFlags, Timespec,
+    };
+    use tokio::io::unix::AsyncFd;
+    use tokio::time::Instant;
+
+    /// A timerfd registered with the runtime.
+    pub struct Timer(AsyncFd<OwnedFd>);
+
+    impl Timer {
+        pub fn new() -> Option<Self> {
+            // `AsyncFd::new` is deprecated because a caller could swap or close the descriptor
+            // under it; the `OwnedFd` here is ours alone and lives exactly as long as the
+            // `AsyncFd`, which is the condition its unsafe replacement asks us to promise (and
+            // this crate has no unsafe code).
+            #[allow(deprecated)]
+            timerfd_create(
+                TimerfdClockId::Monotonic,
+                TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+            )
+            .ok()
+            .and_then(|fd| AsyncFd::new(fd).ok())
+            .map(Timer)
         }
-        let value = Timespec {
-            tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
-            tv_nsec: i64::from(left.subsec_nanos()),
-        };
-        let zero = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        let spec = Itimerspec {
-            it_interval: zero,
-            it_value: value,
-        };
-        timerfd_settime(fd.get_ref(), TimerfdTimerFlags::empty(), &spec)?;
-        loop {
-            let mut guard = fd.readable().await?;
-            let mut buf = [0u8; 8];
-            match guard.try_io(|inner| Ok(rustix::io::read(inner.get_ref(), &mut buf)?)) {
-                Ok(Ok(_)) => {
-                    // The read took the expiration: the timer is not readable again until it
-                    // is armed and fires, so forget the readiness now rather than learn it from
-                    // one more read that would fail.
-                    guard.clear_ready();
-                    break;
+
+        /// Arms the timer for `at` and waits for it to fire (re-arming if it fired for an
+        /// earlier wait that was dropped).
+        pub async fn wait(&self, at: Instant) -> io::Result<()> {
+            let fd = &self.0;
+            let at = at.into_std();
+            loop {
+                let left = at.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Ok(());
                 }
-                Ok(Err(e)) => return Err(e),
-                Err(_would_block) => continue,
+                let value = Timespec {
+                    tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+                    tv_nsec: i64::from(left.subsec_nanos()),
+                };
+                let zero = Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                let spec = Itimerspec {
+                    it_interval: zero,
+                    it_value: value,
+                };
+                timerfd_settime(fd.get_ref(), TimerfdTimerFlags::empty(), &spec)?;
+                loop {
+                    let mut guard = fd.readable().await?;
+                    let mut buf = [0u8; 8];
+                    match guard.try_io(|inner| Ok(rustix::io::read(inner.get_ref(), &mut buf)?)) {
+                        Ok(Ok(_)) => {
+                            // The read took the expiration: the timer is not readable again
+                            // until it is armed and fires, so forget the readiness now rather
+                            // than learn it from one more read that would fail.
+                            guard.clear_ready();
+                            break;
+                        }
+                        Ok(Err(e)) => return Err(e),
+                        Err(_would_block) => continue,
+                    }
+                }
             }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod timer {
+    use tokio::time::Instant;
+
+    /// No timerfd off Linux: the pacer yields instead.
+    pub struct Timer;
+
+    impl Timer {
+        pub fn new() -> Option<Self> {
+            None
+        }
+
+        pub async fn wait(&self, _at: Instant) -> std::io::Result<()> {
+            Err(std::io::ErrorKind::Unsupported.into())
         }
     }
 }
@@ -162,6 +198,7 @@ mod tests {
     }
 
     /// The thread's CPU time so far.
+    #[cfg(target_os = "linux")]
     fn thread_cpu() -> Duration {
         let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
         Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
@@ -169,6 +206,7 @@ mod tests {
 
     /// On the real clock, the precise pacer is never early, is rarely much late, and sleeps
     /// rather than spins: a spinning pacer would use about as much CPU as wall time.
+    #[cfg(target_os = "linux")]
     #[tokio::test(flavor = "current_thread")]
     async fn precise_pacer_is_on_time_without_spinning() {
         let pacer = Pacer::precise();
