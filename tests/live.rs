@@ -117,6 +117,19 @@ impl Pty {
         self.raw.lock().expect("raw").clone()
     }
 
+    /// Everything printed, once it holds `needle` or after 5 s (the reader thread may still be
+    /// draining the last bytes when the child has exited).
+    fn raw_once(&self, needle: &[u8]) -> Vec<u8> {
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let raw = self.raw();
+            if contains(&raw, needle) || Instant::now() > until {
+                return raw;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until `f` holds for the screen, or panics with the screen after `limit`.
     fn wait_for(&self, limit: Duration, what: &str, f: impl Fn(&str) -> bool) -> String {
         let until = Instant::now() + limit;
@@ -232,17 +245,7 @@ fn dashboard_shows_live_percentiles_and_q_writes_the_result() {
     pty.press(b"q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(status.success(), "exit status {status:?}");
-    // The reader thread may still be draining the last bytes.
-    let raw = {
-        let until = Instant::now() + Duration::from_secs(5);
-        loop {
-            let raw = pty.raw();
-            if contains(&raw, b"result written to") || Instant::now() > until {
-                break raw;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
+    let raw = pty.raw_once(b"result written to");
 
     assert!(
         contains(&raw, ENTER_ALT),
@@ -288,16 +291,7 @@ fn a_panic_in_the_dashboard_restores_the_terminal() {
     );
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(!status.success(), "a panic must not exit 0: {status:?}");
-    let raw = {
-        let until = Instant::now() + Duration::from_secs(5);
-        loop {
-            let raw = pty.raw();
-            if contains(&raw, b"injected panic") || Instant::now() > until {
-                break raw;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
+    let raw = pty.raw_once(b"injected panic");
     let entered = raw
         .windows(ENTER_ALT.len())
         .position(|w| w == ENTER_ALT)
