@@ -81,4 +81,11 @@ pub trait Driver: Send + Sync + 'static {
 
     /// Sends step `step` of an iteration and waits for its whole response.
     fn execute(&self, session: &mut Self::Session, step: usize) -> impl Future<Output = Outcome>;
+
+    /// Opens what a session needs before its first request (its connection), for sessions held
+    /// in reserve: the open loop's warm pool of slots. A failure is left for the first request
+    /// to meet and report. Nothing by default.
+    fn prepare(&self, _session: &mut Self::Session) -> impl Future<Output = ()> {
+        std::future::ready(())
+    }
 }

@@ -465,16 +465,18 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     let queue = Rc::new(Queue::default());
     let mut slots = 0usize;
     let pacer = crate::pace::Pacer::precise();
-    // A warm pool: slots for 5 ms of arrivals at the peak rate exist from the start (their
-    // connections open on first use, in the run's first milliseconds). Without it, slots are
-    // only added when an arrival finds none free, which happens mostly when the worker was held
-    // up; opening a burst of connections then prolongs the hold-up it answers.
+    // A warm pool: slots for 5 ms of arrivals at the peak rate exist from the start, their
+    // connections opened at once (`Driver::prepare`). Without it, slots are only added when an
+    // arrival finds none free, which happens mostly when the worker was held up; opening a
+    // burst of connections then prolongs the hold-up it answers.
     let warm = ((peak_rate(&o.rate) / shards as f64) * WARM_SECONDS).ceil() as usize;
     for _ in 0..warm.max(1).min(max_slots) {
         queue.free.set(queue.free.get() + 1);
         let id = slots as u64 * shards as u64 + shard as u64;
         slots += 1;
-        local.tasks.spawn(slot(local.clone(), queue.clone(), id));
+        local
+            .tasks
+            .spawn(slot(local.clone(), queue.clone(), id, true));
     }
     // The schedule runs in its own time, which a rate factor stretches: it ends by the real clock.
     let mut schedule = Schedule::new(
@@ -511,7 +513,9 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
             queue.free.set(free + 1);
             let id = slots as u64 * shards as u64 + shard as u64;
             slots += 1;
-            local.tasks.spawn(slot(local.clone(), queue.clone(), id));
+            local
+                .tasks
+                .spawn(slot(local.clone(), queue.clone(), id, false));
         }
         let free = queue.free.get();
         if waiting >= free && waiting - free >= queue_cap {
@@ -519,7 +523,8 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
             continue;
         }
         queue.tickets.borrow_mut().push_back(at);
-        queue.ready.notify_one();
+        // The slot that waited least: its connection and buffers are the warmest.
+        queue.ready.notify_last();
     }
     queue.closed.set(true);
     queue.ready.notify_waiters();
@@ -539,9 +544,15 @@ fn peak_rate(rate: &throng_core::Rate) -> f64 {
 }
 
 /// One in-flight slot of the open loop: takes arrivals from the queue and runs them.
-async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64) {
+///
+/// A slot of the warm pool opens its connection first, so that it is ready when a burst needs
+/// it (arrivals go to the slot that waited least, so pool slots may wait long).
+async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: bool) {
     let _alive = Alive(&local.tasks);
     let mut session = local.shared.driver.session(id);
+    if warm {
+        local.shared.driver.prepare(&mut session).await;
+    }
     while let Some(intended) = queue.pop().await {
         if local.shared.stopping() {
             local.rec.borrow_mut().record_aborted();

@@ -398,6 +398,22 @@ impl HttpDriver {
         Ok(req)
     }
 
+    /// Opens the session's connection if it has none (HTTP/2: the shared one), within the
+    /// connect timeout. A failure is not reported here: the first request meets it again.
+    pub async fn prepare_session(&self, session: &mut Session) {
+        match session.h2.clone() {
+            Some(slot) => {
+                let _ = Box::pin(self.h2_sender(&slot)).await;
+            }
+            None if session.h1.is_none() => {
+                if let Ok(h) = Box::pin(self.connect_h1()).await {
+                    session.h1 = Some(h);
+                }
+            }
+            None => {}
+        }
+    }
+
     /// Sends a request on a session; with `keep`, returns the response with its whole body.
     pub async fn send(
         &self,
@@ -495,5 +511,9 @@ impl Driver for HttpDriver {
 
     async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
         self.send(session, self.request(), false).await.0
+    }
+
+    async fn prepare(&self, session: &mut Session) {
+        self.prepare_session(session).await;
     }
 }

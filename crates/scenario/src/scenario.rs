@@ -426,6 +426,12 @@ impl Driver for ScenarioDriver {
         }
     }
 
+    async fn prepare(&self, s: &mut ScenarioSession) {
+        for (driver, session) in self.http.iter().zip(s.http.iter_mut()) {
+            driver.prepare_session(session).await;
+        }
+    }
+
     fn begin_iteration(&self, s: &mut ScenarioSession) -> bool {
         s.iteration += 1;
         draw_all(&self.scenario.feeds, s.user, &mut s.vars)
