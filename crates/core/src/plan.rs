@@ -69,6 +69,18 @@ pub enum Rate {
     },
 }
 
+impl Rate {
+    /// The highest rate the schedule reaches.
+    pub fn peak(&self) -> f64 {
+        match self {
+            Rate::Constant(r) => *r,
+            Rate::Stages { start, stages } => {
+                stages.iter().map(|s| s.target).fold(*start, f64::max)
+            }
+        }
+    }
+}
+
 /// The open loop: arrivals on a schedule, whatever the target's speed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OpenLoop {

@@ -169,28 +169,24 @@ async fn yield_until(at: Instant) {
     }
 }
 
-/// Waits until `at` with a yielding pacer (as the tests on the paused clock do).
-pub async fn pace_until(at: Instant) {
-    Pacer::yielding().until(at).await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::schedule::Schedule;
     use throng_core::{Arrivals, Rate, Stage};
 
-    /// Drives a schedule with `pace_until` on a paused clock and returns the lateness of each
+    /// Drives a schedule with a yielding pacer on a paused clock and returns the lateness of each
     /// arrival against its intended time, in µs, and the actual start times. A paused clock
     /// advances to timer deadlines, which tokio rounds up to the millisecond, so lateness up to
     /// 1 ms is the timer's; anything more would be the pacing's.
     async fn run(rate: Rate, arrivals: Arrivals, end: f64) -> (Vec<u64>, Vec<f64>) {
+        let pacer = Pacer::yielding();
         let start = Instant::now();
         let mut late = Vec::new();
         let mut times = Vec::new();
         for t in Schedule::new(&rate, arrivals, Some(end), 0, 1, 42) {
             let at = start + Duration::from_secs_f64(t);
-            pace_until(at).await;
+            pacer.until(at).await;
             late.push(Instant::now().saturating_duration_since(at).as_micros() as u64);
             times.push((Instant::now() - start).as_secs_f64());
         }

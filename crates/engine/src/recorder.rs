@@ -8,8 +8,6 @@ use hdrhistogram::Histogram;
 use throng_core::{histogram, ErrorClass, LabelStats, Outcome};
 use tokio::time::Instant;
 
-use crate::worker::GroupPass;
-
 const CLASSES: usize = ErrorClass::ALL.len();
 const STATUSES: usize = 1000;
 
@@ -40,6 +38,19 @@ pub struct Interval {
     pub aborted: u64,
     /// Users or in-flight requests on this worker at the end of the interval.
     pub active: u64,
+}
+
+/// One pass through a group of steps, so far.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GroupPass {
+    /// When its first step was due.
+    pub due: Instant,
+    /// When its first step started.
+    pub started: Instant,
+    /// The first failure in it.
+    pub failed: Option<ErrorClass>,
+    /// Bytes sent and received by its steps.
+    pub bytes: (u64, u64),
 }
 
 /// Records requests of one worker thread.

@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep, sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
-use crate::recorder::{Interval, Recorder};
+use crate::recorder::{GroupPass, Interval, Recorder};
 use crate::schedule::Schedule;
 
 /// What every worker shares, read-only but for the stop flags.
@@ -158,19 +158,6 @@ impl<D: Driver> Local<D> {
             self.shared.lost.fetch_add(1, Ordering::Relaxed);
         }
     }
-}
-
-/// One pass through a group of steps, so far.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct GroupPass {
-    /// When its first step was due.
-    pub due: Instant,
-    /// When its first step started.
-    pub started: Instant,
-    /// The first failure in it.
-    pub failed: Option<throng_core::ErrorClass>,
-    /// Bytes sent and received by its steps.
-    pub bytes: (u64, u64),
 }
 
 /// Counts a request as aborted if its future is dropped before it completes.
@@ -469,14 +456,9 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     // connections opened at once (`Driver::prepare`). Without it, slots are only added when an
     // arrival finds none free, which happens mostly when the worker was held up; opening a
     // burst of connections then prolongs the hold-up it answers.
-    let warm = ((peak_rate(&o.rate) / shards as f64) * WARM_SECONDS).ceil() as usize;
+    let warm = ((o.rate.peak() / shards as f64) * WARM_SECONDS).ceil() as usize;
     for _ in 0..warm.max(1).min(max_slots) {
-        queue.free.set(queue.free.get() + 1);
-        let id = slots as u64 * shards as u64 + shard as u64;
-        slots += 1;
-        local
-            .tasks
-            .spawn(slot(local.clone(), queue.clone(), id, true));
+        add_slot(&local, &queue, &mut slots, true);
     }
     // The schedule runs in its own time, which a rate factor stretches: it ends by the real clock.
     let mut schedule = Schedule::new(
@@ -510,12 +492,7 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         let waiting = queue.tickets.borrow().len();
         let free = queue.free.get();
         if waiting >= free && slots < max_slots {
-            queue.free.set(free + 1);
-            let id = slots as u64 * shards as u64 + shard as u64;
-            slots += 1;
-            local
-                .tasks
-                .spawn(slot(local.clone(), queue.clone(), id, false));
+            add_slot(&local, &queue, &mut slots, false);
         }
         let free = queue.free.get();
         if waiting >= free && waiting - free >= queue_cap {
@@ -530,18 +507,19 @@ async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     queue.ready.notify_waiters();
 }
 
+/// Spawns the worker's next open-loop slot, counted free until it takes an arrival.
+fn add_slot<D: Driver>(local: &Rc<Local<D>>, queue: &Rc<Queue>, slots: &mut usize, warm: bool) {
+    let shards = local.shared.shards as u64;
+    let id = *slots as u64 * shards + local.shard as u64;
+    *slots += 1;
+    queue.free.set(queue.free.get() + 1);
+    local
+        .tasks
+        .spawn(slot(local.clone(), queue.clone(), id, warm));
+}
+
 /// How many seconds of arrivals at the peak rate the open loop's warm pool of slots covers.
 const WARM_SECONDS: f64 = 0.005;
-
-/// The highest rate a schedule reaches.
-fn peak_rate(rate: &throng_core::Rate) -> f64 {
-    match rate {
-        throng_core::Rate::Constant(r) => *r,
-        throng_core::Rate::Stages { start, stages } => {
-            stages.iter().map(|s| s.target).fold(*start, f64::max)
-        }
-    }
-}
 
 /// One in-flight slot of the open loop: takes arrivals from the queue and runs them.
 ///
