@@ -63,6 +63,11 @@ fn real_output_validates_against_the_schema() {
     let mut broken = result.clone();
     broken.as_object_mut().unwrap().remove("total");
     assert!(!validator.is_valid(&broken));
-    assert_eq!(result["schema_version"], 1);
+    assert_eq!(result["schema_version"], 2);
+    // Every arrival of the schedule is accounted for: 200/s for 2 s is exactly 400.
+    let o = &result["open_loop"];
+    assert_eq!(o["scheduled"], 400);
+    let parts = ["started", "dropped", "unstarted"].map(|k| o[k].as_u64().unwrap());
+    assert_eq!(parts.iter().sum::<u64>(), 400, "{o}");
     assert!(result["total"]["samples"].as_u64().unwrap() >= 390);
 }

@@ -44,45 +44,53 @@ pub struct RunArgs {
     /// The target URL (http:// or https://), or a scenario file (.yaml or .yml).
     pub url: String,
 
-    /// Closed loop: virtual users, each with its own connection [default: 50].
+    /// Closed loop: virtual users, each with its own connection [default: 50]. With -q, the
+    /// most requests in flight (as oha and hey read `-c` with `-q`).
     #[arg(
         short = 'c',
         long = "users",
         visible_alias = "connections",
-        help_heading = "Load"
+        help_heading = "Load",
+        value_parser = at_least_one::<u32>,
+        allow_negative_numbers = true
     )]
     pub users: Option<u32>,
     /// Stop after this many requests in all.
-    #[arg(short = 'n', long, help_heading = "Load")]
+    #[arg(short = 'n', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
     pub requests: Option<u64>,
     /// Stop after this long (e.g. 30s, 2m, 1h).
     #[arg(short = 'z', long, help_heading = "Load")]
     pub duration: Option<String>,
     /// Closed loop: stop each user after this many iterations.
-    #[arg(short = 'i', long, help_heading = "Load")]
+    #[arg(short = 'i', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
     pub iterations: Option<u64>,
     /// Closed loop: users ramping in stages, DURATION:USERS,... (e.g. '30s:100,2m:100,10s:0').
-    #[arg(long, help_heading = "Load", conflicts_with_all = ["users", "rate", "rate_stages"])]
+    #[arg(long, help_heading = "Load", conflicts_with_all = ["users", "rate", "rate_stages"], allow_hyphen_values = true)]
     pub user_stages: Option<String>,
     /// Closed loop: pause after each iteration (e.g. 100ms).
     #[arg(long, help_heading = "Load")]
     pub think_time: Option<String>,
     /// Open loop: arrivals per second, whatever the target's speed.
-    #[arg(short = 'q', long, help_heading = "Load")]
+    #[arg(
+        short = 'q',
+        long,
+        help_heading = "Load",
+        allow_negative_numbers = true
+    )]
     pub rate: Option<f64>,
     /// Open loop: rate ramping in stages, DURATION:RATE,... starting from -q or 0.
-    #[arg(long, help_heading = "Load")]
+    #[arg(long, help_heading = "Load", allow_hyphen_values = true)]
     pub rate_stages: Option<String>,
     /// Open loop: how arrivals are spaced [default: even].
     #[arg(long, value_enum, help_heading = "Load")]
     pub arrivals: Option<ArrivalsArg>,
     /// Open loop: at most this many requests in flight (each needs a connection in HTTP/1.1)
-    /// [default: 1000].
-    #[arg(long, help_heading = "Load")]
+    /// [default: 1000, or -c when given].
+    #[arg(long, help_heading = "Load", value_parser = at_least_one::<u32>, allow_negative_numbers = true)]
     pub max_in_flight: Option<u32>,
     /// Open loop: arrivals that find no free slot wait in a queue this long, then are dropped
     /// [default: the same as --max-in-flight].
-    #[arg(long, help_heading = "Load")]
+    #[arg(long, help_heading = "Load", allow_negative_numbers = true, value_parser = whole::<u32>)]
     pub queue: Option<u32>,
 
     /// HTTP method.
@@ -134,7 +142,7 @@ pub struct RunArgs {
     pub quiet: bool,
 
     /// Worker threads [default: one per core].
-    #[arg(long, help_heading = "Engine")]
+    #[arg(long, help_heading = "Engine", value_parser = at_least_one::<usize>, allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// After the run stops, in-flight requests may finish for this long before they are aborted.
     #[arg(long, default_value = "2s", help_heading = "Engine")]
@@ -161,6 +169,22 @@ pub struct RunArgs {
     /// Sample the containers this long before the load starts, for the idle row (e.g. 10s).
     #[arg(long, value_name = "DURATION", help_heading = "Containers")]
     pub idle: Option<String>,
+}
+
+/// A whole number of at least 1, with a message a person reads (clap's own says
+/// `invalid digit found in string` for `-3`).
+fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(v: &str) -> Result<T, String> {
+    match v.trim().parse::<T>() {
+        Ok(n) if n >= T::from(1) => Ok(n),
+        _ => Err(format!("must be a whole number of at least 1, not {v:?}")),
+    }
+}
+
+/// A whole number of at least 0.
+fn whole<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.trim()
+        .parse::<T>()
+        .map_err(|_| format!("must be a whole number (0 or more), not {v:?}"))
 }
 
 /// Arrival spacing.

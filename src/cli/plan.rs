@@ -35,6 +35,16 @@ fn duration(flag: &str, v: &str) -> Result<Duration, CliError> {
     })
 }
 
+fn positive_duration(flag: &str, v: &str) -> Result<Duration, CliError> {
+    let d = duration(flag, v)?;
+    if d.is_zero() {
+        return Err(usage(format!(
+            "{flag} {v:?}: must be longer than zero (every request would fail at once)"
+        )));
+    }
+    Ok(d)
+}
+
 /// Validates `throng run` flags into a plan, a driver configuration and thresholds.
 pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
     let plan = build_plan(a)?;
@@ -56,6 +66,12 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
         };
     }
     apply_transport(a, &mut http)?;
+    if a.cacert.is_some() && !http.is_tls() {
+        return Err(usage(format!(
+            "--cacert applies to https:// targets; {} is plain http",
+            a.url
+        )));
+    }
     http.label = a.label.clone();
     let thresholds = parse_thresholds(&a.thresholds, "--threshold", &[http.label()])?;
     let containers =
@@ -76,8 +92,8 @@ pub fn apply_transport(a: &RunArgs, http: &mut HttpConfig) -> Result<(), CliErro
     }
     http.streams = a.streams;
     http.keepalive = !a.no_keepalive;
-    http.timeout = duration("-t/--timeout", &a.timeout)?;
-    http.connect_timeout = duration("--connect-timeout", &a.connect_timeout)?;
+    http.timeout = positive_duration("-t/--timeout", &a.timeout)?;
+    http.connect_timeout = positive_duration("--connect-timeout", &a.connect_timeout)?;
     http.insecure = a.insecure;
     http.cacert = a.cacert.clone();
     Ok(())
@@ -120,18 +136,32 @@ pub fn build_plan(a: &RunArgs) -> Result<RunPlan, CliError> {
         return Err(usage("-z/--duration must be longer than zero"));
     }
     let open = a.rate.is_some() || a.rate_stages.is_some();
-    if open && (a.iterations.is_some() || a.think_time.is_some() || a.users.is_some()) {
+    if open && (a.iterations.is_some() || a.think_time.is_some()) {
         return Err(usage(
-            "-q/--rate and --rate-stages make an open loop; -c, -i and --think-time belong to the closed loop \
-             (use --max-in-flight to bound concurrency)",
+            "-q/--rate and --rate-stages make an open loop; -i and --think-time belong to the closed loop \
+             (-c or --max-in-flight bound the requests in flight)",
+        ));
+    }
+    if open && a.users.is_some() && a.max_in_flight.is_some() {
+        return Err(usage(
+            "with -q/--rate, -c and --max-in-flight both bound the requests in flight: give one",
         ));
     }
     let model = if open {
         let rate = match (&a.rate_stages, a.rate) {
-            (Some(s), start) => Rate::Stages {
-                start: start.unwrap_or(0.0),
-                stages: stages::parse(s).map_err(|e| usage(format!("--rate-stages {s:?}: {e}")))?,
-            },
+            (Some(s), start) => {
+                let start = start.unwrap_or(0.0);
+                if !(start >= 0.0 && start.is_finite()) {
+                    return Err(usage(format!(
+                        "-q/--rate {start}: the starting rate of --rate-stages must be 0 or more"
+                    )));
+                }
+                Rate::Stages {
+                    start,
+                    stages: stages::parse(s)
+                        .map_err(|e| usage(format!("--rate-stages {s:?}: {e}")))?,
+                }
+            }
             (None, Some(r)) => {
                 if !(r > 0.0 && r.is_finite()) {
                     return Err(usage(format!(
@@ -147,7 +177,9 @@ pub fn build_plan(a: &RunArgs) -> Result<RunPlan, CliError> {
                 "an open-loop run needs an end: give -z/--duration or -n/--requests",
             ));
         }
-        let max_in_flight = a.max_in_flight.unwrap_or(1000);
+        // `-c 500 -q 3000` is how oha and hey users (and JMeter's threads under a throughput
+        // timer) write a rate-limited run: the open loop, with at most 500 in flight.
+        let max_in_flight = a.max_in_flight.or(a.users).unwrap_or(1000);
         if max_in_flight == 0 {
             return Err(usage("--max-in-flight must be at least 1"));
         }

@@ -107,6 +107,10 @@ pub async fn run_load<D: throng_core::Driver>(
     containers: Option<&super::containers::Watch>,
     out: Outputs,
 ) -> Result<u8, CliError> {
+    // A result that cannot be written is found out now, not after the whole run.
+    if let Some(path) = &out.json {
+        check_writable(path)?;
+    }
     // Containers are resolved (and sampled idle) before any load; an unknown one stops here.
     let mut sampling = None;
     let mut extras = throng_engine::Extras::default();
@@ -122,7 +126,11 @@ pub async fn run_load<D: throng_core::Driver>(
     let handle = throng_engine::start_with(plan, driver, extras)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    let signals = tokio::spawn(stop_on_signal(handle.stop_token(), interrupted.clone()));
+    let signals = tokio::spawn(stop_on_signal(
+        handle.stop_token(),
+        handle.abort_token(),
+        interrupted.clone(),
+    ));
     let mut changes = Vec::new();
     let mut headless = None;
     let snapshot = if out.tui {
@@ -188,24 +196,145 @@ pub fn finish_with(
         .collect();
     result.thresholds = thresholds.iter().map(|t| t.evaluate(&result)).collect();
     print!("{}", render_summary(&result));
-    if let Some(path) = &out.json {
-        let text = serde_json::to_string_pretty(&result).context("serialising the result")?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("result written to {}", path.display());
-    }
-    Ok(if result.thresholds.iter().all(|t| t.passed) {
+    let mut code = if result.thresholds.iter().all(|t| t.passed) {
         EXIT_OK
     } else {
         EXIT_THRESHOLDS
-    })
+    };
+    if let Some(path) = &out.json {
+        let text = serde_json::to_string_pretty(&result).context("serialising the result")? + "\n";
+        if let Err(e) = write_result(path, &text) {
+            // The run is over and cannot be had again: keep its result somewhere.
+            let spare = std::env::temp_dir().join(format!(
+                "throng-result-{}-{}.json",
+                std::process::id(),
+                started_at
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+            ));
+            match std::fs::write(&spare, &text) {
+                Ok(()) => eprintln!(
+                    "throng: error: cannot write {}: {e}; the result was written to {} instead",
+                    path.display(),
+                    spare.display()
+                ),
+                Err(e2) => eprintln!(
+                    "throng: error: cannot write {} ({e}) nor {} ({e2}); the result is lost",
+                    path.display(),
+                    spare.display()
+                ),
+            }
+            code = super::EXIT_RUNTIME;
+        } else {
+            eprintln!("result written to {}", path.display());
+        }
+    }
+    Ok(code)
 }
 
-/// Stops the run on Ctrl-C or SIGTERM.
-async fn stop_on_signal(stop: tokio_util::sync::CancellationToken, interrupted: Arc<AtomicBool>) {
-    wait_for_signal().await;
+/// Writes the result and makes sure it reached the file (a full disk shows up at `sync`).
+fn write_result(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(text.as_bytes())?;
+    f.flush()?;
+    match f.sync_all() {
+        // Character devices and pipes cannot sync; what they took was written.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+        other => other,
+    }
+}
+
+/// Checks, before any load, that a result file can be written at `path`: its directory exists
+/// and takes a new file, or the file exists and can be written. Nothing is left behind.
+pub fn check_writable(path: &std::path::Path) -> Result<(), CliError> {
+    let bad = |why: String| CliError::Usage(format!("--json {}: {why}", path.display()));
+    if path.is_dir() {
+        return Err(bad("is a directory; name a file".into()));
+    }
+    if path.exists() {
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| bad(format!("cannot be written: {e}")));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(bad(format!(
+            "the directory {} does not exist",
+            dir.display()
+        )));
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(_) => std::fs::remove_file(path)
+            .map_err(|e| bad(format!("cannot be removed after a test write: {e}"))),
+        Err(e) => Err(bad(format!("cannot be created: {e}"))),
+    }
+}
+
+/// Stops the run on Ctrl-C or SIGTERM; the next one (or the first, if the run was already
+/// stopping, as after `q` in the dashboard) cuts the grace period short.
+async fn stop_on_signal(
+    stop: tokio_util::sync::CancellationToken,
+    abort: tokio_util::sync::CancellationToken,
+    interrupted: Arc<AtomicBool>,
+) {
+    let mut signals = Signals::new();
+    signals.next().await;
     interrupted.store(true, Ordering::Relaxed);
-    eprintln!("\nstopping: finishing requests in flight, then writing results");
-    stop.cancel();
+    if !stop.is_cancelled() {
+        eprintln!("\nstopping: finishing requests in flight (Ctrl-C again to cut this short), then writing results");
+        stop.cancel();
+        signals.next().await;
+    }
+    eprintln!("\nstopping now: requests in flight are counted as aborted; writing results");
+    abort.cancel();
+}
+
+/// Ctrl-C and SIGTERM, as a stream of arrivals (listening from its creation, so that a signal
+/// between two waits is not lost).
+struct Signals {
+    #[cfg(unix)]
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let streams = match (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) {
+                (Ok(i), Ok(t)) => Some((i, t)),
+                _ => None,
+            };
+            Signals { streams }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some((int, term)) = &mut self.streams {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 async fn wait_for_signal() {

@@ -60,7 +60,10 @@ pub fn merge_load(a: &RunArgs, load: &Load) -> Result<RunArgs, CliError> {
     } else {
         m.think_time = m.think_time.or_else(|| load.think_time.clone());
     }
-    m.max_in_flight = m.max_in_flight.or(load.max_in_flight);
+    if a.users.is_none() {
+        // `-c` with `-q` bounds the requests in flight itself.
+        m.max_in_flight = m.max_in_flight.or(load.max_in_flight);
+    }
     m.queue = m.queue.or(load.queue);
     if m.arrivals.is_none() {
         m.arrivals = match load.arrivals.as_deref() {
@@ -114,6 +117,17 @@ pub fn build_from(
     // Check the transport flags once, then apply them to every target.
     let mut probe = HttpConfig::new("http://127.0.0.1/").map_err(|e| usage(e.to_string()))?;
     apply_transport(a, &mut probe)?;
+    if a.cacert.is_some()
+        && !scenario
+            .targets
+            .iter()
+            .any(|(_, u)| u.starts_with("https://"))
+    {
+        return Err(usage(format!(
+            "--cacert applies to https:// targets; {} has none",
+            a.url
+        )));
+    }
     for h in &a.headers {
         probe.header(h).map_err(|e| usage(format!("-H {e}")))?;
     }

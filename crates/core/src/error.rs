@@ -21,6 +21,9 @@ pub enum ErrorClass {
     Connect,
     /// The request or the connect attempt did not finish within its timeout.
     Timeout,
+    /// The request was still unanswered (or, in the open loop, still queued) when the run ended
+    /// and its grace period ran out: it had waited at least its age.
+    Aborted,
     /// The peer reset or closed the connection before the response was complete.
     Reset,
     /// The TLS handshake failed (bad certificate, no common protocol).
@@ -41,9 +44,10 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Every class, in report order.
-    pub const ALL: [ErrorClass; 10] = [
+    pub const ALL: [ErrorClass; 11] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
+        ErrorClass::Aborted,
         ErrorClass::Reset,
         ErrorClass::Tls,
         ErrorClass::Protocol,
@@ -59,6 +63,7 @@ impl ErrorClass {
         match self {
             ErrorClass::Connect => "connect",
             ErrorClass::Timeout => "timeout",
+            ErrorClass::Aborted => "aborted",
             ErrorClass::Reset => "reset",
             ErrorClass::Tls => "tls",
             ErrorClass::Protocol => "protocol",
@@ -68,6 +73,18 @@ impl ErrorClass {
             ErrorClass::Check => "check",
             ErrorClass::Other => "other",
         }
+    }
+
+    /// Whether a request that failed this way kept its user waiting without an answer (it timed
+    /// out, or the run ended first), so that the time it waited is a lower bound of its latency
+    /// and is counted in the latency histogram; other failures are timed apart.
+    pub fn waited(self) -> bool {
+        matches!(self, ErrorClass::Timeout | ErrorClass::Aborted)
+    }
+
+    /// Whether the connection could not be established at all: no request reached the target.
+    pub fn unconnected(self) -> bool {
+        matches!(self, ErrorClass::Connect | ErrorClass::Tls)
     }
 
     /// The position of this class in [`ErrorClass::ALL`], for array-indexed counters.

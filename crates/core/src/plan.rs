@@ -189,20 +189,57 @@ impl RunPlan {
         Ok(())
     }
 
-    /// How long the run lasts if it runs to its schedule, when that is known.
+    /// How long the run lasts if it runs to its schedule, when that is known: the duration or
+    /// the end of the stages, whichever comes first. With iterations per user, stages only say
+    /// when users start, and every user that started finishes its iterations: only a duration
+    /// ends such a run by the clock.
     pub fn planned_duration(&self) -> Option<Duration> {
+        let first = |d: Option<Duration>, s: &[Stage]| {
+            let t = stages::total(s);
+            Some(d.map_or(t, |d| d.min(t)))
+        };
         match &self.model {
             LoadModel::Closed(c) => match &c.users {
-                Users::Stages(s) => Some(c.duration.unwrap_or_else(|| stages::total(s))),
-                Users::Fixed(_) => c.duration,
+                Users::Stages(s) if c.iterations.is_none() => first(c.duration, s),
+                _ => c.duration,
             },
             LoadModel::Open(o) => match &o.rate {
-                Rate::Stages { stages: s, .. } => {
-                    Some(o.duration.unwrap_or_else(|| stages::total(s)))
-                }
+                Rate::Stages { stages: s, .. } => first(o.duration, s),
                 Rate::Constant(_) => o.duration,
             },
         }
+    }
+
+    /// The open loop's mean target rate over `span` seconds from the start (ramps averaged);
+    /// `None` for the closed loop.
+    pub fn mean_target_rate(&self, span: f64) -> Option<f64> {
+        let LoadModel::Open(o) = &self.model else {
+            return None;
+        };
+        Some(match &o.rate {
+            Rate::Constant(r) => *r,
+            Rate::Stages { start, stages: s } => {
+                if span <= 0.0 {
+                    return Some(*start);
+                }
+                // The integral of a piecewise-linear rate, stage by stage, up to `span`.
+                let (mut t, mut from, mut n) = (0.0, *start, 0.0);
+                for st in s {
+                    let d = st.duration.as_secs_f64();
+                    let part = d.min(span - t).max(0.0);
+                    if d > 0.0 && part > 0.0 {
+                        let at_end = from + (st.target - from) * part / d;
+                        n += (from + at_end) * 0.5 * part;
+                    }
+                    t += d;
+                    from = st.target;
+                }
+                if span > t {
+                    n += from * (span - t);
+                }
+                n / span
+            }
+        })
     }
 
     /// The most users or in-flight requests the plan can have at once: its connection need.

@@ -55,18 +55,24 @@ pub struct LabelStats {
     pub label: String,
     /// Whether the row is a group of steps (a flow) rather than one request.
     pub group: bool,
-    /// Completed requests, successful or not (aborted ones are not counted).
+    /// Requests that ended: succeeded, failed, or aborted at the end of the run.
     pub samples: u64,
-    /// Requests that failed.
+    /// Requests that failed, aborted ones included.
     pub errors: u64,
+    /// Requests cut off at the end of the run (also counted in `errors`).
+    pub aborted: u64,
     /// Bytes written, headers included.
     pub bytes_sent: u64,
     /// Bytes read, headers included.
     pub bytes_received: u64,
-    /// Latency from intended start to end of response, µs.
+    /// Latency from intended start to end of response, µs, of the requests that succeeded and
+    /// of those left waiting (timed out, or aborted at the end: at the time they waited).
     pub latency: Histogram<u64>,
-    /// Service time from actual start to end of response, µs.
+    /// Service time from actual start to end of response, µs, of the same requests.
     pub service: Histogram<u64>,
+    /// Latency of the other failures (refused connects, resets, TLS, protocol, HTTP status,
+    /// checks), µs: timed apart, because a fast failure must not make a broken target look fast.
+    pub failed: Histogram<u64>,
 }
 
 impl LabelStats {
@@ -77,10 +83,12 @@ impl LabelStats {
             group: false,
             samples: 0,
             errors: 0,
+            aborted: 0,
             bytes_sent: 0,
             bytes_received: 0,
             latency: crate::histogram::new(),
             service: crate::histogram::new(),
+            failed: crate::histogram::new(),
         }
     }
 
@@ -88,11 +96,23 @@ impl LabelStats {
     pub fn add(&mut self, other: &LabelStats) {
         self.samples += other.samples;
         self.errors += other.errors;
+        self.aborted += other.aborted;
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
         // Same bounds everywhere (histogram::new), so adding cannot fail.
         let _ = self.latency.add(&other.latency);
         let _ = self.service.add(&other.service);
+        let _ = self.failed.add(&other.failed);
+    }
+
+    /// Requests that succeeded.
+    pub fn succeeded(&self) -> u64 {
+        self.samples - self.errors.min(self.samples)
+    }
+
+    /// Requests that ended with an answer or an error of their own: all but the aborted.
+    pub fn completed(&self) -> u64 {
+        self.samples - self.aborted.min(self.samples)
     }
 
     /// Errors as a fraction of samples (0 when there are none).
@@ -123,8 +143,20 @@ pub struct LagStats {
     pub lag: Histogram<u64>,
     /// Arrivals that started later than the plan's `late_after`.
     pub late: u64,
-    /// Arrivals never started because the in-flight bound was reached and the queue was full.
+    /// Arrivals never started because the in-flight bound was reached and the queue was full,
+    /// or because the generator fell further behind its schedule than the queue holds.
     pub dropped: u64,
+    /// Arrivals whose time came: `started + dropped + unstarted`, exactly.
+    pub scheduled: u64,
+    /// Arrivals still queued when the run ended: never started, counted as aborted requests.
+    pub unstarted: u64,
+}
+
+impl LagStats {
+    /// Arrivals that started (their first request was sent).
+    pub fn started(&self) -> u64 {
+        self.lag.len()
+    }
 }
 
 /// One second of the run.
@@ -185,7 +217,7 @@ pub struct Snapshot {
     pub errors: Vec<ErrorStat>,
     /// Response status codes and their counts, ascending by code.
     pub statuses: Vec<(u16, u64)>,
-    /// Requests cut off by the end of the run (not errors).
+    /// Requests cut off by the end of the run (counted as errors of class `aborted` too).
     pub aborted: u64,
     /// Open-loop schedule statistics; `None` in the closed loop.
     pub lag: Option<LagStats>,
@@ -225,6 +257,8 @@ impl Snapshot {
                 lag: crate::histogram::new(),
                 late: 0,
                 dropped: 0,
+                scheduled: 0,
+                unstarted: 0,
             }),
             series: Arc::new(Vec::new()),
             active: 0,
@@ -233,9 +267,9 @@ impl Snapshot {
         }
     }
 
-    /// Completed requests per second over the elapsed time.
+    /// Completed requests (succeeded or failed, not aborted) per second over the elapsed time.
     pub fn throughput(&self) -> f64 {
-        per_second(self.total.samples, self.elapsed)
+        per_second(self.total.completed(), self.elapsed)
     }
 }
 

@@ -25,7 +25,7 @@ struct Pending {
 /// Run state, changed only by [`Aggregator::add`].
 pub struct Aggregator {
     snapshot: Snapshot,
-    shards: usize,
+    workers: usize,
     finished: usize,
     pending: BTreeMap<u64, Pending>,
     errors: BTreeMap<ErrorClass, (u64, String)>,
@@ -35,27 +35,27 @@ pub struct Aggregator {
 }
 
 impl Aggregator {
-    /// An aggregator expecting `shards` workers.
+    /// An aggregator expecting `workers` workers.
     pub fn new(
         empty: Snapshot,
-        shards: usize,
+        workers: usize,
         target_rate: Box<dyn Fn(f64) -> f64 + Send>,
     ) -> Self {
         Aggregator {
             snapshot: empty,
-            shards,
+            workers,
             finished: 0,
             pending: BTreeMap::new(),
             errors: BTreeMap::new(),
             statuses: BTreeMap::new(),
-            active: vec![0; shards],
+            active: vec![0; workers],
             target_rate,
         }
     }
 
     /// Whether every worker has sent its last interval.
     pub fn all_finished(&self) -> bool {
-        self.finished >= self.shards
+        self.finished >= self.workers
     }
 
     /// Adds one worker's interval, `elapsed` seconds into the run; returns whether that closed
@@ -72,6 +72,8 @@ impl Aggregator {
             let _ = lag.lag.add(&iv.lag);
             lag.late += iv.late;
             lag.dropped += iv.dropped;
+            lag.scheduled += iv.scheduled;
+            lag.unstarted += iv.unstarted;
         }
         for (class, (n, sample)) in ErrorClass::ALL.iter().zip(iv.errors.iter().zip(iv.samples)) {
             if *n > 0 {
@@ -86,7 +88,7 @@ impl Aggregator {
             *self.statuses.entry(*code).or_default() += n;
         }
         s.aborted += iv.aborted;
-        if let Some(a) = self.active.get_mut(iv.shard) {
+        if let Some(a) = self.active.get_mut(iv.worker) {
             *a = iv.active;
         }
         if iv.last {
@@ -112,7 +114,7 @@ impl Aggregator {
     fn close_intervals(&mut self, all: bool) -> bool {
         let mut closed = false;
         while let Some(entry) = self.pending.first_entry() {
-            if !all && entry.get().parts < self.shards {
+            if !all && entry.get().parts < self.workers {
                 break;
             }
             let p = entry.remove();

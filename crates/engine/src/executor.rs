@@ -31,6 +31,7 @@ pub enum EngineError {
 pub struct RunHandle {
     snapshots: watch::Receiver<Arc<Snapshot>>,
     stop: CancellationToken,
+    abort: CancellationToken,
     control: Arc<Control>,
     done: tokio::task::JoinHandle<Arc<Snapshot>>,
 }
@@ -51,6 +52,19 @@ impl RunHandle {
     /// Asks the run to stop: no new work starts, in-flight requests get the plan's grace period.
     pub fn stop(&self) {
         self.stop.cancel();
+    }
+
+    /// Stops the run at once: what is in flight or queued is cut off now and counted as
+    /// aborted, without waiting for the grace period (a second Ctrl-C).
+    pub fn abort(&self) {
+        self.stop.cancel();
+        self.abort.cancel();
+    }
+
+    /// The token that cuts the run short when cancelled (see [`RunHandle::abort`]); cancel the
+    /// [`RunHandle::stop_token`] too.
+    pub fn abort_token(&self) -> CancellationToken {
+        self.abort.clone()
     }
 
     /// Live controls: pause, rate and users.
@@ -109,11 +123,16 @@ pub fn start_with<D: Driver>(
     } else {
         plan.threads
     };
-    let shards = threads.clamp(1, plan.peak_concurrency().max(1) as usize);
+    let workers = threads.clamp(1, plan.peak_concurrency().max(1) as usize);
     let stop = CancellationToken::new();
-    let (tx, rx) = mpsc::channel::<Interval>(shards * 8);
+    let abort = CancellationToken::new();
+    let (tx, rx) = mpsc::channel::<Interval>(workers * 8);
     let start = Instant::now() + Duration::from_millis(20);
-    let deadline = plan.planned_duration().map(|d| start + d);
+    // The open loop ends with its schedule, not by a clock of its own (see `worker::Shared`).
+    let deadline = match plan.model {
+        LoadModel::Closed(_) => plan.planned_duration().map(|d| start + d),
+        LoadModel::Open(_) => None,
+    };
     let control = Arc::new(Control::new(start));
     let shared = Arc::new(Shared {
         driver,
@@ -121,27 +140,28 @@ pub fn start_with<D: Driver>(
         labels: labels.clone(),
         steps,
         groups: groups.clone(),
-        shards,
+        workers,
         start,
         deadline,
         stop: stop.clone(),
+        abort: abort.clone(),
         control: control.clone(),
         stopping: AtomicBool::new(false),
         tx,
         lost: std::sync::atomic::AtomicU64::new(0),
     });
-    for shard in 0..shards {
+    for worker in 0..workers {
         let shared = shared.clone();
         std::thread::Builder::new()
-            .name(format!("throng-worker-{shard}"))
-            .spawn(move || worker::run(shard, shared))?;
+            .name(format!("throng-worker-{worker}"))
+            .spawn(move || worker::run(worker, shared))?;
     }
     let empty = Arc::new(Snapshot::empty(plan.clone(), &labels, groups.len()));
     let (snap_tx, snap_rx) = watch::channel(empty.clone());
     let base = target_rate(&plan);
     let c2 = control.clone();
     let target: Box<dyn Fn(f64) -> f64 + Send> = Box::new(move |t| base(t) * c2.rate_factor());
-    let mut agg = Aggregator::new((*empty).clone(), shards, target);
+    let mut agg = Aggregator::new((*empty).clone(), workers, target);
     let stop2 = stop.clone();
     let done = tokio::spawn(async move {
         aggregate(
@@ -161,6 +181,7 @@ pub fn start_with<D: Driver>(
     Ok(RunHandle {
         snapshots: snap_rx,
         stop,
+        abort,
         control,
         done,
     })

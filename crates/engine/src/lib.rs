@@ -10,8 +10,10 @@
 #![deny(missing_docs)]
 
 pub mod aggregator;
+mod closed;
 mod control;
 mod executor;
+mod open;
 pub mod pace;
 pub mod recorder;
 pub mod schedule;

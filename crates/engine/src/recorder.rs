@@ -15,7 +15,7 @@ const STATUSES: usize = 1000;
 #[derive(Debug)]
 pub struct Interval {
     /// Which worker.
-    pub shard: usize,
+    pub worker: usize,
     /// Interval number: `k` covers seconds `k..k+1` of the run; the final one may be shorter.
     pub index: u64,
     /// Whether this is the worker's last interval.
@@ -34,8 +34,12 @@ pub struct Interval {
     pub samples: [Option<String>; CLASSES],
     /// Status codes seen, with counts.
     pub statuses: Vec<(u16, u64)>,
-    /// Requests aborted at the end of the run.
+    /// Requests aborted at the end of the run (in flight, or still queued).
     pub aborted: u64,
+    /// Open-loop arrivals whose time came.
+    pub scheduled: u64,
+    /// Of the aborted, open-loop arrivals still queued (never sent).
+    pub unstarted: u64,
     /// Users or in-flight requests on this worker at the end of the interval.
     pub active: u64,
 }
@@ -66,6 +70,8 @@ pub struct Recorder {
     samples: [Option<String>; CLASSES],
     statuses: Box<[u64; STATUSES]>,
     aborted: u64,
+    scheduled: u64,
+    unstarted: u64,
 }
 
 fn micros(d: std::time::Duration) -> u64 {
@@ -86,6 +92,8 @@ impl Recorder {
             samples: Default::default(),
             statuses: Box::new([0; STATUSES]),
             aborted: 0,
+            scheduled: 0,
+            unstarted: 0,
         }
     }
 
@@ -105,14 +113,16 @@ impl Recorder {
         row.samples += 1;
         row.bytes_sent += outcome.bytes_sent;
         row.bytes_received += outcome.bytes_received;
-        histogram::record(
-            &mut row.latency,
-            micros(ended.saturating_duration_since(intended)),
-        );
-        histogram::record(
-            &mut row.service,
-            micros(ended.saturating_duration_since(started)),
-        );
+        let latency = micros(ended.saturating_duration_since(intended));
+        if outcome.error.is_none_or(ErrorClass::waited) {
+            histogram::record(&mut row.latency, latency);
+            histogram::record(
+                &mut row.service,
+                micros(ended.saturating_duration_since(started)),
+            );
+        } else {
+            histogram::record(&mut row.failed, latency);
+        }
         if outcome.status > 0 {
             self.statuses[usize::from(outcome.status).min(STATUSES - 1)] += 1;
         }
@@ -123,6 +133,46 @@ impl Recorder {
             if self.samples[i].is_none() {
                 self.samples[i] = Some(outcome.message.unwrap_or_else(|| class.name().to_string()));
             }
+        }
+    }
+
+    /// Records a request of step `step` cut off by the end of the run: due at `intended`, sent at
+    /// `started` (`None`: an open-loop arrival still queued, never sent). It had waited until
+    /// `now` without an answer, so it counts in latency at that age, and as a failure.
+    pub fn record_aborted(
+        &mut self,
+        step: usize,
+        intended: Instant,
+        started: Option<Instant>,
+        now: Instant,
+    ) {
+        self.aborted += 1;
+        if started.is_none() {
+            self.unstarted += 1;
+        }
+        let Some(row) = self.labels.get_mut(step) else {
+            return;
+        };
+        row.samples += 1;
+        row.errors += 1;
+        row.aborted += 1;
+        histogram::record(
+            &mut row.latency,
+            micros(now.saturating_duration_since(intended)),
+        );
+        if let Some(started) = started {
+            histogram::record(
+                &mut row.service,
+                micros(now.saturating_duration_since(started)),
+            );
+        }
+        let i = ErrorClass::Aborted.index();
+        self.errors[i] += 1;
+        if self.samples[i].is_none() {
+            self.samples[i] = Some(
+                "no answer when the run ended and its grace period ran out (or still queued)"
+                    .to_string(),
+            );
         }
     }
 
@@ -138,14 +188,16 @@ impl Recorder {
         }
         r.bytes_sent += pass.bytes.0;
         r.bytes_received += pass.bytes.1;
-        histogram::record(
-            &mut r.latency,
-            micros(ended.saturating_duration_since(pass.due)),
-        );
-        histogram::record(
-            &mut r.service,
-            micros(ended.saturating_duration_since(pass.started)),
-        );
+        let latency = micros(ended.saturating_duration_since(pass.due));
+        if pass.failed.is_none_or(ErrorClass::waited) {
+            histogram::record(&mut r.latency, latency);
+            histogram::record(
+                &mut r.service,
+                micros(ended.saturating_duration_since(pass.started)),
+            );
+        } else {
+            histogram::record(&mut r.failed, latency);
+        }
     }
 
     /// Records when an open-loop arrival actually started.
@@ -158,18 +210,18 @@ impl Recorder {
         }
     }
 
-    /// Counts an arrival dropped because the queue was full.
-    pub fn record_dropped(&mut self) {
-        self.dropped += 1;
+    /// Counts `n` arrivals dropped because the queue was full.
+    pub fn record_dropped(&mut self, n: u64) {
+        self.dropped += n;
     }
 
-    /// Counts a request cut off by the end of the run.
-    pub fn record_aborted(&mut self) {
-        self.aborted += 1;
+    /// Counts `n` arrivals whose time came (started, dropped or left queued, later).
+    pub fn record_scheduled(&mut self, n: u64) {
+        self.scheduled += n;
     }
 
     /// Takes the data recorded since the last take, leaving the recorder empty.
-    pub fn take(&mut self, shard: usize, index: u64, last: bool, active: u64) -> Interval {
+    pub fn take(&mut self, worker: usize, index: u64, last: bool, active: u64) -> Interval {
         let labels = std::mem::replace(
             &mut self.labels,
             self.names.iter().map(LabelStats::new).collect(),
@@ -182,7 +234,7 @@ impl Recorder {
             .map(|(code, n)| (code as u16, std::mem::take(n)))
             .collect();
         Interval {
-            shard,
+            worker,
             index,
             last,
             labels,
@@ -193,6 +245,8 @@ impl Recorder {
             samples: std::mem::take(&mut self.samples),
             statuses,
             aborted: std::mem::take(&mut self.aborted),
+            scheduled: std::mem::take(&mut self.scheduled),
+            unstarted: std::mem::take(&mut self.unstarted),
             active,
         }
     }

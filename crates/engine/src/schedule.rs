@@ -137,6 +137,48 @@ impl Schedule {
     }
 }
 
+impl Schedule {
+    /// `N(t)`: how many arrivals of the whole schedule (all shards) are due by `t` seconds.
+    fn count_at(&self, t: f64) -> f64 {
+        for seg in &self.segments {
+            if t < seg.t0 + seg.d {
+                let x = (t - seg.t0).max(0.0);
+                return seg.n0 + seg.r0 * x + (seg.r1 - seg.r0) / (2.0 * seg.d) * x * x;
+            }
+        }
+        self.tail_n0 + self.tail_rate * (t - self.tail_t0).max(0.0)
+    }
+
+    /// Skips this shard's arrivals due before `t` seconds (at most `max` of them, and none past
+    /// the end), and returns how many it skipped: the arrivals a generator that fell behind
+    /// drops without producing each one. Evenly spaced, the count is exact; Poisson, it is the
+    /// expected count over the skipped span (the process is memoryless, so the next arrival
+    /// follows a fresh exponential gap from there).
+    pub fn skip_until(&mut self, t: f64, max: u64) -> u64 {
+        let due = self.count_at(t.min(self.end));
+        if due.is_nan() || due <= self.pos || max == 0 {
+            return 0;
+        }
+        let span = (due - self.pos) / self.stride;
+        match &mut self.poisson {
+            None => {
+                let k = (span.ceil() as u64).min(max);
+                self.pos += k as f64 * self.stride;
+                k
+            }
+            Some(rng) => {
+                let k = (span.round().max(1.0) as u64).min(max);
+                self.pos = if k < max {
+                    due + exp(rng) * self.stride
+                } else {
+                    self.pos + k as f64 * self.stride
+                };
+                k
+            }
+        }
+    }
+}
+
 fn exp(rng: &mut SmallRng) -> f64 {
     // 1 - u is in (0, 1], so the log is finite.
     let u: f64 = rng.random();
@@ -239,6 +281,58 @@ mod tests {
             "{}",
             var.sqrt() / mean
         );
+    }
+
+    #[test]
+    fn skipping_counts_exactly_what_it_passes_over() {
+        // Whole schedule: 1000/s for 2 s. Take 10, skip everything due before 1 s, take the rest.
+        for shards in [1usize, 3] {
+            let mut total = 0u64;
+            for shard in 0..shards {
+                let mut s = Schedule::new(
+                    &Rate::Constant(1000.0),
+                    Arrivals::Even,
+                    Some(2.0),
+                    shard,
+                    shards,
+                    1,
+                );
+                let first: Vec<f64> = s.by_ref().take(10).collect();
+                let skipped = s.skip_until(1.0, u64::MAX);
+                let next = s.next().unwrap();
+                assert!(
+                    next >= 1.0 && next < 1.0 + shards as f64 / 1000.0 + 1e-9,
+                    "{next}"
+                );
+                total += first.len() as u64 + skipped + 1 + s.count() as u64;
+            }
+            assert_eq!(total, 2000, "shards {shards}");
+        }
+        // A ramp: 0 -> 1000/s over 2 s has N(1) = 250 arrivals due by 1 s.
+        let rate = Rate::Stages {
+            start: 0.0,
+            stages: vec![stage(2, 1000.0)],
+        };
+        let mut s = Schedule::new(&rate, Arrivals::Even, None, 0, 1, 1);
+        assert_eq!(s.skip_until(1.0, u64::MAX), 250);
+        assert_eq!(s.skip_until(1.0, u64::MAX), 0);
+        // At most `max`, and nothing past the end.
+        let mut s = Schedule::new(&Rate::Constant(1e12), Arrivals::Even, Some(1.0), 0, 1, 1);
+        assert_eq!(s.skip_until(0.5, 7), 7);
+        assert_eq!(s.skip_until(5.0, u64::MAX), 1_000_000_000_000 - 7);
+        assert_eq!(s.next(), None);
+        // Poisson: about the expected count, and the schedule goes on after the span.
+        let mut s = Schedule::new(
+            &Rate::Constant(1000.0),
+            Arrivals::Poisson,
+            Some(2.0),
+            0,
+            1,
+            3,
+        );
+        let k = s.skip_until(1.0, u64::MAX);
+        assert!((990..=1010).contains(&k), "{k}");
+        assert!(s.next().is_some_and(|t| t >= 1.0));
     }
 
     #[test]

@@ -1,20 +1,21 @@
-//! One worker thread: a single-threaded runtime running its share of the users (closed loop) or
-//! of the arrival schedule (open loop), recording into its own [`Recorder`].
+//! One worker thread: a single-threaded runtime running its share of the users (closed loop,
+//! [`crate::closed`]) or of the arrival schedule (open loop, [`crate::open`]), recording into its
+//! own [`Recorder`]. This file holds what both models share: running one iteration, counting
+//! what a stop cuts off, and the worker's own loop of ticks, stop, grace and end.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::{stages, ClosedLoop, Driver, LoadModel, OpenLoop, RunPlan, Users};
+use throng_core::{ClosedLoop, Driver, ErrorClass, LoadModel, RunPlan};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep, sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
+use crate::open::Queue;
 use crate::recorder::{GroupPass, Interval, Recorder};
-use crate::schedule::Schedule;
 
 /// What every worker shares, read-only but for the stop flags.
 pub(crate) struct Shared<D> {
@@ -25,10 +26,16 @@ pub(crate) struct Shared<D> {
     /// How many of the labels are steps.
     pub steps: usize,
     pub groups: Vec<throng_core::GroupInfo>,
-    pub shards: usize,
+    /// How many worker threads run the plan.
+    pub workers: usize,
     pub start: Instant,
+    /// When a closed loop stops by the clock. The open loop ends with its schedule instead, so
+    /// that every arrival due before the end is started (or dropped, or counted as aborted).
     pub deadline: Option<Instant>,
+    /// Stops the run: no new work, in-flight requests get the grace period.
     pub stop: CancellationToken,
+    /// Cuts the grace period short: what is still in flight is aborted now.
+    pub abort: CancellationToken,
     pub control: Arc<crate::control::Control>,
     /// Set once the run stops for any reason; users check it between requests.
     pub stopping: AtomicBool,
@@ -37,27 +44,41 @@ pub(crate) struct Shared<D> {
 }
 
 impl<D> Shared<D> {
-    fn stopping(&self) -> bool {
+    pub(crate) fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
 }
 
-/// This worker's share of `total`: shard `i` of `n` gets `total / n`, plus one if `i < total % n`.
-fn share(total: u64, shard: usize, shards: usize) -> u64 {
-    let (n, i) = (shards as u64, shard as u64);
+/// This worker's share of `total`: worker `i` of `n` gets `total / n`, plus one if `i < total % n`.
+pub(crate) fn share(total: u64, worker: usize, workers: usize) -> u64 {
+    let (n, i) = (workers as u64, worker as u64);
     total / n + u64::from(i < total % n)
 }
 
+/// How one iteration ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Iteration {
+    /// Every step ran and succeeded (or the request budget ran out, or the run is stopping).
+    Passed,
+    /// A step failed; the class of the first failure.
+    Failed(ErrorClass),
+    /// The driver ended the user (its data ran out).
+    Ended,
+}
+
 /// State local to one worker thread.
-struct Local<D: Driver> {
-    shared: Arc<Shared<D>>,
-    shard: usize,
-    rec: RefCell<Recorder>,
+pub(crate) struct Local<D: Driver> {
+    pub shared: Arc<Shared<D>>,
+    /// Which worker this is.
+    pub worker: usize,
+    pub rec: RefCell<Recorder>,
     /// Users alive (closed loop) or requests in flight (open loop).
-    active: Cell<u64>,
+    pub active: Cell<u64>,
     /// Requests this worker may still start under `-n` (`u64::MAX` when unbounded).
-    budget: Cell<u64>,
-    tasks: Tasks,
+    pub budget: Cell<u64>,
+    pub tasks: Tasks,
+    /// The open loop's queue of arrivals, so that what is left in it at the end is counted.
+    pub queue: RefCell<Option<Rc<Queue>>>,
 }
 
 impl<D: Driver> Local<D> {
@@ -73,13 +94,18 @@ impl<D: Driver> Local<D> {
     }
 
     /// Runs one iteration of the scenario; `intended` is when its first step was due.
-    /// Runs one iteration; false when the driver ended the user.
-    async fn iterate(&self, session: &mut D::Session, intended: Instant, open: bool) -> bool {
+    pub(crate) async fn iterate(
+        &self,
+        session: &mut D::Session,
+        intended: Instant,
+        open: bool,
+    ) -> Iteration {
         let sh = &self.shared;
         if !sh.driver.begin_iteration(session) {
-            return false;
+            return Iteration::Ended;
         }
         let mut due = intended;
+        let mut first_failure = None;
         // Per group: the pass so far; no allocation without groups.
         let mut spans: Vec<Option<GroupPass>> = if sh.groups.is_empty() {
             Vec::new()
@@ -88,7 +114,7 @@ impl<D: Driver> Local<D> {
         };
         for step in 0..sh.steps {
             if !self.take_request() {
-                return true;
+                break;
             }
             let started = Instant::now();
             if open && step == 0 {
@@ -106,6 +132,9 @@ impl<D: Driver> Local<D> {
             }
             let guard = AbortGuard {
                 local: self,
+                step,
+                due,
+                started,
                 armed: true,
             };
             self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
@@ -117,6 +146,9 @@ impl<D: Driver> Local<D> {
             self.rec
                 .borrow_mut()
                 .record(step, due, started, ended, outcome);
+            if first_failure.is_none() {
+                first_failure = error;
+            }
             let stop = (error.is_some() && !proceed) || sh.stopping();
             for (i, (g, span)) in sh.groups.iter().zip(spans.iter_mut()).enumerate() {
                 if let Some(pass) = span {
@@ -135,21 +167,24 @@ impl<D: Driver> Local<D> {
                 }
             }
             if stop {
-                return true;
+                break;
             }
             if let Some(p) = pause {
                 sleep(p).await;
             }
             due = Instant::now();
         }
-        true
+        match first_failure {
+            Some(class) => Iteration::Failed(class),
+            None => Iteration::Passed,
+        }
     }
 
-    fn flush(&self, index: u64, last: bool) {
+    pub(crate) fn flush(&self, index: u64, last: bool) {
         let iv = self
             .rec
             .borrow_mut()
-            .take(self.shard, index, last, self.active.get());
+            .take(self.worker, index, last, self.active.get());
         let tx = &self.shared.tx;
         if last {
             // The last interval must arrive: wait for room rather than drop it.
@@ -160,9 +195,13 @@ impl<D: Driver> Local<D> {
     }
 }
 
-/// Counts a request as aborted if its future is dropped before it completes.
+/// Counts a request as aborted, at the age it reached, if its future is dropped before it
+/// completes (the grace period ran out, or the run was cut short).
 struct AbortGuard<'a, D: Driver> {
     local: &'a Local<D>,
+    step: usize,
+    due: Instant,
+    started: Instant,
     armed: bool,
 }
 
@@ -182,27 +221,28 @@ impl<D: Driver> Drop for AbortGuard<'_, D> {
         }
         if self.armed {
             if let Ok(mut rec) = self.local.rec.try_borrow_mut() {
-                rec.record_aborted();
+                rec.record_aborted(self.step, self.due, Some(self.started), Instant::now());
             }
         }
     }
 }
 
 /// The worker thread's entry point.
-pub(crate) fn run<D: Driver>(shard: usize, shared: Arc<Shared<D>>) {
+pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>) {
     let budget = match &shared.plan.model {
         LoadModel::Closed(ClosedLoop {
             requests: Some(n), ..
-        }) => share(*n, shard, shared.shards),
+        }) => share(*n, worker, shared.workers),
         _ => u64::MAX,
     };
     let local = Rc::new(Local {
         rec: RefCell::new(Recorder::new(shared.labels.clone(), shared.plan.late_after)),
         shared,
-        shard,
+        worker,
         active: Cell::new(0),
         budget: Cell::new(budget),
         tasks: Tasks::default(),
+        queue: RefCell::new(None),
     });
     let index = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -217,22 +257,39 @@ pub(crate) fn run<D: Driver>(shard: usize, shared: Arc<Shared<D>>) {
         }
         Err(_) => 0,
     };
+    // Arrivals still queued were due and never sent: aborted, at the age they reached.
+    if let Some(queue) = local.queue.borrow_mut().take() {
+        let now = Instant::now();
+        let mut rec = local.rec.borrow_mut();
+        for due in queue.tickets.borrow_mut().drain(..) {
+            rec.record_aborted(0, due, None, now);
+        }
+    }
     local.flush(index, true);
 }
 
 /// The tasks of one worker: counted, abortable, and able to wake the driver when they end.
 #[derive(Default)]
-struct Tasks {
+pub(crate) struct Tasks {
     handles: RefCell<Vec<tokio::task::AbortHandle>>,
-    alive: Cell<u64>,
-    in_flight: Cell<u64>,
-    changed: Notify,
+    pub alive: Rc<Cell<u64>>,
+    pub in_flight: Cell<u64>,
+    pub changed: Rc<Notify>,
 }
 
 impl Tasks {
-    fn spawn<F: std::future::Future<Output = ()> + 'static>(&self, f: F) {
+    /// Spawns a task, counted alive until its future is dropped: when it returns, or when it is
+    /// aborted, even before it first ran.
+    pub(crate) fn spawn<F: std::future::Future<Output = ()> + 'static>(&self, f: F) {
         self.alive.set(self.alive.get() + 1);
-        let h = tokio::task::spawn_local(f);
+        let alive = Alive {
+            alive: self.alive.clone(),
+            changed: self.changed.clone(),
+        };
+        let h = tokio::task::spawn_local(async move {
+            let _alive = alive;
+            f.await
+        });
         self.handles.borrow_mut().push(h.abort_handle());
     }
 
@@ -244,22 +301,31 @@ impl Tasks {
 }
 
 /// Marks a task's end, however it ends (returning or aborted).
-struct Alive<'a>(&'a Tasks);
+struct Alive {
+    alive: Rc<Cell<u64>>,
+    changed: Rc<Notify>,
+}
 
-impl Drop for Alive<'_> {
+impl Drop for Alive {
     fn drop(&mut self) {
-        self.0.alive.set(self.0.alive.get().saturating_sub(1));
-        self.0.changed.notify_one();
+        self.alive.set(self.alive.get().saturating_sub(1));
+        self.changed.notify_one();
     }
 }
 
 /// Runs the model to its end, flushing an interval every second; returns the next index.
+///
+/// The run ends when the model is done and every task has ended. A stop (the caller, a signal,
+/// or the closed loop's deadline) lets requests in flight finish for the grace period; so does
+/// the end of the open loop's schedule, with what is still queued. When the grace runs out, or
+/// the caller aborts, whatever is left is cut off and counted as aborted.
 async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
     let sh = local.shared.clone();
     sleep_until(sh.start).await;
+    let open = matches!(sh.plan.model, LoadModel::Open(_));
     let mut model: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = match &sh.plan.model {
-        LoadModel::Closed(c) => Box::pin(closed(local.clone(), c.clone())),
-        LoadModel::Open(o) => Box::pin(open(local.clone(), o.clone())),
+        LoadModel::Closed(c) => Box::pin(crate::closed::closed(local.clone(), c.clone())),
+        LoadModel::Open(o) => Box::pin(crate::open::open(local.clone(), o.clone())),
     };
     let mut ticker =
         tokio::time::interval_at(sh.start + Duration::from_secs(1), Duration::from_secs(1));
@@ -269,277 +335,57 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
     let mut index = 0;
     let mut model_done = false;
     let mut grace_end: Option<Instant> = None;
+    // Whether this worker has begun to stop (the flag in `Shared` may have been set by another).
+    let mut stopped = false;
     let tasks = &local.tasks;
     loop {
         if model_done && tasks.alive.get() == 0 {
             break;
         }
-        if grace_end.is_some() && tasks.in_flight.get() == 0 {
-            // Stopping with nothing in flight: users in think time or idle slots can go now.
+        if !open && sh.stopping() && tasks.in_flight.get() == 0 {
+            // Stopping with nothing in flight: users in think time or backing off can go now.
             tasks.abort_all();
         }
         tokio::select! {
             biased;
+            _ = sh.abort.cancelled() => break,
             _ = ticker.tick() => {
                 local.flush(index, false);
                 index += 1;
             }
-            _ = &mut model, if !model_done => model_done = true,
-            _ = tasks.changed.notified() => {}
-            _ = sh.stop.cancelled(), if grace_end.is_none() => {
-                grace_end = Some(begin_stop(&sh));
-            }
-            _ = sleep_until(deadline), if grace_end.is_none() && sh.deadline.is_some() => {
-                grace_end = Some(begin_stop(&sh));
-            }
-            _ = sleep_until(grace_end.unwrap_or(far)), if grace_end.is_some() => {
-                tasks.abort_all();
-                // Let the aborted tasks be dropped (their guards count what was cut off).
-                tokio::task::yield_now().await;
-                if tasks.alive.get() > 0 {
-                    sleep(Duration::from_millis(1)).await;
+            _ = &mut model, if !model_done => {
+                model_done = true;
+                if open && grace_end.is_none() {
+                    // The schedule has ended: what is queued or in flight gets the grace period.
+                    grace_end = Some(Instant::now() + sh.plan.grace);
                 }
-                break;
             }
+            _ = tasks.changed.notified() => {}
+            _ = sh.stop.cancelled(), if !stopped => {
+                stopped = true;
+                begin_stop(&sh, &mut grace_end);
+            }
+            _ = sleep_until(deadline), if !stopped && sh.deadline.is_some() => {
+                stopped = true;
+                begin_stop(&sh, &mut grace_end);
+            }
+            _ = sleep_until(grace_end.unwrap_or(far)), if grace_end.is_some() => break,
+        }
+    }
+    if !(model_done && tasks.alive.get() == 0) {
+        tasks.abort_all();
+        // Let the aborted tasks be dropped (their guards count what was cut off).
+        tokio::task::yield_now().await;
+        if tasks.alive.get() > 0 {
+            sleep(Duration::from_millis(1)).await;
         }
     }
     index
 }
 
-fn begin_stop<D>(sh: &Shared<D>) -> Instant {
+/// The run stops: no new work; the grace period starts now (or stays, if it started sooner).
+fn begin_stop<D>(sh: &Shared<D>, grace_end: &mut Option<Instant>) {
     sh.stopping.store(true, Ordering::Relaxed);
-    Instant::now() + sh.plan.grace
-}
-
-/// What became of a closed-loop user slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    /// Never started, or retired because the user count went down: may start again.
-    Free,
-    /// Running.
-    Alive,
-    /// Done for good: its iterations or the request budget ran out.
-    Finished,
-}
-
-/// The closed loop on this worker: users following the plan (fixed or staged) plus any users
-/// added or removed through [`crate::Control`], checked every 100 ms.
-async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
-    let sh = local.shared.clone();
-    let (shard, shards) = (local.shard, sh.shards);
-    let target = Rc::new(Cell::new(0u64));
-    let slots: Rc<RefCell<Vec<Slot>>> = Rc::default();
-    loop {
-        let t = sh.start.elapsed().as_secs_f64();
-        let base = match &c.users {
-            Users::Fixed(n) => f64::from(*n),
-            Users::Stages(s) => stages::value_at(0.0, s, t).floor(),
-        };
-        let global = (base as i64 + sh.control.user_delta()).max(0) as u64;
-        let mine = share(global, shard, shards);
-        target.set(mine);
-        for j in 0..mine as usize {
-            let mut list = slots.borrow_mut();
-            if list.len() <= j {
-                list.push(Slot::Free);
-            }
-            if list[j] == Slot::Free {
-                list[j] = Slot::Alive;
-                let id = j as u64 * shards as u64 + shard as u64;
-                let u = user(local.clone(), j as u64, id, c.clone(), target.clone());
-                let slots = slots.clone();
-                local.tasks.spawn(async move {
-                    let end = u.await;
-                    slots.borrow_mut()[j] = end;
-                });
-            }
-        }
-        let staged_end = match &c.users {
-            Users::Stages(s) => t >= stages::total(s).as_secs_f64(),
-            Users::Fixed(_) => false,
-        };
-        let all_finished = {
-            let list = slots.borrow();
-            !list.is_empty() && list.iter().all(|s| *s == Slot::Finished)
-        };
-        if staged_end || all_finished || local.budget.get() == 0 || sh.stopping() {
-            break;
-        }
-        sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Waits while the run is paused; false if it stopped meanwhile.
-async fn unpaused<D>(sh: &Shared<D>) -> bool {
-    while sh.control.is_paused() {
-        if sh.stopping() {
-            return false;
-        }
-        sleep(Duration::from_millis(20)).await;
-    }
-    !sh.stopping()
-}
-
-/// One virtual user: loops iterations until the run, its iterations, or its slot ends.
-async fn user<D: Driver>(
-    local: Rc<Local<D>>,
-    j: u64,
-    id: u64,
-    c: ClosedLoop,
-    target: Rc<Cell<u64>>,
-) -> Slot {
-    let _alive = Alive(&local.tasks);
-    local.active.set(local.active.get() + 1);
-    let mut session = local.shared.driver.session(id);
-    let mut iteration = 0u64;
-    let end = loop {
-        if c.iterations.is_some_and(|n| iteration >= n) || local.budget.get() == 0 {
-            break Slot::Finished;
-        }
-        if j >= target.get() {
-            break Slot::Free;
-        }
-        if !unpaused(&local.shared).await {
-            break Slot::Finished;
-        }
-        if !local.iterate(&mut session, Instant::now(), false).await {
-            break Slot::Finished;
-        }
-        iteration += 1;
-        if let Some(think) = c.think_time {
-            sleep(think).await;
-        }
-    };
-    local.active.set(local.active.get() - 1);
-    end
-}
-
-/// Arrivals waiting for a free slot, on one worker.
-#[derive(Default)]
-struct Queue {
-    tickets: RefCell<VecDeque<Instant>>,
-    ready: Notify,
-    closed: Cell<bool>,
-    /// Slots not executing an arrival.
-    free: Cell<usize>,
-}
-
-impl Queue {
-    async fn pop(&self) -> Option<Instant> {
-        loop {
-            if let Some(t) = self.tickets.borrow_mut().pop_front() {
-                return Some(t);
-            }
-            if self.closed.get() {
-                return None;
-            }
-            self.ready.notified().await;
-        }
-    }
-}
-
-/// The open loop on this worker: arrivals on schedule, slots spawned as they are needed.
-///
-/// The schedule is followed in its own time; a rate factor set through [`crate::Control`]
-/// stretches or shrinks the gaps from then on, and a pause moves the schedule past the pause.
-async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
-    let sh = local.shared.clone();
-    let (shard, shards) = (local.shard, sh.shards);
-    let max_slots = share(u64::from(o.max_in_flight), shard, shards) as usize;
-    let queue_cap = share(u64::from(o.queue), shard, shards) as usize;
-    let mut arrivals_left = o.requests.map_or(u64::MAX, |n| share(n, shard, shards));
-    let end = sh.plan.planned_duration().map(|d| d.as_secs_f64());
-    let queue = Rc::new(Queue::default());
-    let mut slots = 0usize;
-    let pacer = crate::pace::Pacer::precise();
-    // A warm pool: slots for 5 ms of arrivals at the peak rate exist from the start, their
-    // connections opened at once (`Driver::prepare`). Without it, slots are only added when an
-    // arrival finds none free, which happens mostly when the worker was held up; opening a
-    // burst of connections then prolongs the hold-up it answers.
-    let warm = ((o.rate.peak() / shards as f64) * WARM_SECONDS).ceil() as usize;
-    for _ in 0..warm.max(1).min(max_slots) {
-        add_slot(&local, &queue, &mut slots, true);
-    }
-    // The schedule runs in its own time, which a rate factor stretches: it ends by the real clock.
-    let mut schedule = Schedule::new(
-        &o.rate,
-        o.arrivals,
-        Some(f64::INFINITY),
-        shard,
-        shards,
-        rand::random(),
-    );
-    let (mut base_prev, mut real) = (0.0f64, 0.0f64);
-    while arrivals_left > 0 {
-        let Some(base) = schedule.next() else { break };
-        real += (base - base_prev) / sh.control.rate_factor();
-        base_prev = base;
-        if sh.control.is_paused() {
-            if !unpaused(&sh).await {
-                break;
-            }
-            real = real.max(sh.start.elapsed().as_secs_f64());
-        }
-        if end.is_some_and(|e| real >= e) {
-            break;
-        }
-        arrivals_left -= 1;
-        let at = sh.start + Duration::from_secs_f64(real);
-        pacer.until(at).await;
-        if sh.stopping() {
-            break;
-        }
-        let waiting = queue.tickets.borrow().len();
-        let free = queue.free.get();
-        if waiting >= free && slots < max_slots {
-            add_slot(&local, &queue, &mut slots, false);
-        }
-        let free = queue.free.get();
-        if waiting >= free && waiting - free >= queue_cap {
-            local.rec.borrow_mut().record_dropped();
-            continue;
-        }
-        queue.tickets.borrow_mut().push_back(at);
-        // The slot that waited least: its connection and buffers are the warmest.
-        queue.ready.notify_last();
-    }
-    queue.closed.set(true);
-    queue.ready.notify_waiters();
-}
-
-/// Spawns the worker's next open-loop slot, counted free until it takes an arrival.
-fn add_slot<D: Driver>(local: &Rc<Local<D>>, queue: &Rc<Queue>, slots: &mut usize, warm: bool) {
-    let shards = local.shared.shards as u64;
-    let id = *slots as u64 * shards + local.shard as u64;
-    *slots += 1;
-    queue.free.set(queue.free.get() + 1);
-    local
-        .tasks
-        .spawn(slot(local.clone(), queue.clone(), id, warm));
-}
-
-/// How many seconds of arrivals at the peak rate the open loop's warm pool of slots covers.
-const WARM_SECONDS: f64 = 0.005;
-
-/// One in-flight slot of the open loop: takes arrivals from the queue and runs them.
-///
-/// A slot of the warm pool opens its connection first, so that it is ready when a burst needs
-/// it (arrivals go to the slot that waited least, so pool slots may wait long).
-async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: bool) {
-    let _alive = Alive(&local.tasks);
-    let mut session = local.shared.driver.session(id);
-    if warm {
-        local.shared.driver.prepare(&mut session).await;
-    }
-    while let Some(intended) = queue.pop().await {
-        if local.shared.stopping() {
-            local.rec.borrow_mut().record_aborted();
-            continue;
-        }
-        queue.free.set(queue.free.get().saturating_sub(1));
-        local.active.set(local.active.get() + 1);
-        let _ = local.iterate(&mut session, intended, true).await;
-        local.active.set(local.active.get() - 1);
-        queue.free.set(queue.free.get() + 1);
-    }
+    let end = Instant::now() + sh.plan.grace;
+    *grace_end = Some(grace_end.map_or(end, |g| g.min(end)));
 }

@@ -10,11 +10,14 @@ use throng_core::{LabelStats, LoadModel, Percentiles, RunPlan, SeriesPoint, Snap
 use crate::{ContainerResult, ThresholdResult};
 
 /// The version of the JSON result's shape. Bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
-/// Latency statistics in milliseconds.
+/// Latency statistics in milliseconds. With no samples (`count` 0) every figure is 0 and
+/// means nothing: tables print `-`, and a threshold on it fails.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Stats {
+    /// How many samples the figures are of.
+    pub count: u64,
     /// Mean.
     pub mean: f64,
     /// Minimum.
@@ -38,6 +41,7 @@ impl Stats {
     pub fn from_micros(p: &Percentiles) -> Self {
         let ms = |us: u64| us as f64 / 1000.0;
         Stats {
+            count: p.count,
             mean: p.mean / 1000.0,
             min: ms(p.min),
             p50: ms(p.p50),
@@ -57,14 +61,21 @@ pub struct LabelResult {
     pub label: String,
     /// Whether the row is a group of steps (a flow) rather than one request.
     pub group: bool,
-    /// Completed requests (for a group: passes through it).
+    /// Requests that ended: succeeded, failed, or aborted at the end of the run (for a group:
+    /// passes through it).
     pub samples: u64,
-    /// Failed requests.
+    /// Failed requests, aborted ones included.
     pub errors: u64,
+    /// Requests cut off at the end of the run, still unanswered (also counted in `errors`).
+    #[serde(default)]
+    pub aborted: u64,
     /// `errors / samples` (0 to 1).
     pub error_rate: f64,
-    /// Completed requests per second of the run.
+    /// Completed requests (succeeded or failed; not aborted) per second of the run.
     pub throughput: f64,
+    /// Requests that succeeded, per second of the run (what an `rps` threshold tests).
+    #[serde(default)]
+    pub ok_per_s: f64,
     /// Bytes sent, headers included.
     pub bytes_sent: u64,
     /// Bytes received, headers included.
@@ -73,14 +84,23 @@ pub struct LabelResult {
     pub received_kb_per_s: f64,
     /// Sent kilobytes (1024 bytes) per second.
     pub sent_kb_per_s: f64,
-    /// Latency from intended start, ms.
+    /// Latency from intended start, ms, of the requests that succeeded and of those left
+    /// waiting: timed out, or aborted at the end (at the time they had waited, a lower bound).
+    /// What the table shows and latency thresholds test.
     pub latency: Stats,
-    /// Service time from actual start, ms.
+    /// Service time from actual start, ms, of the same requests.
     pub service: Stats,
+    /// Latency of the other failures (refused connects, TLS, resets, protocol errors, HTTP
+    /// error statuses, failed checks), ms: apart, because a fast failure is not a fast answer.
+    #[serde(default)]
+    pub failed_latency: Stats,
     /// The latency histogram (µs), HdrHistogram V2+DEFLATE, base64.
     pub latency_hdr: String,
     /// The service-time histogram (µs), HdrHistogram V2+DEFLATE, base64.
     pub service_hdr: String,
+    /// The failed-latency histogram (µs), HdrHistogram V2+DEFLATE, base64.
+    #[serde(default)]
+    pub failed_latency_hdr: String,
 }
 
 impl LabelResult {
@@ -92,16 +112,20 @@ impl LabelResult {
             group: s.group,
             samples: s.samples,
             errors: s.errors,
+            aborted: s.aborted,
             error_rate: s.error_rate(),
-            throughput: per_second(s.samples, d),
+            throughput: per_second(s.completed(), d),
+            ok_per_s: per_second(s.succeeded(), d),
             bytes_sent: s.bytes_sent,
             bytes_received: s.bytes_received,
             received_kb_per_s: per_second(s.bytes_received, d) / 1024.0,
             sent_kb_per_s: per_second(s.bytes_sent, d) / 1024.0,
             latency: Stats::from_micros(&Percentiles::of(&s.latency)),
             service: Stats::from_micros(&Percentiles::of(&s.service)),
+            failed_latency: Stats::from_micros(&Percentiles::of(&s.failed)),
             latency_hdr: histogram::encode(&s.latency),
             service_hdr: histogram::encode(&s.service),
+            failed_latency_hdr: histogram::encode(&s.failed),
         }
     }
 }
@@ -136,8 +160,18 @@ pub struct LagResult {
     pub lag_hdr: String,
     /// Arrivals that started later than `plan.late_after`.
     pub late: u64,
-    /// Arrivals dropped because every slot was busy and the queue was full.
+    /// Arrivals whose time came: exactly `started + dropped + unstarted`.
+    #[serde(default)]
+    pub scheduled: u64,
+    /// Arrivals that started (their first request was sent).
+    #[serde(default)]
+    pub started: u64,
+    /// Arrivals dropped because every slot was busy and the queue was full (also when the
+    /// generator fell further behind its schedule than the queue holds).
     pub dropped: u64,
+    /// Arrivals still queued when the run ended: never sent, counted as aborted requests.
+    #[serde(default)]
+    pub unstarted: u64,
     /// Arrivals per second achieved: arrivals that started, over the time the schedule ran
     /// (the planned duration, or less if the run was stopped; not the drain after it).
     pub achieved_rate: f64,
@@ -214,7 +248,8 @@ pub struct RunResult {
     pub errors: Vec<ErrorResult>,
     /// Response status codes and their counts.
     pub status_codes: BTreeMap<String, u64>,
-    /// Requests cut off at the end of the run (not errors).
+    /// Requests cut off at the end of the run, still unanswered or still queued: counted as
+    /// failures of class `aborted`, at the age they reached.
     pub aborted: u64,
     /// Open-loop schedule adherence; absent in the closed loop.
     pub open_loop: Option<LagResult>,
@@ -222,7 +257,8 @@ pub struct RunResult {
     pub series: Vec<Point>,
     /// Threshold outcomes.
     pub thresholds: Vec<ThresholdResult>,
-    /// Warnings about the numbers (coordinated omission, lost data).
+    /// Warnings about the numbers (no request succeeded, requests cut off, a generator that fell
+    /// behind its schedule, coordinated omission, lost data).
     pub warnings: Vec<String>,
     /// The target's containers, when watched (`--container`): resource use and readings.
     #[serde(default)]
@@ -249,7 +285,10 @@ impl RunResult {
             lag: Stats::from_micros(&Percentiles::of(&l.lag)),
             lag_hdr: histogram::encode(&l.lag),
             late: l.late,
+            scheduled: l.scheduled,
+            started: l.started(),
             dropped: l.dropped,
+            unstarted: l.unstarted,
             achieved_rate: per_second(l.lag.len(), schedule_span(s)),
         });
         RunResult {
@@ -297,6 +336,43 @@ impl RunResult {
 
 fn warnings(s: &Snapshot) -> Vec<String> {
     let mut w = Vec::new();
+    let t = &s.total;
+    if t.samples > 0 && t.succeeded() == 0 {
+        w.push(format!(
+            "no request succeeded: all {} failed (see the errors)",
+            t.samples
+        ));
+    } else if t.samples == 0 {
+        w.push("no request ended: there are no figures to report".to_string());
+    }
+    if s.aborted > 0 {
+        let oldest = t.latency.max() as f64 / 1e6;
+        w.push(format!(
+            "{} requests were still unanswered (or queued) when the run ended: they count as failures \
+             (class aborted) and in latency at the age they reached, a lower bound of their true latency \
+             (the longest wait recorded: {oldest:.1} s)",
+            s.aborted
+        ));
+    }
+    if let Some(l) = &s.lag {
+        let started = l.started();
+        if l.scheduled > 0 && (started as f64) < 0.95 * l.scheduled as f64 {
+            let pct = 100.0 * started as f64 / l.scheduled as f64;
+            let pct = if pct < 0.01 {
+                "under 0.01%".to_string()
+            } else {
+                format!("{pct:.2}%")
+            };
+            w.push(format!(
+                "the generator started only {started} of the {} arrivals due ({pct}): {} were dropped \
+                 (every slot busy and the queue full, or past what this machine can start) and {} never \
+                 left the queue; the target rate was not achieved",
+                l.scheduled,
+                l.dropped,
+                l.unstarted
+            ));
+        }
+    }
     if let Some(msg) = coordinated_omission(s) {
         w.push(msg);
     }

@@ -32,16 +32,18 @@ fn ms(v: f64) -> String {
 
 fn row(r: &LabelResult) -> [String; 13] {
     let l = &r.latency;
+    // No request counts in latency (all failed fast): a 0 would read as fast, so print `-`.
+    let lat = |v: f64| if l.count == 0 { "-".to_string() } else { ms(v) };
     [
         r.label.clone(),
         r.samples.to_string(),
-        ms(l.mean),
-        ms(l.p50),
-        ms(l.p90),
-        ms(l.p95),
-        ms(l.p99),
-        ms(l.min),
-        ms(l.max),
+        lat(l.mean),
+        lat(l.p50),
+        lat(l.p90),
+        lat(l.p95),
+        lat(l.p99),
+        lat(l.min),
+        lat(l.max),
         format!("{:.2}%", r.error_rate * 100.0),
         format!("{:.1}/s", r.throughput),
         format!("{:.2}", r.received_kb_per_s),
@@ -98,21 +100,36 @@ pub fn render_summary(r: &RunResult) -> String {
     };
     let _ = writeln!(
         out,
-        "{} requests in {:.2}s{stop}, latency in ms\n",
+        "{} requests in {:.2}s{stop}, latency in ms (of requests that succeeded or waited: failures timed apart)\n",
         r.total.samples, r.duration
     );
     out.push_str(&render_table(r));
     let t = &r.total;
-    let _ = writeln!(
-        out,
-        "\nLatency   p99.9 {} ms   max {} ms      Service time   p50 {}  p99 {}  p99.9 {}  max {} ms",
-        ms(t.latency.p999),
-        ms(t.latency.max),
-        ms(t.service.p50),
-        ms(t.service.p99),
-        ms(t.service.p999),
-        ms(t.service.max)
-    );
+    if t.latency.count > 0 {
+        let _ = writeln!(
+            out,
+            "\nLatency   p99.9 {} ms   max {} ms      Service time   p50 {}  p99 {}  p99.9 {}  max {} ms",
+            ms(t.latency.p999),
+            ms(t.latency.max),
+            ms(t.service.p50),
+            ms(t.service.p99),
+            ms(t.service.p999),
+            ms(t.service.max)
+        );
+    } else {
+        out.push('\n');
+    }
+    let f = &t.failed_latency;
+    if f.count > 0 {
+        let _ = writeln!(
+            out,
+            "Failures  {} timed apart   p50 {}  p99 {}  max {} ms",
+            f.count,
+            ms(f.p50),
+            ms(f.p99),
+            ms(f.max)
+        );
+    }
     if !r.status_codes.is_empty() {
         let codes: Vec<String> = r
             .status_codes
@@ -124,19 +141,23 @@ pub fn render_summary(r: &RunResult) -> String {
     if let Some(o) = &r.open_loop {
         let _ = writeln!(
             out,
-            "Schedule   achieved {:.1} arrivals/s   lag p50 {} p99 {} max {} ms   late {}   dropped {}",
+            "Schedule   achieved {:.1} arrivals/s   lag p50 {} p99 {} max {} ms   late {}\n\
+             Arrivals   {} due: {} started, {} dropped, {} still queued at the end",
             o.achieved_rate,
             ms(o.lag.p50),
             ms(o.lag.p99),
             ms(o.lag.max),
             o.late,
-            o.dropped
+            o.scheduled,
+            o.started,
+            o.dropped,
+            o.unstarted
         );
     }
     if r.aborted > 0 {
         let _ = writeln!(
             out,
-            "Aborted at the end of the run (not errors): {}",
+            "Aborted at the end of the run (counted as errors): {}",
             r.aborted
         );
     }
@@ -159,10 +180,15 @@ pub fn render_summary(r: &RunResult) -> String {
         let _ = writeln!(out, "Thresholds");
         for t in &r.thresholds {
             let mark = if t.passed { "ok  " } else { "FAIL" };
+            let observed = match (t.observed, &t.reason) {
+                (Some(v), _) => format!("observed {v:.4}"),
+                (None, Some(why)) => format!("nothing to observe: {why}"),
+                (None, None) => "nothing to observe".to_string(),
+            };
             let _ = writeln!(
                 out,
-                "  {mark} {:<28} {:<12} observed {:.4}",
-                t.threshold, t.label, t.observed
+                "  {mark} {:<28} {:<12} {observed}",
+                t.threshold, t.label
             );
         }
     }

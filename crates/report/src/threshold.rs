@@ -16,9 +16,9 @@ pub enum Metric {
     Min,
     /// Maximum latency, ms.
     Max,
-    /// Failed over completed requests.
+    /// Failed (aborted included) over ended requests.
     ErrorRate,
-    /// Completed requests per second.
+    /// Successful requests per second.
     Rps,
 }
 
@@ -67,10 +67,14 @@ pub struct ThresholdResult {
     pub threshold: String,
     /// The row it tested (`TOTAL` or a label).
     pub label: String,
-    /// The observed value, in the threshold's unit.
-    pub observed: f64,
+    /// The observed value, in the threshold's unit; `null` when there was nothing to observe
+    /// (no request ended, or none counts in latency), which fails the threshold.
+    pub observed: Option<f64>,
     /// Whether it held.
     pub passed: bool,
+    /// Why it failed without a value (`observed` is null).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl std::str::FromStr for Threshold {
@@ -165,54 +169,73 @@ fn parse_ms(v: &str) -> Option<f64> {
 }
 
 impl Threshold {
-    /// The value this threshold tests in a row.
-    pub fn observe(&self, row: &LabelResult) -> f64 {
+    /// The value this threshold tests in a row, or why there is none.
+    ///
+    /// Latency statistics are of the requests that succeeded and of those left waiting (timed
+    /// out, or cut off at the end at the age they reached), so a hung target cannot pass them;
+    /// with no such request there is no value. An error rate needs at least one request that
+    /// ended. `rps` counts successful requests only, so fast failures cannot make it.
+    pub fn observe(&self, row: &LabelResult) -> Result<f64, &'static str> {
+        if row.samples == 0 {
+            return Err("no request ended");
+        }
         let l = &row.latency;
+        let latency = |v: f64| {
+            if l.count == 0 {
+                Err("no request succeeded or waited for an answer: there is no latency to test")
+            } else {
+                Ok(v)
+            }
+        };
         match self.metric {
-            Metric::Quantile(500) => l.p50,
-            Metric::Quantile(900) => l.p90,
-            Metric::Quantile(950) => l.p95,
-            Metric::Quantile(990) => l.p99,
-            Metric::Quantile(999) => l.p999,
+            Metric::Quantile(500) => latency(l.p50),
+            Metric::Quantile(900) => latency(l.p90),
+            Metric::Quantile(950) => latency(l.p95),
+            Metric::Quantile(990) => latency(l.p99),
+            Metric::Quantile(999) => latency(l.p999),
             Metric::Quantile(q) => match throng_core::histogram::decode(&row.latency_hdr) {
-                Ok(h) => h.value_at_quantile(f64::from(q) / 1000.0) as f64 / 1000.0,
-                Err(_) => f64::NAN,
+                Ok(h) => latency(h.value_at_quantile(f64::from(q) / 1000.0) as f64 / 1000.0),
+                Err(_) => Err("the latency histogram does not decode"),
             },
-            Metric::Mean => l.mean,
-            Metric::Min => l.min,
-            Metric::Max => l.max,
-            Metric::ErrorRate => row.error_rate,
-            Metric::Rps => row.throughput,
+            Metric::Mean => latency(l.mean),
+            Metric::Min => latency(l.min),
+            Metric::Max => latency(l.max),
+            Metric::ErrorRate => Ok(row.error_rate),
+            Metric::Rps => Ok(row.ok_per_s),
         }
     }
 
-    /// Tests the threshold against a result; a missing label fails.
+    /// Tests the threshold against a result; a missing label, or nothing to observe, fails.
     pub fn evaluate(&self, result: &RunResult) -> ThresholdResult {
         let row = match &self.label {
             None => Some(&result.total),
             Some(l) => result.labels.iter().find(|r| &r.label == l),
         };
         let label = self.label.clone().unwrap_or_else(|| "TOTAL".into());
-        let Some(row) = row else {
-            return ThresholdResult {
+        let observed = match row {
+            None => Err("no such label in the result"),
+            Some(row) => self.observe(row),
+        };
+        match observed {
+            Ok(v) => ThresholdResult {
                 threshold: self.text.clone(),
                 label,
-                observed: f64::NAN,
+                observed: Some(v),
+                passed: match self.op {
+                    Op::Lt => v < self.limit,
+                    Op::Le => v <= self.limit,
+                    Op::Gt => v > self.limit,
+                    Op::Ge => v >= self.limit,
+                },
+                reason: None,
+            },
+            Err(why) => ThresholdResult {
+                threshold: self.text.clone(),
+                label,
+                observed: None,
                 passed: false,
-            };
-        };
-        let v = self.observe(row);
-        let passed = match self.op {
-            Op::Lt => v < self.limit,
-            Op::Le => v <= self.limit,
-            Op::Gt => v > self.limit,
-            Op::Ge => v >= self.limit,
-        };
-        ThresholdResult {
-            threshold: self.text.clone(),
-            label,
-            observed: v,
-            passed,
+                reason: Some(why.to_string()),
+            },
         }
     }
 }

@@ -1,0 +1,196 @@
+//! The open loop on one worker: arrivals on a schedule, whatever the target's speed.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::time::Duration;
+
+use throng_core::{Driver, OpenLoop};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::closed::unpaused;
+use crate::schedule::Schedule;
+use crate::worker::{share, Local};
+
+/// Arrivals waiting for a free slot, on one worker.
+#[derive(Default)]
+pub(crate) struct Queue {
+    /// The intended starts of the arrivals waiting.
+    pub tickets: RefCell<VecDeque<Instant>>,
+    ready: Notify,
+    closed: Cell<bool>,
+    /// Slots not executing an arrival.
+    free: Cell<usize>,
+}
+
+impl Queue {
+    async fn pop(&self) -> Option<Instant> {
+        loop {
+            if let Some(t) = self.tickets.borrow_mut().pop_front() {
+                return Some(t);
+            }
+            if self.closed.get() {
+                return None;
+            }
+            self.ready.notified().await;
+        }
+    }
+}
+
+/// How many arrivals that were already due the loop handles before it yields to the slots.
+/// Behind schedule, the pacer does not wait, and without a yield the slots that would send the
+/// requests (and the worker's stop signal) would never run.
+const BATCH: u32 = 64;
+
+/// The open loop on this worker: arrivals on schedule, slots spawned as they are needed.
+///
+/// The schedule is followed in its own time; a rate factor set through [`crate::Control`]
+/// stretches or shrinks the gaps from then on, and a pause moves the schedule past the pause.
+///
+/// Every arrival whose time comes is counted as scheduled, and ends as exactly one of started,
+/// dropped (the in-flight bound and the queue were full) or aborted (still queued when the run
+/// ended). When the generator falls further behind than the queue holds, as at a rate past what
+/// this machine can start, every arrival due by now would meet the same full queue: they are
+/// dropped all at once, so the slots keep the best throughput the worker can give.
+pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
+    let sh = local.shared.clone();
+    let (worker, workers) = (local.worker, sh.workers);
+    let max_slots = share(u64::from(o.max_in_flight), worker, workers) as usize;
+    let queue_cap = share(u64::from(o.queue), worker, workers) as usize;
+    let mut arrivals_left = o.requests.map_or(u64::MAX, |n| share(n, worker, workers));
+    let end = sh.plan.planned_duration().map(|d| d.as_secs_f64());
+    let queue = Rc::new(Queue::default());
+    *local.queue.borrow_mut() = Some(queue.clone());
+    let mut slots = 0usize;
+    let pacer = crate::pace::Pacer::precise();
+    // A warm pool: slots for 5 ms of arrivals at the peak rate exist from the start, their
+    // connections opened at once (`Driver::prepare`). Without it, slots are only added when an
+    // arrival finds none free, which happens mostly when the worker was held up; opening a
+    // burst of connections then prolongs the hold-up it answers.
+    let warm = ((o.rate.peak() / workers as f64) * WARM_SECONDS).ceil();
+    for _ in 0..(warm.max(1.0) as usize).min(max_slots) {
+        add_slot(&local, &queue, &mut slots, true);
+    }
+    // The schedule runs in its own time, which a rate factor stretches: it ends by the real clock.
+    let mut schedule = Schedule::new(
+        &o.rate,
+        o.arrivals,
+        Some(f64::INFINITY),
+        worker,
+        workers,
+        rand::random(),
+    );
+    let (mut base_prev, mut real) = (0.0f64, 0.0f64);
+    let mut unpaced = 0u32;
+    while arrivals_left > 0 && !sh.stopping() {
+        let Some(base) = schedule.next() else { break };
+        real += (base - base_prev) / sh.control.rate_factor();
+        base_prev = base;
+        if sh.control.is_paused() {
+            if !unpaused(&sh).await {
+                break;
+            }
+            real = real.max(sh.start.elapsed().as_secs_f64());
+        }
+        if end.is_some_and(|e| real >= e) {
+            break;
+        }
+        let at = sh.start + Duration::from_secs_f64(real);
+        if at > Instant::now() {
+            unpaced = 0;
+            tokio::select! {
+                biased;
+                // Stopped before this arrival was due: it is not part of the run.
+                _ = sh.stop.cancelled() => break,
+                _ = pacer.until(at) => {}
+            }
+        } else {
+            unpaced += 1;
+            if unpaced.is_multiple_of(BATCH) {
+                tokio::task::yield_now().await;
+            }
+        }
+        arrivals_left -= 1;
+        local.rec.borrow_mut().record_scheduled(1);
+        if sh.stopping() {
+            // Due, but the run stopped meanwhile: never sent.
+            local
+                .rec
+                .borrow_mut()
+                .record_aborted(0, at, None, Instant::now());
+            break;
+        }
+        let waiting = queue.tickets.borrow().len();
+        let free = queue.free.get();
+        if waiting >= free && slots < max_slots {
+            add_slot(&local, &queue, &mut slots, false);
+        }
+        let free = queue.free.get();
+        if waiting >= free && waiting - free >= queue_cap {
+            // Every slot is busy and the queue is full. So it stays until the slots run: every
+            // other arrival due by now would be dropped too. Count them at once and yield.
+            let factor = sh.control.rate_factor();
+            let now = sh.start.elapsed().as_secs_f64();
+            let until = match end {
+                Some(e) => now.min(e),
+                None => now,
+            };
+            let skipped = schedule.skip_until(base_prev + (until - real) * factor, arrivals_left);
+            arrivals_left -= skipped;
+            {
+                let mut rec = local.rec.borrow_mut();
+                rec.record_scheduled(skipped);
+                rec.record_dropped(1 + skipped);
+            }
+            unpaced = 0;
+            tokio::task::yield_now().await;
+            continue;
+        }
+        queue.tickets.borrow_mut().push_back(at);
+        // The slot that waited least: its connection and buffers are the warmest.
+        queue.ready.notify_last();
+    }
+    queue.closed.set(true);
+    queue.ready.notify_waiters();
+}
+
+/// Spawns the worker's next open-loop slot, counted free until it takes an arrival.
+fn add_slot<D: Driver>(local: &Rc<Local<D>>, queue: &Rc<Queue>, slots: &mut usize, warm: bool) {
+    let workers = local.shared.workers as u64;
+    let id = *slots as u64 * workers + local.worker as u64;
+    *slots += 1;
+    queue.free.set(queue.free.get() + 1);
+    local
+        .tasks
+        .spawn(slot(local.clone(), queue.clone(), id, warm));
+}
+
+/// How many seconds of arrivals at the peak rate the open loop's warm pool of slots covers.
+const WARM_SECONDS: f64 = 0.005;
+
+/// One in-flight slot of the open loop: takes arrivals from the queue and runs them.
+///
+/// A slot of the warm pool opens its connection first, so that it is ready when a burst needs
+/// it (arrivals go to the slot that waited least, so pool slots may wait long).
+async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: bool) {
+    let mut session = local.shared.driver.session(id);
+    if warm {
+        local.shared.driver.prepare(&mut session).await;
+    }
+    while let Some(intended) = queue.pop().await {
+        if local.shared.stopping() {
+            // Queued when the run stopped: never sent.
+            local
+                .rec
+                .borrow_mut()
+                .record_aborted(0, intended, None, Instant::now());
+            continue;
+        }
+        queue.free.set(queue.free.get().saturating_sub(1));
+        local.active.set(local.active.get() + 1);
+        let _ = local.iterate(&mut session, intended, true).await;
+        local.active.set(local.active.get() - 1);
+        queue.free.set(queue.free.get() + 1);
+    }
+}
