@@ -173,7 +173,7 @@ fn bad_input_exits_2_naming_the_problem() {
         ),
         (
             &["run", "http://127.0.0.1:1/", "-c", "0", "-n", "1"],
-            "-c/--users",
+            "'--users <USERS>': must be a whole number of at least 1",
         ),
         (
             &["run", "http://127.0.0.1:1/", "-c", "100000", "-n", "1"],

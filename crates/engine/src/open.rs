@@ -82,16 +82,25 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         rand::random(),
     );
     let (mut base_prev, mut real) = (0.0f64, 0.0f64);
+    // Real time is measured from the last change of rate factor or pause, not summed gap by gap,
+    // so that at an unchanged rate it is the schedule's own time to the last bit (a sum of 20,000
+    // gaps of 1/20,000 s falls short of 1 s and would let one more arrival in).
+    let (mut anchor_base, mut anchor_real, mut anchor_factor) = (0.0f64, 0.0f64, 1.0f64);
     let mut unpaced = 0u32;
     while arrivals_left > 0 && !sh.stopping() {
         let Some(base) = schedule.next() else { break };
-        real += (base - base_prev) / sh.control.rate_factor();
+        let factor = sh.control.rate_factor();
+        if factor != anchor_factor {
+            (anchor_base, anchor_real, anchor_factor) = (base_prev, real, factor);
+        }
+        real = anchor_real + (base - anchor_base) / factor;
         base_prev = base;
         if sh.control.is_paused() {
             if !unpaused(&sh).await {
                 break;
             }
             real = real.max(sh.start.elapsed().as_secs_f64());
+            (anchor_base, anchor_real) = (base, real);
         }
         if end.is_some_and(|e| real >= e) {
             break;
@@ -130,7 +139,6 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         if waiting >= free && waiting - free >= queue_cap {
             // Every slot is busy and the queue is full. So it stays until the slots run: every
             // other arrival due by now would be dropped too. Count them at once and yield.
-            let factor = sh.control.rate_factor();
             let now = sh.start.elapsed().as_secs_f64();
             let until = match end {
                 Some(e) => now.min(e),

@@ -163,7 +163,7 @@ fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, scroll: usize) {
 
 /// Errors on top, status codes below, then errors over time.
 fn errors(area: Rect, buf: &mut Buffer, snap: &Snapshot) {
-    let errors = (snap.errors.len() as u16 + u16::from(snap.aborted > 0) + 3).max(4);
+    let errors = (snap.errors.len() as u16 + 3).max(4);
     let statuses = (snap.statuses.len() as u16 + 2).max(3);
     let [e, s, chart] = Layout::vertical([
         Constraint::Length(errors),

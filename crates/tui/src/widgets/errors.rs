@@ -3,7 +3,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Style, Stylize};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
 use throng_core::Snapshot;
 
@@ -27,16 +27,15 @@ impl Widget for ErrorsPanel<'_> {
         let s = self.snap;
         let title = format!(" Errors: {} ", format::count(s.total.errors));
         let block = block(&title);
+        // Requests cut off at the end are errors of their own class (`aborted`), listed here.
         if s.errors.is_empty() {
-            let mut lines = vec![Line::from("No errors.").fg(Color::Green)];
-            if s.aborted > 0 {
-                lines.push(aborted_line(s.aborted));
-            }
-            Paragraph::new(lines).block(block).render(area, buf);
+            Paragraph::new(vec![Line::from("No errors.").fg(Color::Green)])
+                .block(block)
+                .render(area, buf);
             return;
         }
         let samples = s.total.samples.max(1) as f64;
-        let mut rows: Vec<Row> = s
+        let rows: Vec<Row> = s
             .errors
             .iter()
             .map(|e| {
@@ -50,9 +49,6 @@ impl Widget for ErrorsPanel<'_> {
                 ])
             })
             .collect();
-        if s.aborted > 0 {
-            rows.push(Row::new(vec![Cell::from(aborted_line(s.aborted))]));
-        }
         Table::new(
             rows,
             [
@@ -75,16 +71,6 @@ impl Widget for ErrorsPanel<'_> {
         .block(block)
         .render(area, buf);
     }
-}
-
-fn aborted_line(n: u64) -> Line<'static> {
-    Line::from(vec![
-        Span::raw(format!("{} ", format::count(n))),
-        Span::styled(
-            "cut off at the end of the run (not errors)",
-            Style::new().fg(Color::DarkGray),
-        ),
-    ])
 }
 
 /// Status codes with counts, shares and a bar.

@@ -42,19 +42,27 @@ const COMPACT: [usize; 9] = [0, 1, 2, 3, 4, 6, 8, 9, 10];
 
 fn cells(l: &LabelStats, secs: std::time::Duration) -> [String; 13] {
     let p = Percentiles::of(&l.latency);
+    // No request in latency (all failed fast): a 0 would read as fast, so `-`, as in the summary.
+    let ms = |us: u64| {
+        if p.count == 0 {
+            "-".to_string()
+        } else {
+            format::ms(us)
+        }
+    };
     let kb = |b: u64| format!("{:.2}", per_second(b, secs) / 1024.0);
     [
         l.label.clone(),
         format::count(l.samples),
-        format::ms(p.mean.round() as u64),
-        format::ms(p.p50),
-        format::ms(p.p90),
-        format::ms(p.p95),
-        format::ms(p.p99),
-        format::ms(p.min),
-        format::ms(p.max),
+        ms(p.mean.round() as u64),
+        ms(p.p50),
+        ms(p.p90),
+        ms(p.p95),
+        ms(p.p99),
+        ms(p.min),
+        ms(p.max),
         format::percent(l.error_rate()),
-        format!("{}/s", format::rate(per_second(l.samples, secs))),
+        format!("{}/s", format::rate(per_second(l.completed(), secs))),
         kb(l.bytes_received),
         kb(l.bytes_sent),
     ]
