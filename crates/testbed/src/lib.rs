@@ -6,6 +6,10 @@
 //! garbage instead of HTTP, silence). It counts the requests it answered, so tests can check
 //! throng's counts against the server's own.
 //!
+//! [`FaultProxy`] stands between throng and a healthy target and breaks the answers on their way
+//! back: latency and jitter, a reset or a clean close after some bytes (an answer that stops
+//! halfway), a body that trickles.
+//!
 //! [`BankService`] is the demo's service: clients with balances, transfers, orders and an asset
 //! catalogue behind a JSON API, kept in a real embedded SQLite database (through sqlx) so a load
 //! test meets real transactions. Every write goes through one connection, so concurrent
@@ -15,6 +19,8 @@
 
 mod bank;
 mod http_target;
+mod proxy;
 
 pub use bank::{BankError, BankService, RunningService, Storage};
 pub use http_target::{Delay, Fault, HttpTarget, RunningTarget, TargetError};
+pub use proxy::{FaultProxy, ProxyFault, RunningProxy};

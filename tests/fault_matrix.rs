@@ -1,0 +1,232 @@
+//! Every fault under both load models: the run ends on time, every request and arrival is
+//! accounted for, the failures have the right class, and the JSON result is valid against the
+//! checked-in schema. The faults come from real servers: the testbed's target (error statuses,
+//! garbage, silence, TLS) and its fault proxy (latency and jitter, resets and answers that stop
+//! halfway, a trickling body), or a port where nothing listens.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::{result, run};
+use throng::core::{ErrorClass, Percentiles};
+use throng::testbed::{Fault, FaultProxy, HttpTarget, ProxyFault};
+
+/// What a fault should produce.
+struct Expect {
+    /// Failure classes allowed (empty: none at all).
+    classes: &'static [ErrorClass],
+    /// Whether every request must fail.
+    all_fail: bool,
+}
+
+enum Server {
+    Target(HttpTarget),
+    Proxy(ProxyFault),
+    Nothing,
+}
+
+fn cases() -> Vec<(&'static str, Server, Expect)> {
+    use ErrorClass::*;
+    vec![
+        (
+            "latency and jitter",
+            Server::Proxy(ProxyFault::Latency {
+                base: Duration::from_millis(30),
+                jitter: Duration::from_millis(20),
+            }),
+            Expect {
+                classes: &[],
+                all_fail: false,
+            },
+        ),
+        (
+            "reset after 10 bytes",
+            Server::Proxy(ProxyFault::ResetAfter(10)),
+            Expect {
+                classes: &[Reset],
+                all_fail: true,
+            },
+        ),
+        (
+            "answer stops halfway",
+            Server::Proxy(ProxyFault::CloseAfter(30)),
+            Expect {
+                classes: &[Reset],
+                all_fail: true,
+            },
+        ),
+        (
+            "slow body",
+            Server::Proxy(ProxyFault::SlowBody(40)),
+            Expect {
+                classes: &[Timeout, Aborted],
+                all_fail: true,
+            },
+        ),
+        (
+            "5xx storm",
+            Server::Target(HttpTarget {
+                status: 503,
+                ..HttpTarget::default()
+            }),
+            Expect {
+                classes: &[HttpStatus],
+                all_fail: true,
+            },
+        ),
+        (
+            "garbage",
+            Server::Target(HttpTarget {
+                fault: Some(Fault::Garbage),
+                ..HttpTarget::default()
+            }),
+            Expect {
+                classes: &[Protocol],
+                all_fail: true,
+            },
+        ),
+        (
+            "hang",
+            Server::Target(HttpTarget {
+                fault: Some(Fault::Hang),
+                ..HttpTarget::default()
+            }),
+            Expect {
+                classes: &[Timeout, Aborted],
+                all_fail: true,
+            },
+        ),
+        (
+            "TLS failure (untrusted certificate)",
+            Server::Target(HttpTarget {
+                tls: true,
+                ..HttpTarget::default()
+            }),
+            Expect {
+                classes: &[Tls],
+                all_fail: true,
+            },
+        ),
+        (
+            "refused",
+            Server::Nothing,
+            Expect {
+                classes: &[Connect],
+                all_fail: true,
+            },
+        ),
+    ]
+}
+
+fn schema() -> jsonschema::Validator {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_under_both_models() {
+    let validator = schema();
+    for (name, server, expect) in cases() {
+        // Keep the servers alive for the run.
+        let healthy = HttpTarget::default().start().await.unwrap();
+        let (url, _target, _proxy) = match server {
+            Server::Target(t) => {
+                let t = t.start().await.unwrap();
+                (format!("{}/", t.url()), Some(t), None)
+            }
+            Server::Proxy(fault) => {
+                let p = FaultProxy {
+                    upstream: healthy.addr,
+                    fault,
+                }
+                .start()
+                .await
+                .unwrap();
+                (format!("{}/", p.url()), None, Some(p))
+            }
+            Server::Nothing => {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                let port = l.local_addr().unwrap().port();
+                drop(l);
+                (format!("http://127.0.0.1:{port}/"), None, None)
+            }
+        };
+        for model in [
+            &["-c", "4", "-z", "1s"][..],
+            &["-q", "60", "-z", "1s", "--max-in-flight", "20"][..],
+        ] {
+            let what = format!("{name}, {model:?}");
+            let mut args = vec![url.as_str(), "-t", "400ms", "--grace", "300ms"];
+            args.extend(model);
+            let began = Instant::now();
+            let s = run(&args).await;
+            // Ends on time: 1 s of load, then at most the timeout or the grace.
+            let took = began.elapsed();
+            assert!(took < Duration::from_secs(4), "{what}: took {took:?}");
+            // Every request is counted once; the classes add up to the errors.
+            let t = &s.total;
+            let by_class: u64 = s.errors.iter().map(|e| e.count).sum();
+            assert_eq!(by_class, t.errors, "{what}");
+            assert_eq!(t.samples, t.succeeded() + t.errors, "{what}");
+            let timed = Percentiles::of(&t.latency).count + Percentiles::of(&t.failed).count;
+            assert_eq!(timed, t.samples, "{what}: each request timed once");
+            if let Some(lag) = &s.lag {
+                assert_eq!(lag.scheduled, 60, "{what}");
+                assert_eq!(
+                    lag.started() + lag.dropped + lag.unstarted,
+                    lag.scheduled,
+                    "{what}"
+                );
+                assert_eq!(t.samples + lag.dropped, lag.scheduled, "{what}");
+            }
+            assert!(t.samples > 0, "{what}: nothing happened");
+            for e in &s.errors {
+                assert!(
+                    expect.classes.contains(&e.class),
+                    "{what}: unexpected {:?} ({})",
+                    e.class,
+                    e.sample
+                );
+            }
+            if expect.all_fail {
+                assert_eq!(t.succeeded(), 0, "{what}: {:?}", s.errors);
+            } else {
+                assert_eq!(t.errors, 0, "{what}: {:?}", s.errors);
+            }
+            // The JSON result is valid against the schema.
+            let json = serde_json::to_value(result(&s)).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&json)
+                .map(|e| format!("{e} at {}", e.instance_path))
+                .collect();
+            assert!(errors.is_empty(), "{what}: {errors:#?}");
+        }
+    }
+}
+
+/// The proxy's latency shows in throng's latency: 30 ms plus up to 20 ms of jitter a chunk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_latency_is_measured() {
+    let healthy = HttpTarget::default().start().await.unwrap();
+    let p = FaultProxy {
+        upstream: healthy.addr,
+        fault: ProxyFault::Latency {
+            base: Duration::from_millis(30),
+            jitter: Duration::from_millis(20),
+        },
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", p.url());
+    let s = run(&[&url, "-c", "2", "-n", "20"]).await;
+    let q = Percentiles::of(&s.total.latency);
+    assert!(q.min >= 30_000, "min {} us", q.min);
+    assert!(q.p50 < 200_000, "p50 {} us", q.p50);
+    assert_eq!(s.total.errors, 0);
+}
