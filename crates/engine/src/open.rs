@@ -159,6 +159,16 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         // The slot that waited least: its connection and buffers are the warmest.
         queue.ready.notify_last();
     }
+    // A schedule that ends by the clock lasts until that end even when its last arrival comes
+    // sooner (`-q 0.5 -z 3s`: arrivals at 0 s and 2 s, and a run of 3 s, not 2), so that the
+    // run's duration, throughput and achieved rate are over the time the plan asked for.
+    if let Some(e) = end.filter(|_| arrivals_left > 0 && !sh.stopping()) {
+        let at = sh.start + Duration::from_secs_f64(e);
+        tokio::select! {
+            _ = sh.stop.cancelled() => {}
+            _ = tokio::time::sleep_until(at) => {}
+        }
+    }
     queue.closed.set(true);
     queue.ready.notify_waiters();
 }

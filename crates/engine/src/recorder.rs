@@ -212,12 +212,12 @@ impl Recorder {
 
     /// Counts `n` arrivals dropped because the queue was full.
     pub fn record_dropped(&mut self, n: u64) {
-        self.dropped += n;
+        self.dropped = self.dropped.saturating_add(n);
     }
 
     /// Counts `n` arrivals whose time came (started, dropped or left queued, later).
     pub fn record_scheduled(&mut self, n: u64) {
-        self.scheduled += n;
+        self.scheduled = self.scheduled.saturating_add(n);
     }
 
     /// Takes the data recorded since the last take, leaving the recorder empty.
