@@ -197,6 +197,65 @@ fn bad_input_exits_2_naming_the_problem() {
     }
 }
 
+/// Runs `throng ARGS` and returns stderr, asserting exit code 2 and no panic.
+fn usage_error(args: &[&str]) -> String {
+    let out = throng(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    err
+}
+
+/// Writes a scenario file in a fresh directory; the directory lives as long as the guard.
+fn scenario_file(text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.yaml");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap().to_string();
+    (dir, path)
+}
+
+#[test]
+fn a_port_that_does_not_parse_is_an_error_not_port_80() {
+    for (url, port) in [
+        ("http://127.0.0.1:99999/", "99999"),
+        ("http://127.0.0.1:65536/", "65536"),
+        ("http://127.0.0.1:8080x/", "8080x"),
+        ("http://127.0.0.1:-1/", "-1"),
+    ] {
+        let err = usage_error(&["run", url, "-n", "1"]);
+        assert!(
+            err.contains(&format!(
+                "URL `{url}`: the port `{port}` is not a number from 1 to 65535"
+            )),
+            "{url}: {err}"
+        );
+        let (_dir, file) = scenario_file(&format!(
+            "targets:\n  api: {url}\nsteps:\n  - label: x\n    request:\n      path: /\n"
+        ));
+        let err = usage_error(&["run", &file, "-n", "1"]);
+        assert!(
+            err.contains(&format!(
+                "x.yaml:2:8: target `api`: URL `{url}`: the port `{port}`"
+            )),
+            "{url}: {err}"
+        );
+    }
+    for (url, needle) in [
+        ("http://:8080/", "the host is empty"),
+        ("htp://127.0.0.1/", "the scheme is `htp`"),
+        ("http://127.0.0.1:1/a b", "cannot hold spaces"),
+        (
+            "http://me:pw@127.0.0.1:1/",
+            "credentials in a URL are not sent",
+        ),
+    ] {
+        let err = usage_error(&["run", url, "-n", "1"]);
+        assert!(err.contains(needle), "{url}: {err}");
+        assert!(!err.contains("pw@"), "{url}: {err}");
+    }
+}
+
 #[cfg(unix)]
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")

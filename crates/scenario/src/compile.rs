@@ -124,14 +124,18 @@ pub(crate) fn compile_file(
 
     let mut targets = Vec::new();
     for (name, url) in &parsed.targets {
-        let u: http::Uri = url
-            .value
-            .parse()
-            .map_err(|_| cx.at(url.referenced, format!("target `{name}`: not a URL")))?;
-        if !matches!(u.scheme_str(), Some("http" | "https")) || u.host().is_none() {
+        // The same check as the driver's, so a bad port is refused here with its place rather
+        // than at run time.
+        throng_http::parse_url(&url.value)
+            .map_err(|e| cx.at(url.referenced, format!("target `{name}`: {e}")))?;
+        // Steps append their path to the target's, so a query or fragment here would be lost.
+        if url.value.contains(['?', '#']) {
             return Err(cx.at(
                 url.referenced,
-                format!("target `{name}`: not an http:// or https:// URL"),
+                format!(
+                    "target `{name}`: a target is a base URL without `?` or `#`; \
+                     put the query in each step's path"
+                ),
             ));
         }
         targets.push((name.clone(), url.value.trim_end_matches('/').to_string()));
