@@ -256,6 +256,42 @@ fn a_port_that_does_not_parse_is_an_error_not_port_80() {
     }
 }
 
+#[test]
+fn bad_durations_and_stages_exit_2_and_never_panic() {
+    let url = "http://127.0.0.1:1/";
+    for (args, needle) in [
+        (
+            &["-z", "1e20"][..],
+            "-z/--duration \"1e20\": not a duration (longer than 100 days",
+        ),
+        (&["-z", "1e400"], "longer than 100 days"),
+        (&["-z", "NaN"], "`NaN` is not a number of seconds"),
+        (&["-z=-5"], "a duration cannot be negative"),
+        (&["-z", "101d"], "longer than 100 days"),
+        (&["-t", "inf"], "-t/--timeout \"inf\""),
+        (&["--grace", "1e19"], "--grace \"1e19\""),
+        (
+            &["--rate-stages", "30s:10,,5s:0"],
+            "--rate-stages \"30s:10,,5s:0\": stage 2 is empty",
+        ),
+        (&["--rate-stages", "30s:10,"], "stage 2 is empty"),
+        (
+            &["--user-stages", "0s:100"],
+            "the stages last no time at all",
+        ),
+        (
+            &["--rate-stages", "5s:NaN"],
+            "stage `5s:NaN`: the target must be a number",
+        ),
+        (&["--user-stages", "1e30:5"], "longer than 100 days"),
+    ] {
+        let mut all = vec!["run", url, "-n", "1"];
+        all.extend_from_slice(args);
+        let err = usage_error(&all);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
 #[cfg(unix)]
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")
