@@ -292,6 +292,46 @@ fn bad_durations_and_stages_exit_2_and_never_panic() {
     }
 }
 
+#[test]
+fn bad_thresholds_exit_2_with_the_reason() {
+    for (threshold, needle) in [
+        (
+            "error_rate<200%",
+            "`200%`: an error rate is from 0% to 100%",
+        ),
+        ("p99<250", "`250` has no unit: write 250ms"),
+        ("rps>=-5", "a rate is zero or more requests per second"),
+        ("p99<-1ms", "`-1ms`: a latency cannot be negative"),
+        ("p0<1ms", "`p0` is the minimum: write `min`"),
+        ("p100<1ms", "`p100` is the maximum: write `max`"),
+        ("p99.99999<1ms", "at most three decimals"),
+        ("p99<<1ms", "`<<` is not a comparison"),
+        ("p99=<1ms", "`=<` is not a comparison"),
+        ("p95{}<1ms", "the label between `{` and `}` is empty"),
+    ] {
+        let err = usage_error(&[
+            "run",
+            "http://127.0.0.1:1/",
+            "-n",
+            "1",
+            "--threshold",
+            threshold,
+        ]);
+        assert!(
+            err.contains(&format!("--threshold threshold `{threshold}`: ")) && err.contains(needle),
+            "{threshold}: {err}"
+        );
+    }
+    let (_dir, file) = scenario_file(
+        "targets:\n  api: http://127.0.0.1:1\nthresholds:\n  - p99<250\nsteps:\n  - label: x\n    request:\n      path: /\n",
+    );
+    let err = usage_error(&["run", &file, "-n", "1"]);
+    assert!(
+        err.contains("x.yaml:4:5: threshold `p99<250`: `250` has no unit"),
+        "{err}"
+    );
+}
+
 #[cfg(unix)]
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")
