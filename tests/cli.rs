@@ -332,6 +332,24 @@ fn bad_thresholds_exit_2_with_the_reason() {
     );
 }
 
+#[test]
+fn a_scenario_that_is_not_text_or_not_there_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("x.yaml");
+    std::fs::write(&bin, b"\x7fELF\x02\x01\x01\x00\xff\xfe").unwrap();
+    let err = usage_error(&["run", bin.to_str().unwrap()]);
+    assert!(
+        err.contains("x.yaml:1:9: not a text file: a scenario is YAML text in UTF-8"),
+        "{err}"
+    );
+    let missing = dir.path().join("gone.yaml");
+    let err = usage_error(&["run", missing.to_str().unwrap()]);
+    assert!(
+        err.contains("gone.yaml: cannot read the scenario file"),
+        "{err}"
+    );
+}
+
 #[cfg(unix)]
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")

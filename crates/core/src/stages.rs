@@ -127,7 +127,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
         Ok(secs) => Duration::try_from_secs_f64(secs).map_err(|_| DurationError::TooLong)?,
         Err(_) => humantime::parse_duration(text).map_err(|e| match e {
             humantime::DurationError::NumberOverflow => DurationError::TooLong,
-            other => DurationError::Syntax(other.to_string()),
+            humantime::DurationError::UnknownUnit { unit, .. } => {
+                DurationError::Syntax(format!("unknown unit `{unit}`: use ms, s, m, h or d"))
+            }
+            // humantime says "expected number at 0", which reads as a bug report.
+            _ => DurationError::Syntax("expected a number and a unit".into()),
         })?,
     };
     if d > MAX_DURATION {
