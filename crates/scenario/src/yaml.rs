@@ -392,8 +392,10 @@ fn key_before_colon(text: &str) -> Option<String> {
     let head = text[..colon].trim_end();
     let head = head.trim_end_matches(['"', '\'']);
     let start = head
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '-' || *c == '.'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let key = &head[start..];
     (!key.is_empty() && !key.chars().all(|c| c == '-')).then(|| key.to_string())
 }
