@@ -284,6 +284,10 @@ fn bad_durations_and_stages_exit_2_and_never_panic() {
             "stage `5s:NaN`: the target must be a number",
         ),
         (&["--user-stages", "1e30:5"], "longer than 100 days"),
+        (
+            &["--rate-stages", "1s:10", "-q", "NaN"],
+            "-q/--rate NaN: the rate --rate-stages starts from must be a number",
+        ),
     ] {
         let mut all = vec!["run", url, "-n", "1"];
         all.extend_from_slice(args);

@@ -129,7 +129,15 @@ pub fn build_plan(a: &RunArgs) -> Result<RunPlan, CliError> {
     let model = if open {
         let rate = match (&a.rate_stages, a.rate) {
             (Some(s), start) => Rate::Stages {
-                start: start.unwrap_or(0.0),
+                // A NaN start made the open loop's schedule panic in a worker, and the run hang.
+                start: match start.unwrap_or(0.0) {
+                    r if r >= 0.0 && r.is_finite() => r,
+                    r => {
+                        return Err(usage(format!(
+                            "-q/--rate {r}: the rate --rate-stages starts from must be a number, zero or more"
+                        )))
+                    }
+                },
                 stages: stages::parse(s).map_err(|e| usage(format!("--rate-stages {s:?}: {e}")))?,
             },
             (None, Some(r)) => {

@@ -32,13 +32,17 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
         duration(t, "think_time", at)?;
     }
     if let Some(r) = &l.rate {
-        if !(r.value > 0.0 && r.value.is_finite()) {
+        // With stages, `rate` is where they start from, and 0 is the usual start.
+        let staged = l.rate_stages.is_some();
+        let ok = r.value.is_finite() && (r.value > 0.0 || (staged && r.value == 0.0));
+        if !ok {
+            let want = match staged {
+                true => "a number of iterations per second, 0 or more (the start of rate_stages)",
+                false => "a number of iterations per second above 0",
+            };
             return Err(at(
                 r.referenced,
-                format!(
-                    "rate must be a number of iterations per second above 0, not {}",
-                    r.value
-                ),
+                format!("rate must be {want}, not {}", r.value),
             ));
         }
     }

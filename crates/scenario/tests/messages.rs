@@ -81,6 +81,10 @@ fn load_values_are_blamed_on_the_file_and_line() {
         ("  duration: 0s\n", "4:13: duration must be longer than zero"),
         ("  rate: .nan\n", "4:9: rate must be a number of iterations per second above 0, not NaN"),
         ("  rate: 0\n", "4:9: rate must be a number of iterations per second above 0, not 0"),
+        (
+            "  rate: .nan\n  rate_stages: 10s:5\n",
+            "4:9: rate must be a number of iterations per second, 0 or more (the start of rate_stages), not NaN",
+        ),
         ("  rate_stages: 30s:10,,5s:0\n", "4:16: rate_stages: stage 2 is empty (a doubled or trailing comma?)"),
         ("  user_stages: 10s:2.5\n", "4:16: user_stages: user counts must be whole numbers, not 2.5"),
         ("  arrivals: sometimes\n", "4:13: arrivals must be `even` or `poisson`, not `sometimes`"),
@@ -96,6 +100,16 @@ fn load_values_are_blamed_on_the_file_and_line() {
         let e = error(&with(&format!("load:\n{load}")));
         assert_eq!(e, format!("x.yaml:{want}"), "{load}");
     }
+}
+
+#[test]
+fn rate_zero_starts_rate_stages() {
+    let text = with("load:\n  rate: 0\n  rate_stages: 10s:5\n");
+    let s = throng_scenario::compile_str(&text, "x.yaml", Path::new(".")).unwrap();
+    assert_eq!(
+        (s.load.rate, s.load.rate_stages.as_deref()),
+        (Some(0.0), Some("10s:5"))
+    );
 }
 
 #[test]
