@@ -197,6 +197,163 @@ fn bad_input_exits_2_naming_the_problem() {
     }
 }
 
+/// Runs `throng ARGS` and returns stderr, asserting exit code 2 and no panic.
+fn usage_error(args: &[&str]) -> String {
+    let out = throng(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    err
+}
+
+/// Writes a scenario file in a fresh directory; the directory lives as long as the guard.
+fn scenario_file(text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.yaml");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap().to_string();
+    (dir, path)
+}
+
+#[test]
+fn a_port_that_does_not_parse_is_an_error_not_port_80() {
+    for (url, port) in [
+        ("http://127.0.0.1:99999/", "99999"),
+        ("http://127.0.0.1:65536/", "65536"),
+        ("http://127.0.0.1:8080x/", "8080x"),
+        ("http://127.0.0.1:-1/", "-1"),
+    ] {
+        let err = usage_error(&["run", url, "-n", "1"]);
+        assert!(
+            err.contains(&format!(
+                "URL `{url}`: the port `{port}` is not a number from 1 to 65535"
+            )),
+            "{url}: {err}"
+        );
+        let (_dir, file) = scenario_file(&format!(
+            "targets:\n  api: {url}\nsteps:\n  - label: x\n    request:\n      path: /\n"
+        ));
+        let err = usage_error(&["run", &file, "-n", "1"]);
+        assert!(
+            err.contains(&format!(
+                "x.yaml:2:8: target `api`: URL `{url}`: the port `{port}`"
+            )),
+            "{url}: {err}"
+        );
+    }
+    for (url, needle) in [
+        ("http://:8080/", "the host is empty"),
+        ("htp://127.0.0.1/", "the scheme is `htp`"),
+        ("http://127.0.0.1:1/a b", "cannot hold spaces"),
+        (
+            "http://me:pw@127.0.0.1:1/",
+            "credentials in a URL are not sent",
+        ),
+    ] {
+        let err = usage_error(&["run", url, "-n", "1"]);
+        assert!(err.contains(needle), "{url}: {err}");
+        assert!(!err.contains("pw@"), "{url}: {err}");
+    }
+}
+
+#[test]
+fn bad_durations_and_stages_exit_2_and_never_panic() {
+    let url = "http://127.0.0.1:1/";
+    for (args, needle) in [
+        (
+            &["-z", "1e20"][..],
+            "-z/--duration \"1e20\": not a duration (longer than 100 days",
+        ),
+        (&["-z", "1e400"], "longer than 100 days"),
+        (&["-z", "NaN"], "`NaN` is not a number of seconds"),
+        (&["-z=-5"], "a duration cannot be negative"),
+        (&["-z", "101d"], "longer than 100 days"),
+        (&["-t", "inf"], "-t/--timeout \"inf\""),
+        (&["--grace", "1e19"], "--grace \"1e19\""),
+        (
+            &["--rate-stages", "30s:10,,5s:0"],
+            "--rate-stages \"30s:10,,5s:0\": stage 2 is empty",
+        ),
+        (&["--rate-stages", "30s:10,"], "stage 2 is empty"),
+        (
+            &["--user-stages", "0s:100"],
+            "the stages last no time at all",
+        ),
+        (
+            &["--rate-stages", "5s:NaN"],
+            "stage `5s:NaN`: the target must be a number",
+        ),
+        (&["--user-stages", "1e30:5"], "longer than 100 days"),
+        (
+            &["--rate-stages", "1s:10", "-q", "NaN"],
+            "-q/--rate NaN: the rate --rate-stages starts from must be a number",
+        ),
+    ] {
+        let mut all = vec!["run", url, "-n", "1"];
+        all.extend_from_slice(args);
+        let err = usage_error(&all);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn bad_thresholds_exit_2_with_the_reason() {
+    for (threshold, needle) in [
+        (
+            "error_rate<200%",
+            "`200%`: an error rate is from 0% to 100%",
+        ),
+        ("p99<250", "`250` has no unit: write 250ms"),
+        ("rps>=-5", "a rate is zero or more requests per second"),
+        ("p99<-1ms", "`-1ms`: a latency cannot be negative"),
+        ("p0<1ms", "`p0` is the minimum: write `min`"),
+        ("p100<1ms", "`p100` is the maximum: write `max`"),
+        ("p99.99999<1ms", "at most three decimals"),
+        ("p99<<1ms", "`<<` is not a comparison"),
+        ("p99=<1ms", "`=<` is not a comparison"),
+        ("p95{}<1ms", "the label between `{` and `}` is empty"),
+    ] {
+        let err = usage_error(&[
+            "run",
+            "http://127.0.0.1:1/",
+            "-n",
+            "1",
+            "--threshold",
+            threshold,
+        ]);
+        assert!(
+            err.contains(&format!("--threshold threshold `{threshold}`: ")) && err.contains(needle),
+            "{threshold}: {err}"
+        );
+    }
+    let (_dir, file) = scenario_file(
+        "targets:\n  api: http://127.0.0.1:1\nthresholds:\n  - p99<250\nsteps:\n  - label: x\n    request:\n      path: /\n",
+    );
+    let err = usage_error(&["run", &file, "-n", "1"]);
+    assert!(
+        err.contains("x.yaml:4:5: threshold `p99<250`: `250` has no unit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_scenario_that_is_not_text_or_not_there_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("x.yaml");
+    std::fs::write(&bin, b"\x7fELF\x02\x01\x01\x00\xff\xfe").unwrap();
+    let err = usage_error(&["run", bin.to_str().unwrap()]);
+    assert!(
+        err.contains("x.yaml:1:9: not a text file: a scenario is YAML text in UTF-8"),
+        "{err}"
+    );
+    let missing = dir.path().join("gone.yaml");
+    let err = usage_error(&["run", missing.to_str().unwrap()]);
+    assert!(
+        err.contains("gone.yaml: cannot read the scenario file"),
+        "{err}"
+    );
+}
+
 #[cfg(unix)]
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")

@@ -161,6 +161,8 @@ fn lenient_input_is_refused_with_a_message() {
     let url = "http://127.0.0.1:9/";
     for (args, says) in [
         (vec!["-q", "-10", "-z", "1s"], "positive number"),
+        (vec!["-q", "1e308", "-z", "1s"], "past any generator"),
+        (vec!["--rate-stages", "1s:1e308"], "past any generator"),
         (vec!["-c", "-3", "-z", "1s"], "at least 1"),
         (vec!["-c", "0", "-z", "1s"], "at least 1"),
         (vec!["-n", "-5"], "at least 1"),

@@ -110,6 +110,10 @@ pub enum LoadModel {
     Open(OpenLoop),
 }
 
+/// The highest arrival rate a plan may ask for: far past what any machine starts (a few million a
+/// second), and low enough that the arrivals of a 100-day run still fit the counters.
+pub const MAX_RATE: f64 = 1e12;
+
 /// A validated description of a run: what the engine takes. Build it from flags or a scenario
 /// file, then call [`RunPlan::validate`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -144,6 +148,9 @@ pub enum PlanError {
     /// A rate that is not a positive number.
     #[error("the rate must be a positive number of requests per second, not {0}")]
     BadRate(f64),
+    /// A rate so high that its arrivals could not even be counted over a long run.
+    #[error("a rate of {0} per second is past any generator (the most accepted is {MAX_RATE:e}); a rate past what this machine can start is run at its best, the rest counted as dropped")]
+    RateTooHigh(f64),
 }
 
 impl RunPlan {
@@ -174,6 +181,9 @@ impl RunPlan {
             LoadModel::Open(o) => {
                 if o.max_in_flight == 0 {
                     return Err(PlanError::Zero("max in flight"));
+                }
+                if o.rate.peak() > MAX_RATE {
+                    return Err(PlanError::RateTooHigh(o.rate.peak()));
                 }
                 match &o.rate {
                     Rate::Constant(r) if !(*r > 0.0 && r.is_finite()) => {
@@ -208,38 +218,6 @@ impl RunPlan {
                 Rate::Constant(_) => o.duration,
             },
         }
-    }
-
-    /// The open loop's mean target rate over `span` seconds from the start (ramps averaged);
-    /// `None` for the closed loop.
-    pub fn mean_target_rate(&self, span: f64) -> Option<f64> {
-        let LoadModel::Open(o) = &self.model else {
-            return None;
-        };
-        Some(match &o.rate {
-            Rate::Constant(r) => *r,
-            Rate::Stages { start, stages: s } => {
-                if span <= 0.0 {
-                    return Some(*start);
-                }
-                // The integral of a piecewise-linear rate, stage by stage, up to `span`.
-                let (mut t, mut from, mut n) = (0.0, *start, 0.0);
-                for st in s {
-                    let d = st.duration.as_secs_f64();
-                    let part = d.min(span - t).max(0.0);
-                    if d > 0.0 && part > 0.0 {
-                        let at_end = from + (st.target - from) * part / d;
-                        n += (from + at_end) * 0.5 * part;
-                    }
-                    t += d;
-                    from = st.target;
-                }
-                if span > t {
-                    n += from * (span - t);
-                }
-                n / span
-            }
-        })
     }
 
     /// The most users or in-flight requests the plan can have at once: its connection need.

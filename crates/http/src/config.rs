@@ -5,6 +5,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
+use crate::url::{parse_url, UrlProblem};
+
 /// What to send, and how. Build it with [`HttpConfig::new`] and the setters' public fields.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
@@ -40,6 +42,14 @@ pub enum HttpConfigError {
     /// The URL is not an absolute http or https URL.
     #[error("`{0}` is not an http:// or https:// URL with a host")]
     Url(String),
+    /// The URL names a target throng cannot reach as written.
+    #[error("URL `{url}`: {problem}")]
+    BadUrl {
+        /// The URL as written (credentials hidden).
+        url: String,
+        /// What is wrong with it.
+        problem: UrlProblem,
+    },
     /// A header was not `name: value`, or had bad characters.
     #[error("header `{0}` is not NAME: VALUE")]
     Header(String),
@@ -67,13 +77,7 @@ pub enum HttpConfigError {
 impl HttpConfig {
     /// A GET of `url` with defaults: HTTP/1.1 keep-alive, 30 s timeout, 10 s connect timeout.
     pub fn new(url: &str) -> Result<Self, HttpConfigError> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|_| HttpConfigError::Url(url.to_string()))?;
-        match (uri.scheme_str(), uri.host()) {
-            (Some("http") | Some("https"), Some(h)) if !h.is_empty() => {}
-            _ => return Err(HttpConfigError::Url(url.to_string())),
-        }
+        let uri = parse_url(url)?;
         Ok(HttpConfig {
             url: uri,
             method: Method::GET,

@@ -12,7 +12,9 @@ mod config;
 mod driver;
 mod io;
 mod tls;
+mod url;
 
 pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
 pub use driver::{HttpDriver, Response, Session};
+pub use url::{parse_url, UrlProblem};

@@ -8,8 +8,10 @@ use crate::{LabelResult, RunResult};
 /// The statistic a threshold tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
-    /// A latency quantile (0.5, 0.9, ...), in ms.
-    Quantile(u16),
+    /// A latency percentile in thousandths of a percent (`p99.9` is 99 900), in ms. Three
+    /// decimals are the most a threshold may write: finer quantiles are noise at any sample count
+    /// a run reaches, and the unit keeps the value exact (no float rounds `p99.99` up to p100).
+    Quantile(u32),
     /// Mean latency, ms.
     Mean,
     /// Minimum latency, ms.
@@ -50,9 +52,12 @@ pub struct Threshold {
     pub limit: f64,
 }
 
+/// The forms, for messages that cannot point at one part.
+const FORMS: &str = "write e.g. `p99<250ms`, `error_rate<1%`, `rps>=500`, `p95{GET /}<10ms`";
+
 /// Why a threshold did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("threshold `{text}`: {reason} (write e.g. `p99<250ms`, `error_rate<1%`, `rps>=500`, `p95{{GET /}}<10ms`)")]
+#[error("threshold `{text}`: {reason}")]
 pub struct ThresholdError {
     /// As written.
     pub text: String,
@@ -81,35 +86,45 @@ impl std::str::FromStr for Threshold {
     type Err = ThresholdError;
 
     fn from_str(text: &str) -> Result<Self, ThresholdError> {
-        let err = |reason: &str| ThresholdError {
+        let err = |reason: String| ThresholdError {
             text: text.to_string(),
-            reason: reason.to_string(),
+            reason,
         };
         let t = text.trim();
-        let pos = t
-            .find(['<', '>'])
-            .ok_or_else(|| err("no comparison (<, <=, >, >=)"))?;
-        let (lhs, rest) = t.split_at(pos);
-        let (op, value) = if let Some(v) = rest.strip_prefix("<=") {
-            (Op::Le, v)
-        } else if let Some(v) = rest.strip_prefix(">=") {
-            (Op::Ge, v)
-        } else if let Some(v) = rest.strip_prefix('<') {
-            (Op::Lt, v)
-        } else if let Some(v) = rest.strip_prefix('>') {
-            (Op::Gt, v)
-        } else {
-            return Err(err("no comparison"));
+        let (lhs, rest) = split_comparison(t).ok_or_else(|| {
+            err(format!(
+                "no comparison (<, <=, > or >=) after the statistic; {FORMS}"
+            ))
+        })?;
+        let op_len = rest
+            .find(|c| !matches!(c, '<' | '>' | '=' | '!'))
+            .unwrap_or(rest.len());
+        let (op_text, value) = rest.split_at(op_len);
+        let op = match op_text {
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            other => {
+                return Err(err(format!(
+                    "`{other}` is not a comparison: write <, <=, > or >="
+                )))
+            }
         };
-        let lhs = lhs.trim();
-        let (name, label) = match lhs.split_once('{') {
+        let (name, label) = match lhs.trim().split_once('{') {
             Some((n, l)) => {
                 let l = l
                     .strip_suffix('}')
-                    .ok_or_else(|| err("a label must be closed with `}`"))?;
+                    .ok_or_else(|| err("a label must be closed with `}`".into()))?;
+                if l.trim().is_empty() {
+                    return Err(err(
+                        "the label between `{` and `}` is empty: name a step or group, or leave out the braces"
+                            .into(),
+                    ));
+                }
                 (n.trim(), Some(l.to_string()))
             }
-            None => (lhs, None),
+            None => (lhs.trim(), None),
         };
         let metric = match name {
             "mean" | "avg" => Metric::Mean,
@@ -117,26 +132,22 @@ impl std::str::FromStr for Threshold {
             "max" => Metric::Max,
             "error_rate" => Metric::ErrorRate,
             "rps" => Metric::Rps,
-            p => {
-                let q = p
-                    .strip_prefix('p')
-                    .ok_or_else(|| err("unknown statistic"))?;
-                let q: f64 = q.parse().map_err(|_| err("unknown statistic"))?;
-                if !(0.0..100.0).contains(&q) || q == 0.0 {
-                    return Err(err("a percentile must be above 0 and below 100"));
-                }
-                Metric::Quantile((q * 10.0).round() as u16)
-            }
+            p => Metric::Quantile(percentile(p).map_err(err)?),
         };
         let value = value.trim();
+        if value.is_empty() {
+            return Err(err(format!("no limit after `{op_text}`")));
+        }
         let limit = match metric {
-            Metric::ErrorRate => match value.strip_suffix('%') {
-                Some(p) => p.trim().parse::<f64>().map_err(|_| err("bad percentage"))? / 100.0,
-                None => value.parse().map_err(|_| err("bad rate"))?,
+            Metric::ErrorRate => error_rate(value),
+            Metric::Rps => match number(value) {
+                Some(x) if x >= 0.0 => Ok(x),
+                Some(_) => Err("a rate is zero or more requests per second".into()),
+                None => Err(format!("`{value}` is not a number of requests per second")),
             },
-            Metric::Rps => value.parse().map_err(|_| err("bad number"))?,
-            _ => parse_ms(value).ok_or_else(|| err("bad duration (use us, ms, s)"))?,
-        };
+            _ => latency_ms(value),
+        }
+        .map_err(err)?;
         Ok(Threshold {
             text: text.to_string(),
             metric,
@@ -147,25 +158,107 @@ impl std::str::FromStr for Threshold {
     }
 }
 
-fn parse_ms(v: &str) -> Option<f64> {
-    let (num, scale) = if let Some(n) = v.strip_suffix("us") {
-        (n, 0.001)
-    } else if let Some(n) = v.strip_suffix("µs") {
-        (n, 0.001)
-    } else if let Some(n) = v.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1000.0)
-    } else if let Some(n) = v.strip_suffix('m') {
-        (n, 60_000.0)
-    } else {
-        (v, 1.0)
+/// Splits `p95{GET /a?x=1} <= 10ms` before its comparison. A label may hold `<`, `>` or `=`
+/// (paths with queries do), so with braces the comparison is looked for after the `}` that is
+/// followed by one.
+fn split_comparison(t: &str) -> Option<(&str, &str)> {
+    let is_op = |c: char| matches!(c, '<' | '>' | '=' | '!');
+    let search_from = match t.find('{') {
+        Some(open) => t[open..]
+            .match_indices('}')
+            .map(|(i, _)| open + i + 1)
+            .find(|&end| t[end..].trim_start().starts_with(is_op))
+            .unwrap_or(open),
+        None => 0,
     };
-    num.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|x| *x >= 0.0)
-        .map(|x| x * scale)
+    let pos = search_from + t[search_from..].find(is_op)?;
+    Some((&t[..pos], &t[pos..]))
+}
+
+/// `p99.9` in thousandths of a percent.
+fn percentile(name: &str) -> Result<u32, String> {
+    let unknown = || {
+        format!(
+            "unknown statistic `{name}` (use p50, p99.9 or any percentile, mean, avg, min, max, \
+             error_rate, rps)"
+        )
+    };
+    let q = name.strip_prefix('p').ok_or_else(unknown)?;
+    let (int, frac) = q.split_once('.').unwrap_or((q, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !digits(int) || !digits(frac) || (q.ends_with('.')) {
+        return Err(unknown());
+    }
+    if frac.len() > 3 {
+        return Err(format!(
+            "`{name}` is finer than a threshold can use: at most three decimals, e.g. p99.999"
+        ));
+    }
+    let int: u32 = match int.parse() {
+        Ok(i) if i <= 100 => i,
+        _ => return Err(format!("`{name}`: a percentile is between 0 and 100")),
+    };
+    let frac: u32 = format!("{frac:0<3}").parse().map_err(|_| unknown())?;
+    match int * 1000 + frac {
+        0 => Err(format!("`{name}` is the minimum: write `min`")),
+        100_000 => Err(format!("`{name}` is the maximum: write `max`")),
+        q if q > 100_000 => Err(format!("`{name}`: a percentile is between 0 and 100")),
+        q => Ok(q),
+    }
+}
+
+/// A finite number (Rust's parser alone would take `inf` and `NaN`).
+fn number(v: &str) -> Option<f64> {
+    v.trim().parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// `1%` or `0.01`, as a fraction from 0 to 1.
+fn error_rate(v: &str) -> Result<f64, String> {
+    match v.strip_suffix('%') {
+        Some(p) => match number(p) {
+            Some(x) if (0.0..=100.0).contains(&x) => Ok(x / 100.0),
+            Some(_) => Err(format!("`{v}`: an error rate is from 0% to 100%")),
+            None => Err(format!("`{v}` is not a percentage")),
+        },
+        None => match number(v) {
+            Some(x) if (0.0..=1.0).contains(&x) => Ok(x),
+            Some(x) if x > 1.0 && x <= 100.0 => Err(format!(
+                "`{v}`: a rate without % is a fraction from 0 to 1; write {v}% or {}",
+                x / 100.0
+            )),
+            Some(_) => Err(format!(
+                "`{v}`: an error rate is from 0% to 100% (or a fraction from 0 to 1)"
+            )),
+            None => Err(format!("`{v}` is not a rate: write e.g. 1% or 0.01")),
+        },
+    }
+}
+
+/// A latency with its unit (`us`, `µs`, `ms`, `s`, `m`), in ms.
+fn latency_ms(v: &str) -> Result<f64, String> {
+    let units = [
+        ("us", 0.001),
+        ("µs", 0.001),
+        ("ms", 1.0),
+        ("s", 1000.0),
+        ("m", 60_000.0),
+    ];
+    let Some((num, scale)) = units
+        .iter()
+        .find_map(|(u, scale)| v.strip_suffix(u).map(|n| (n, *scale)))
+    else {
+        return Err(match number(v) {
+            Some(x) => format!("`{v}` has no unit: write {x}ms (or us, s, m)"),
+            None => format!("`{v}` is not a latency: write e.g. 250ms, 500us, 1.5s"),
+        });
+    };
+    match number(num) {
+        Some(x) if x >= 0.0 => Ok(x * scale),
+        Some(_) => Err(format!("`{v}`: a latency cannot be negative")),
+        None => Err(format!(
+            "`{v}` is not a latency: write e.g. 250ms, 500us, 1.5s"
+        )),
+    }
 }
 
 impl Threshold {
@@ -188,13 +281,13 @@ impl Threshold {
             }
         };
         match self.metric {
-            Metric::Quantile(500) => latency(l.p50),
-            Metric::Quantile(900) => latency(l.p90),
-            Metric::Quantile(950) => latency(l.p95),
-            Metric::Quantile(990) => latency(l.p99),
-            Metric::Quantile(999) => latency(l.p999),
+            Metric::Quantile(50_000) => latency(l.p50),
+            Metric::Quantile(90_000) => latency(l.p90),
+            Metric::Quantile(95_000) => latency(l.p95),
+            Metric::Quantile(99_000) => latency(l.p99),
+            Metric::Quantile(99_900) => latency(l.p999),
             Metric::Quantile(q) => match throng_core::histogram::decode(&row.latency_hdr) {
-                Ok(h) => latency(h.value_at_quantile(f64::from(q) / 1000.0) as f64 / 1000.0),
+                Ok(h) => latency(h.value_at_quantile(f64::from(q) / 100_000.0) as f64 / 1000.0),
                 Err(_) => Err("the latency histogram does not decode"),
             },
             Metric::Mean => latency(l.mean),
@@ -249,12 +342,12 @@ mod tests {
         let t: Threshold = "p99<250ms".parse().unwrap();
         assert_eq!(
             (t.metric, t.op, t.limit, t.label),
-            (Metric::Quantile(990), Op::Lt, 250.0, None)
+            (Metric::Quantile(99_000), Op::Lt, 250.0, None)
         );
         let t: Threshold = "p99.9 <= 1s".parse().unwrap();
         assert_eq!(
             (t.metric, t.op, t.limit),
-            (Metric::Quantile(999), Op::Le, 1000.0)
+            (Metric::Quantile(99_900), Op::Le, 1000.0)
         );
         let t: Threshold = "error_rate<1%".parse().unwrap();
         assert_eq!((t.metric, t.limit), (Metric::ErrorRate, 0.01));
@@ -262,6 +355,112 @@ mod tests {
         assert_eq!((t.metric, t.op, t.limit), (Metric::Rps, Op::Ge, 500.0));
         let t: Threshold = "p95{GET /}<500us".parse().unwrap();
         assert_eq!((t.label.as_deref(), t.limit), (Some("GET /"), 0.5));
+        let t: Threshold = "error_rate<0.01".parse().unwrap();
+        assert_eq!((t.metric, t.limit), (Metric::ErrorRate, 0.01));
+        for (text, metric) in [
+            ("mean<1ms", Metric::Mean),
+            ("avg<1ms", Metric::Mean),
+            ("min<1ms", Metric::Min),
+            ("max<1ms", Metric::Max),
+            ("p50<1ms", Metric::Quantile(50_000)),
+            ("p0.1<1ms", Metric::Quantile(100)),
+            ("p99.99<1ms", Metric::Quantile(99_990)),
+            ("p99.999<1ms", Metric::Quantile(99_999)),
+        ] {
+            assert_eq!(text.parse::<Threshold>().unwrap().metric, metric, "{text}");
+        }
+        let t: Threshold = " p95{GET /a?x=1&y<2} >= 2m ".parse().unwrap();
+        assert_eq!(
+            (t.label.as_deref(), t.op, t.limit),
+            (Some("GET /a?x=1&y<2"), Op::Ge, 120_000.0)
+        );
+    }
+
+    fn reason(text: &str) -> String {
+        match text.parse::<Threshold>() {
+            Ok(t) => panic!("{text}: accepted as {t:?}"),
+            Err(e) => e.reason,
+        }
+    }
+
+    #[test]
+    fn refuses_limits_out_of_range_with_the_reason() {
+        for (text, want) in [
+            (
+                "error_rate<200%",
+                "`200%`: an error rate is from 0% to 100%",
+            ),
+            ("error_rate<-1%", "`-1%`: an error rate is from 0% to 100%"),
+            (
+                "error_rate<-0.5",
+                "`-0.5`: an error rate is from 0% to 100% (or a fraction from 0 to 1)",
+            ),
+            (
+                "error_rate<5",
+                "`5`: a rate without % is a fraction from 0 to 1; write 5% or 0.05",
+            ),
+            ("error_rate<NaN%", "`NaN%` is not a percentage"),
+            ("rps>=-5", "a rate is zero or more requests per second"),
+            ("rps>=inf", "`inf` is not a number of requests per second"),
+            ("p99<250", "`250` has no unit: write 250ms (or us, s, m)"),
+            ("p99<-1ms", "`-1ms`: a latency cannot be negative"),
+            (
+                "p99<infms",
+                "`infms` is not a latency: write e.g. 250ms, 500us, 1.5s",
+            ),
+            (
+                "p99<1e400ms",
+                "`1e400ms` is not a latency: write e.g. 250ms, 500us, 1.5s",
+            ),
+        ] {
+            assert_eq!(reason(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_percentiles_outside_the_open_range() {
+        for (text, want) in [
+            ("p0<1ms", "`p0` is the minimum: write `min`"),
+            ("p0.000<1ms", "`p0.000` is the minimum: write `min`"),
+            ("p100<1ms", "`p100` is the maximum: write `max`"),
+            ("p100.5<1ms", "`p100.5`: a percentile is between 0 and 100"),
+            ("p1000<1ms", "`p1000`: a percentile is between 0 and 100"),
+            (
+                "p99.99999<1ms",
+                "`p99.99999` is finer than a threshold can use: at most three decimals, e.g. p99.999",
+            ),
+        ] {
+            assert_eq!(reason(text), want, "{text}");
+        }
+        for unknown in [
+            "p<1ms", "p.5<1ms", "p99.<1ms", "p-5<1ms", "p9e1<1ms", "P99<1ms",
+        ] {
+            assert!(
+                reason(unknown).starts_with("unknown statistic"),
+                "{unknown}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_malformed_comparisons_and_labels() {
+        for (text, want) in [
+            ("p99<<1ms", "`<<` is not a comparison: write <, <=, > or >="),
+            ("p99=<1ms", "`=<` is not a comparison: write <, <=, > or >="),
+            ("p99==1ms", "`==` is not a comparison: write <, <=, > or >="),
+            ("p99!=1ms", "`!=` is not a comparison: write <, <=, > or >="),
+            ("p99=1ms", "`=` is not a comparison: write <, <=, > or >="),
+            (
+                "p95{}<1ms",
+                "the label between `{` and `}` is empty: name a step or group, or leave out the braces",
+            ),
+            ("p95{ }<1ms", "the label between `{` and `}` is empty: name a step or group, or leave out the braces"),
+            ("p99<", "no limit after `<`"),
+        ] {
+            assert_eq!(reason(text), want, "{text}");
+        }
+        assert!(reason("p99").starts_with("no comparison"));
+        assert!(reason("").starts_with("no comparison"));
     }
 
     #[test]

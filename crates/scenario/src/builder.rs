@@ -249,10 +249,10 @@ impl Builder {
             targets: self.targets,
             variables: self.variables,
             data: BTreeMap::new(),
-            load: file::Load::default(),
+            load: file::LoadSection::default(),
             thresholds: Vec::new(),
             on_failure: self.on_failure,
-            steps: items,
+            steps: sp(items),
             containers: Vec::new(),
         };
         let proceed = self.on_failure == OnFailure::Continue;

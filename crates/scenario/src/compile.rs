@@ -2,7 +2,7 @@
 //! data file and target is checked before any load starts, and a problem names its place as
 //! `file:line:column`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -25,6 +25,14 @@ pub enum ScenarioError {
         /// The file.
         file: String,
         /// Why.
+        message: String,
+    },
+    /// A problem with no place in a file: a scenario built in Rust.
+    #[error("{name}: {message}")]
+    Built {
+        /// The scenario's name.
+        name: String,
+        /// What is wrong.
         message: String,
     },
     /// A problem at a place in the file.
@@ -52,12 +60,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn at(&self, loc: Location, message: impl Into<String>) -> ScenarioError {
-        ScenarioError::At {
-            file: self.file.to_string(),
-            line: loc.line(),
-            column: loc.column(),
-            message: message.into(),
-        }
+        at(self.file, loc, message.into())
     }
 
     fn text(&mut self, s: &Spanned<String>) -> Result<crate::template::Text, ScenarioError> {
@@ -72,12 +75,41 @@ impl Ctx<'_> {
     }
 }
 
+/// An error at a place; a place of line 0 is no place (a scenario built in Rust).
+fn at(file: &str, loc: Location, message: String) -> ScenarioError {
+    if loc.line() == 0 {
+        return ScenarioError::Built {
+            name: file.to_string(),
+            message,
+        };
+    }
+    ScenarioError::At {
+        file: file.to_string(),
+        line: loc.line(),
+        column: loc.column(),
+        message,
+    }
+}
+
 /// Reads and compiles a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Read {
+    let bytes = std::fs::read(path).map_err(|e| ScenarioError::Read {
         file: file.clone(),
-        message: e.to_string(),
+        message: format!("cannot read the scenario file: {e}"),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        // Point at the first byte that is not UTF-8: a binary file, or text in another encoding.
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let good = std::str::from_utf8(good).unwrap_or_default();
+        let line = good.matches('\n').count() as u64 + 1;
+        let column = good.rsplit('\n').next().unwrap_or_default().chars().count() as u64 + 1;
+        ScenarioError::At {
+            file: file.clone(),
+            line,
+            column,
+            message: "not a text file: a scenario is YAML text in UTF-8".into(),
+        }
     })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     compile_str(&text, &file, &dir)
@@ -86,20 +118,12 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// Compiles scenario text; `file` names it in messages and `dir` anchors relative data files.
 pub fn compile_str(text: &str, file: &str, dir: &Path) -> Result<Scenario, ScenarioError> {
     let parsed: File = serde_saphyr::from_str(text).map_err(|e| {
-        let loc = e.location().unwrap_or(Location::UNKNOWN);
-        let msg = e.to_string();
-        let first = msg
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("invalid scenario")
-            .trim();
-        // The location is given once, in front; drop the parser's own copy of it.
-        let first = strip_location(first);
+        let (line, column, message) = crate::yaml::describe(&e, text);
         ScenarioError::At {
             file: file.to_string(),
-            line: loc.line(),
-            column: loc.column(),
-            message: first,
+            line,
+            column,
+            message,
         }
     })?;
     compile_file(parsed, file, dir, false)
@@ -121,17 +145,22 @@ pub(crate) fn compile_file(
     };
     cx.known.extend(BUILTINS.iter().map(|s| s.to_string()));
     cx.known.extend(parsed.variables.keys().cloned());
+    let load = crate::load::check(&parsed.load, &|loc, m| at(file, loc, m))?;
 
     let mut targets = Vec::new();
     for (name, url) in &parsed.targets {
-        let u: http::Uri = url
-            .value
-            .parse()
-            .map_err(|_| cx.at(url.referenced, format!("target `{name}`: not a URL")))?;
-        if !matches!(u.scheme_str(), Some("http" | "https")) || u.host().is_none() {
+        // The same check as the driver's, so a bad port is refused here with its place rather
+        // than at run time.
+        throng_http::parse_url(&url.value)
+            .map_err(|e| cx.at(url.referenced, format!("target `{name}`: {e}")))?;
+        // Steps append their path to the target's, so a query or fragment here would be lost.
+        if url.value.contains(['?', '#']) {
             return Err(cx.at(
                 url.referenced,
-                format!("target `{name}`: not an http:// or https:// URL"),
+                format!(
+                    "target `{name}`: a target is a base URL without `?` or `#`; \
+                     put the query in each step's path"
+                ),
             ));
         }
         targets.push((name.clone(), url.value.trim_end_matches('/').to_string()));
@@ -148,7 +177,7 @@ pub(crate) fn compile_file(
 
     // Extracted names are known everywhere: a step may use what an earlier one extracted.
     let mut all_items: Vec<&Spanned<Item>> = Vec::new();
-    for item in &parsed.steps {
+    for item in parsed.steps.value.iter() {
         all_items.push(item);
         if let Some(inner) = &item.value.steps {
             all_items.extend(inner.iter());
@@ -160,7 +189,9 @@ pub(crate) fn compile_file(
 
     let mut steps = Vec::new();
     let mut groups = Vec::new();
-    for item in &parsed.steps {
+    // Where each step's label is written, for the duplicate check.
+    let mut label_at: Vec<Location> = Vec::new();
+    for item in parsed.steps.value.iter() {
         match (&item.value.group, &item.value.steps) {
             (Some(name), Some(inner)) => {
                 if item.value.label.is_some() || item.value.request.is_some() {
@@ -181,6 +212,12 @@ pub(crate) fn compile_file(
                         return Err(cx.at(s.referenced, "groups cannot be nested"));
                     }
                     steps.push(step(&mut cx, s, &targets, parsed.on_failure)?);
+                    label_at.push(
+                        s.value
+                            .label
+                            .as_ref()
+                            .map_or(s.referenced, |l| l.referenced),
+                    );
                 }
                 groups.push(throng_core::GroupInfo {
                     label: name.value.clone(),
@@ -188,7 +225,15 @@ pub(crate) fn compile_file(
                     last: steps.len() - 1,
                 });
             }
-            (None, None) => steps.push(step(&mut cx, item, &targets, parsed.on_failure)?),
+            (None, None) => {
+                steps.push(step(&mut cx, item, &targets, parsed.on_failure)?);
+                label_at.push(
+                    item.value
+                        .label
+                        .as_ref()
+                        .map_or(item.referenced, |l| l.referenced),
+                );
+            }
             (Some(name), None) => return Err(cx.at(name.referenced, "a group needs `steps`")),
             (None, Some(_)) => {
                 return Err(cx.at(
@@ -199,15 +244,22 @@ pub(crate) fn compile_file(
         }
     }
     if steps.is_empty() && !allow_empty {
-        return Err(cx.at(Location::UNKNOWN, "the scenario has no steps"));
+        return Err(cx.at(
+            parsed.steps.referenced,
+            "steps: the list is empty; a scenario needs at least one step",
+        ));
     }
-    let mut labels = HashSet::new();
-    for s in &steps {
-        if !labels.insert(s.label.clone()) {
+    let mut labels: HashMap<&str, Location> = HashMap::new();
+    for (s, loc) in steps.iter().zip(&label_at) {
+        if let Some(first) = labels.insert(&s.label, *loc) {
+            let first = match first.line() {
+                0 => String::new(),
+                l => format!(" (first at line {l})"),
+            };
             return Err(cx.at(
-                Location::UNKNOWN,
+                *loc,
                 format!(
-                    "two steps are labelled `{}`: labels name rows, make them unique",
+                    "two steps are labelled `{}`{first}: labels name rows, make them unique",
                     s.label
                 ),
             ));
@@ -240,7 +292,7 @@ pub(crate) fn compile_file(
         feeds,
         steps,
         groups,
-        load: parsed.load,
+        load,
         thresholds,
         containers: parsed.containers,
         templates: std::sync::Arc::new(cx.templates),
@@ -257,19 +309,6 @@ fn duration(cx: &Ctx, s: &Spanned<String>, what: &str) -> Result<Duration, Scena
             ),
         )
     })
-}
-
-/// `error: line 5 column 3: unknown field` -> `unknown field`.
-fn strip_location(m: &str) -> String {
-    let m = m.strip_prefix("error: ").unwrap_or(m);
-    if let Some(rest) = m.strip_prefix("line ") {
-        if let Some((_, after)) = rest.split_once(": ") {
-            if rest.split(':').next().is_some_and(|p| p.contains("column")) {
-                return after.to_string();
-            }
-        }
-    }
-    m.to_string()
 }
 
 fn step(
@@ -294,7 +333,17 @@ fn step(
         Some(t) => targets
             .iter()
             .position(|(n, _)| n == &t.value)
-            .ok_or_else(|| cx.at(t.referenced, format!("unknown target `{}`", t.value)))?,
+            .ok_or_else(|| {
+                let names: Vec<&str> = targets.iter().map(|(n, _)| n.as_str()).collect();
+                let known = match names.is_empty() {
+                    true => "no `targets` are defined".to_string(),
+                    false => format!("the targets are {}", names.join(", ")),
+                };
+                cx.at(
+                    t.referenced,
+                    format!("unknown target `{}` ({known})", t.value),
+                )
+            })?,
         None if targets.len() == 1 => 0,
         None if targets.is_empty() => return Err(cx.at(req.referenced, "no `targets` are defined")),
         None => {
@@ -455,6 +504,12 @@ fn check(cx: &mut Ctx, c: &Spanned<file::Check>) -> Result<Check, ScenarioError>
         return Err(cx.at(c.referenced, "`equals` and `exists` go with `jsonpath`"));
     }
     Ok(if let Some(s) = v.status {
+        if !(100..=599).contains(&s) {
+            return Err(cx.at(
+                c.referenced,
+                format!("status must be an HTTP status code from 100 to 599, not {s}"),
+            ));
+        }
         Check::Status(s)
     } else if let Some(p) = &v.jsonpath {
         let path = JsonPath::parse(p)

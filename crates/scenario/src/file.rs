@@ -19,17 +19,17 @@ pub struct File {
     /// Named CSV data sources.
     #[serde(default)]
     pub data: BTreeMap<String, Spanned<DataSource>>,
-    /// The load model.
+    /// The load model, with the place of each value (checked into a [`Load`] when compiled).
     #[serde(default)]
-    pub load: Load,
+    pub load: LoadSection,
     /// Pass/fail conditions, as on the command line.
     #[serde(default)]
     pub thresholds: Vec<Spanned<String>>,
     /// What a failed check or request does to the rest of the iteration.
     #[serde(default)]
     pub on_failure: OnFailure,
-    /// The steps of one iteration.
-    pub steps: Vec<Spanned<Item>>,
+    /// The steps of one iteration (spanned, so an empty list can be pointed at).
+    pub steps: Spanned<Vec<Spanned<Item>>>,
     /// Docker containers to watch (used when container stats are available).
     #[serde(default)]
     pub containers: Vec<String>,
@@ -82,9 +82,38 @@ pub enum Exhausted {
     StopUser,
 }
 
-/// The load section; flags on the command line override it.
+/// The load section as written, each value with its place, so a bad value is blamed on the
+/// file and line rather than on the flag it stands in for.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct LoadSection {
+    /// Closed loop: virtual users.
+    pub users: Option<Spanned<u32>>,
+    /// Closed loop: users ramping, `DURATION:USERS,...`.
+    pub user_stages: Option<Spanned<String>>,
+    /// Stop after this many iterations' requests in all (open loop: arrivals).
+    pub requests: Option<Spanned<u64>>,
+    /// Closed loop: iterations per user.
+    pub iterations: Option<Spanned<u64>>,
+    /// How long to run (`30s`, `2m`).
+    pub duration: Option<Spanned<String>>,
+    /// Closed loop: pause after each iteration.
+    pub think_time: Option<Spanned<String>>,
+    /// Open loop: iterations started per second.
+    pub rate: Option<Spanned<f64>>,
+    /// Open loop: rate ramping, `DURATION:RATE,...`.
+    pub rate_stages: Option<Spanned<String>>,
+    /// Open loop: `even` or `poisson`.
+    pub arrivals: Option<Spanned<String>>,
+    /// Open loop: at most this many iterations at once.
+    pub max_in_flight: Option<Spanned<u32>>,
+    /// Open loop: queue of waiting arrivals.
+    pub queue: Option<Spanned<u32>>,
+}
+
+/// The load section, checked (every value parses and is in range, and the section does not mix
+/// the open and the closed loop); flags on the command line override it.
+#[derive(Debug, Clone, Default)]
 pub struct Load {
     /// Closed loop: virtual users.
     pub users: Option<u32>,

@@ -13,8 +13,10 @@ mod builder;
 mod compile;
 pub mod data;
 pub mod file;
+mod load;
 mod scenario;
 pub mod template;
+mod yaml;
 
 pub use builder::{Builder, StepBuilder};
 pub use compile::{compile_str, load, ScenarioError};
