@@ -3,23 +3,15 @@
 
 mod common;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use throng::testbed::HttpTarget;
 
-fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use common::throng;
 
 fn target() -> (tokio::runtime::Runtime, throng::testbed::RunningTarget) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let t = rt.block_on(HttpTarget::default().start()).unwrap();
-    (rt, t)
+    common::serve(HttpTarget::default())
 }
 
 #[test]
@@ -286,7 +278,7 @@ fn bad_durations_and_stages_exit_2_and_never_panic() {
         (&["--user-stages", "1e30:5"], "longer than 100 days"),
         (
             &["--rate-stages", "1s:10", "-q", "NaN"],
-            "-q/--rate NaN: the rate --rate-stages starts from must be a number",
+            "-q/--rate NaN: the starting rate of --rate-stages must be 0 or more",
         ),
     ] {
         let mut all = vec!["run", url, "-n", "1"];

@@ -1,24 +1,14 @@
 //! The built binary under faults and mistyped input: exit codes, messages, results kept.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use throng::testbed::{Fault, HttpTarget};
 
-fn throng(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn start(t: HttpTarget) -> (tokio::runtime::Runtime, throng::testbed::RunningTarget) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let t = rt.block_on(t.start()).unwrap();
-    (rt, t)
-}
+use common::{serve as start, throng};
 
 fn text(o: &Output) -> String {
     format!(

@@ -12,7 +12,7 @@ use common::{errors_of, result, run, setup};
 use throng::core::{ErrorClass, Percentiles, Snapshot};
 use throng::http::HttpDriver;
 use throng::report::Threshold;
-use throng::testbed::{Delay, Fault, HttpTarget};
+use throng::testbed::{Fault, HttpTarget};
 
 fn thresholds(s: &Snapshot, list: &[&str]) -> Vec<(bool, Option<f64>)> {
     let r = result(s);
@@ -36,13 +36,7 @@ fn dead_url() -> String {
 /// as a failure and in latency at its age, and no threshold passes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_target_fails_its_thresholds() {
-    let target = HttpTarget {
-        fault: Some(Fault::Hang),
-        ..HttpTarget::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    let target = common::faulty(Fault::Hang).await;
     let url = format!("{}/", target.url());
     let s = run(&[&url, "-q", "100", "-z", "1s", "--grace", "500ms"]).await;
     let lag = s.lag.as_ref().unwrap();
@@ -99,13 +93,7 @@ async fn a_dead_target_backs_off_and_shows_no_latency() {
 /// the real answers down (they are timed apart).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_do_not_dilute_real_latency() {
-    let target = HttpTarget {
-        delay: Delay::Fixed(Duration::from_millis(20)),
-        ..HttpTarget::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    let target = common::delayed(20).await;
     let good = format!("{}/", target.url());
     let healthy = run(&[&good, "-c", "4", "-z", "1s"]).await;
     let dead = run(&[&dead_url(), "-c", "4", "-z", "1s"]).await;
@@ -168,13 +156,7 @@ async fn an_absurd_rate_ends_on_time_and_drops_the_rest() {
 /// Ramp-up with a loop count (JMeter's): every user that started completes its iterations.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ramped_users_complete_their_iterations() {
-    let target = HttpTarget {
-        delay: Delay::Fixed(Duration::from_millis(2)),
-        ..HttpTarget::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    let target = common::delayed(2).await;
     let url = format!("{}/", target.url());
     let s = run(&[&url, "--user-stages", "1s:20", "-i", "5"]).await;
     assert_eq!(s.total.samples, 100);
@@ -188,13 +170,7 @@ async fn ramped_users_complete_their_iterations() {
 /// the grace period once nothing is in flight.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stages_end_the_run_without_idling() {
-    let target = HttpTarget {
-        delay: Delay::Fixed(Duration::from_millis(3)),
-        ..HttpTarget::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    let target = common::delayed(3).await;
     let url = format!("{}/", target.url());
     for args in [
         vec!["--user-stages", "700ms:5"],
@@ -214,13 +190,7 @@ async fn stages_end_the_run_without_idling() {
 /// Aborting (a second Ctrl-C) cuts the grace period short: in-flight requests are aborted now.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_cuts_the_grace_short() {
-    let target = HttpTarget {
-        fault: Some(Fault::Hang),
-        ..HttpTarget::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    let target = common::faulty(Fault::Hang).await;
     let url = format!("{}/", target.url());
     let setup = setup(&[&url, "-c", "3", "-z", "30s", "--grace", "60s"]);
     let driver = Arc::new(HttpDriver::new(setup.http).unwrap());
@@ -246,13 +216,7 @@ async fn abort_cuts_the_grace_short() {
 /// a slow target cannot pass a latency threshold by timing out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_count_in_latency() {
-    let target = HttpTarget {
-        delay: Delay::Fixed(Duration::from_millis(400)),
-        ..HttpTarget::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    let target = common::delayed(400).await;
     let url = format!("{}/", target.url());
     let s = run(&[&url, "-c", "2", "-n", "6", "-t", "100ms"]).await;
     assert_eq!(errors_of(&s, ErrorClass::Timeout), 6);

@@ -45,3 +45,43 @@ pub fn errors_of(s: &Snapshot, class: throng::core::ErrorClass) -> u64 {
         .map(|e| e.count)
         .sum()
 }
+
+/// Runs the built binary with `args`, no standard input, and returns what it did.
+pub fn throng(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// Starts a testbed target on a runtime of its own (for tests without one); keep both alive.
+pub fn serve(
+    t: throng::testbed::HttpTarget,
+) -> (tokio::runtime::Runtime, throng::testbed::RunningTarget) {
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    let t = rt.block_on(t.start()).expect("the target starts");
+    (rt, t)
+}
+
+/// A testbed target that answers after a fixed delay, on the current runtime.
+pub async fn delayed(ms: u64) -> throng::testbed::RunningTarget {
+    throng::testbed::HttpTarget {
+        delay: throng::testbed::Delay::Fixed(std::time::Duration::from_millis(ms)),
+        ..throng::testbed::HttpTarget::default()
+    }
+    .start()
+    .await
+    .expect("the target starts")
+}
+
+/// A testbed target with a connection fault, on the current runtime.
+pub async fn faulty(fault: throng::testbed::Fault) -> throng::testbed::RunningTarget {
+    throng::testbed::HttpTarget {
+        fault: Some(fault),
+        ..throng::testbed::HttpTarget::default()
+    }
+    .start()
+    .await
+    .expect("the target starts")
+}
