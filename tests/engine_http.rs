@@ -305,6 +305,32 @@ async fn http2_cleartext_multiplexes_users() {
     assert!(s.total.bytes_sent > 0 && s.total.bytes_received > 0);
 }
 
+/// HTTP/2 users retired by a ramp down and started again by a ramp up join the connections
+/// that are there: a session leaves its connection when it ends (the pool used to count every
+/// session ever made, so each ramp opened connections anew).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_users_restarted_by_a_ramp_reuse_connections() {
+    let target = common::delayed(2).await;
+    let url = format!("{}/", target.url());
+    let s = run(&[
+        &url,
+        "--user-stages",
+        "500ms:5,300ms:5,400ms:0,300ms:0,500ms:5,500ms:5",
+        "--http2",
+        "--streams",
+        "5",
+        "--threads",
+        "1",
+    ])
+    .await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    // The last half second is the second ramp's top: it sent load.
+    let last = s.series.last().unwrap();
+    assert!(last.t > 2.4 && last.requests > 0, "{:?}", s.series);
+    // Five users, five streams a connection, one worker: one connection, both ramps.
+    assert_eq!(target.connections(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_with_a_ca_file_and_alpn_h2() {
     let target = HttpTarget {

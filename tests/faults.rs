@@ -194,7 +194,7 @@ async fn abort_cuts_the_grace_short() {
     let url = format!("{}/", target.url());
     let setup = setup(&[&url, "-c", "3", "-z", "30s", "--grace", "60s"]);
     let driver = Arc::new(HttpDriver::new(setup.http).unwrap());
-    let handle = throng::engine::start(setup.plan, driver).unwrap();
+    let handle = throng::engine::start(setup.plan, driver).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     handle.stop();
     tokio::time::sleep(Duration::from_millis(300)).await;

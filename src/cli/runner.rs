@@ -124,7 +124,13 @@ pub async fn run_load<D: throng_core::Driver>(
     }
     let started_at = SystemTime::now();
     let handle = throng_engine::start_with(plan, driver, extras)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+        .await
+        .map_err(|e| match e {
+            throng_engine::EngineError::Setup(_) | throng_engine::EngineError::Thread(_) => {
+                CliError::Runtime(anyhow::anyhow!(e))
+            }
+            other => CliError::Usage(other.to_string()),
+        })?;
     let interrupted = Arc::new(AtomicBool::new(false));
     let signals = tokio::spawn(stop_on_signal(
         handle.stop_token(),

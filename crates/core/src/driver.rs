@@ -54,12 +54,27 @@ impl Outcome {
     }
 }
 
+/// Why a run could not be set up: the driver's run-level preparation failed (a descriptor that
+/// does not load, tables that cannot be made). The run does not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(pub String);
+
 /// How a protocol sends a step. The engine owns *when*; a driver owns *how*.
 ///
-/// A driver is shared by every worker thread; each virtual user (or each in-flight slot of the
-/// open loop) owns one [`Driver::Session`], typically its connection. Sessions live on one
-/// worker thread, so neither they nor the futures of [`Driver::execute`] need to be `Send`.
+/// A driver is shared by every worker thread. Each worker thread makes its own
+/// [`Driver::Worker`] state (connections its users share, such as HTTP/2's); each virtual user
+/// (or each in-flight slot of the open loop) owns one [`Driver::Session`], typically its
+/// connection. Workers' state and sessions live on one thread, so neither they nor the futures
+/// of [`Driver::execute`] need to be `Send`.
+///
+/// The engine calls, in order: [`Driver::setup`] once; per worker, [`Driver::worker`]; per
+/// user, [`Driver::session`]; per iteration, [`Driver::begin_iteration`], [`Driver::connect`]
+/// (before the first step: its time is not the request's), [`Driver::execute`] for each step,
+/// and [`Driver::end_iteration`]; after the run, [`Driver::teardown`] once.
 pub trait Driver: Send + Sync + 'static {
+    /// State one worker thread shares among its sessions: pooled connections, a cache.
+    type Worker: 'static;
     /// Per-user state: a connection, variables, a data-file cursor.
     type Session: 'static;
 
@@ -71,21 +86,48 @@ pub trait Driver: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// A fresh session for user number `user` (0-based, unique across the run).
-    fn session(&self, user: u64) -> Self::Session;
+    /// Once before any load, on the caller's runtime: what the whole run needs (load a
+    /// descriptor, prepare tables). An error stops the run before it starts. Nothing by default.
+    fn setup(&self) -> impl Future<Output = Result<(), SetupError>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// Once after the last request, on the caller's runtime (drop the tables). Nothing by
+    /// default.
+    fn teardown(&self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+
+    /// The state of one worker thread, made on that thread before its first session.
+    fn worker(&self) -> Self::Worker;
+
+    /// A fresh session for user number `user` (0-based, unique across the run) on a worker.
+    fn session(&self, worker: &Self::Worker, user: u64) -> Self::Session;
 
     /// Called before each iteration of a session; `false` ends the user (its data ran out).
     fn begin_iteration(&self, _session: &mut Self::Session) -> bool {
         true
     }
 
+    /// Opens what the session needs and has not got (its connection), before an iteration's
+    /// first step and for the open loop's warm slots. Its time is not counted in the first
+    /// request's service time; a failure is that request's outcome (class `connect`, `tls`,
+    /// `timeout`). Nothing by default.
+    fn connect(&self, _session: &mut Self::Session) -> impl Future<Output = Result<(), Outcome>> {
+        std::future::ready(Ok(()))
+    }
+
     /// Sends step `step` of an iteration and waits for its whole response.
     fn execute(&self, session: &mut Self::Session, step: usize) -> impl Future<Output = Outcome>;
 
-    /// Opens what a session needs before its first request (its connection), for sessions held
-    /// in reserve: the open loop's warm pool of slots. A failure is left for the first request
-    /// to meet and report. Nothing by default.
-    fn prepare(&self, _session: &mut Self::Session) -> impl Future<Output = ()> {
+    /// Called after each iteration that ran, with the class of its first failure if one failed
+    /// (roll back a transaction left open). Not called for an iteration cut off by the end of
+    /// the run. Nothing by default.
+    fn end_iteration(
+        &self,
+        _session: &mut Self::Session,
+        _failed: Option<ErrorClass>,
+    ) -> impl Future<Output = ()> {
         std::future::ready(())
     }
 }

@@ -19,7 +19,7 @@ mod snapshot;
 pub mod stages;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
-pub use driver::{Driver, GroupInfo, Outcome, StepInfo};
+pub use driver::{Driver, GroupInfo, Outcome, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Stage, Users};
 pub use snapshot::{

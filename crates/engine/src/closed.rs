@@ -134,7 +134,7 @@ async fn user<D: Driver>(
     target: Rc<Cell<u64>>,
 ) -> Slot {
     local.active.set(local.active.get() + 1);
-    let mut session = local.shared.driver.session(id);
+    let mut session = local.shared.driver.session(&local.state, id);
     let mut backoff = Backoff::default();
     let mut iteration = 0u64;
     let end = loop {

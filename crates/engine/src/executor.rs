@@ -25,6 +25,9 @@ pub enum EngineError {
     /// A worker thread could not be started.
     #[error("cannot start a worker thread: {0}")]
     Thread(#[from] std::io::Error),
+    /// The driver's run-level setup failed.
+    #[error("setting up the run: {0}")]
+    Setup(#[from] throng_core::SetupError),
 }
 
 /// A run in progress.
@@ -88,21 +91,25 @@ impl RunHandle {
 
 /// Runs a plan to its end and returns the final snapshot.
 pub async fn run<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<Arc<Snapshot>, EngineError> {
-    Ok(start(plan, driver)?.wait().await)
+    Ok(start(plan, driver).await?.wait().await)
 }
 
 /// Starts a plan on worker threads. Call from within a tokio runtime, which runs the aggregator.
-pub fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, EngineError> {
-    start_with(plan, driver, Extras::default())
+pub async fn start<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Result<RunHandle, EngineError> {
+    start_with(plan, driver, Extras::default()).await
 }
 
 /// [`start`], with extra inputs.
-pub fn start_with<D: Driver>(
+///
+/// The driver's [`Driver::setup`] runs first (an error stops here, before any load); its
+/// [`Driver::teardown`] runs after the last worker has reported, before the final snapshot.
+pub async fn start_with<D: Driver>(
     plan: RunPlan,
     driver: Arc<D>,
     extras: Extras,
 ) -> Result<RunHandle, EngineError> {
     plan.validate()?;
+    driver.setup().await?;
     let steps = driver.steps().len();
     let groups: Vec<GroupInfo> = driver
         .groups()
@@ -174,7 +181,9 @@ pub fn start_with<D: Driver>(
             &shared,
         )
         .await;
-        let last = agg.snapshot(start.elapsed(), RunState::Done);
+        let elapsed = start.elapsed();
+        shared.driver.teardown().await;
+        let last = agg.snapshot(elapsed, RunState::Done);
         snap_tx.send_replace(last.clone());
         last
     });

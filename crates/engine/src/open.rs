@@ -192,9 +192,10 @@ const WARM_SECONDS: f64 = 0.005;
 /// A slot of the warm pool opens its connection first, so that it is ready when a burst needs
 /// it (arrivals go to the slot that waited least, so pool slots may wait long).
 async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: bool) {
-    let mut session = local.shared.driver.session(id);
+    let mut session = local.shared.driver.session(&local.state, id);
     if warm {
-        local.shared.driver.prepare(&mut session).await;
+        // A failure here is met again, and counted, by the first arrival.
+        let _ = local.shared.driver.connect(&mut session).await;
     }
     while let Some(intended) = queue.pop().await {
         if local.shared.stopping() {

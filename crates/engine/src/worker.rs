@@ -77,6 +77,8 @@ pub(crate) struct Local<D: Driver> {
     /// Requests this worker may still start under `-n` (`u64::MAX` when unbounded).
     pub budget: Cell<u64>,
     pub tasks: Tasks,
+    /// The driver's state for this worker, shared by its sessions.
+    pub state: D::Worker,
     /// The open loop's queue of arrivals, so that what is left in it at the end is counted.
     pub queue: RefCell<Option<Rc<Queue>>>,
 }
@@ -116,7 +118,32 @@ impl<D: Driver> Local<D> {
             if !self.take_request() {
                 break;
             }
-            let started = Instant::now();
+            let mut started = Instant::now();
+            let mut guard = AbortGuard {
+                local: self,
+                step,
+                due,
+                started,
+                armed: true,
+            };
+            self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
+            // The connection comes first and is not the request's: the request starts after it
+            // (in the closed loop, its latency too; in the open loop, latency still runs from
+            // the intended start, so a slow connect shows there and in the lag). A failed
+            // connect is the request's outcome, timed from its start.
+            let connected = if step == 0 {
+                let c = sh.driver.connect(session).await;
+                if c.is_ok() {
+                    started = Instant::now();
+                    if !open {
+                        due = started;
+                    }
+                    (guard.due, guard.started) = (due, started);
+                }
+                c
+            } else {
+                Ok(())
+            };
             if open && step == 0 {
                 self.rec.borrow_mut().record_lag(intended, started);
             }
@@ -130,15 +157,10 @@ impl<D: Driver> Local<D> {
                     });
                 }
             }
-            let guard = AbortGuard {
-                local: self,
-                step,
-                due,
-                started,
-                armed: true,
+            let outcome = match connected {
+                Ok(()) => sh.driver.execute(session, step).await,
+                Err(failed) => failed,
             };
-            self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
-            let outcome = sh.driver.execute(session, step).await;
             guard.disarm();
             let ended = Instant::now();
             let (error, proceed, pause) = (outcome.error, outcome.proceed, outcome.pause);
@@ -174,6 +196,7 @@ impl<D: Driver> Local<D> {
             }
             due = Instant::now();
         }
+        sh.driver.end_iteration(session, first_failure).await;
         match first_failure {
             Some(class) => Iteration::Failed(class),
             None => Iteration::Passed,
@@ -235,6 +258,7 @@ pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>) {
         }) => share(*n, worker, shared.workers),
         _ => u64::MAX,
     };
+    let state = shared.driver.worker();
     let local = Rc::new(Local {
         rec: RefCell::new(Recorder::new(shared.labels.clone(), shared.plan.late_after)),
         shared,
@@ -242,6 +266,7 @@ pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>) {
         active: Cell::new(0),
         budget: Cell::new(budget),
         tasks: Tasks::default(),
+        state,
         queue: RefCell::new(None),
     });
     let index = match tokio::runtime::Builder::new_current_thread()

@@ -1,12 +1,10 @@
 //! The driver: connections owned by sessions (HTTP/1.1) or shared per thread (HTTP/2).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -44,24 +42,47 @@ struct H2Slot {
     ready: Notify,
     /// Counter values already attributed to requests.
     seen: Cell<(u64, u64)>,
+    /// One clone per session on this connection: its strong count less one is their number
+    /// (the slot itself is cloned for each request, so its own count says nothing).
+    seats: Rc<()>,
 }
 
+/// One worker's HTTP/2 connections, each shared by up to `streams` sessions.
 #[derive(Default)]
-struct H2Pool {
+pub struct H2Pool {
     slots: RefCell<Vec<Rc<H2Slot>>>,
-    sessions: Cell<usize>,
 }
 
-thread_local! {
-    static H2_POOLS: RefCell<HashMap<usize, Rc<H2Pool>>> = RefCell::new(HashMap::new());
-}
+impl H2Pool {
+    /// The connection a new session joins: the first with room, or a new one. A session holds
+    /// a seat of its slot, so a slot's sessions are its seats' strong count less its own: a
+    /// session that ends (a user retired by a ramp) leaves room for the next, and a ramp that
+    /// retires and restarts users opens no new connections.
+    fn join(&self, streams: usize) -> Rc<H2Slot> {
+        let mut slots = self.slots.borrow_mut();
+        if let Some(slot) = slots
+            .iter()
+            .find(|s| Rc::strong_count(&s.seats) - 1 < streams)
+        {
+            return slot.clone();
+        }
+        let slot = Rc::new(H2Slot::default());
+        slots.push(slot.clone());
+        slot
+    }
 
-static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
+    /// Connections this pool has made room for.
+    pub fn connections(&self) -> usize {
+        self.slots.borrow().len()
+    }
+}
 
 /// A session's connection state.
 pub struct Session {
     h1: Option<H1>,
     h2: Option<Rc<H2Slot>>,
+    /// This session's seat on its HTTP/2 connection (see [`H2Pool`]).
+    _seat: Option<Rc<()>>,
 }
 
 /// Sends one configured request per iteration. See the crate docs for the connection model.
@@ -71,7 +92,6 @@ pub struct HttpDriver {
     tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     uri: Uri,
     headers: HeaderMap,
-    id: usize,
 }
 
 enum Failure {
@@ -119,7 +139,6 @@ impl HttpDriver {
             tls,
             uri,
             headers,
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -399,18 +418,26 @@ impl HttpDriver {
     }
 
     /// Opens the session's connection if it has none (HTTP/2: the shared one), within the
-    /// connect timeout. A failure is not reported here: the first request meets it again.
-    pub async fn prepare_session(&self, session: &mut Session) {
+    /// connect timeout; a failure is the outcome of the request that needed it.
+    pub async fn connect_session(&self, session: &mut Session) -> Result<(), Outcome> {
         match session.h2.clone() {
-            Some(slot) => {
-                let _ = Box::pin(self.h2_sender(&slot)).await;
-            }
+            Some(slot) => Box::pin(self.h2_sender(&slot)).await.map(drop),
             None if session.h1.is_none() => {
-                if let Ok(h) = Box::pin(self.connect_h1()).await {
-                    session.h1 = Some(h);
-                }
+                session.h1 = Some(Box::pin(self.connect_h1()).await?);
+                Ok(())
             }
-            None => {}
+            None => Ok(()),
+        }
+    }
+
+    /// A session on a worker's pool (HTTP/2 sessions share its connections).
+    pub fn new_session(&self, pool: &H2Pool) -> Session {
+        let h2 = self.cfg.http2.then(|| pool.join(self.cfg.streams.max(1)));
+        let seat = h2.as_ref().map(|slot| slot.seats.clone());
+        Session {
+            h1: None,
+            h2,
+            _seat: seat,
         }
     }
 
@@ -483,6 +510,7 @@ async fn read_response(
 }
 
 impl Driver for HttpDriver {
+    type Worker = H2Pool;
     type Session = Session;
 
     fn steps(&self) -> Vec<StepInfo> {
@@ -491,29 +519,19 @@ impl Driver for HttpDriver {
         }]
     }
 
-    fn session(&self, _user: u64) -> Session {
-        if !self.cfg.http2 {
-            return Session { h1: None, h2: None };
-        }
-        let pool = H2_POOLS.with(|p| p.borrow_mut().entry(self.id).or_default().clone());
-        let n = pool.sessions.get();
-        pool.sessions.set(n + 1);
-        let index = n / self.cfg.streams.max(1);
-        let mut slots = pool.slots.borrow_mut();
-        while slots.len() <= index {
-            slots.push(Rc::new(H2Slot::default()));
-        }
-        Session {
-            h1: None,
-            h2: Some(slots[index].clone()),
-        }
+    fn worker(&self) -> H2Pool {
+        H2Pool::default()
+    }
+
+    fn session(&self, pool: &H2Pool, _user: u64) -> Session {
+        self.new_session(pool)
     }
 
     async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
         self.send(session, self.request(), false).await.0
     }
 
-    async fn prepare(&self, session: &mut Session) {
-        self.prepare_session(session).await;
+    async fn connect(&self, session: &mut Session) -> Result<(), Outcome> {
+        self.connect_session(session).await
     }
 }

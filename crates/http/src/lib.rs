@@ -16,5 +16,5 @@ mod url;
 
 pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
-pub use driver::{HttpDriver, Response, Session};
+pub use driver::{H2Pool, HttpDriver, Response, Session};
 pub use url::{parse_url, UrlProblem};

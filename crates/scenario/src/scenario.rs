@@ -401,6 +401,8 @@ fn json_eq(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 }
 
 impl Driver for ScenarioDriver {
+    /// One HTTP/2 pool per target.
+    type Worker = Vec<throng_http::H2Pool>;
     type Session = ScenarioSession;
 
     fn steps(&self) -> Vec<StepInfo> {
@@ -417,19 +419,32 @@ impl Driver for ScenarioDriver {
         self.scenario.groups.clone()
     }
 
-    fn session(&self, user: u64) -> ScenarioSession {
+    fn worker(&self) -> Vec<throng_http::H2Pool> {
+        self.http
+            .iter()
+            .map(|_| throng_http::H2Pool::default())
+            .collect()
+    }
+
+    fn session(&self, pools: &Vec<throng_http::H2Pool>, user: u64) -> ScenarioSession {
         ScenarioSession {
-            http: self.http.iter().map(|d| d.session(user)).collect(),
+            http: self
+                .http
+                .iter()
+                .zip(pools)
+                .map(|(d, pool)| d.new_session(pool))
+                .collect(),
             vars: self.scenario.variables.clone(),
             user,
             iteration: 0,
         }
     }
 
-    async fn prepare(&self, s: &mut ScenarioSession) {
+    async fn connect(&self, s: &mut ScenarioSession) -> Result<(), Outcome> {
         for (driver, session) in self.http.iter().zip(s.http.iter_mut()) {
-            driver.prepare_session(session).await;
+            driver.connect_session(session).await?;
         }
+        Ok(())
     }
 
     fn begin_iteration(&self, s: &mut ScenarioSession) -> bool {

@@ -1,0 +1,177 @@
+//! The driver contract as the engine keeps it: setup and teardown once, state per worker, a
+//! session per user, connect before the first step, end of iteration with its failure. The
+//! driver here is a recorder of calls (no protocol: the contract is what is under test; real
+//! protocols are tested against real servers in the workspace's tests).
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use throng_core::{
+    ClosedLoop, Driver, ErrorClass, LoadModel, Outcome, RunPlan, SetupError, StepInfo, Users,
+};
+
+#[derive(Default)]
+struct Calls {
+    setup: AtomicU64,
+    teardown: AtomicU64,
+    workers: AtomicU64,
+    sessions: AtomicU64,
+    connects: AtomicU64,
+    executes: AtomicU64,
+    ends: Mutex<Vec<Option<ErrorClass>>>,
+}
+
+struct Recording {
+    calls: Arc<Calls>,
+    fail_setup: bool,
+    /// Connects of user 0 fail.
+    refuse_user0: bool,
+}
+
+struct Session {
+    user: u64,
+    iteration: Cell<u64>,
+}
+
+impl Driver for Recording {
+    type Worker = u64;
+    type Session = Session;
+
+    fn steps(&self) -> Vec<StepInfo> {
+        vec![
+            StepInfo { label: "a".into() },
+            StepInfo { label: "b".into() },
+        ]
+    }
+
+    async fn setup(&self) -> Result<(), SetupError> {
+        self.calls.setup.fetch_add(1, Ordering::Relaxed);
+        if self.fail_setup {
+            return Err(SetupError("the tables cannot be made".into()));
+        }
+        Ok(())
+    }
+
+    async fn teardown(&self) {
+        self.calls.teardown.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn worker(&self) -> u64 {
+        self.calls.workers.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn session(&self, _worker: &u64, user: u64) -> Session {
+        self.calls.sessions.fetch_add(1, Ordering::Relaxed);
+        Session {
+            user,
+            iteration: Cell::new(0),
+        }
+    }
+
+    async fn connect(&self, s: &mut Session) -> Result<(), Outcome> {
+        self.calls.connects.fetch_add(1, Ordering::Relaxed);
+        if self.refuse_user0 && s.user == 0 {
+            return Err(Outcome::failed(ErrorClass::Connect, "refused"));
+        }
+        Ok(())
+    }
+
+    async fn execute(&self, s: &mut Session, step: usize) -> Outcome {
+        self.calls.executes.fetch_add(1, Ordering::Relaxed);
+        tokio::task::yield_now().await;
+        // The second step of every other iteration fails.
+        if step == 1 && s.iteration.get() % 2 == 1 {
+            return Outcome::failed(ErrorClass::Check, "odd");
+        }
+        Outcome::default()
+    }
+
+    async fn end_iteration(&self, s: &mut Session, failed: Option<ErrorClass>) {
+        s.iteration.set(s.iteration.get() + 1);
+        self.calls.ends.lock().unwrap().push(failed);
+    }
+}
+
+fn plan(users: u32, iterations: u64) -> RunPlan {
+    let mut p = RunPlan::new(
+        "contract",
+        LoadModel::Closed(ClosedLoop {
+            users: Users::Fixed(users),
+            requests: None,
+            iterations: Some(iterations),
+            duration: None,
+            think_time: None,
+        }),
+    );
+    p.threads = 2;
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_keeps_the_contract() {
+    let calls = Arc::new(Calls::default());
+    let driver = Arc::new(Recording {
+        calls: calls.clone(),
+        fail_setup: false,
+        refuse_user0: false,
+    });
+    let s = throng_engine::run(plan(3, 4), driver).await.unwrap();
+    let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    assert_eq!(n(&calls.setup), 1);
+    assert_eq!(n(&calls.teardown), 1);
+    assert_eq!(n(&calls.workers), 2, "one state per worker thread");
+    assert_eq!(n(&calls.sessions), 3, "one session per user");
+    assert_eq!(n(&calls.connects), 12, "before every iteration");
+    assert_eq!(n(&calls.executes), 24);
+    let ends = calls.ends.lock().unwrap().clone();
+    assert_eq!(ends.len(), 12, "after every iteration");
+    assert_eq!(
+        ends.iter()
+            .filter(|e| **e == Some(ErrorClass::Check))
+            .count(),
+        6,
+        "with the failure of the iterations that failed"
+    );
+    assert_eq!(s.total.samples, 24);
+    assert_eq!(s.total.errors, 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_setup_stops_the_run_before_any_load() {
+    let calls = Arc::new(Calls::default());
+    let driver = Arc::new(Recording {
+        calls: calls.clone(),
+        fail_setup: true,
+        refuse_user0: false,
+    });
+    let e = throng_engine::run(plan(2, 1), driver).await.unwrap_err();
+    assert!(e.to_string().contains("the tables cannot be made"), "{e}");
+    assert_eq!(calls.sessions.load(Ordering::Relaxed), 0);
+    assert_eq!(calls.teardown.load(Ordering::Relaxed), 0);
+}
+
+/// A connect that fails is the first step's outcome: counted once, with its class, and the rest
+/// of the iteration is skipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_connect_is_the_first_steps_failure() {
+    let calls = Arc::new(Calls::default());
+    let driver = Arc::new(Recording {
+        calls: calls.clone(),
+        fail_setup: false,
+        refuse_user0: true,
+    });
+    let s = throng_engine::run(plan(2, 3), driver).await.unwrap();
+    // User 0: 3 iterations, each a refused connect; user 1: 3 iterations of 2 steps.
+    assert_eq!(s.labels[0].samples, 6);
+    assert_eq!(s.labels[1].samples, 3);
+    let connect: u64 = s
+        .errors
+        .iter()
+        .filter(|e| e.class == ErrorClass::Connect)
+        .map(|e| e.count)
+        .sum();
+    assert_eq!(connect, 3);
+    assert_eq!(calls.executes.load(Ordering::Relaxed), 6);
+}
