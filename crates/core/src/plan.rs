@@ -70,6 +70,14 @@ pub enum Rate {
 }
 
 impl Rate {
+    /// The rate `t` seconds into the run (after the stages, their last target).
+    pub fn at(&self, t: f64) -> f64 {
+        match self {
+            Rate::Constant(r) => *r,
+            Rate::Stages { start, stages } => stages::value_at(*start, stages, t),
+        }
+    }
+
     /// The highest rate the schedule reaches.
     pub fn peak(&self) -> f64 {
         match self {
@@ -138,9 +146,7 @@ pub struct RunPlan {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlanError {
     /// A closed loop with no way to end.
-    #[error(
-        "the run has no end: give a request count (-n), iterations, a duration (-z) or stages"
-    )]
+    #[error("the run has no end: give it a request count, iterations, a duration or stages")]
     Endless,
     /// Zero users or zero in-flight slots.
     #[error("{0} must be at least 1")]

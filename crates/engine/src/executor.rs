@@ -4,9 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::{
-    stages, ContainerEvent, Driver, GroupInfo, LoadModel, Rate, RunPlan, RunState, Snapshot,
-};
+use throng_core::{ContainerEvent, Driver, GroupInfo, LoadModel, RunPlan, RunState, Snapshot};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -22,7 +20,7 @@ pub enum EngineError {
     /// The plan did not validate.
     #[error(transparent)]
     Plan(#[from] throng_core::PlanError),
-    /// A worker thread could not be started.
+    /// A worker thread, or its runtime, could not be started.
     #[error("cannot start a worker thread: {0}")]
     Thread(#[from] std::io::Error),
     /// The driver's run-level setup failed.
@@ -157,11 +155,20 @@ pub async fn start_with<D: Driver>(
         tx,
         lost: std::sync::atomic::AtomicU64::new(0),
     });
-    for worker in 0..workers {
+    // Every runtime is built before any worker starts: a worker that could not have one would
+    // silently leave its share of the load unsent.
+    let runtimes = (0..workers)
+        .map(|_| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for (worker, rt) in runtimes.into_iter().enumerate() {
         let shared = shared.clone();
         std::thread::Builder::new()
             .name(format!("throng-worker-{worker}"))
-            .spawn(move || worker::run(worker, shared))?;
+            .spawn(move || worker::run(worker, shared, rt))?;
     }
     let empty = Arc::new(Snapshot::empty(plan.clone(), &labels, groups.len()));
     let (snap_tx, snap_rx) = watch::channel(empty.clone());
@@ -243,19 +250,13 @@ async fn recv_container(rx: &mut Option<mpsc::Receiver<ContainerEvent>>) -> Opti
     }
 }
 
-/// The open-loop target rate at `t` seconds, for the time series.
+/// The open-loop target rate at `t` seconds, for the time series (0 for the closed loop).
 fn target_rate(plan: &RunPlan) -> Box<dyn Fn(f64) -> f64 + Send> {
     match &plan.model {
-        LoadModel::Open(o) => match &o.rate {
-            Rate::Constant(r) => {
-                let r = *r;
-                Box::new(move |_| r)
-            }
-            Rate::Stages { start, stages: s } => {
-                let (start, s) = (*start, s.clone());
-                Box::new(move |t| stages::value_at(start, &s, t))
-            }
-        },
+        LoadModel::Open(o) => {
+            let rate = o.rate.clone();
+            Box::new(move |t| rate.at(t))
+        }
         LoadModel::Closed(_) => Box::new(|_| 0.0),
     }
 }

@@ -251,7 +251,7 @@ impl<D: Driver> Drop for AbortGuard<'_, D> {
 }
 
 /// The worker thread's entry point.
-pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>) {
+pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>, rt: tokio::runtime::Runtime) {
     let budget = match &shared.plan.model {
         LoadModel::Closed(ClosedLoop {
             requests: Some(n), ..
@@ -269,19 +269,10 @@ pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>) {
         state,
         queue: RefCell::new(None),
     });
-    let index = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => {
-            let set = tokio::task::LocalSet::new();
-            let index = set.block_on(&rt, drive(local.clone()));
-            // Dropping the set drops any task still alive, so the guards count them.
-            drop(set);
-            index
-        }
-        Err(_) => 0,
-    };
+    let set = tokio::task::LocalSet::new();
+    let index = set.block_on(&rt, drive(local.clone()));
+    // Dropping the set drops any task still alive, so the guards count them.
+    drop(set);
     // Arrivals still queued were due and never sent: aborted, at the age they reached.
     if let Some(queue) = local.queue.borrow_mut().take() {
         let now = Instant::now();
