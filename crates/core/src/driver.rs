@@ -26,8 +26,11 @@ pub struct GroupInfo {
 /// Only a failure carries a message: a success allocates nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
-    /// The protocol's status code (the HTTP status), or 0 when there was none.
-    pub status: u16,
+    /// The protocol's status (an HTTP code, a gRPC code, a SQLSTATE), if an answer came.
+    pub status: crate::Status,
+    /// Operations the request performed, when it is more than one (the statements of a SQL
+    /// transaction: queries per second beside transactions per second); 0 counts as 1.
+    pub operations: u32,
     /// The failure's class, if the request failed.
     pub error: Option<ErrorClass>,
     /// A human-readable message for a failure, kept as a sample.

@@ -17,6 +17,7 @@ pub mod histogram;
 mod plan;
 mod snapshot;
 pub mod stages;
+mod status;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use driver::{Driver, GroupInfo, Outcome, SetupError, StepInfo};
@@ -25,3 +26,4 @@ pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPl
 pub use snapshot::{
     per_second, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint, Snapshot,
 };
+pub use status::{grpc_name, Status};

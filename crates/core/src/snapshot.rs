@@ -61,6 +61,9 @@ pub struct LabelStats {
     pub errors: u64,
     /// Requests cut off at the end of the run (also counted in `errors`).
     pub aborted: u64,
+    /// Operations the requests performed (one each, unless a driver says more: the statements
+    /// of a SQL transaction).
+    pub operations: u64,
     /// Bytes written, headers included.
     pub bytes_sent: u64,
     /// Bytes read, headers included.
@@ -84,6 +87,7 @@ impl LabelStats {
             samples: 0,
             errors: 0,
             aborted: 0,
+            operations: 0,
             bytes_sent: 0,
             bytes_received: 0,
             latency: crate::histogram::new(),
@@ -97,6 +101,7 @@ impl LabelStats {
         self.samples += other.samples;
         self.errors += other.errors;
         self.aborted += other.aborted;
+        self.operations += other.operations;
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
         // Same bounds everywhere (histogram::new), so adding cannot fail.
@@ -215,8 +220,8 @@ pub struct Snapshot {
     pub last: LabelStats,
     /// Errors by class.
     pub errors: Vec<ErrorStat>,
-    /// Response status codes and their counts, ascending by code.
-    pub statuses: Vec<(u16, u64)>,
+    /// Response statuses and their counts, in order (HTTP, then gRPC, then SQLSTATEs).
+    pub statuses: Vec<(crate::Status, u64)>,
     /// Requests cut off by the end of the run (counted as errors of class `aborted` too).
     pub aborted: u64,
     /// Open-loop schedule statistics; `None` in the closed loop.

@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("record one outcome", |b| {
         b.iter(|| {
             let o = Outcome {
-                status: 200,
+                status: throng_core::Status::Http(200),
                 bytes_sent: 38,
                 bytes_received: 120,
                 ..Outcome::default()

@@ -29,7 +29,7 @@ pub struct Aggregator {
     finished: usize,
     pending: BTreeMap<u64, Pending>,
     errors: BTreeMap<ErrorClass, (u64, String)>,
-    statuses: BTreeMap<u16, u64>,
+    statuses: BTreeMap<throng_core::Status, u64>,
     active: Vec<u64>,
     target_rate: Box<dyn Fn(f64) -> f64 + Send>,
 }

@@ -5,7 +5,7 @@
 //! worker [`Recorder::take`]s the interval's data and hands it to the aggregator.
 
 use hdrhistogram::Histogram;
-use throng_core::{histogram, ErrorClass, LabelStats, Outcome};
+use throng_core::{histogram, ErrorClass, LabelStats, Outcome, Status};
 use tokio::time::Instant;
 
 const CLASSES: usize = ErrorClass::ALL.len();
@@ -32,8 +32,8 @@ pub struct Interval {
     pub errors: [u64; CLASSES],
     /// A sample message per class.
     pub samples: [Option<String>; CLASSES],
-    /// Status codes seen, with counts.
-    pub statuses: Vec<(u16, u64)>,
+    /// Statuses seen, with counts.
+    pub statuses: Vec<(Status, u64)>,
     /// Requests aborted at the end of the run (in flight, or still queued).
     pub aborted: u64,
     /// Open-loop arrivals whose time came.
@@ -68,7 +68,10 @@ pub struct Recorder {
     dropped: u64,
     errors: [u64; CLASSES],
     samples: [Option<String>; CLASSES],
+    /// HTTP codes by index (the common case: an array add per request).
     statuses: Box<[u64; STATUSES]>,
+    /// Other statuses (gRPC codes, SQLSTATEs): few, so a short list.
+    other_statuses: Vec<(Status, u64)>,
     aborted: u64,
     scheduled: u64,
     unstarted: u64,
@@ -91,6 +94,7 @@ impl Recorder {
             errors: [0; CLASSES],
             samples: Default::default(),
             statuses: Box::new([0; STATUSES]),
+            other_statuses: Vec::new(),
             aborted: 0,
             scheduled: 0,
             unstarted: 0,
@@ -111,6 +115,7 @@ impl Recorder {
             return;
         };
         row.samples += 1;
+        row.operations += u64::from(outcome.operations.max(1));
         row.bytes_sent += outcome.bytes_sent;
         row.bytes_received += outcome.bytes_received;
         let latency = micros(ended.saturating_duration_since(intended));
@@ -123,8 +128,13 @@ impl Recorder {
         } else {
             histogram::record(&mut row.failed, latency);
         }
-        if outcome.status > 0 {
-            self.statuses[usize::from(outcome.status).min(STATUSES - 1)] += 1;
+        match outcome.status {
+            Status::None => {}
+            Status::Http(code) => self.statuses[usize::from(code).min(STATUSES - 1)] += 1,
+            other => match self.other_statuses.iter_mut().find(|(s, _)| *s == other) {
+                Some((_, n)) => *n += 1,
+                None => self.other_statuses.push((other, 1)),
+            },
         }
         if let Some(class) = outcome.error {
             row.errors += 1;
@@ -226,13 +236,14 @@ impl Recorder {
             &mut self.labels,
             self.names.iter().map(LabelStats::new).collect(),
         );
-        let statuses = self
+        let mut statuses: Vec<(Status, u64)> = self
             .statuses
             .iter_mut()
             .enumerate()
             .filter(|(_, n)| **n > 0)
-            .map(|(code, n)| (code as u16, std::mem::take(n)))
+            .map(|(code, n)| (Status::Http(code as u16), std::mem::take(n)))
             .collect();
+        statuses.append(&mut self.other_statuses);
         Interval {
             worker,
             index,

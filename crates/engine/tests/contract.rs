@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use throng_core::{
-    ClosedLoop, Driver, ErrorClass, LoadModel, Outcome, RunPlan, SetupError, StepInfo, Users,
+    ClosedLoop, Driver, ErrorClass, LoadModel, Outcome, RunPlan, SetupError, Status, StepInfo,
+    Users,
 };
 
 #[derive(Default)]
@@ -81,11 +82,22 @@ impl Driver for Recording {
     async fn execute(&self, s: &mut Session, step: usize) -> Outcome {
         self.calls.executes.fetch_add(1, Ordering::Relaxed);
         tokio::task::yield_now().await;
-        // The second step of every other iteration fails.
-        if step == 1 && s.iteration.get() % 2 == 1 {
-            return Outcome::failed(ErrorClass::Check, "odd");
+        // Step 0 answers gRPC's OK (0), step 1 a SQLSTATE after three statements; the second
+        // step of every other iteration fails.
+        if step == 0 {
+            return Outcome {
+                status: Status::Grpc(0),
+                ..Outcome::default()
+            };
         }
-        Outcome::default()
+        let mut o = if s.iteration.get() % 2 == 1 {
+            Outcome::failed(ErrorClass::Check, "odd")
+        } else {
+            Outcome::default()
+        };
+        o.status = Status::sqlstate("00000").unwrap();
+        o.operations = 3;
+        o
     }
 
     async fn end_iteration(&self, s: &mut Session, failed: Option<ErrorClass>) {
@@ -136,6 +148,17 @@ async fn the_engine_keeps_the_contract() {
     );
     assert_eq!(s.total.samples, 24);
     assert_eq!(s.total.errors, 6);
+    // Statuses in their protocol's terms: gRPC's OK (0) is counted, not taken for "none".
+    assert_eq!(
+        s.statuses,
+        vec![
+            (Status::Grpc(0), 12),
+            (Status::sqlstate("00000").unwrap(), 12)
+        ]
+    );
+    // Operations beside requests: three statements a transaction.
+    assert_eq!(s.labels[0].operations, 12);
+    assert_eq!(s.labels[1].operations, 36);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::ServerName;
-use throng_core::{Driver, ErrorClass, Outcome, StepInfo};
+use throng_core::{Driver, ErrorClass, Outcome, Status, StepInfo};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::timeout;
@@ -360,14 +360,14 @@ impl HttpDriver {
                 let status = resp.status;
                 let outcome = if status >= 400 {
                     Outcome {
-                        status,
+                        status: Status::Http(status),
                         error: Some(ErrorClass::HttpStatus),
                         message: Some(format!("HTTP {status}")),
                         ..Outcome::default()
                     }
                 } else {
                     Outcome {
-                        status,
+                        status: Status::Http(status),
                         ..Outcome::default()
                     }
                 };

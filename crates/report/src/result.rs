@@ -76,6 +76,13 @@ pub struct LabelResult {
     /// Requests that succeeded, per second of the run (what an `rps` threshold tests).
     #[serde(default)]
     pub ok_per_s: f64,
+    /// Operations the requests performed: one each, unless the protocol counts more (the
+    /// statements of a SQL transaction).
+    #[serde(default)]
+    pub operations: u64,
+    /// Operations per second of the run (for SQL: queries per second beside transactions).
+    #[serde(default)]
+    pub ops_per_s: f64,
     /// Bytes sent, headers included.
     pub bytes_sent: u64,
     /// Bytes received, headers included.
@@ -116,6 +123,8 @@ impl LabelResult {
             error_rate: s.error_rate(),
             throughput: per_second(s.completed(), d),
             ok_per_s: per_second(s.succeeded(), d),
+            operations: s.operations,
+            ops_per_s: per_second(s.operations, d),
             bytes_sent: s.bytes_sent,
             bytes_received: s.bytes_received,
             received_kb_per_s: per_second(s.bytes_received, d) / 1024.0,
@@ -246,7 +255,8 @@ pub struct RunResult {
     pub total: LabelResult,
     /// Errors by class.
     pub errors: Vec<ErrorResult>,
-    /// Response status codes and their counts.
+    /// Response statuses and their counts: HTTP codes as themselves (`"200"`), gRPC codes with
+    /// their names (`"grpc 14 UNAVAILABLE"`), SQLSTATEs (`"sqlstate 40001"`).
     pub status_codes: BTreeMap<String, u64>,
     /// Requests cut off at the end of the run, still unanswered or still queued: counted as
     /// failures of class `aborted`, at the age they reached.

@@ -256,7 +256,10 @@ impl ScenarioDriver {
         }
         let Some(resp) = resp.or_else(|| {
             (!h.keep_body).then(|| Response {
-                status: outcome.status,
+                status: match outcome.status {
+                    throng_core::Status::Http(code) => code,
+                    _ => 0,
+                },
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
             })

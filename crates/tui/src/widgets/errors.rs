@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
-use throng_core::Snapshot;
+use throng_core::{Snapshot, Status};
 
 use crate::format;
 
@@ -90,13 +90,25 @@ impl Widget for StatusPanel<'_> {
             return;
         }
         let all: u64 = s.statuses.iter().map(|(_, n)| n).sum::<u64>().max(1);
-        let bar_width = area.width.saturating_sub(2 + 4 + 11 + 8 + 3).max(1) as f64;
+        let code_width = s
+            .statuses
+            .iter()
+            .map(|(code, _)| code.to_string().chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4) as u16;
+        let bar_width = area
+            .width
+            .saturating_sub(2 + code_width + 11 + 8 + 3)
+            .max(1) as f64;
         let rows = s.statuses.iter().map(|(code, n)| {
             let share = *n as f64 / all as f64;
             let color = match code {
-                200..=299 => Color::Green,
-                300..=399 => Color::Cyan,
-                400..=499 => Color::Yellow,
+                Status::Http(200..=299) | Status::Grpc(0) => Color::Green,
+                Status::Http(300..=399) => Color::Cyan,
+                Status::Http(400..=499) => Color::Yellow,
+                Status::Sql([b'0', b'0', ..]) => Color::Green,
+                Status::Sql([b'0', b'1', ..]) => Color::Yellow,
                 _ => Color::Red,
             };
             let bar = "█".repeat(((share * bar_width).round() as usize).max(1));
@@ -110,7 +122,7 @@ impl Widget for StatusPanel<'_> {
         Table::new(
             rows,
             [
-                Constraint::Length(4),
+                Constraint::Length(code_width),
                 Constraint::Length(11),
                 Constraint::Length(8),
                 Constraint::Min(1),

@@ -104,7 +104,10 @@ fn base(plan: RunPlan, rate: f64) -> Snapshot {
             sample: "no response within 30s".into(),
         },
     ];
-    s.statuses = vec![(200, 23_958), (503, 30)];
+    s.statuses = vec![
+        (throng_core::Status::Http(200), 23_958),
+        (throng_core::Status::Http(503), 30),
+    ];
     s.series = Arc::new(series(12, rate));
     s.active = 50;
     s
