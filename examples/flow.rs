@@ -4,7 +4,7 @@
 //!     cargo run --example flow
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use throng::core::{ClosedLoop, LoadModel, Outcome, RunPlan, Users};
 use throng::report::{render_summary, RunResult};
@@ -46,13 +46,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         think_time: None,
     });
     let snapshot = throng::engine::run(RunPlan::new("examples/flow.rs", model), driver).await?;
-    print!(
-        "{}",
-        render_summary(&RunResult::from_snapshot(
-            &snapshot,
-            SystemTime::now(),
-            false
-        ))
-    );
+    print!("{}", render_summary(&RunResult::from_snapshot(&snapshot)));
     Ok(())
 }

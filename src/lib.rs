@@ -20,7 +20,7 @@
 //!     think_time: None,
 //! });
 //! let snapshot = throng::engine::run(RunPlan::new("http://127.0.0.1:8080/", model), driver).await?;
-//! let result = throng::report::RunResult::from_snapshot(&snapshot, std::time::SystemTime::now(), false);
+//! let result = throng::report::RunResult::from_snapshot(&snapshot);
 //! println!("{}", throng::report::render_table(&result));
 //! # Ok(()) }
 //! ```

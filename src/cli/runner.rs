@@ -1,6 +1,5 @@
 //! Running commands: the glue between the validated setup, the engine, signals and outputs.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -122,7 +121,6 @@ pub async fn run_load<D: throng_core::Driver>(
     if let Some(s) = &mut sampling {
         s.load_starts_now();
     }
-    let started_at = SystemTime::now();
     let handle = throng_engine::start_with(plan, driver, extras)
         .await
         .map_err(|e| match e {
@@ -131,19 +129,11 @@ pub async fn run_load<D: throng_core::Driver>(
             }
             other => CliError::Usage(other.to_string()),
         })?;
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let signals = tokio::spawn(stop_on_signal(
-        handle.stop_token(),
-        handle.abort_token(),
-        interrupted.clone(),
-    ));
+    let signals = tokio::spawn(stop_on_signal(handle.stop_token(), handle.abort_token()));
     let mut changes = Vec::new();
     let mut headless = None;
     let snapshot = if out.tui {
         let shown = super::live::show(handle).await;
-        if shown.stopped {
-            interrupted.store(true, Ordering::Relaxed);
-        }
         changes = shown.changes;
         shown.snapshot
     } else {
@@ -162,37 +152,26 @@ pub async fn run_load<D: throng_core::Driver>(
     if let Some(p) = headless {
         p.abort();
     }
-    finish_with(
-        &snapshot,
-        started_at,
-        interrupted.load(Ordering::Relaxed),
-        thresholds,
-        &out,
-        &changes,
-    )
+    finish_with(&snapshot, thresholds, &out, &changes)
 }
 
 /// Builds the result, evaluates thresholds, prints the summary, writes the JSON; the exit code.
 pub fn finish(
     snapshot: &Snapshot,
-    started_at: SystemTime,
-    interrupted: bool,
     thresholds: &[Threshold],
     out: &Outputs,
 ) -> Result<u8, CliError> {
-    finish_with(snapshot, started_at, interrupted, thresholds, out, &[])
+    finish_with(snapshot, thresholds, out, &[])
 }
 
 /// [`finish`], recording the changes made to the run while it went (the dashboard's keys).
 pub fn finish_with(
     snapshot: &Snapshot,
-    started_at: SystemTime,
-    interrupted: bool,
     thresholds: &[Threshold],
     out: &Outputs,
     changes: &[throng_engine::Change],
 ) -> Result<u8, CliError> {
-    let mut result = RunResult::from_snapshot(snapshot, started_at, interrupted);
+    let mut result = RunResult::from_snapshot(snapshot);
     result.changes = changes
         .iter()
         .map(|c| throng_report::ChangeResult {
@@ -214,7 +193,8 @@ pub fn finish_with(
             let spare = std::env::temp_dir().join(format!(
                 "throng-result-{}-{}.json",
                 std::process::id(),
-                started_at
+                snapshot
+                    .started_at
                     .duration_since(SystemTime::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs())
             ));
@@ -291,11 +271,9 @@ pub fn check_writable(path: &std::path::Path) -> Result<(), CliError> {
 async fn stop_on_signal(
     stop: tokio_util::sync::CancellationToken,
     abort: tokio_util::sync::CancellationToken,
-    interrupted: Arc<AtomicBool>,
 ) {
     let mut signals = Signals::new();
     signals.next().await;
-    interrupted.store(true, Ordering::Relaxed);
     if !stop.is_cancelled() {
         eprintln!("\nstopping: finishing requests in flight (Ctrl-C again to cut this short), then writing results");
         stop.cancel();

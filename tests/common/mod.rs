@@ -34,7 +34,7 @@ pub async fn run(args: &[&str]) -> Arc<Snapshot> {
 
 /// The JSON-result view of a snapshot.
 pub fn result(s: &Snapshot) -> RunResult {
-    RunResult::from_snapshot(s, std::time::SystemTime::now(), false)
+    RunResult::from_snapshot(s)
 }
 
 /// Errors of a class in a snapshot.

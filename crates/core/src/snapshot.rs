@@ -208,6 +208,10 @@ pub enum RunState {
 pub struct Snapshot {
     /// The plan being run.
     pub plan: Arc<RunPlan>,
+    /// When the run started, by the wall clock.
+    pub started_at: std::time::SystemTime,
+    /// Whether the run was stopped (by the caller, a signal or a key) before its plan ended it.
+    pub interrupted: bool,
     /// Wall time since the start.
     pub elapsed: Duration,
     /// Running, stopping or done.
@@ -243,6 +247,8 @@ impl Snapshot {
         let open = matches!(plan.model, crate::LoadModel::Open(_));
         Snapshot {
             plan,
+            started_at: std::time::SystemTime::now(),
+            interrupted: false,
             elapsed: Duration::ZERO,
             state: RunState::Running,
             labels: labels

@@ -188,6 +188,11 @@ impl Aggregator {
         }
     }
 
+    /// Marks the run as stopped before its plan ended it.
+    pub fn set_interrupted(&mut self, interrupted: bool) {
+        self.snapshot.interrupted = interrupted;
+    }
+
     /// Counts intervals that a worker could not send.
     pub fn add_lost(&mut self, n: u64) {
         self.snapshot.lost_intervals += n;

@@ -170,7 +170,9 @@ pub async fn start_with<D: Driver>(
             .name(format!("throng-worker-{worker}"))
             .spawn(move || worker::run(worker, shared, rt))?;
     }
-    let empty = Arc::new(Snapshot::empty(plan.clone(), &labels, groups.len()));
+    let mut empty = Snapshot::empty(plan.clone(), &labels, groups.len());
+    empty.started_at = std::time::SystemTime::now() + Duration::from_millis(20);
+    let empty = Arc::new(empty);
     let (snap_tx, snap_rx) = watch::channel(empty.clone());
     let base = target_rate(&plan);
     let c2 = control.clone();
@@ -190,6 +192,7 @@ pub async fn start_with<D: Driver>(
         .await;
         let elapsed = start.elapsed();
         shared.driver.teardown().await;
+        agg.set_interrupted(stop2.is_cancelled());
         let last = agg.snapshot(elapsed, RunState::Done);
         snap_tx.send_replace(last.clone());
         last

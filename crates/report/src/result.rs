@@ -1,5 +1,4 @@
 use std::collections::BTreeMap;
-use std::time::SystemTime;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -289,7 +288,7 @@ fn schedule_span(s: &Snapshot) -> std::time::Duration {
 
 impl RunResult {
     /// The result of a final snapshot.
-    pub fn from_snapshot(s: &Snapshot, started_at: SystemTime, interrupted: bool) -> Self {
+    pub fn from_snapshot(s: &Snapshot) -> Self {
         let secs = s.elapsed.as_secs_f64();
         let open_loop = s.lag.as_ref().map(|l| LagResult {
             lag: Stats::from_micros(&Percentiles::of(&l.lag)),
@@ -306,9 +305,9 @@ impl RunResult {
             throng_version: env!("CARGO_PKG_VERSION").to_string(),
             plan: (*s.plan).clone(),
             description: s.plan.describe(),
-            started_at: humantime::format_rfc3339_millis(started_at).to_string(),
+            started_at: humantime::format_rfc3339_millis(s.started_at).to_string(),
             duration: secs,
-            interrupted,
+            interrupted: s.interrupted,
             labels: s
                 .labels
                 .iter()
