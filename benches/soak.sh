@@ -61,14 +61,19 @@ if [ "$n" -lt 5 ]; then
   echo "too few samples ($n) to judge a trend: run longer or sample more often (EVERY)"
   exit 0
 fi
+# Judged on the second fifth against the last: the first is warm-up. The open loop opens slots
+# (one connection each) as the target or the machine slows down, up to --max-in-flight 200, and
+# keeps them: descriptors may step up to about 200 plus the process's own, which is not a leak;
+# past that bound, or RSS still climbing on the plateau, is.
 fifth=$(( n / 5 ))
 printf '%s\n' "${samples[@]}" | awk -v f="$fifth" -v n="$n" '
-  NR <= f { r1 += $1; d1 += $2 }
+  NR > f && NR <= 2 * f { r1 += $1; d1 += $2 }
   NR > n - f { r2 += $1; d2 += $2 }
+  { if ($2 > dmax) dmax = $2 }
   END {
     r1 /= f; r2 /= f; d1 /= f; d2 /= f
-    printf "RSS first fifth %.0f KiB, last fifth %.0f KiB: ratio %.3f\n", r1, r2, r2 / r1
-    printf "fds first fifth %.1f, last fifth %.1f: ratio %.3f\n", d1, d2, d2 / d1
-    if (r2 > 1.10 * r1 || d2 > 1.10 * d1) { print "NOT FLAT"; exit 1 }
+    printf "RSS second fifth %.0f KiB, last fifth %.0f KiB: ratio %.3f\n", r1, r2, r2 / r1
+    printf "fds second fifth %.1f, last fifth %.1f (most %d; bound about 200 + 30)\n", d1, d2, dmax
+    if (r2 > 1.10 * r1 || dmax > 260) { print "NOT FLAT"; exit 1 }
     print "flat"
   }'
