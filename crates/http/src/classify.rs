@@ -1,7 +1,7 @@
-//! Failures to classes, by walking the error's `source()` chain.
+//! Failures to classes, by walking the error's `source()` chain: hyper's own errors here, the
+//! socket's and TLS's in `throng-net`.
 
 use std::error::Error as StdError;
-use std::io;
 
 use throng_core::ErrorClass;
 
@@ -20,42 +20,11 @@ pub fn classify(err: &(dyn StdError + 'static)) -> ErrorClass {
             if h.is_incomplete_message() || h.is_canceled() || h.is_closed() {
                 class.get_or_insert(ErrorClass::Reset);
             }
-        }
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            match io.kind() {
-                io::ErrorKind::ConnectionReset
-                | io::ErrorKind::BrokenPipe
-                | io::ErrorKind::ConnectionAborted
-                | io::ErrorKind::UnexpectedEof => return ErrorClass::Reset,
-                io::ErrorKind::TimedOut => return ErrorClass::Timeout,
-                io::ErrorKind::ConnectionRefused => return ErrorClass::Connect,
-                io::ErrorKind::InvalidData
-                    if e.source().is_some_and(|s| s.is::<rustls::Error>()) =>
-                {
-                    return ErrorClass::Tls
-                }
-                _ => {}
-            }
-        }
-        if e.is::<rustls::Error>() {
-            return ErrorClass::Tls;
+        } else if let Some(c) = throng_net::classify_io(e) {
+            // The first socket or TLS error below says why better than hyper's "closed".
+            return c;
         }
         cur = e.source();
     }
     class.unwrap_or(ErrorClass::Other)
-}
-
-/// The error and its causes on one line, for a sample message.
-pub(crate) fn message(err: &(dyn StdError + 'static)) -> String {
-    let mut s = err.to_string();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        let m = e.to_string();
-        if !s.contains(&m) {
-            s.push_str(": ");
-            s.push_str(&m);
-        }
-        cur = e.source();
-    }
-    s
 }

@@ -20,9 +20,9 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::timeout;
 
-use crate::classify::{classify, message};
-use crate::io::{CountedTcp, Counters, Stream};
-use crate::{tls, HttpConfig, HttpConfigError};
+use crate::classify::classify;
+use crate::{HttpConfig, HttpConfigError};
+use throng_net::{message, CountedTcp, Counters, Stream};
 
 type Body = Full<Bytes>;
 type H1Connection = http1::Connection<TokioIo<Stream>, Body>;
@@ -112,7 +112,22 @@ impl HttpDriver {
                 .to_string();
             let name =
                 ServerName::try_from(host).map_err(|e| HttpConfigError::Tls(e.to_string()))?;
-            Some((tls::client_config(&cfg)?, name))
+            let opts = throng_net::TlsOptions {
+                insecure: cfg.insecure,
+                cacert: cfg.cacert.clone(),
+                alpn: vec![if cfg.http2 {
+                    b"h2".to_vec()
+                } else {
+                    b"http/1.1".to_vec()
+                }],
+            };
+            let config = throng_net::client_config(&opts).map_err(|e| match e {
+                throng_net::TlsError::CaCert { path, reason } => {
+                    HttpConfigError::CaCert { path, reason }
+                }
+                throng_net::TlsError::Config(m) => HttpConfigError::Tls(m),
+            })?;
+            Some((config, name))
         } else {
             None
         };

@@ -10,8 +10,6 @@
 mod classify;
 mod config;
 mod driver;
-mod io;
-mod tls;
 mod url;
 
 pub use classify::classify;

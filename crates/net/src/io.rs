@@ -13,12 +13,15 @@ use tokio_rustls::client::TlsStream;
 
 /// Bytes that crossed one connection.
 #[derive(Debug, Default)]
-pub(crate) struct Counters {
+pub struct Counters {
+    /// Bytes written.
     pub sent: AtomicU64,
+    /// Bytes read.
     pub received: AtomicU64,
 }
 
 impl Counters {
+    /// Bytes sent and received so far.
     pub fn read(&self) -> (u64, u64) {
         (
             self.sent.load(Ordering::Relaxed),
@@ -28,8 +31,10 @@ impl Counters {
 }
 
 /// A TCP stream that counts bytes.
-pub(crate) struct CountedTcp {
+pub struct CountedTcp {
+    /// The socket.
     pub tcp: TcpStream,
+    /// Its counts, shared with whoever reads them.
     pub counters: Arc<Counters>,
 }
 
@@ -91,8 +96,10 @@ impl AsyncWrite for CountedTcp {
 }
 
 /// A plain or TLS stream over a counted TCP stream.
-pub(crate) enum Stream {
+pub enum Stream {
+    /// Cleartext.
     Plain(CountedTcp),
+    /// TLS over the counted stream (boxed: its state is large).
     Tls(Box<TlsStream<CountedTcp>>),
 }
 

@@ -1,4 +1,4 @@
-//! The rustls client configuration: web roots, a CA file, or (with `--insecure`) no verification.
+//! The rustls client configuration: web roots, a CA file, or (insecure) no verification.
 
 use std::sync::Arc;
 
@@ -7,25 +7,49 @@ use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvi
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-use crate::{HttpConfig, HttpConfigError};
+/// How to trust servers, and which protocols to offer.
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    /// Accept any certificate (`--insecure`).
+    pub insecure: bool,
+    /// Trust the PEM certificates in this file instead of the built-in web roots.
+    pub cacert: Option<std::path::PathBuf>,
+    /// The ALPN protocols to offer, in order (`h2`, `http/1.1`).
+    pub alpn: Vec<Vec<u8>>,
+}
 
-pub(crate) fn client_config(
-    cfg: &HttpConfig,
-) -> Result<Arc<rustls::ClientConfig>, HttpConfigError> {
+/// Why a TLS configuration could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TlsError {
+    /// The CA file could not be read or held no certificate.
+    #[error("cannot use CA file {path}: {reason}")]
+    CaCert {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// rustls refused the configuration.
+    #[error("TLS configuration: {0}")]
+    Config(String),
+}
+
+/// A rustls client configuration: web roots, a CA file, or (insecure) no verification.
+pub fn client_config(opts: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| HttpConfigError::Tls(e.to_string()))?;
-    let mut config = if cfg.insecure {
+        .map_err(|e| TlsError::Config(e.to_string()))?;
+    let mut config = if opts.insecure {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
             .with_no_client_auth()
     } else {
         let mut roots = RootCertStore::empty();
-        match &cfg.cacert {
+        match &opts.cacert {
             Some(path) => {
-                let err = |reason: String| HttpConfigError::CaCert {
+                let err = |reason: String| TlsError::CaCert {
                     path: path.clone(),
                     reason,
                 };
@@ -45,11 +69,7 @@ pub(crate) fn client_config(
         }
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = if cfg.http2 {
-        vec![b"h2".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    };
+    config.alpn_protocols = opts.alpn.clone();
     Ok(Arc::new(config))
 }
 

@@ -1,0 +1,16 @@
+//! Network plumbing every protocol on TCP needs, in one place: a TCP stream that counts the
+//! bytes each way (under TLS, the encrypted bytes, as they cross the wire), plain or TLS
+//! [`Stream`]s over it, the rustls client configuration (web roots, a CA file, or no
+//! verification), and the classes of I/O and TLS failures.
+//!
+//! The decision: protocols own their framing (hyper for HTTP, tonic for gRPC) but not their
+//! sockets, so bytes are counted and failures classified the same way for all of them.
+#![deny(missing_docs)]
+
+mod classify;
+pub mod io;
+pub mod tls;
+
+pub use classify::{classify_io, message};
+pub use io::{CountedTcp, Counters, Stream};
+pub use tls::{client_config, TlsError, TlsOptions};
