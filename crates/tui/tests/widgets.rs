@@ -7,8 +7,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use throng_core::Percentiles;
-use throng_tui::widgets::{ContainersPanel, ErrorsPanel, LabelTable, LatencyPanel, StatusPanel};
-use throng_tui::{format, render, ViewState};
+use throng_tui::widgets::{
+    ContainersPanel, ErrorsPanel, Footer, LabelTable, LatencyPanel, StatusPanel,
+};
+use throng_tui::{format, render, View, ViewState};
 
 fn text(buf: &Buffer) -> Vec<String> {
     let area = buf.area;
@@ -223,4 +225,32 @@ fn every_size_renders_without_panicking() {
             }
         }
     }
+}
+
+#[test]
+fn footer_lists_the_number_keys_of_the_views_the_run_has() {
+    let state = ViewState::default();
+    let without = common::closed();
+    let line = draw(
+        Footer {
+            snap: &without,
+            state: &state,
+        },
+        100,
+        1,
+    )
+    .concat();
+    assert_eq!(View::available(&without).len(), 3);
+    assert!(line.contains(" Tab 1-3 "), "{line}");
+    let with = common::with_containers();
+    let line = draw(
+        Footer {
+            snap: &with,
+            state: &state,
+        },
+        100,
+        1,
+    )
+    .concat();
+    assert!(line.contains(" Tab 1-4 "), "{line}");
 }
