@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use unicode_width::UnicodeWidthStr as _;
+
 use crate::{LabelResult, RunResult};
 
 const HEADERS: [&str; 13] = [
@@ -19,6 +21,13 @@ const HEADERS: [&str; 13] = [
     "Received KB/s",
     "Sent KB/s",
 ];
+
+/// `s` padded with spaces to `width` terminal columns. Labels are user text: `查询余额` is four
+/// characters but eight columns, so counting characters would push the columns after it out of
+/// line.
+pub(crate) fn pad_right(s: &str, width: usize) -> String {
+    format!("{s}{}", " ".repeat(width.saturating_sub(s.width())))
+}
 
 fn ms(v: f64) -> String {
     if v >= 100.0 {
@@ -61,13 +70,13 @@ pub fn render_table(result: &RunResult) -> String {
         rows.push(total);
     }
     let widths: Vec<usize> = (0..13)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .map(|c| rows.iter().map(|r| r[c].width()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         let mut line = String::new();
         for (c, cell) in r.iter().enumerate() {
-            let pad = widths[c] - cell.chars().count();
+            let pad = widths[c].saturating_sub(cell.width());
             if c == 0 {
                 line.push_str(cell);
                 line.push_str(&" ".repeat(pad));
@@ -187,8 +196,9 @@ pub fn render_summary(r: &RunResult) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {mark} {:<28} {:<12} {observed}",
-                t.threshold, t.label
+                "  {mark} {} {} {observed}",
+                pad_right(&t.threshold, 28),
+                pad_right(&t.label, 12),
             );
         }
     }
@@ -196,4 +206,95 @@ pub fn render_summary(r: &RunResult) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use throng_core::histogram::record;
+    use throng_core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Users};
+    use unicode_width::UnicodeWidthStr as _;
+
+    use super::*;
+
+    /// A result with these labels, each with a few samples.
+    fn result(labels: &[&str]) -> RunResult {
+        let plan = RunPlan::new(
+            "http://127.0.0.1:8080/",
+            LoadModel::Closed(ClosedLoop {
+                users: Users::Fixed(1),
+                requests: Some(10),
+                iterations: None,
+                duration: None,
+                think_time: None,
+            }),
+        );
+        let labels: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+        let mut s = Snapshot::empty(Arc::new(plan), &labels, 0);
+        s.elapsed = Duration::from_secs(1);
+        for (i, row) in s.labels.iter_mut().enumerate() {
+            for v in [900, 1_200, 15_000 * (i as u64 + 1)] {
+                record(&mut row.latency, v);
+                record(&mut row.service, v);
+            }
+            row.samples = 3;
+            row.bytes_sent = 300;
+            row.bytes_received = 900;
+        }
+        for row in s.labels.clone() {
+            s.total.add(&row);
+        }
+        RunResult::from_snapshot(&s)
+    }
+
+    /// The terminal column just after each of the twelve numeric cells of a table row (labels
+    /// may hold spaces, numbers never do; right alignment makes these equal down a column).
+    fn numeric_ends(line: &str) -> Vec<usize> {
+        let mut ends = Vec::new();
+        let mut col = 0;
+        let mut prev_blank = true;
+        for c in line.chars() {
+            let blank = c == ' ';
+            if blank && !prev_blank {
+                ends.push(col);
+            }
+            prev_blank = blank;
+            col += c.to_string().width();
+        }
+        if !prev_blank {
+            ends.push(col);
+        }
+        ends.split_off(ends.len().saturating_sub(12))
+    }
+
+    #[test]
+    fn wide_labels_keep_every_column_in_line() {
+        // Chinese is two columns a character, the emoji two, the accent one in two bytes.
+        let text = render_table(&result(&["查询余额", "GET /🚀", "café", "POST /transfer"]));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 7, "{text}");
+        let rows: Vec<Vec<usize>> = lines[2..].iter().map(|l| numeric_ends(l)).collect();
+        for (line, ends) in lines[2..].iter().zip(&rows) {
+            assert_eq!(ends.len(), 12, "{line}");
+            assert_eq!(ends, &rows[0], "columns out of line:\n{text}");
+        }
+        // The label column is as wide as the widest label in terminal columns: "POST /transfer"
+        // is 14, so Samples ends at 14 + 2 + 7 ("Samples" is the widest cell of its column).
+        assert_eq!(rows[0][0], 14 + 2 + "Samples".len(), "{text}");
+        // The header and the rule under it are as wide as the rows.
+        assert_eq!(lines[0].width(), lines[2].width(), "{text}");
+        assert_eq!(lines[1].width(), lines[2].width(), "{text}");
+    }
+
+    #[test]
+    fn a_label_wider_than_the_others_sets_the_first_column() {
+        // 12 characters, 24 columns: counting characters would end Samples at 12 + 2 + 7.
+        let text = render_table(&result(&["查询余额查询余额查询余额", "GET /", "🚀"]));
+        let lines: Vec<&str> = text.lines().collect();
+        let rows: Vec<Vec<usize>> = lines[2..].iter().map(|l| numeric_ends(l)).collect();
+        assert!(rows.iter().all(|r| r == &rows[0]), "{text}");
+        assert_eq!(rows[0][0], 24 + 2 + "Samples".len(), "{text}");
+    }
 }

@@ -1,7 +1,16 @@
 //! Numbers as the dashboard prints them: milliseconds with as many decimals as they deserve,
-//! counts with thousands separators, byte sizes in binary units.
+//! counts with thousands separators, byte sizes in binary units, and text measured in terminal
+//! columns.
 
 use std::time::Duration;
+
+use unicode_width::UnicodeWidthStr as _;
+
+/// The terminal columns `s` takes: `查询余额` is four characters but eight columns, an emoji two.
+/// Measured as ratatui measures when it draws, so a column sized with this holds the text whole.
+pub fn width(s: &str) -> usize {
+    s.width()
+}
 
 /// Microseconds as milliseconds: three significant figures, like the end-of-run table.
 pub fn ms(us: u64) -> String {
@@ -102,5 +111,9 @@ mod tests {
         assert_eq!(duration(Duration::from_millis(4_260)), "4.3s");
         assert_eq!(duration(Duration::from_secs(125)), "2m05s");
         assert_eq!(duration(Duration::from_secs(3725)), "1h02m05s");
+        assert_eq!(width("GET /"), 5);
+        assert_eq!(width("查询余额"), 8);
+        assert_eq!(width("🚀 go"), 5);
+        assert_eq!(width("café"), 4);
     }
 }

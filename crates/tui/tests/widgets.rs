@@ -7,8 +7,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use throng_core::Percentiles;
-use throng_tui::widgets::{ContainersPanel, ErrorsPanel, LabelTable, LatencyPanel, StatusPanel};
-use throng_tui::{format, render, ViewState};
+use throng_tui::widgets::{
+    ContainersPanel, ErrorsPanel, Footer, LabelTable, LatencyPanel, StatusPanel,
+};
+use throng_tui::{format, render, View, ViewState};
 
 fn text(buf: &Buffer) -> Vec<String> {
     let area = buf.area;
@@ -223,4 +225,74 @@ fn every_size_renders_without_panicking() {
             }
         }
     }
+}
+
+#[test]
+fn footer_lists_the_number_keys_of_the_views_the_run_has() {
+    let state = ViewState::default();
+    let without = common::closed();
+    let line = draw(
+        Footer {
+            snap: &without,
+            state: &state,
+        },
+        100,
+        1,
+    )
+    .concat();
+    assert_eq!(View::available(&without).len(), 3);
+    assert!(line.contains(" Tab 1-3 "), "{line}");
+    let with = common::with_containers();
+    let line = draw(
+        Footer {
+            snap: &with,
+            state: &state,
+        },
+        100,
+        1,
+    )
+    .concat();
+    assert!(line.contains(" Tab 1-4 "), "{line}");
+}
+
+/// The buffer column just after each of the last `n` cells of a row (numbers hold no spaces, so
+/// the trailing cells are the numeric columns however the label looks).
+fn last_cell_ends(buf: &Buffer, y: u16, n: usize) -> Vec<u16> {
+    let blank = |x: u16| matches!(buf[(x, y)].symbol(), " " | "│" | "");
+    let mut ends = Vec::new();
+    for x in buf.area.left()..buf.area.right().saturating_sub(1) {
+        if !blank(x) && blank(x + 1) {
+            ends.push(x + 1);
+        }
+    }
+    ends.split_off(ends.len().saturating_sub(n))
+}
+
+#[test]
+fn label_table_aligns_wide_labels_by_display_width() {
+    let mut snap = common::closed();
+    // 查询余额 is 4 characters but 8 columns; the longest label is 13 characters but 20 columns
+    // (the emoji and each Chinese character take two).
+    snap.labels[0].label = "查询余额".into();
+    snap.labels[1].label = "POST 🚀 查询余额明细".into();
+    let mut buf = Buffer::empty(Rect::new(0, 0, 140, 8));
+    LabelTable {
+        snap: &snap,
+        scroll: 0,
+    }
+    .render(buf.area, &mut buf);
+    let lines = text(&buf);
+    // Rows 2 to 5: the three labels and TOTAL, each with JMeter's 12 numeric columns.
+    let ends: Vec<Vec<u16>> = (2..6).map(|y| last_cell_ends(&buf, y, 12)).collect();
+    for (y, e) in ends.iter().enumerate() {
+        assert_eq!(e.len(), 12, "{lines:#?}");
+        assert_eq!(e, &ends[0], "row {} out of line: {lines:#?}", y + 2);
+    }
+    // The widest label is shown whole, and its column is as wide as it in terminal columns:
+    // border, 20 columns, a space, then Samples right-aligned in 10.
+    let row = &lines[3];
+    assert_eq!(buf[(1 + 5, 3)].symbol(), "🚀", "{row}");
+    assert_eq!(buf[(1 + 16, 3)].symbol(), "明", "{row}");
+    assert_eq!(buf[(1 + 18, 3)].symbol(), "细", "{row}");
+    assert_eq!(ends[0][0], 1 + 20 + 1 + 10, "{lines:#?}");
 }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use throng_core::{LoadModel, Snapshot};
 
-use crate::state::ViewState;
+use crate::state::{View, ViewState};
 
 /// The footer: each key and what it does now.
 pub struct Footer<'a> {
@@ -19,12 +19,12 @@ pub struct Footer<'a> {
 
 impl Widget for Footer<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let key = |k: &'static str| Span::styled(k, Style::new().fg(Color::Black).bg(Color::Cyan));
+        let key = |k: String| Span::styled(k, Style::new().fg(Color::Black).bg(Color::Cyan));
         let what = |w: &'static str| Span::styled(w, Style::new().fg(Color::Gray));
         let spans = if self.state.stopping {
             vec![
                 Span::raw(" stopping: finishing requests in flight ").yellow(),
-                key(" q "),
+                key(" q ".into()),
                 what(" leave now"),
             ]
         } else {
@@ -32,21 +32,26 @@ impl Widget for Footer<'_> {
                 LoadModel::Open(_) => " rate ±10% ",
                 LoadModel::Closed(_) => " users ±10% ",
             };
+            // The number keys reach only the views this run has (no containers, no view 4).
+            let views = match View::available(self.snap).len() {
+                1 => " Tab 1 ".to_string(),
+                n => format!(" Tab 1-{n} "),
+            };
             let pause = if self.state.paused {
                 " resume "
             } else {
                 " pause "
             };
             vec![
-                key(" q "),
+                key(" q ".into()),
                 what(" stop "),
-                key(" Tab 1-4 "),
+                key(views),
                 what(" views "),
-                key(" +/- "),
+                key(" +/- ".into()),
                 what(more),
-                key(" p "),
+                key(" p ".into()),
                 what(pause),
-                key(" ↑↓ "),
+                key(" ↑↓ ".into()),
                 what(" scroll"),
             ]
         };

@@ -81,7 +81,9 @@ impl Widget for LabelTable<'_> {
         let label_width = s
             .labels
             .iter()
-            .map(|l| l.label.chars().count() + if l.group { GROUP.len() } else { 0 })
+            // In terminal columns: a label of wide characters (Chinese, emoji) sized by its
+            // characters would be cut off halfway.
+            .map(|l| format::width(&l.label) + if l.group { GROUP.len() } else { 0 })
             .max()
             .unwrap_or(0)
             .clamp(8, 40) as u16;
