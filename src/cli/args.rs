@@ -35,8 +35,9 @@ pub enum Command {
   throng run http://127.0.0.1:8080/ -q 3000 -z 2m --max-in-flight 500
   throng run http://127.0.0.1:8080/ --rate-stages '30s:3000,2m:3000,10s:0'
   throng run http://127.0.0.1:8080/ --user-stages '30s:100,2m:100,10s:0'
-  throng run https://host/api -m POST -H 'content-type: application/json' -d @body.json --http2 --insecure
-  throng run ... --json result.json --threshold 'p99<250ms' --threshold 'error_rate<1%'
+  throng run https://host/api -m POST -H 'content-type: application/json' -d @body.json --http2 --insecure -z 30s
+  throng run http://127.0.0.1:8080/ -c 50 -z 1m --json result.json --threshold 'p99<250ms' --threshold 'error_rate<1%'
+  throng run http://127.0.0.1:8080/ -c 200 -q 3000 -z 1m      # at most 200 in flight (as oha's -c with -q)
   throng run http://127.0.0.1:8080/ -q 3000 -z 2m --container web --idle 10s
 
 Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]

@@ -259,7 +259,7 @@ impl RunPlan {
             }
             LoadModel::Open(o) => {
                 let rate = match &o.rate {
-                    Rate::Constant(r) => format!("{r} req/s"),
+                    Rate::Constant(r) => format!("{r} arrivals/s"),
                     Rate::Stages { stages, .. } => {
                         format!("rate ramping over {} stages", stages.len())
                     }
