@@ -207,3 +207,79 @@ fn connections_with_a_rate_bound_the_open_loop() {
     assert_eq!(r["plan"]["model"]["max_in_flight"], 7);
     assert_eq!(r["open_loop"]["scheduled"], 100);
 }
+
+/// `--target NAME=URL` and `THRONG_TARGET_<NAME>` send a scenario's steps elsewhere than its file
+/// says (the bundled files name 127.0.0.1:8080): the bank started here on a free port gets them.
+#[test]
+fn targets_are_overridden_by_flag_and_environment() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bank = rt
+        .block_on(throng::testbed::BankService::default().start())
+        .unwrap();
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/bank-transfer.yaml");
+    let flag = format!("bank={}", bank.url());
+    let out = throng(&[
+        "run", file, "--target", &flag, "-c", "2", "-i", "3", "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let by_flag = bank.requests();
+    assert!(by_flag >= 6, "the bank saw {by_flag} requests");
+    // The environment, and the flag winning over it.
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["run", file, "-c", "1", "-i", "2", "--quiet"])
+        .env("THRONG_TARGET_BANK", bank.url())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(bank.requests() > by_flag, "the variable sent nothing");
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args([
+            "run", file, "--target", &flag, "-c", "1", "-i", "1", "--quiet",
+        ])
+        .env("THRONG_TARGET_BANK", "http://127.0.0.1:99999/")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "the flag wins: {}", text(&out));
+    for (args, says) in [
+        (
+            vec![
+                "run",
+                file,
+                "--target",
+                "nosuch=http://127.0.0.1:1/",
+                "-n",
+                "1",
+            ],
+            "no target named \"nosuch\"",
+        ),
+        (
+            vec![
+                "run",
+                file,
+                "--target",
+                "bank=http://127.0.0.1:99999/",
+                "-n",
+                "1",
+            ],
+            "99999",
+        ),
+        (vec!["run", file, "--target", "bank", "-n", "1"], "NAME=URL"),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--target",
+                "a=http://127.0.0.1:2/",
+                "-n",
+                "1",
+            ],
+            "is a URL",
+        ),
+    ] {
+        let out = throng(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
+    }
+}

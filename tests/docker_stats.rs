@@ -224,6 +224,12 @@ fn container_stats_match_docker_stats() {
         .parse()
         .expect("size");
     assert_eq!(c["image_size"].as_u64(), Some(image_size));
+    // The summary gives the size as `docker images` prints it (decimal MB), not in MiB.
+    let listed = text(&docker(&["images", "--format", "{{.Size}}", &image]));
+    assert!(
+        summary.contains(&format!("image {image} ({listed})")),
+        "`docker images` says {listed}:\n{summary}"
+    );
     assert!(c["gone"].is_null(), "{}", c["gone"]);
 
     let (idle, load) = (&c["idle"], &c["load"]);

@@ -39,6 +39,7 @@ pub enum Command {
   throng run http://127.0.0.1:8080/ -c 50 -z 1m --json result.json --threshold 'p99<250ms' --threshold 'error_rate<1%'
   throng run http://127.0.0.1:8080/ -c 200 -q 3000 -z 1m      # at most 200 in flight (as oha's -c with -q)
   throng run http://127.0.0.1:8080/ -q 3000 -z 2m --container web --idle 10s
+  throng run scenarios/bank-transfer.yaml --target bank=http://127.0.0.1:9090 -c 10 -z 30s
 
 Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]
 pub struct RunArgs {
@@ -127,6 +128,11 @@ pub struct RunArgs {
     /// The row label in results [default: METHOD /path].
     #[arg(long, help_heading = "Request")]
     pub label: Option<String>,
+    /// Scenario files: send target NAME's steps to URL instead of the file's (repeatable). The
+    /// environment variable THRONG_TARGET_<NAME> (upper case, other characters as _) does the
+    /// same; the flag wins over it, and both over the file.
+    #[arg(long = "target", value_name = "NAME=URL", help_heading = "Request")]
+    pub targets: Vec<String>,
 
     /// Write the JSON result to this file.
     #[arg(long, help_heading = "Output")]

@@ -38,6 +38,12 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
             run_scenario(setup, out).await
         }
         Command::Run(a) => {
+            if !a.targets.is_empty() {
+                return Err(CliError::Usage(format!(
+                    "--target names a scenario file's targets; {} is a URL",
+                    a.url
+                )));
+            }
             let setup = build(&a)?;
             run_http(
                 setup,

@@ -81,6 +81,67 @@ pub fn merge_load(a: &RunArgs, load: &Load) -> Result<RunArgs, CliError> {
     Ok(m)
 }
 
+/// The environment variable that overrides target `name`: `THRONG_TARGET_` and the name in upper
+/// case, with every other character than a letter or a digit as `_`.
+pub fn target_env(name: &str) -> String {
+    let key: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("THRONG_TARGET_{key}")
+}
+
+/// Points a scenario's targets elsewhere: `--target NAME=URL` flags, then `THRONG_TARGET_<NAME>`
+/// variables (read through `env`) for the targets no flag named. An unknown name or a bad URL is
+/// a usage error naming it.
+pub fn override_targets(
+    a: &RunArgs,
+    targets: &mut [(String, String)],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), CliError> {
+    let names: Vec<String> = targets.iter().map(|(n, _)| n.clone()).collect();
+    let check = |what: &str, url: &str| {
+        HttpConfig::new(url)
+            .map(drop)
+            .map_err(|e| usage(format!("{what}: {e}")))
+    };
+    let mut named = Vec::new();
+    for spec in &a.targets {
+        let (name, url) = spec.split_once('=').ok_or_else(|| {
+            usage(format!(
+                "--target {spec:?}: write NAME=URL, e.g. --target bank=http://127.0.0.1:8080"
+            ))
+        })?;
+        let (name, url) = (name.trim(), url.trim());
+        let slot = targets.iter_mut().find(|(n, _)| n == name).ok_or_else(|| {
+            usage(format!(
+                "--target {spec:?}: {} has no target named {name:?} (its targets are {names:?})",
+                a.url
+            ))
+        })?;
+        check(&format!("--target {spec:?}"), url)?;
+        slot.1 = url.to_string();
+        named.push(name.to_string());
+    }
+    for (name, url) in targets.iter_mut() {
+        if named.contains(name) {
+            continue;
+        }
+        let key = target_env(name);
+        if let Some(v) = env(&key) {
+            check(&format!("{key}={v:?}"), v.trim())?;
+            *url = v.trim().to_string();
+        }
+    }
+    Ok(())
+}
+
 /// Loads, validates and compiles a scenario run.
 pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, CliError> {
     let scenario = throng_scenario::load(Path::new(&a.url)).map_err(|e| usage(e.to_string()))?;
@@ -90,8 +151,9 @@ pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, CliError> {
 /// Validates a run of an already compiled scenario under the flags.
 pub fn build_from(
     a: &RunArgs,
-    scenario: throng_scenario::Scenario,
+    mut scenario: throng_scenario::Scenario,
 ) -> Result<ScenarioSetup, CliError> {
+    override_targets(a, &mut scenario.targets, |k| std::env::var(k).ok())?;
     if a.body.is_some() || !a.method.eq_ignore_ascii_case("GET") || a.label.is_some() {
         return Err(usage(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",

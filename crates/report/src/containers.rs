@@ -121,6 +121,46 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// An image size as `docker images` prints it: decimal units (`kB`, `MB`, `GB`: powers of 1000)
+/// and three significant figures in Go's `%.3g` (docker's `units.HumanSizeWithPrecision(size,
+/// 3)`), so `88172544` is `88.2MB`, `84000000` is `84MB`, and `999999` is `1e+03kB` as docker has
+/// it. A size the user compares with `docker images` must read the same.
+pub fn image_size(n: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1000.0 && unit < UNITS.len() - 1 {
+        v /= 1000.0;
+        unit += 1;
+    }
+    format!("{}{}", go_g3(v), UNITS[unit])
+}
+
+/// Go's `%.3g` of a non-negative number: three significant figures, trailing zeros dropped, and
+/// the exponent form (`1e+03`) when rounding carries to a fourth digit.
+fn go_g3(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    // "d.dde±x": the rounded mantissa and its exponent, as %g decides with.
+    let sci = format!("{v:.2e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: String| -> String {
+        match s.contains('.') {
+            true => s.trim_end_matches('0').trim_end_matches('.').to_string(),
+            false => s,
+        }
+    };
+    if !(-4..3).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa.to_string()), exp.abs())
+    } else {
+        let decimals = (2 - exp).max(0) as usize;
+        trim(format!("{v:.decimals$}"))
+    }
+}
+
 fn short(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
 }
@@ -135,7 +175,7 @@ pub fn render_containers(containers: &[ContainerResult]) -> String {
             c.name,
             short(&c.id),
             c.image,
-            bytes(c.image_size)
+            image_size(c.image_size)
         );
         let header = [
             "",
@@ -226,6 +266,27 @@ mod tests {
     }
 
     #[test]
+    fn image_sizes_read_as_docker_images_prints_them() {
+        // Up to 88172544: read off `docker images` (Docker 28.2 CLI) for a FROM-scratch image of
+        // exactly that many bytes; the gigabyte sizes follow the same %.3g rule.
+        for (bytes, docker) in [
+            (0, "0B"),
+            (999, "999B"),
+            (1_000, "1kB"),
+            (1_234, "1.23kB"),
+            (999_999, "1e+03kB"),
+            (12_345_678, "12.3MB"),
+            (12 << 20, "12.6MB"),
+            (84_000_000, "84MB"),
+            (88_172_544, "88.2MB"),
+            (1_500_000_000, "1.5GB"),
+            (123_456_789_012, "123GB"),
+        ] {
+            assert_eq!(image_size(bytes), docker, "{bytes} bytes");
+        }
+    }
+
+    #[test]
     fn idle_and_load_are_split_at_the_start_of_the_load() {
         let r = ContainerResult::from_series(&series());
         let idle = r.idle.as_ref().expect("idle readings");
@@ -249,7 +310,7 @@ mod tests {
     fn the_table_shows_both_rows_and_the_totals() {
         let text = render_containers(&[ContainerResult::from_series(&series())]);
         assert!(
-            text.contains("Container web (0123456789ab)   image web:1 (12.00MiB)"),
+            text.contains("Container web (0123456789ab)   image web:1 (12.6MB)"),
             "{text}"
         );
         let load = text
