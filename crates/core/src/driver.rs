@@ -72,9 +72,10 @@ pub struct SetupError(pub String);
 /// of [`Driver::execute`] need to be `Send`.
 ///
 /// The engine calls, in order: [`Driver::setup`] once; per worker, [`Driver::worker`]; per
-/// user, [`Driver::session`]; per iteration, [`Driver::begin_iteration`], [`Driver::connect`]
-/// (before the first step: its time is not the request's), [`Driver::execute`] for each step,
-/// and [`Driver::end_iteration`]; after the run, [`Driver::teardown`] once.
+/// user, [`Driver::session`] and [`Driver::connect`] (before its first step: its time is not the
+/// request's; again after a connection failed); per iteration, [`Driver::begin_iteration`],
+/// [`Driver::execute`] for each step, and [`Driver::end_iteration`]; after the run,
+/// [`Driver::teardown`] once.
 pub trait Driver: Send + Sync + 'static {
     /// State one worker thread shares among its sessions: pooled connections, a cache.
     type Worker: 'static;
@@ -112,10 +113,11 @@ pub trait Driver: Send + Sync + 'static {
         true
     }
 
-    /// Opens what the session needs and has not got (its connection), before an iteration's
-    /// first step and for the open loop's warm slots. Its time is not counted in the first
-    /// request's service time; a failure is that request's outcome (class `connect`, `tls`,
-    /// `timeout`). Nothing by default.
+    /// Opens what the session needs and has not got (its connection): before a user's first
+    /// step, after its connection could not be made, and for the open loop's warm slots. Its
+    /// time is not counted in the request's service time; a failure is that request's outcome
+    /// (class `connect`, `tls`, `timeout`). Reconnecting later (a connection per request) is
+    /// `execute`'s own business, and counts in its request. Nothing by default.
     fn connect(&self, _session: &mut Self::Session) -> impl Future<Output = Result<(), Outcome>> {
         std::future::ready(Ok(()))
     }

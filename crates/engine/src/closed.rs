@@ -137,6 +137,8 @@ async fn user<D: Driver>(
     let mut session = local.shared.driver.session(&local.state, id);
     let mut backoff = Backoff::default();
     let mut iteration = 0u64;
+    // The user connects before its first iteration, and again after a connection failed.
+    let mut connect = true;
     let end = loop {
         if c.iterations.is_some_and(|n| iteration >= n) || local.budget.get() == 0 {
             break Slot::Finished;
@@ -147,8 +149,11 @@ async fn user<D: Driver>(
         if !unpaused(&local.shared).await {
             break Slot::Finished;
         }
-        let pass = local.iterate(&mut session, Instant::now(), false).await;
+        let pass = local
+            .iterate(&mut session, Instant::now(), false, connect)
+            .await;
         iteration += 1;
+        connect = matches!(pass, Iteration::Failed(c) if c.unconnected());
         match pass {
             Iteration::Ended => break Slot::Finished,
             Iteration::Failed(class) if class.unconnected() => {

@@ -197,6 +197,8 @@ async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: b
         // A failure here is met again, and counted, by the first arrival.
         let _ = local.shared.driver.connect(&mut session).await;
     }
+    // A warm slot connected already; another connects on its first arrival, or after a failure.
+    let mut connect = !warm;
     while let Some(intended) = queue.pop().await {
         if local.shared.stopping() {
             // Queued when the run stopped: never sent.
@@ -208,7 +210,8 @@ async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: b
         }
         queue.free.set(queue.free.get().saturating_sub(1));
         local.active.set(local.active.get() + 1);
-        let _ = local.iterate(&mut session, intended, true).await;
+        let pass = local.iterate(&mut session, intended, true, connect).await;
+        connect = matches!(pass, crate::worker::Iteration::Failed(c) if c.unconnected());
         local.active.set(local.active.get() - 1);
         queue.free.set(queue.free.get() + 1);
     }

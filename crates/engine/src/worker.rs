@@ -95,12 +95,16 @@ impl<D: Driver> Local<D> {
         true
     }
 
-    /// Runs one iteration of the scenario; `intended` is when its first step was due.
+    /// Runs one iteration of the scenario; `intended` is when its first step was due. With
+    /// `connect`, the session's connection is opened first (a user's first iteration, or one
+    /// after its connection could not be made); later reconnects are the driver's own, inside
+    /// `execute`, as for a connection per request.
     pub(crate) async fn iterate(
         &self,
         session: &mut D::Session,
         intended: Instant,
         open: bool,
+        connect: bool,
     ) -> Iteration {
         let sh = &self.shared;
         if !sh.driver.begin_iteration(session) {
@@ -131,7 +135,7 @@ impl<D: Driver> Local<D> {
             // (in the closed loop, its latency too; in the open loop, latency still runs from
             // the intended start, so a slow connect shows there and in the lag). A failed
             // connect is the request's outcome, timed from its start.
-            let connected = if step == 0 {
+            let connected = if step == 0 && connect {
                 let c = sh.driver.connect(session).await;
                 if c.is_ok() {
                     started = Instant::now();

@@ -135,7 +135,11 @@ async fn the_engine_keeps_the_contract() {
     assert_eq!(n(&calls.teardown), 1);
     assert_eq!(n(&calls.workers), 2, "one state per worker thread");
     assert_eq!(n(&calls.sessions), 3, "one session per user");
-    assert_eq!(n(&calls.connects), 12, "before every iteration");
+    assert_eq!(
+        n(&calls.connects),
+        3,
+        "once per user, before its first iteration"
+    );
     assert_eq!(n(&calls.executes), 24);
     let ends = calls.ends.lock().unwrap().clone();
     assert_eq!(ends.len(), 12, "after every iteration");
@@ -186,7 +190,8 @@ async fn a_failed_connect_is_the_first_steps_failure() {
         refuse_user0: true,
     });
     let s = throng_engine::run(plan(2, 3), driver).await.unwrap();
-    // User 0: 3 iterations, each a refused connect; user 1: 3 iterations of 2 steps.
+    // User 0: 3 iterations, each a refused connect (tried again each time); user 1: 3
+    // iterations of 2 steps, one connect.
     assert_eq!(s.labels[0].samples, 6);
     assert_eq!(s.labels[1].samples, 3);
     let connect: u64 = s
@@ -197,4 +202,5 @@ async fn a_failed_connect_is_the_first_steps_failure() {
         .sum();
     assert_eq!(connect, 3);
     assert_eq!(calls.executes.load(Ordering::Relaxed), 6);
+    assert_eq!(calls.connects.load(Ordering::Relaxed), 4);
 }
