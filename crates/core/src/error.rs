@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
     schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorClass {
     /// The connection could not be established (refused, unreachable, DNS).
     Connect,

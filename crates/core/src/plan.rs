@@ -144,6 +144,7 @@ pub struct RunPlan {
 
 /// Why a plan is not runnable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlanError {
     /// A closed loop with no way to end.
     #[error("the run has no end: give it a request count, iterations, a duration or stages")]

@@ -16,6 +16,7 @@ use crate::worker::{self, Shared};
 
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// The plan did not validate.
     #[error(transparent)]
