@@ -36,8 +36,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .check_status(200),
         )
         .step(StepBuilder::get("balance B", "/client/{{ b }}/balance").check_json("$.balance", "{{ 500 + amount }}".into()))
-        .build()?;
-    let driver = Arc::new(ScenarioDriver::new(scenario, |_| {})?);
+        .build(&throng::protocols())?;
+    let driver = Arc::new(ScenarioDriver::new(scenario, &Default::default())?);
     let model = LoadModel::Closed(ClosedLoop {
         users: Users::Fixed(8),
         requests: None,

@@ -36,3 +36,9 @@ pub use throng_report as report;
 pub use throng_scenario as scenario;
 pub use throng_testbed as testbed;
 pub use throng_tui as tui;
+
+/// Every protocol throng ships, for scenarios: targets and steps find theirs by URL scheme
+/// (`http://`, `https://`) and step key (`request`).
+pub fn protocols() -> core::step::Protocols {
+    core::step::Protocols::new().with(http::HttpProtocol)
+}

@@ -71,7 +71,7 @@ async fn every_bundled_scenario_parses_and_runs_clean_against_the_testbed() {
             "{} must open with a comment saying what it reproduces",
             path.display()
         );
-        throng::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        throng::scenario::load(&path, &throng::protocols()).unwrap_or_else(|e| panic!("{e}"));
         let name = path.file_name().unwrap().to_str().unwrap();
         let local = scenario_at(dir.path(), name, &text, &bank.url());
         // A few seconds, lighter than the file's own load.
@@ -337,9 +337,9 @@ async fn a_library_flow_with_a_custom_step() {
             StepBuilder::get("read", "/client/{{ id }}/balance")
                 .check_json("$.balance", serde_json::json!(75)),
         )
-        .build()
+        .build(&throng::protocols())
         .unwrap();
-    let driver = throng::scenario::ScenarioDriver::new(scenario, |_| {}).unwrap();
+    let driver = throng::scenario::ScenarioDriver::new(scenario, &Default::default()).unwrap();
     let model = throng::core::LoadModel::Closed(throng::core::ClosedLoop {
         users: throng::core::Users::Fixed(2),
         requests: None,

@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use throng_core::stages::{self, parse_duration};
-use throng_core::{Arrivals, ClosedLoop, LoadModel, OpenLoop, Rate, RunPlan, Users};
+use throng_core::spec::{Field, LoadSpec};
+use throng_core::stages::parse_duration;
+use throng_core::RunPlan;
 use throng_http::HttpConfig;
 use throng_report::Threshold;
 
@@ -125,127 +126,55 @@ pub fn parse_thresholds(
     Ok(thresholds)
 }
 
-/// Validates the load flags into a plan.
-pub fn build_plan(a: &RunArgs) -> Result<RunPlan, CliError> {
-    let dur = a
-        .duration
-        .as_deref()
-        .map(|d| duration("-z/--duration", d))
-        .transpose()?;
-    if dur == Some(Duration::ZERO) {
-        return Err(usage("-z/--duration must be longer than zero"));
+/// The load flags as a spec (what a scenario's `load:` section goes under).
+pub fn spec(a: &RunArgs) -> LoadSpec {
+    LoadSpec {
+        users: a.users,
+        user_stages: a.user_stages.clone(),
+        requests: a.requests,
+        iterations: a.iterations,
+        duration: a.duration.clone(),
+        think_time: a.think_time.clone(),
+        rate: a.rate,
+        rate_stages: a.rate_stages.clone(),
+        arrivals: a.arrivals.map(|x| {
+            match x {
+                ArrivalsArg::Even => "even",
+                ArrivalsArg::Poisson => "poisson",
+            }
+            .to_string()
+        }),
+        max_in_flight: a.max_in_flight,
+        queue: a.queue,
+        threads: a.threads,
+        grace: Some(a.grace.clone()),
+        late_after: Some(a.late_after.clone()),
     }
-    let open = a.rate.is_some() || a.rate_stages.is_some();
-    if open && (a.iterations.is_some() || a.think_time.is_some()) {
-        return Err(usage(
-            "-q/--rate and --rate-stages make an open loop; -i and --think-time belong to the closed loop \
-             (-c or --max-in-flight bound the requests in flight)",
-        ));
-    }
-    if open && a.users.is_some() && a.max_in_flight.is_some() {
-        return Err(usage(
-            "with -q/--rate, -c and --max-in-flight both bound the requests in flight: give one",
-        ));
-    }
-    let model = if open {
-        let rate = match (&a.rate_stages, a.rate) {
-            (Some(s), start) => {
-                let start = start.unwrap_or(0.0);
-                if !(start >= 0.0 && start.is_finite()) {
-                    return Err(usage(format!(
-                        "-q/--rate {start}: the starting rate of --rate-stages must be 0 or more"
-                    )));
-                }
-                Rate::Stages {
-                    start,
-                    stages: stages::parse(s)
-                        .map_err(|e| usage(format!("--rate-stages {s:?}: {e}")))?,
-                }
-            }
-            (None, Some(r)) => {
-                if !(r > 0.0 && r.is_finite()) {
-                    return Err(usage(format!(
-                        "-q/--rate {r}: must be a positive number of requests per second"
-                    )));
-                }
-                Rate::Constant(r)
-            }
-            (None, None) => unreachable_rate()?,
-        };
-        if matches!(rate, Rate::Constant(_)) && dur.is_none() && a.requests.is_none() {
-            return Err(usage(
-                "an open-loop run needs an end: give -z/--duration or -n/--requests",
-            ));
-        }
-        // `-c 500 -q 3000` is how oha and hey users (and JMeter's threads under a throughput
-        // timer) write a rate-limited run: the open loop, with at most 500 in flight.
-        let max_in_flight = a.max_in_flight.or(a.users).unwrap_or(1000);
-        if max_in_flight == 0 {
-            return Err(usage("--max-in-flight must be at least 1"));
-        }
-        LoadModel::Open(OpenLoop {
-            rate,
-            arrivals: match a.arrivals.unwrap_or(ArrivalsArg::Even) {
-                ArrivalsArg::Even => Arrivals::Even,
-                ArrivalsArg::Poisson => Arrivals::Poisson,
-            },
-            max_in_flight,
-            queue: a.queue.unwrap_or(max_in_flight),
-            requests: a.requests,
-            duration: dur,
-        })
-    } else {
-        let users = match &a.user_stages {
-            Some(s) => Users::Stages(
-                stages::parse(s).map_err(|e| usage(format!("--user-stages {s:?}: {e}")))?,
-            ),
-            None => {
-                let n = a.users.unwrap_or(50);
-                if n == 0 {
-                    return Err(usage("-c/--users must be at least 1"));
-                }
-                Users::Fixed(n)
-            }
-        };
-        if let Users::Stages(s) = &users {
-            if s.iter().any(|s| s.target.fract() != 0.0) {
-                return Err(usage("--user-stages: user counts must be whole numbers"));
-            }
-        }
-        if a.requests == Some(0) || a.iterations == Some(0) {
-            return Err(usage(
-                "-n/--requests and -i/--iterations must be at least 1",
-            ));
-        }
-        let think_time = a
-            .think_time
-            .as_deref()
-            .map(|t| duration("--think-time", t))
-            .transpose()?;
-        if matches!(users, Users::Fixed(_))
-            && dur.is_none()
-            && a.requests.is_none()
-            && a.iterations.is_none()
-        {
-            // Like oha and wrk, a bare run has an end: 200 requests per user is too little; 10 s is usual.
-            return Err(usage("the run needs an end: give -n/--requests, -z/--duration, -i/--iterations or --user-stages"));
-        }
-        LoadModel::Closed(ClosedLoop {
-            users,
-            requests: a.requests,
-            iterations: a.iterations,
-            duration: dur,
-            think_time,
-        })
-    };
-    let mut plan = RunPlan::new(a.url.clone(), model);
-    plan.threads = a.threads.unwrap_or(0);
-    plan.grace = duration("--grace", &a.grace)?;
-    plan.late_after = duration("--late-after", &a.late_after)?;
-    plan.validate().map_err(|e| usage(e.to_string()))?;
-    Ok(plan)
 }
 
-fn unreachable_rate() -> Result<Rate, CliError> {
-    Err(usage("an open loop needs -q/--rate or --rate-stages"))
+/// A spec's fields as the command line names them.
+pub fn flag(f: Field) -> &'static str {
+    match f {
+        Field::Users => "-c/--users",
+        Field::UserStages => "--user-stages",
+        Field::Requests => "-n/--requests",
+        Field::Iterations => "-i/--iterations",
+        Field::Duration => "-z/--duration",
+        Field::ThinkTime => "--think-time",
+        Field::Rate => "-q/--rate",
+        Field::RateStages => "--rate-stages",
+        Field::Arrivals => "--arrivals",
+        Field::MaxInFlight => "--max-in-flight",
+        Field::Queue => "--queue",
+        Field::Grace => "--grace",
+        Field::LateAfter => "--late-after",
+        other => other.key(),
+    }
+}
+
+/// Validates the load flags into a plan.
+pub fn build_plan(a: &RunArgs) -> Result<RunPlan, CliError> {
+    spec(a)
+        .plan(&a.url, &flag)
+        .map_err(|e| usage(e.to_string()))
 }

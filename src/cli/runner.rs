@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use throng_core::stages::parse_duration;
 use throng_core::{Percentiles, RunState, Snapshot};
 use throng_http::HttpDriver;
-use throng_report::{render_summary, RunResult, Threshold};
+use throng_report::{render_summary, Threshold};
 use throng_testbed::{BankService, Delay, Fault, HttpTarget};
 
 use super::args::{Command, DemoArgs, FaultArg, ServeArgs, ServeTarget};
@@ -177,17 +177,16 @@ pub fn finish_with(
     out: &Outputs,
     changes: &[throng_engine::Change],
 ) -> Result<u8, CliError> {
-    let mut result = RunResult::from_snapshot(snapshot);
-    result.changes = changes
+    let changes = changes
         .iter()
         .map(|c| throng_report::ChangeResult {
             t: c.t,
             what: c.what.clone(),
         })
         .collect();
-    result.thresholds = thresholds.iter().map(|t| t.evaluate(&result)).collect();
+    let result = throng_report::finish(snapshot, thresholds, changes);
     print!("{}", render_summary(&result));
-    let mut code = if result.thresholds.iter().all(|t| t.passed) {
+    let mut code = if result.passed() {
         EXIT_OK
     } else {
         EXIT_THRESHOLDS
@@ -397,10 +396,11 @@ async fn demo(a: DemoArgs) -> Result<u8, CliError> {
         DEMO_SCENARIO,
         "scenarios/bank-transfer.yaml",
         std::path::Path::new("."),
+        &crate::protocols(),
     )
     .map_err(|e| CliError::Runtime(anyhow::anyhow!("the bundled scenario: {e}")))?;
-    for (_, url) in &mut scenario.targets {
-        *url = bank.url();
+    for t in &mut scenario.targets {
+        t.url = bank.url();
     }
     let mut args = vec![
         "throng".to_string(),

@@ -15,9 +15,12 @@ mod driver;
 mod error;
 pub mod histogram;
 mod plan;
+pub mod row;
 mod snapshot;
+pub mod spec;
 pub mod stages;
 mod status;
+pub mod step;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use driver::{Driver, GroupInfo, Outcome, SetupError, StepInfo};
@@ -26,4 +29,5 @@ pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPl
 pub use snapshot::{
     per_second, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint, Snapshot,
 };
+pub use spec::LoadSpec;
 pub use status::{grpc_name, Status};

@@ -10,9 +10,11 @@
 mod classify;
 mod config;
 mod driver;
+mod step;
 mod url;
 
 pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
 pub use driver::{H2Pool, HttpDriver, Response, Session};
+pub use step::HttpProtocol;
 pub use url::{parse_url, UrlProblem};

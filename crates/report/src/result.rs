@@ -287,6 +287,13 @@ fn schedule_span(s: &Snapshot) -> std::time::Duration {
 }
 
 impl RunResult {
+    /// Whether every threshold passed (a run without thresholds passes).
+    pub fn passed(&self) -> bool {
+        self.thresholds.iter().all(|t| t.passed)
+    }
+}
+
+impl RunResult {
     /// The result of a final snapshot.
     pub fn from_snapshot(s: &Snapshot) -> Self {
         let secs = s.elapsed.as_secs_f64();

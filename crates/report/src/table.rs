@@ -6,21 +6,7 @@ use unicode_width::UnicodeWidthStr as _;
 
 use crate::{LabelResult, RunResult};
 
-const HEADERS: [&str; 13] = [
-    "Label",
-    "Samples",
-    "Average",
-    "Median",
-    "90%",
-    "95%",
-    "99%",
-    "Min",
-    "Max",
-    "Error %",
-    "Throughput",
-    "Received KB/s",
-    "Sent KB/s",
-];
+use throng_core::row::{ms, Row, COLUMNS as HEADERS};
 
 /// `s` padded with spaces to `width` terminal columns. Labels are user text: `查询余额` is four
 /// characters but eight columns, so counting characters would push the columns after it out of
@@ -29,35 +15,20 @@ pub(crate) fn pad_right(s: &str, width: usize) -> String {
     format!("{s}{}", " ".repeat(width.saturating_sub(s.width())))
 }
 
-fn ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
+/// A result's row as the one row model formats it (the dashboard formats the same).
 fn row(r: &LabelResult) -> [String; 13] {
     let l = &r.latency;
-    // No request counts in latency (all failed fast): a 0 would read as fast, so print `-`.
-    let lat = |v: f64| if l.count == 0 { "-".to_string() } else { ms(v) };
-    [
-        r.label.clone(),
-        r.samples.to_string(),
-        lat(l.mean),
-        lat(l.p50),
-        lat(l.p90),
-        lat(l.p95),
-        lat(l.p99),
-        lat(l.min),
-        lat(l.max),
-        format!("{:.2}%", r.error_rate * 100.0),
-        format!("{:.1}/s", r.throughput),
-        format!("{:.2}", r.received_kb_per_s),
-        format!("{:.2}", r.sent_kb_per_s),
-    ]
+    Row {
+        label: r.label.clone(),
+        group: r.group,
+        samples: r.samples,
+        latency: (l.count > 0).then_some([l.mean, l.p50, l.p90, l.p95, l.p99, l.min, l.max]),
+        error_rate: r.error_rate,
+        throughput: r.throughput,
+        received_kb_per_s: r.received_kb_per_s,
+        sent_kb_per_s: r.sent_kb_per_s,
+    }
+    .cells()
 }
 
 /// The aggregate table: one row per label and a TOTAL row; latencies in ms.

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_saphyr::{Location, Spanned};
+use throng_core::step::Protocols;
 use throng_core::Outcome;
 
 use crate::compile::{compile_file, ScenarioError};
@@ -16,33 +17,38 @@ fn sp<T>(v: T) -> Spanned<T> {
     Spanned::new(v, Location::UNKNOWN, Location::UNKNOWN)
 }
 
-/// One HTTP step being built.
+/// One step being built: an HTTP request (the shortcuts `get`, `post`, `header`, `json`), or
+/// any protocol's request written as JSON under its key ([`StepBuilder::request`]).
 #[derive(Debug)]
 pub struct StepBuilder {
     item: Item,
+    key: String,
+    request: serde_json::Map<String, serde_json::Value>,
 }
 
 impl StepBuilder {
-    /// A step labelled `label` sending `method` to `path` (both may hold templates).
+    /// An HTTP step labelled `label` sending `method` to `path` (both may hold templates).
     pub fn new(label: &str, method: &str, path: &str) -> Self {
-        let request = file::Request {
-            target: None,
-            method: sp(method.to_string()),
-            path: sp(path.to_string()),
-            headers: BTreeMap::new(),
-            body: None,
-            json: None,
-        };
+        let mut request = serde_json::Map::new();
+        request.insert("method".into(), method.into());
+        request.insert("path".into(), path.into());
+        Self::request(label, "request", request)
+    }
+
+    /// A step of the protocol whose key is `key` (`request`, `grpc`, `sql`), its request
+    /// written as in a file: `StepBuilder::request("hello", "grpc", json!({"call": "..."}))`.
+    pub fn request(
+        label: &str,
+        key: &str,
+        request: serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
         StepBuilder {
             item: Item {
                 label: Some(sp(label.to_string())),
-                request: Some(sp(request)),
-                extract: BTreeMap::new(),
-                checks: Vec::new(),
-                think_time: None,
-                group: None,
-                steps: None,
+                ..Item::default()
             },
+            key: key.to_string(),
+            request,
         }
     }
 
@@ -56,35 +62,39 @@ impl StepBuilder {
         Self::new(label, "POST", path)
     }
 
-    fn request(&mut self) -> &mut file::Request {
-        // Every StepBuilder is made with a request.
-        #[allow(clippy::unwrap_used)]
-        &mut self.item.request.as_mut().unwrap().value
+    fn into_item(mut self) -> Item {
+        let request = file::from_json(&serde_json::Value::Object(self.request));
+        self.item.requests.push((sp(self.key), request));
+        self.item
     }
 
     /// Sends to the named target.
     pub fn target(mut self, name: &str) -> Self {
-        self.request().target = Some(sp(name.to_string()));
+        self.request.insert("target".into(), name.into());
         self
     }
 
-    /// Adds a header.
+    /// Adds an HTTP header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
-        self.request()
-            .headers
-            .insert(name.to_string(), sp(value.to_string()));
+        let headers = self
+            .request
+            .entry("headers")
+            .or_insert_with(|| serde_json::json!({}));
+        if let Some(h) = headers.as_object_mut() {
+            h.insert(name.to_string(), value.into());
+        }
         self
     }
 
     /// Sends a text body.
     pub fn body(mut self, body: &str) -> Self {
-        self.request().body = Some(sp(body.to_string()));
+        self.request.insert("body".into(), body.into());
         self
     }
 
     /// Sends a JSON body (string values may hold templates).
     pub fn json(mut self, body: serde_json::Value) -> Self {
-        self.request().json = Some(sp(body));
+        self.request.insert("json".into(), body);
         self
     }
 
@@ -122,10 +132,10 @@ impl StepBuilder {
         }
     }
 
-    /// Checks the status.
-    pub fn check_status(self, status: u16) -> Self {
+    /// Checks the status (an HTTP code; gRPC: a code or its name, as a string).
+    pub fn check_status(self, status: impl Into<serde_json::Value>) -> Self {
         self.check(file::Check {
-            status: Some(status),
+            status: Some(file::from_json(&status.into())),
             ..Self::empty_check()
         })
     }
@@ -217,27 +227,24 @@ impl Builder {
         self
     }
 
-    /// Validates and compiles the scenario.
-    pub fn build(self) -> Result<Scenario, ScenarioError> {
+    /// Validates and compiles the scenario; its targets' schemes pick among `protocols`
+    /// (`throng::protocols()` has every protocol throng ships).
+    pub fn build(self, protocols: &Protocols) -> Result<Scenario, ScenarioError> {
         let mut items = Vec::new();
         let mut customs = Vec::new();
         let mut count = 0;
         for e in self.entries {
             match e {
                 Entry::Step(s) => {
-                    items.push(sp(s.item));
+                    items.push(sp(s.into_item()));
                     count += 1;
                 }
                 Entry::Group(label, steps) => {
                     count += steps.len();
                     items.push(sp(Item {
-                        label: None,
-                        request: None,
-                        extract: BTreeMap::new(),
-                        checks: Vec::new(),
-                        think_time: None,
                         group: Some(sp(label)),
-                        steps: Some(steps.into_iter().map(|s| sp(s.item)).collect()),
+                        steps: Some(steps.into_iter().map(|s| sp(s.into_item())).collect()),
+                        ..Item::default()
                     }));
                 }
                 Entry::Custom(label, f) => {
@@ -257,9 +264,9 @@ impl Builder {
         };
         let proceed = self.on_failure == OnFailure::Continue;
         let mut scenario = if count == 0 {
-            compile_file(file, "scenario", Path::new("."), true)?
+            compile_file(file, "scenario", Path::new("."), true, protocols)?
         } else {
-            compile_file(file, "scenario", Path::new("."), false)?
+            compile_file(file, "scenario", Path::new("."), false, protocols)?
         };
         for (pos, label, f) in customs {
             scenario.steps.insert(

@@ -6,14 +6,14 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use http::{HeaderName, Method};
 use serde_json_path::JsonPath;
 use serde_saphyr::{Location, Spanned};
 use throng_core::stages::parse_duration;
+use throng_core::step::{Place, Protocols, StepError, TemplateCompiler, Text};
 
 use crate::data::Feed;
-use crate::file::{self, File, Item, OnFailure};
-use crate::scenario::{Body, Check, Expected, Extract, HttpStep, Scenario, Step, StepKind};
+use crate::file::{self, node, File, Item, OnFailure};
+use crate::scenario::{Check, Expected, Extract, ProtocolStep, Scenario, Step, StepKind, Target};
 use crate::template::{Templates, BUILTINS};
 
 /// A scenario that cannot be used, and where.
@@ -51,11 +51,25 @@ pub enum ScenarioError {
 
 struct Ctx<'a> {
     file: &'a str,
+    protocols: &'a Protocols,
     dir: PathBuf,
     templates: Templates,
     known: HashSet<String>,
     /// Templates to check once every variable name is known: (used names, where).
-    uses: Vec<(HashSet<String>, Location)>,
+    uses: Vec<(HashSet<String>, Place)>,
+}
+
+impl TemplateCompiler for Ctx<'_> {
+    fn text(&mut self, source: &str, at: Place) -> Result<Text, StepError> {
+        let (text, used) = self
+            .templates
+            .compile(source)
+            .map_err(|e| StepError::at(at, format!("bad template: {e}")))?;
+        if !used.is_empty() {
+            self.uses.push((used, at));
+        }
+        Ok(text)
+    }
 }
 
 impl Ctx<'_> {
@@ -63,15 +77,13 @@ impl Ctx<'_> {
         at(self.file, loc, message.into())
     }
 
-    fn text(&mut self, s: &Spanned<String>) -> Result<crate::template::Text, ScenarioError> {
-        let (text, used) = self
-            .templates
-            .compile(&s.value)
-            .map_err(|e| self.at(s.referenced, format!("bad template: {e}")))?;
-        if !used.is_empty() {
-            self.uses.push((used, s.referenced));
-        }
-        Ok(text)
+    fn place(&self, e: StepError) -> ScenarioError {
+        place_error(self.file, e.at, e.message)
+    }
+
+    fn spanned_text(&mut self, s: &Spanned<String>) -> Result<Text, ScenarioError> {
+        let at = file::place(s.referenced);
+        TemplateCompiler::text(self, &s.value, at).map_err(|e| self.place(e))
     }
 }
 
@@ -91,8 +103,24 @@ fn at(file: &str, loc: Location, message: String) -> ScenarioError {
     }
 }
 
-/// Reads and compiles a scenario file.
-pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+/// An error at a place a protocol named.
+fn place_error(file: &str, at: Place, message: String) -> ScenarioError {
+    if at.line == 0 {
+        return ScenarioError::Built {
+            name: file.to_string(),
+            message,
+        };
+    }
+    ScenarioError::At {
+        file: file.to_string(),
+        line: at.line,
+        column: at.column,
+        message,
+    }
+}
+
+/// Reads and compiles a scenario file; its targets' URL schemes pick among `protocols`.
+pub fn load(path: &Path, protocols: &Protocols) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| ScenarioError::Read {
         file: file.clone(),
@@ -112,11 +140,16 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         }
     })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    compile_str(&text, &file, &dir)
+    compile_str(&text, &file, &dir, protocols)
 }
 
 /// Compiles scenario text; `file` names it in messages and `dir` anchors relative data files.
-pub fn compile_str(text: &str, file: &str, dir: &Path) -> Result<Scenario, ScenarioError> {
+pub fn compile_str(
+    text: &str,
+    file: &str,
+    dir: &Path,
+    protocols: &Protocols,
+) -> Result<Scenario, ScenarioError> {
     let parsed: File = serde_saphyr::from_str(text).map_err(|e| {
         let (line, column, message) = crate::yaml::describe(&e, text);
         ScenarioError::At {
@@ -126,7 +159,7 @@ pub fn compile_str(text: &str, file: &str, dir: &Path) -> Result<Scenario, Scena
             message,
         }
     })?;
-    compile_file(parsed, file, dir, false)
+    compile_file(parsed, file, dir, false, protocols)
 }
 
 /// Compiles a parsed file; `allow_empty` lets a built scenario consist of custom steps only.
@@ -135,9 +168,11 @@ pub(crate) fn compile_file(
     file: &str,
     dir: &Path,
     allow_empty: bool,
+    protocols: &Protocols,
 ) -> Result<Scenario, ScenarioError> {
     let mut cx = Ctx {
         file,
+        protocols,
         dir: dir.to_path_buf(),
         templates: Templates::default(),
         known: HashSet::new(),
@@ -149,21 +184,26 @@ pub(crate) fn compile_file(
 
     let mut targets = Vec::new();
     for (name, url) in &parsed.targets {
-        // The same check as the driver's, so a bad port is refused here with its place rather
-        // than at run time.
-        throng_http::parse_url(&url.value)
-            .map_err(|e| cx.at(url.referenced, format!("target `{name}`: {e}")))?;
-        // Steps append their path to the target's, so a query or fragment here would be lost.
-        if url.value.contains(['?', '#']) {
-            return Err(cx.at(
+        let protocol = protocols.for_url(&url.value).ok_or_else(|| {
+            cx.at(
                 url.referenced,
                 format!(
-                    "target `{name}`: a target is a base URL without `?` or `#`; \
-                     put the query in each step's path"
+                    "target `{name}`: URL `{}`: not a URL of a protocol throng loads ({})",
+                    url.value,
+                    protocols.schemes()
                 ),
-            ));
-        }
-        targets.push((name.clone(), url.value.trim_end_matches('/').to_string()));
+            )
+        })?;
+        // The protocol's own check, so a bad port is refused here with its place rather than
+        // at run time.
+        protocol
+            .check_target(&url.value)
+            .map_err(|e| cx.at(url.referenced, format!("target `{name}`: {e}")))?;
+        targets.push(Target {
+            name: name.clone(),
+            url: url.value.trim_end_matches('/').to_string(),
+            protocol: protocol.clone(),
+        });
     }
 
     let mut feeds = Vec::new();
@@ -194,7 +234,7 @@ pub(crate) fn compile_file(
     for item in parsed.steps.value.iter() {
         match (&item.value.group, &item.value.steps) {
             (Some(name), Some(inner)) => {
-                if item.value.label.is_some() || item.value.request.is_some() {
+                if item.value.label.is_some() || !item.value.requests.is_empty() {
                     return Err(cx.at(
                         item.referenced,
                         "an item is a step (label, request) or a group (group, steps), not both",
@@ -269,7 +309,8 @@ pub(crate) fn compile_file(
         let mut unknown: Vec<&String> = used.iter().filter(|u| !cx.known.contains(*u)).collect();
         unknown.sort();
         if let Some(u) = unknown.first() {
-            return Err(cx.at(
+            return Err(place_error(
+                cx.file,
                 *loc,
                 format!("unknown variable `{u}` (not in variables, data, or any extract)"),
             ));
@@ -314,7 +355,7 @@ fn duration(cx: &Ctx, s: &Spanned<String>, what: &str) -> Result<Duration, Scena
 fn step(
     cx: &mut Ctx,
     item: &Spanned<Item>,
-    targets: &[(String, String)],
+    targets: &[Target],
     on_failure: OnFailure,
 ) -> Result<Step, ScenarioError> {
     let it = &item.value;
@@ -322,68 +363,110 @@ fn step(
         .label
         .as_ref()
         .ok_or_else(|| cx.at(item.referenced, "a step needs a `label`"))?;
-    let req = it.request.as_ref().ok_or_else(|| {
-        cx.at(
-            label.referenced,
-            format!("step `{}` needs a `request`", label.value),
-        )
-    })?;
-    let r = &req.value;
-    let target = match &r.target {
-        Some(t) => targets
-            .iter()
-            .position(|(n, _)| n == &t.value)
-            .ok_or_else(|| {
-                let names: Vec<&str> = targets.iter().map(|(n, _)| n.as_str()).collect();
+    let (key, req) = match it.requests.as_slice() {
+        [one] => one,
+        [] => {
+            return Err(cx.at(
+                label.referenced,
+                format!(
+                    "step `{}` needs a request: {}",
+                    label.value,
+                    keys(cx.protocols)
+                ),
+            ))
+        }
+        [_, (k, _), ..] => {
+            return Err(cx.at(
+                k.referenced,
+                format!(
+                    "step `{}` has a second request `{}`: a step sends one",
+                    label.value, k.value
+                ),
+            ))
+        }
+    };
+    let protocols = cx.protocols;
+    let Some(protocol) = protocols.for_key(&key.value) else {
+        let mut fields: Vec<String> = file::ITEM_FIELDS.iter().map(|f| format!("`{f}`")).collect();
+        fields.extend(cx.protocols.all().iter().map(|p| format!("`{}`", p.key())));
+        return Err(cx.at(
+            key.referenced,
+            format!(
+                "unknown field `{}`, expected one of {}",
+                key.value,
+                fields.join(", ")
+            ),
+        ));
+    };
+    let mut request = node(req);
+    // The target is the scenario's business: take it out before the protocol reads the rest.
+    let mut target_name = None;
+    if let throng_core::step::NodeValue::Map(members) = &mut request.value {
+        if let Some(i) = members.iter().position(|(k, _)| k == "target") {
+            target_name = Some(members.remove(i).1);
+        }
+    }
+    let of_protocol: Vec<usize> = (0..targets.len())
+        .filter(|i| targets[*i].protocol.key() == protocol.key())
+        .collect();
+    let target = match &target_name {
+        Some(t) => {
+            let name = t.text("target").map_err(|e| cx.place(e))?;
+            let i = targets.iter().position(|x| x.name == name).ok_or_else(|| {
+                let names: Vec<&str> = targets.iter().map(|x| x.name.as_str()).collect();
                 let known = match names.is_empty() {
                     true => "no `targets` are defined".to_string(),
                     false => format!("the targets are {}", names.join(", ")),
                 };
-                cx.at(
-                    t.referenced,
-                    format!("unknown target `{}` ({known})", t.value),
-                )
-            })?,
-        None if targets.len() == 1 => 0,
-        None if targets.is_empty() => return Err(cx.at(req.referenced, "no `targets` are defined")),
-        None => {
-            return Err(cx.at(
-                req.referenced,
-                "several targets are defined: name one with `target`",
-            ))
+                place_error(cx.file, t.at, format!("unknown target `{name}` ({known})"))
+            })?;
+            if !of_protocol.contains(&i) {
+                return Err(place_error(
+                    cx.file,
+                    t.at,
+                    format!(
+                        "target `{name}` is {} ({}), not a target of `{}` steps ({})",
+                        targets[i].protocol.name(),
+                        targets[i].url,
+                        key.value,
+                        protocol.name()
+                    ),
+                ));
+            }
+            i
         }
+        None => match of_protocol.as_slice() {
+            [one] => *one,
+            [] if targets.is_empty() => {
+                return Err(cx.at(req.referenced, "no `targets` are defined"))
+            }
+            [] => {
+                return Err(cx.at(
+                    req.referenced,
+                    format!(
+                        "no target is {} ({}): add one to `targets`",
+                        protocol.name(),
+                        protocol
+                            .schemes()
+                            .iter()
+                            .map(|s| format!("{s}://"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+            _ => {
+                return Err(cx.at(
+                    req.referenced,
+                    format!(
+                        "several {} targets are defined: name one with `target`",
+                        protocol.name()
+                    ),
+                ))
+            }
+        },
     };
-    let method: Method = r.method.value.to_uppercase().parse().map_err(|_| {
-        cx.at(
-            r.method.referenced,
-            format!("`{}` is not an HTTP method", r.method.value),
-        )
-    })?;
-    if !r.path.value.starts_with('/') && !r.path.value.starts_with("{{") {
-        return Err(cx.at(r.path.referenced, "a path starts with `/`"));
-    }
-    let path = cx.text(&r.path)?;
-    let mut headers = Vec::new();
-    for (name, value) in &r.headers {
-        let h: HeaderName = name
-            .parse()
-            .map_err(|_| cx.at(value.referenced, format!("`{name}` is not a header name")))?;
-        headers.push((h, cx.text(value)?));
-    }
-    let body = match (&r.body, &r.json) {
-        (Some(_), Some(j)) => return Err(cx.at(j.referenced, "give `body` or `json`, not both")),
-        (Some(b), None) => Body::Text(cx.text(b)?),
-        (None, Some(j)) => {
-            let source = serde_json::to_string(&j.value).unwrap_or_default();
-            let spanned = Spanned::new(source, j.referenced, j.defined);
-            headers.push((
-                http::header::CONTENT_TYPE,
-                crate::template::Text::Static("application/json".into()),
-            ));
-            Body::Json(json_leaves(cx, &j.value, j.referenced)?, spanned.value)
-        }
-        (None, None) => Body::None,
-    };
+    let call = protocol.compile(&request, cx).map_err(|e| cx.place(e))?;
     let mut extract = Vec::new();
     for (name, e) in &it.extract {
         let how = match &e.value {
@@ -391,10 +474,12 @@ fn step(
                 JsonPath::parse(p)
                     .map_err(|err| cx.at(e.referenced, format!("bad JSONPath `{p}`: {err}")))?,
             ),
-            file::Extract::Header(h) => Extract::Header(
-                h.parse::<HeaderName>()
-                    .map_err(|_| cx.at(e.referenced, format!("`{h}` is not a header name")))?,
-            ),
+            file::Extract::Header(h) | file::Extract::Metadata(h) => {
+                if h.is_empty() || h.chars().any(|c| c.is_whitespace() || c == ':') {
+                    return Err(cx.at(e.referenced, format!("`{h}` is not a header name")));
+                }
+                Extract::Header(h.to_ascii_lowercase())
+            }
             file::Extract::Regex(r) => Extract::Regex(
                 regex::Regex::new(r)
                     .map_err(|err| cx.at(e.referenced, format!("bad regex: {err}")))?,
@@ -404,7 +489,7 @@ fn step(
     }
     let mut checks = Vec::new();
     for c in &it.checks {
-        checks.push(check(cx, c)?);
+        checks.push(check(cx, c, &**protocol)?);
     }
     let think = match &it.think_time {
         None => None,
@@ -434,59 +519,34 @@ fn step(
             }
         }),
     };
-    let keep_body = !extract.is_empty() || !checks.is_empty();
     Ok(Step {
         label: label.value.clone(),
-        kind: StepKind::Http(HttpStep {
+        kind: StepKind::Request(ProtocolStep {
             target,
-            method,
-            path,
-            headers,
-            body,
+            call,
             extract,
             checks,
-            keep_body,
         }),
         think,
         proceed: on_failure == OnFailure::Continue,
     })
 }
 
-fn json_leaves(
-    cx: &mut Ctx,
-    v: &serde_json::Value,
-    loc: Location,
-) -> Result<Vec<(Vec<crate::scenario::JsonKey>, crate::template::Text)>, ScenarioError> {
-    use crate::scenario::JsonKey;
-    let mut out = Vec::new();
-    let mut stack: Vec<(Vec<JsonKey>, &serde_json::Value)> = vec![(Vec::new(), v)];
-    while let Some((path, v)) = stack.pop() {
-        match v {
-            serde_json::Value::String(s) if s.contains("{{") || s.contains("{%") => {
-                let t = cx.text(&Spanned::new(s.clone(), loc, loc))?;
-                out.push((path, t));
-            }
-            serde_json::Value::Array(a) => {
-                for (i, x) in a.iter().enumerate() {
-                    let mut p = path.clone();
-                    p.push(JsonKey::Index(i));
-                    stack.push((p, x));
-                }
-            }
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    let mut p = path.clone();
-                    p.push(JsonKey::Key(k.clone()));
-                    stack.push((p, x));
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(out)
+/// The request keys, for messages: `request` (http), `grpc` (grpc).
+fn keys(protocols: &Protocols) -> String {
+    protocols
+        .all()
+        .iter()
+        .map(|p| format!("`{}` ({})", p.key(), p.name()))
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
-fn check(cx: &mut Ctx, c: &Spanned<file::Check>) -> Result<Check, ScenarioError> {
+fn check(
+    cx: &mut Ctx,
+    c: &Spanned<file::Check>,
+    protocol: &dyn throng_core::step::StepProtocol,
+) -> Result<Check, ScenarioError> {
     let v = &c.value;
     let kinds = [
         v.status.is_some(),
@@ -503,14 +563,8 @@ fn check(cx: &mut Ctx, c: &Spanned<file::Check>) -> Result<Check, ScenarioError>
     if (v.equals.is_some() || v.exists.is_some()) && v.jsonpath.is_none() {
         return Err(cx.at(c.referenced, "`equals` and `exists` go with `jsonpath`"));
     }
-    Ok(if let Some(s) = v.status {
-        if !(100..=599).contains(&s) {
-            return Err(cx.at(
-                c.referenced,
-                format!("status must be an HTTP status code from 100 to 599, not {s}"),
-            ));
-        }
-        Check::Status(s)
+    Ok(if let Some(s) = &v.status {
+        Check::Status(protocol.status(&node(s)).map_err(|e| cx.place(e))?)
     } else if let Some(p) = &v.jsonpath {
         let path = JsonPath::parse(p)
             .map_err(|e| cx.at(c.referenced, format!("bad JSONPath `{p}`: {e}")))?;
@@ -519,7 +573,7 @@ fn check(cx: &mut Ctx, c: &Spanned<file::Check>) -> Result<Check, ScenarioError>
                 return Err(cx.at(c.referenced, "give `equals` or `exists`, not both"))
             }
             (Some(serde_json::Value::String(t)), None) if t.contains("{{") => {
-                let text = cx.text(&Spanned::new(t.clone(), c.referenced, c.defined))?;
+                let text = cx.spanned_text(&Spanned::new(t.clone(), c.referenced, c.defined))?;
                 Check::JsonEquals(p.clone(), path, Expected::Template(text))
             }
             (Some(e), None) => Check::JsonEquals(p.clone(), path, Expected::Value(e.clone())),

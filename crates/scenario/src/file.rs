@@ -112,48 +112,24 @@ pub struct LoadSection {
 }
 
 /// The load section, checked (every value parses and is in range, and the section does not mix
-/// the open and the closed loop); flags on the command line override it.
-#[derive(Debug, Clone, Default)]
-pub struct Load {
-    /// Closed loop: virtual users.
-    pub users: Option<u32>,
-    /// Closed loop: users ramping, `DURATION:USERS,...`.
-    pub user_stages: Option<String>,
-    /// Stop after this many iterations' requests in all (open loop: arrivals).
-    pub requests: Option<u64>,
-    /// Closed loop: iterations per user.
-    pub iterations: Option<u64>,
-    /// How long to run (`30s`, `2m`).
-    pub duration: Option<String>,
-    /// Closed loop: pause after each iteration.
-    pub think_time: Option<String>,
-    /// Open loop: iterations started per second.
-    pub rate: Option<f64>,
-    /// Open loop: rate ramping, `DURATION:RATE,...`.
-    pub rate_stages: Option<String>,
-    /// Open loop: `even` or `poisson`.
-    pub arrivals: Option<String>,
-    /// Open loop: at most this many iterations at once.
-    pub max_in_flight: Option<u32>,
-    /// Open loop: queue of waiting arrivals.
-    pub queue: Option<u32>,
-}
+/// the open and the closed loop); flags on the command line go over it
+/// ([`throng_core::LoadSpec::over`]).
+pub type Load = throng_core::LoadSpec;
 
-/// A step (`label` and `request`), or a group of steps measured as one transaction (`group`
-/// and `steps`). One shape for both, so every field keeps its location; [`crate::compile`]
-/// checks that an item is one or the other.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A step (`label` and a request under its protocol's key: `request` for HTTP, `grpc`, `sql`),
+/// or a group of steps measured as one transaction (`group` and `steps`). One shape for both, so
+/// every field keeps its location; [`crate::compile`] checks that an item is one or the other,
+/// and that each other key is a registered protocol's.
+#[derive(Debug, Default)]
 pub struct Item {
     /// A step's row label.
     pub label: Option<Spanned<String>>,
-    /// A step's request.
-    pub request: Option<Spanned<Request>>,
+    /// The keys that are not the fields below, each with its value: a step's request under its
+    /// protocol's key (more than one is an error, and so is a key no protocol has).
+    pub requests: Vec<(Spanned<String>, Spanned<YamlNode>)>,
     /// Variables to take from the response.
-    #[serde(default)]
     pub extract: BTreeMap<String, Spanned<Extract>>,
     /// Conditions on the response.
-    #[serde(default)]
     pub checks: Vec<Spanned<Check>>,
     /// A pause after the step: `100ms`, or a uniform range `50ms..200ms`.
     pub think_time: Option<Spanned<String>>,
@@ -163,30 +139,154 @@ pub struct Item {
     pub steps: Option<Vec<Spanned<Item>>>,
 }
 
-/// An HTTP request; strings may hold `{{ templates }}`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Request {
-    /// The target's name (may be left out when there is only one target).
-    pub target: Option<Spanned<String>>,
-    /// The method (default GET).
-    #[serde(default = "get")]
-    pub method: Spanned<String>,
-    /// The path and query, appended to the target's base URL.
-    pub path: Spanned<String>,
-    /// Headers.
-    #[serde(default)]
-    pub headers: BTreeMap<String, Spanned<String>>,
-    /// A body, as text.
-    pub body: Option<Spanned<String>>,
-    /// A body, as JSON (sent with `content-type: application/json`); string values may hold
-    /// templates.
-    pub json: Option<Spanned<serde_json::Value>>,
+/// The fields of an item besides its request.
+pub const ITEM_FIELDS: &[&str] = &["label", "extract", "checks", "think_time", "group", "steps"];
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Item;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a step (label and request) or a group (group and steps)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Item, A::Error> {
+                let mut item = Item::default();
+                while let Some(key) = m.next_key::<Spanned<String>>()? {
+                    match key.value.as_str() {
+                        "label" => item.label = Some(m.next_value()?),
+                        "extract" => item.extract = m.next_value()?,
+                        "checks" => item.checks = m.next_value()?,
+                        "think_time" => item.think_time = Some(m.next_value()?),
+                        "group" => item.group = Some(m.next_value()?),
+                        "steps" => item.steps = Some(m.next_value()?),
+                        _ => item.requests.push((key, m.next_value()?)),
+                    }
+                }
+                Ok(item)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
-fn get() -> Spanned<String> {
+/// Any YAML value with the place of each part (a step's request, a status), read by the
+/// protocol that owns it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum YamlNode {
+    /// `null` or nothing.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A number.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// A list.
+    List(Vec<Spanned<YamlNode>>),
+    /// A map, in the order written.
+    Map(Vec<(String, Spanned<YamlNode>)>),
+}
+
+impl<'de> Deserialize<'de> for YamlNode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = YamlNode;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any YAML value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<YamlNode, E> {
+                Ok(YamlNode::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<YamlNode, E> {
+                Ok(YamlNode::Number(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<YamlNode, E> {
+                Ok(YamlNode::Number(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<YamlNode, E> {
+                Ok(serde_json::Number::from_f64(v).map_or(YamlNode::Null, YamlNode::Number))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<YamlNode, E> {
+                Ok(YamlNode::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<YamlNode, E> {
+                Ok(YamlNode::String(v))
+            }
+            fn visit_unit<E>(self) -> Result<YamlNode, E> {
+                Ok(YamlNode::Null)
+            }
+            fn visit_none<E>(self) -> Result<YamlNode, E> {
+                Ok(YamlNode::Null)
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<YamlNode, D::Error> {
+                YamlNode::deserialize(d)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> Result<YamlNode, A::Error> {
+                let mut items = Vec::new();
+                while let Some(x) = s.next_element()? {
+                    items.push(x);
+                }
+                Ok(YamlNode::List(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<YamlNode, A::Error> {
+                let mut members = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    members.push((k, m.next_value()?));
+                }
+                Ok(YamlNode::Map(members))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A place in the file as the protocols see it.
+pub fn place(loc: serde_saphyr::Location) -> throng_core::step::Place {
+    throng_core::step::Place {
+        line: loc.line(),
+        column: loc.column(),
+    }
+}
+
+/// A spanned YAML value as a protocol reads it.
+pub fn node(n: &Spanned<YamlNode>) -> throng_core::step::Node {
+    use throng_core::step::{Node, NodeValue};
+    let value = match &n.value {
+        YamlNode::Null => NodeValue::Null,
+        YamlNode::Bool(b) => NodeValue::Bool(*b),
+        YamlNode::Number(x) => NodeValue::Number(x.clone()),
+        YamlNode::String(s) => NodeValue::String(s.clone()),
+        YamlNode::List(l) => NodeValue::List(l.iter().map(node).collect()),
+        YamlNode::Map(m) => NodeValue::Map(m.iter().map(|(k, v)| (k.clone(), node(v))).collect()),
+    };
+    Node {
+        value,
+        at: place(n.referenced),
+    }
+}
+
+/// A value built in Rust (no place) as a spanned YAML value.
+pub fn from_json(v: &serde_json::Value) -> Spanned<YamlNode> {
+    let value = match v {
+        serde_json::Value::Null => YamlNode::Null,
+        serde_json::Value::Bool(b) => YamlNode::Bool(*b),
+        serde_json::Value::Number(n) => YamlNode::Number(n.clone()),
+        serde_json::Value::String(s) => YamlNode::String(s.clone()),
+        serde_json::Value::Array(a) => YamlNode::List(a.iter().map(from_json).collect()),
+        serde_json::Value::Object(m) => {
+            YamlNode::Map(m.iter().map(|(k, x)| (k.clone(), from_json(x))).collect())
+        }
+    };
     Spanned::new(
-        "GET".into(),
+        value,
         serde_saphyr::Location::UNKNOWN,
         serde_saphyr::Location::UNKNOWN,
     )
@@ -198,8 +298,10 @@ fn get() -> Spanned<String> {
 pub enum Extract {
     /// The first match of a JSONPath on the JSON body.
     Jsonpath(String),
-    /// A response header.
+    /// A response header (gRPC: metadata; case-insensitive).
     Header(String),
+    /// The same as `header`, in gRPC's word.
+    Metadata(String),
     /// The first capture group (or the whole match) of a regex on the body.
     Regex(String),
 }
@@ -208,8 +310,8 @@ pub enum Extract {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
-    /// The status must be this.
-    pub status: Option<u16>,
+    /// The status must be this (in the step's protocol's terms: `200`, `UNAVAILABLE`).
+    pub status: Option<Spanned<YamlNode>>,
     /// A JSONPath on the body, with `equals` or `exists`.
     pub jsonpath: Option<String>,
     /// The JSONPath's first match must equal this.

@@ -82,6 +82,7 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
         arrivals: l.arrivals.as_ref().map(|v| v.value.clone()),
         max_in_flight: l.max_in_flight.as_ref().map(|v| v.value),
         queue: l.queue.as_ref().map(|v| v.value),
+        ..Load::default()
     })
 }
 

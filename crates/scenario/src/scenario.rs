@@ -1,22 +1,23 @@
 //! The compiled scenario and its driver.
 
+use std::any::Any;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use rand::Rng;
 use serde_json_path::JsonPath;
+use throng_core::step::{ClientOptions, Render, Reply, StepCall, StepClient, StepProtocol, Text};
 use throng_core::{Driver, ErrorClass, GroupInfo, Outcome, StepInfo};
-use throng_http::{HttpConfig, HttpConfigError, HttpDriver, Response, Session};
 use tokio::time::Instant;
 
+use crate::compile::ScenarioError;
 use crate::data::{draw_all, Feed};
 use crate::file::Load;
-use crate::template::{context, Templates, Text};
+use crate::template::{context, Templates};
 
 /// A user's variables.
 pub type Vars = BTreeMap<String, serde_json::Value>;
@@ -26,33 +27,13 @@ pub type Vars = BTreeMap<String, serde_json::Value>;
 pub type CustomFn =
     Arc<dyn Fn(Vars) -> Pin<Box<dyn Future<Output = (Vars, Outcome)>>> + Send + Sync>;
 
-/// A key in a JSON body template.
-#[derive(Debug, Clone)]
-pub enum JsonKey {
-    /// An object member.
-    Key(String),
-    /// An array element.
-    Index(usize),
-}
-
-/// A request body.
-#[derive(Debug, Clone)]
-pub enum Body {
-    /// None.
-    None,
-    /// Text.
-    Text(Text),
-    /// JSON: the document, and the string leaves that are templates.
-    Json(Vec<(Vec<JsonKey>, Text)>, String),
-}
-
 /// Where a variable is taken from.
 #[derive(Debug, Clone)]
 pub enum Extract {
     /// The first match of a JSONPath.
     Json(JsonPath),
-    /// A header.
-    Header(HeaderName),
+    /// A header or metadata value (name in lower case).
+    Header(String),
     /// A regex's first group (or whole match) on the body.
     Regex(regex::Regex),
 }
@@ -61,7 +42,7 @@ pub enum Extract {
 #[derive(Debug, Clone)]
 pub enum Check {
     /// The status equals this.
-    Status(u16),
+    Status(throng_core::Status),
     /// The JSONPath's first match equals the value (a string with `{{` is a template, rendered
     /// and read as JSON when it parses, so `"{{ before - amount }}"` compares as a number).
     JsonEquals(String, JsonPath, Expected),
@@ -82,32 +63,31 @@ pub enum Expected {
     Template(Text),
 }
 
-/// An HTTP step.
+/// A step of some protocol: its compiled request, and what the scenario reads of the reply.
 #[derive(Debug, Clone)]
-pub struct HttpStep {
+pub struct ProtocolStep {
     /// Index into the scenario's targets.
     pub target: usize,
-    /// The method.
-    pub method: Method,
-    /// The path and query.
-    pub path: Text,
-    /// Headers.
-    pub headers: Vec<(HeaderName, Text)>,
-    /// The body.
-    pub body: Body,
-    /// Variables to take from the response.
+    /// The request, compiled by the target's protocol.
+    pub call: Arc<dyn StepCall>,
+    /// Variables to take from the reply.
     pub extract: Vec<(String, Extract)>,
-    /// Conditions on the response.
+    /// Conditions on the reply.
     pub checks: Vec<Check>,
-    /// Whether the body must be read into memory (for extraction or checks).
-    pub keep_body: bool,
+}
+
+impl ProtocolStep {
+    /// Whether the reply must be kept (for extraction or checks).
+    pub fn wants_reply(&self) -> bool {
+        !self.extract.is_empty() || !self.checks.is_empty()
+    }
 }
 
 /// What a step does.
 #[derive(Clone)]
 pub enum StepKind {
-    /// An HTTP request.
-    Http(HttpStep),
+    /// A request of the target's protocol.
+    Request(ProtocolStep),
     /// A custom async function.
     Custom(CustomFn),
 }
@@ -115,9 +95,26 @@ pub enum StepKind {
 impl std::fmt::Debug for StepKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StepKind::Http(h) => h.fmt(f),
+            StepKind::Request(r) => r.fmt(f),
             StepKind::Custom(_) => f.write_str("Custom"),
         }
+    }
+}
+
+/// A named target and the protocol its URL's scheme names.
+#[derive(Clone)]
+pub struct Target {
+    /// Its name in the file.
+    pub name: String,
+    /// Its base URL.
+    pub url: String,
+    /// The protocol of its scheme.
+    pub protocol: Arc<dyn StepProtocol>,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} = {} ({})", self.name, self.url, self.protocol.name())
     }
 }
 
@@ -139,8 +136,8 @@ pub struct Step {
 pub struct Scenario {
     /// The file it came from (or a name).
     pub name: String,
-    /// Named base URLs.
-    pub targets: Vec<(String, String)>,
+    /// Named targets.
+    pub targets: Vec<Target>,
     /// Initial variables.
     pub variables: Vars,
     /// Data feeds.
@@ -159,40 +156,121 @@ pub struct Scenario {
     pub templates: Arc<Templates>,
 }
 
-/// Runs a scenario: one HTTP driver per target, one session per user with its variables.
+impl Scenario {
+    /// Points target `name` at `url`, which must be of the same protocol; says what is wrong.
+    pub fn retarget(&mut self, name: &str, url: &str) -> Result<(), String> {
+        let names: Vec<&str> = self.targets.iter().map(|t| t.name.as_str()).collect();
+        let names = format!("{names:?}");
+        let t = self
+            .targets
+            .iter_mut()
+            .find(|t| t.name == name)
+            .ok_or_else(|| {
+                format!("there is no target named {name:?} (the targets are {names})")
+            })?;
+        let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or_default();
+        if !t
+            .protocol
+            .schemes()
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(scheme))
+        {
+            return Err(format!(
+                "target `{name}` is {} ({}), and its steps are written for it: {url:?} is not",
+                t.protocol.name(),
+                t.protocol
+                    .schemes()
+                    .iter()
+                    .map(|s| format!("{s}://"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ));
+        }
+        t.protocol.check_target(url)?;
+        t.url = url.trim_end_matches('/').to_string();
+        Ok(())
+    }
+}
+
+/// Runs a scenario: one client per target (of its protocol), one session per user with its
+/// variables.
 pub struct ScenarioDriver {
     scenario: Arc<Scenario>,
-    http: Vec<HttpDriver>,
-    prefixes: Vec<String>,
+    clients: Vec<Arc<dyn StepClient>>,
 }
 
 /// A user's state in a scenario.
 pub struct ScenarioSession {
-    http: Vec<Session>,
+    sessions: Vec<Box<dyn Any>>,
     vars: Vars,
     user: u64,
     iteration: u64,
 }
 
+/// Renders a step's templates with a user's variables, building their context once, when a
+/// template first needs it.
+struct Renderer<'a> {
+    templates: &'a Templates,
+    vars: &'a Vars,
+    user: u64,
+    iteration: u64,
+    context: OnceCell<minijinja::Value>,
+}
+
+impl Render for Renderer<'_> {
+    fn render(&self, text: &Text) -> Result<String, String> {
+        match text {
+            Text::Static(s) => Ok(s.clone()),
+            Text::Template(_) => {
+                let c = self
+                    .context
+                    .get_or_init(|| context(self.vars, self.user, self.iteration));
+                self.templates.render(text, c)
+            }
+        }
+    }
+}
+
 impl ScenarioDriver {
-    /// Prepares the drivers of every target; `configure` sets shared options (timeouts, TLS,
-    /// HTTP/2) on each target's configuration.
-    pub fn new(
-        scenario: Scenario,
-        configure: impl Fn(&mut HttpConfig),
-    ) -> Result<Self, HttpConfigError> {
-        let mut http = Vec::new();
-        let mut prefixes = Vec::new();
-        for (_, url) in &scenario.targets {
-            let mut cfg = HttpConfig::new(url)?;
-            configure(&mut cfg);
-            prefixes.push(cfg.url.path().trim_end_matches('/').to_string());
-            http.push(HttpDriver::new(cfg)?);
+    /// Makes a client for every target with the shared `options` (timeouts, TLS, HTTP/2,
+    /// headers), after checking that the scenario holds together (a hand-built one may not).
+    pub fn new(scenario: Scenario, options: &ClientOptions) -> Result<Self, ScenarioError> {
+        let built = |message: String| ScenarioError::Built {
+            name: scenario.name.clone(),
+            message,
+        };
+        let n = scenario.steps.len();
+        for s in &scenario.steps {
+            if let StepKind::Request(r) = &s.kind {
+                if r.target >= scenario.targets.len() {
+                    return Err(built(format!(
+                        "step `{}` names target {} of {}",
+                        s.label,
+                        r.target,
+                        scenario.targets.len()
+                    )));
+                }
+            }
+        }
+        for g in &scenario.groups {
+            if g.first > g.last || g.last >= n {
+                return Err(built(format!(
+                    "group `{}` spans steps {}..={} of {n}",
+                    g.label, g.first, g.last
+                )));
+            }
+        }
+        let mut clients = Vec::new();
+        for t in &scenario.targets {
+            let client = t
+                .protocol
+                .client(&t.url, options)
+                .map_err(|e| built(format!("target `{}`: {e}", t.name)))?;
+            clients.push(client);
         }
         Ok(ScenarioDriver {
             scenario: Arc::new(scenario),
-            http,
-            prefixes,
+            clients,
         })
     }
 
@@ -201,100 +279,65 @@ impl ScenarioDriver {
         &self.scenario
     }
 
-    async fn http_step(&self, s: &mut ScenarioSession, h: &HttpStep) -> Outcome {
-        let t = &self.scenario.templates;
-        let mut ctx = None;
-        let mut render = |text: &Text| -> Result<String, String> {
-            match text {
-                Text::Static(v) => Ok(v.clone()),
-                Text::Template(_) => {
-                    let c = ctx.get_or_insert_with(|| context(&s.vars, s.user, s.iteration));
-                    t.render(text, c)
-                }
-            }
-        };
-        let prepared = (|| -> Result<_, String> {
-            let path = format!("{}{}", self.prefixes[h.target], render(&h.path)?);
-            let mut headers = HeaderMap::new();
-            for (name, v) in &h.headers {
-                let value = render(v)?;
-                let value = HeaderValue::from_str(&value)
-                    .map_err(|_| format!("header {name}: bad value {value:?}"))?;
-                headers.insert(name.clone(), value);
-            }
-            let body = match &h.body {
-                Body::None => Bytes::new(),
-                Body::Text(text) => Bytes::from(render(text)?),
-                Body::Json(leaves, source) => {
-                    let mut doc: serde_json::Value =
-                        serde_json::from_str(source).unwrap_or_default();
-                    for (path, text) in leaves {
-                        let rendered = render(text)?;
-                        let value = serde_json::from_str(&rendered)
-                            .unwrap_or(serde_json::Value::String(rendered));
-                        set(&mut doc, path, value);
-                    }
-                    Bytes::from(doc.to_string())
-                }
-            };
-            Ok((path, headers, body))
-        })();
-        let (path, headers, body) = match prepared {
-            Ok(p) => p,
-            Err(e) => return Outcome::failed(ErrorClass::Check, format!("template: {e}")),
-        };
-        let driver = &self.http[h.target];
-        let req = match driver.build_request(h.method.clone(), &path, &headers, body) {
-            Ok(r) => r,
-            Err(e) => return Outcome::failed(ErrorClass::Check, e),
+    /// Connections one user holds at most, over all targets (for the open-file check).
+    pub fn connections_per_user(&self) -> f64 {
+        self.clients.iter().map(|c| c.connections_per_user()).sum()
+    }
+
+    async fn request(&self, s: &mut ScenarioSession, r: &ProtocolStep) -> Outcome {
+        let templates = &self.scenario.templates;
+        let ScenarioSession {
+            sessions,
+            vars,
+            user,
+            iteration,
+        } = s;
+        let render = Renderer {
+            templates,
+            vars: &*vars,
+            user: *user,
+            iteration: *iteration,
+            context: OnceCell::new(),
         };
         let started = Instant::now();
-        let (mut outcome, resp) = driver.send(&mut s.http[h.target], req, h.keep_body).await;
+        let (mut outcome, reply) = self.clients[r.target]
+            .call(&mut *sessions[r.target], &*r.call, &render, r.wants_reply())
+            .await;
         let took = started.elapsed();
-        if outcome.error.is_some_and(|c| c != ErrorClass::HttpStatus) {
-            return outcome;
-        }
-        let Some(resp) = resp.or_else(|| {
-            (!h.keep_body).then(|| Response {
-                status: match outcome.status {
-                    throng_core::Status::Http(code) => code,
-                    _ => 0,
-                },
-                headers: HeaderMap::new(),
-                body: Bytes::new(),
-            })
-        }) else {
+        // No answer (or none wanted): nothing to check or extract.
+        let Some(reply) = reply else {
             return outcome;
         };
-        let mut json: Option<Option<serde_json::Value>> = None;
-        let mut parsed = |body: &Bytes| -> Option<serde_json::Value> {
-            json.get_or_insert_with(|| serde_json::from_slice(body).ok())
-                .clone()
-        };
-        let status_checked = h.checks.iter().any(|c| matches!(c, Check::Status(_)));
-        if status_checked {
+        let protocol = &self.scenario.targets[r.target].protocol;
+        let status_checked = r.checks.iter().any(|c| matches!(c, Check::Status(_)));
+        if status_checked && outcome.error.is_some_and(|c| protocol.is_status_failure(c)) {
+            // The check says which statuses are right.
             outcome.error = None;
             outcome.message = None;
-        } else if outcome.error.is_some() {
+        }
+        if outcome.error.is_some() {
             return outcome;
         }
-        for c in &h.checks {
+        let json: OnceCell<Option<serde_json::Value>> = OnceCell::new();
+        let parsed = || {
+            json.get_or_init(|| {
+                reply
+                    .json
+                    .clone()
+                    .or_else(|| serde_json::from_slice(&reply.body).ok())
+            })
+            .as_ref()
+        };
+        for c in &r.checks {
             let want = match c {
-                Check::JsonEquals(_, _, Expected::Template(t)) => {
-                    let ctx = context(&s.vars, s.user, s.iteration);
-                    match t.render_with(&self.scenario.templates, &ctx) {
-                        Ok(v) => {
-                            Some(serde_json::from_str(&v).unwrap_or(serde_json::Value::String(v)))
-                        }
-                        Err(e) => {
-                            return Outcome::failed(ErrorClass::Check, format!("template: {e}"))
-                        }
-                    }
-                }
+                Check::JsonEquals(_, _, Expected::Template(t)) => match render.render(t) {
+                    Ok(v) => Some(serde_json::from_str(&v).unwrap_or(serde_json::Value::String(v))),
+                    Err(e) => return Outcome::failed(ErrorClass::Check, format!("template: {e}")),
+                },
                 Check::JsonEquals(_, _, Expected::Value(v)) => Some(v.clone()),
                 _ => None,
             };
-            if let Err(m) = run_check(c, want.as_ref(), &resp, took, &mut parsed) {
+            if let Err(m) = run_check(c, want.as_ref(), &reply, took, &parsed) {
                 return Outcome {
                     error: Some(ErrorClass::Check),
                     message: Some(m),
@@ -302,25 +345,19 @@ impl ScenarioDriver {
                 };
             }
         }
-        for (name, how) in &h.extract {
+        for (name, how) in &r.extract {
             let value = match how {
-                Extract::Json(p) => {
-                    parsed(&resp.body).and_then(|doc| p.query(&doc).first().cloned())
-                }
-                Extract::Header(hn) => resp
-                    .headers
-                    .get(hn)
-                    .and_then(|v| v.to_str().ok())
-                    .map(|v| v.into()),
-                Extract::Regex(r) => std::str::from_utf8(&resp.body).ok().and_then(|b| {
-                    r.captures(b)
+                Extract::Json(p) => parsed().and_then(|doc| p.query(doc).first().cloned()),
+                Extract::Header(h) => reply.meta(h).map(|v| v.into()),
+                Extract::Regex(re) => std::str::from_utf8(&reply.body).ok().and_then(|b| {
+                    re.captures(b)
                         .and_then(|c| c.get(1).or_else(|| c.get(0)))
                         .map(|m| m.as_str().into())
                 }),
             };
             match value {
                 Some(v) => {
-                    s.vars.insert(name.clone(), v);
+                    vars.insert(name.clone(), v);
                 }
                 None => {
                     let m = format!("extract `{name}`: nothing matched");
@@ -336,45 +373,27 @@ impl ScenarioDriver {
     }
 }
 
-fn set(doc: &mut serde_json::Value, path: &[JsonKey], value: serde_json::Value) {
-    let mut cur = doc;
-    for k in path {
-        cur = match (k, cur) {
-            (JsonKey::Key(k), serde_json::Value::Object(m)) => match m.get_mut(k) {
-                Some(v) => v,
-                None => return,
-            },
-            (JsonKey::Index(i), serde_json::Value::Array(a)) => match a.get_mut(*i) {
-                Some(v) => v,
-                None => return,
-            },
-            _ => return,
-        };
-    }
-    *cur = value;
-}
-
-fn run_check(
+fn run_check<'a>(
     c: &Check,
     want: Option<&serde_json::Value>,
-    resp: &Response,
+    reply: &Reply,
     took: Duration,
-    parsed: &mut impl FnMut(&Bytes) -> Option<serde_json::Value>,
+    parsed: &impl Fn() -> Option<&'a serde_json::Value>,
 ) -> Result<(), String> {
     match c {
-        Check::Status(s) if resp.status == *s => Ok(()),
-        Check::Status(s) => Err(format!("status: expected {s}, got {}", resp.status)),
+        Check::Status(s) if reply.status == *s => Ok(()),
+        Check::Status(s) => Err(format!("status: expected {s}, got {}", reply.status)),
         Check::JsonEquals(p, path, _) => {
             let want = want.unwrap_or(&serde_json::Value::Null);
-            let doc = parsed(&resp.body).ok_or_else(|| format!("{p}: the body is not JSON"))?;
-            match path.query(&doc).first() {
+            let doc = parsed().ok_or_else(|| format!("{p}: the body is not JSON"))?;
+            match path.query(doc).first() {
                 Some(got) if json_eq(got, want) => Ok(()),
                 Some(got) => Err(format!("{p}: expected {want}, got {got}")),
                 None => Err(format!("{p}: expected {want}, matched nothing")),
             }
         }
         Check::JsonExists(p, path, want) => {
-            let found = parsed(&resp.body).is_some_and(|doc| !path.query(&doc).is_empty());
+            let found = parsed().is_some_and(|doc| !path.query(doc).is_empty());
             if found == *want {
                 Ok(())
             } else if *want {
@@ -384,7 +403,7 @@ fn run_check(
             }
         }
         Check::BodyContains(t) => {
-            if resp.body.windows(t.len().max(1)).any(|w| w == t.as_bytes()) || t.is_empty() {
+            if t.is_empty() || reply.body.windows(t.len()).any(|w| w == t.as_bytes()) {
                 Ok(())
             } else {
                 Err(format!("body does not contain {t:?}"))
@@ -404,8 +423,8 @@ fn json_eq(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 }
 
 impl Driver for ScenarioDriver {
-    /// One HTTP/2 pool per target.
-    type Worker = Vec<throng_http::H2Pool>;
+    /// Each target's worker state (HTTP/2's shared connections, gRPC's channels).
+    type Worker = Vec<Box<dyn Any>>;
     type Session = ScenarioSession;
 
     fn steps(&self) -> Vec<StepInfo> {
@@ -422,20 +441,17 @@ impl Driver for ScenarioDriver {
         self.scenario.groups.clone()
     }
 
-    fn worker(&self) -> Vec<throng_http::H2Pool> {
-        self.http
-            .iter()
-            .map(|_| throng_http::H2Pool::default())
-            .collect()
+    fn worker(&self) -> Vec<Box<dyn Any>> {
+        self.clients.iter().map(|c| c.worker()).collect()
     }
 
-    fn session(&self, pools: &Vec<throng_http::H2Pool>, user: u64) -> ScenarioSession {
+    fn session(&self, workers: &Vec<Box<dyn Any>>, user: u64) -> ScenarioSession {
         ScenarioSession {
-            http: self
-                .http
+            sessions: self
+                .clients
                 .iter()
-                .zip(pools)
-                .map(|(d, pool)| d.new_session(pool))
+                .zip(workers)
+                .map(|(c, w)| c.session(&**w, user))
                 .collect(),
             vars: self.scenario.variables.clone(),
             user,
@@ -444,8 +460,8 @@ impl Driver for ScenarioDriver {
     }
 
     async fn connect(&self, s: &mut ScenarioSession) -> Result<(), Outcome> {
-        for (driver, session) in self.http.iter().zip(s.http.iter_mut()) {
-            driver.connect_session(session).await?;
+        for (client, session) in self.clients.iter().zip(s.sessions.iter_mut()) {
+            client.connect(&mut **session).await?;
         }
         Ok(())
     }
@@ -460,7 +476,7 @@ impl Driver for ScenarioDriver {
             return Outcome::failed(ErrorClass::Other, "no such step");
         };
         let mut outcome = match &st.kind {
-            StepKind::Http(h) => self.http_step(s, h).await,
+            StepKind::Request(r) => self.request(s, r).await,
             StepKind::Custom(f) => {
                 let vars = std::mem::take(&mut s.vars);
                 let (vars, o) = f(vars).await;
@@ -477,5 +493,11 @@ impl Driver for ScenarioDriver {
             });
         }
         outcome
+    }
+
+    async fn end_iteration(&self, s: &mut ScenarioSession, failed: Option<ErrorClass>) {
+        for (client, session) in self.clients.iter().zip(s.sessions.iter_mut()) {
+            client.end_iteration(&mut **session, failed).await;
+        }
     }
 }

@@ -22,21 +22,7 @@ pub const BUILTINS: &[&str] = &[
     "joiner",
 ];
 
-/// A piece of text, static or templated.
-#[derive(Debug, Clone)]
-pub enum Text {
-    /// Sent as written.
-    Static(String),
-    /// The name of a compiled template in the environment.
-    Template(String),
-}
-
-impl Text {
-    /// Renders with the scenario's templates.
-    pub fn render_with(&self, t: &Templates, vars: &Value) -> Result<String, String> {
-        t.render(self, vars)
-    }
-}
+pub use throng_core::step::Text;
 
 /// The template environment of one scenario.
 pub struct Templates {

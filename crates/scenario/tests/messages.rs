@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// Compiles `text` as `x.yaml` and returns the error message.
 fn error(text: &str) -> String {
-    match throng_scenario::compile_str(text, "x.yaml", Path::new(".")) {
+    match throng_scenario::compile_str(text, "x.yaml", Path::new("."), &protocols()) {
         Ok(_) => panic!("expected an error for:\n{text}"),
         Err(e) => e.to_string(),
     }
@@ -37,7 +37,7 @@ fn a_target_must_be_a_plain_base_url() {
     let cases = [
         (
             "htp://h",
-            "2:6: target `a`: URL `htp://h`: not an http:// or https:// URL",
+            "2:6: target `a`: URL `htp://h`: not a URL of a protocol throng loads (http://, https://)",
         ),
         (
             "http://:8080",
@@ -105,7 +105,7 @@ fn load_values_are_blamed_on_the_file_and_line() {
 #[test]
 fn rate_zero_starts_rate_stages() {
     let text = with("load:\n  rate: 0\n  rate_stages: 10s:5\n");
-    let s = throng_scenario::compile_str(&text, "x.yaml", Path::new(".")).unwrap();
+    let s = throng_scenario::compile_str(&text, "x.yaml", Path::new("."), &protocols()).unwrap();
     assert_eq!(
         (s.load.rate, s.load.rate_stages.as_deref()),
         (Some(0.0), Some("10s:5"))
@@ -182,11 +182,11 @@ fn step_errors_name_their_place() {
         ),
         (
             "    request:\n      path: /\n    checks:\n      - status: 42\n",
-            "x.yaml:8:9: status must be an HTTP status code from 100 to 599, not 42",
+            "x.yaml:8:17: status must be an HTTP status code from 100 to 599, not 42",
         ),
         (
             "    request:\n      path: /\n    extract:\n      v: { xpath: a }\n",
-            "x.yaml:8:12: `xpath` is not one of `jsonpath`, `header`, `regex`",
+            "x.yaml:8:12: `xpath` is not one of `jsonpath`, `header`, `metadata`, `regex`",
         ),
         (
             "    request:\n      path: /\n    extract:\n      v: { jsonpath: \"$[\" }\n",
@@ -238,7 +238,9 @@ fn a_file_that_is_not_text_is_named_with_the_first_bad_byte() {
     let dir = tempdir();
     let path = dir.join("bin.yaml");
     std::fs::write(&path, b"steps:\n  - \xff\xfe\x00").unwrap();
-    let e = throng_scenario::load(&path).unwrap_err().to_string();
+    let e = throng_scenario::load(&path, &protocols())
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         format!(
@@ -246,7 +248,7 @@ fn a_file_that_is_not_text_is_named_with_the_first_bad_byte() {
             path.display()
         )
     );
-    let e = throng_scenario::load(&dir.join("missing.yaml"))
+    let e = throng_scenario::load(&dir.join("missing.yaml"), &protocols())
         .unwrap_err()
         .to_string();
     assert!(
@@ -264,4 +266,9 @@ fn tempdir() -> std::path::PathBuf {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The protocols these tests compile with: HTTP's (the scenario crate itself knows none).
+fn protocols() -> throng_scenario::Protocols {
+    throng_scenario::Protocols::new().with(throng_http::HttpProtocol)
 }

@@ -25,7 +25,7 @@ fn bundled() -> Vec<String> {
 
 /// Compiles `text`; an error must carry a place with line and column of at least 1.
 fn check(text: &str) -> Result<(), TestCaseError> {
-    if let Err(e) = throng_scenario::compile_str(text, "x.yaml", &scenarios_dir()) {
+    if let Err(e) = throng_scenario::compile_str(text, "x.yaml", &scenarios_dir(), &protocols()) {
         let m = e.to_string();
         let place = m
             .strip_prefix("x.yaml:")
@@ -205,7 +205,12 @@ fn the_bundled_scenarios_compile_unedited() {
     let all = bundled();
     assert!(all.len() >= 3, "found {} bundled scenarios", all.len());
     for text in all {
-        throng_scenario::compile_str(&text, "x.yaml", &scenarios_dir())
+        throng_scenario::compile_str(&text, "x.yaml", &scenarios_dir(), &protocols())
             .unwrap_or_else(|e| panic!("{e}"));
     }
+}
+
+/// The protocols these tests compile with: HTTP's (the scenario crate itself knows none).
+fn protocols() -> throng_scenario::Protocols {
+    throng_scenario::Protocols::new().with(throng_http::HttpProtocol)
 }

@@ -14,14 +14,7 @@ pub fn width(s: &str) -> usize {
 
 /// Microseconds as milliseconds: three significant figures, like the end-of-run table.
 pub fn ms(us: u64) -> String {
-    let v = us as f64 / 1000.0;
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    throng_core::row::ms(us as f64 / 1000.0)
 }
 
 /// A count with thousands separators: `1234567` is `1,234,567`.

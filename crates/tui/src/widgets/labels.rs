@@ -5,7 +5,8 @@ use ratatui::layout::{Constraint, Flex, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Row, Table, Widget};
-use throng_core::{per_second, LabelStats, Percentiles, Snapshot};
+use throng_core::row::Row as AggregateRow;
+use throng_core::{LabelStats, Snapshot};
 
 use crate::format;
 
@@ -17,22 +18,7 @@ pub struct LabelTable<'a> {
     pub scroll: usize,
 }
 
-/// JMeter's aggregate report columns, in its order.
-pub const COLUMNS: [&str; 13] = [
-    "Label",
-    "Samples",
-    "Average",
-    "Median",
-    "90%",
-    "95%",
-    "99%",
-    "Min",
-    "Max",
-    "Error %",
-    "Throughput",
-    "Received KB/s",
-    "Sent KB/s",
-];
+pub use throng_core::row::COLUMNS;
 
 /// The mark before a group row's label.
 const GROUP: &str = "> ";
@@ -40,32 +26,9 @@ const GROUP: &str = "> ";
 /// Which of [`COLUMNS`] the compact table keeps.
 const COMPACT: [usize; 9] = [0, 1, 2, 3, 4, 6, 8, 9, 10];
 
+/// A row's cells: the one row model the end-of-run summary prints too.
 fn cells(l: &LabelStats, secs: std::time::Duration) -> [String; 13] {
-    let p = Percentiles::of(&l.latency);
-    // No request in latency (all failed fast): a 0 would read as fast, so `-`, as in the summary.
-    let ms = |us: u64| {
-        if p.count == 0 {
-            "-".to_string()
-        } else {
-            format::ms(us)
-        }
-    };
-    let kb = |b: u64| format!("{:.2}", per_second(b, secs) / 1024.0);
-    [
-        l.label.clone(),
-        format::count(l.samples),
-        ms(p.mean.round() as u64),
-        ms(p.p50),
-        ms(p.p90),
-        ms(p.p95),
-        ms(p.p99),
-        ms(p.min),
-        ms(p.max),
-        format::percent(l.error_rate()),
-        format!("{}/s", format::rate(per_second(l.completed(), secs))),
-        kb(l.bytes_received),
-        kb(l.bytes_sent),
-    ]
+    AggregateRow::of(l, secs).cells()
 }
 
 impl LabelTable<'_> {

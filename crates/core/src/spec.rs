@@ -1,0 +1,400 @@
+//! A load as written: what the command line's flags and a scenario's `load:` section both say,
+//! every part optional. One spec goes [`LoadSpec::over`] another (flags over a file), and
+//! [`LoadSpec::plan`] validates the result into a [`RunPlan`].
+//!
+//! Messages name each value through a [`Names`] function, so the command line blames
+//! `-q/--rate` and a library user or a file blames `rate`; the library itself names no flag.
+
+use std::time::Duration;
+
+use crate::stages::{self, parse_duration};
+use crate::{Arrivals, ClosedLoop, LoadModel, OpenLoop, Rate, RunPlan, Users};
+
+/// A load as written; `None` is "not given".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadSpec {
+    /// Closed loop: virtual users.
+    pub users: Option<u32>,
+    /// Closed loop: users ramping, `DURATION:USERS,...`.
+    pub user_stages: Option<String>,
+    /// Stop after this many requests in all (open loop: arrivals).
+    pub requests: Option<u64>,
+    /// Closed loop: iterations per user.
+    pub iterations: Option<u64>,
+    /// How long to run (`30s`, `2m`).
+    pub duration: Option<String>,
+    /// Closed loop: pause after each iteration.
+    pub think_time: Option<String>,
+    /// Open loop: iterations started per second.
+    pub rate: Option<f64>,
+    /// Open loop: rate ramping, `DURATION:RATE,...`.
+    pub rate_stages: Option<String>,
+    /// Open loop: `even` or `poisson`.
+    pub arrivals: Option<String>,
+    /// Open loop: at most this many iterations at once.
+    pub max_in_flight: Option<u32>,
+    /// Open loop: queue of waiting arrivals.
+    pub queue: Option<u32>,
+    /// Worker threads (0 or none: one per core).
+    pub threads: Option<usize>,
+    /// How long requests in flight may finish after the end (default 5s).
+    pub grace: Option<String>,
+    /// Open loop: a start this much behind schedule counts as late (default 1ms).
+    pub late_after: Option<String>,
+}
+
+/// A value of a [`LoadSpec`], for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Field {
+    /// `users`.
+    Users,
+    /// `user_stages`.
+    UserStages,
+    /// `requests`.
+    Requests,
+    /// `iterations`.
+    Iterations,
+    /// `duration`.
+    Duration,
+    /// `think_time`.
+    ThinkTime,
+    /// `rate`.
+    Rate,
+    /// `rate_stages`.
+    RateStages,
+    /// `arrivals`.
+    Arrivals,
+    /// `max_in_flight`.
+    MaxInFlight,
+    /// `queue`.
+    Queue,
+    /// `grace`.
+    Grace,
+    /// `late_after`.
+    LateAfter,
+}
+
+impl Field {
+    /// Its key, as a scenario file writes it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Field::Users => "users",
+            Field::UserStages => "user_stages",
+            Field::Requests => "requests",
+            Field::Iterations => "iterations",
+            Field::Duration => "duration",
+            Field::ThinkTime => "think_time",
+            Field::Rate => "rate",
+            Field::RateStages => "rate_stages",
+            Field::Arrivals => "arrivals",
+            Field::MaxInFlight => "max_in_flight",
+            Field::Queue => "queue",
+            Field::Grace => "grace",
+            Field::LateAfter => "late_after",
+        }
+    }
+}
+
+/// How messages name a field: the command line by its flag, a file by its key.
+pub type Names<'a> = &'a dyn Fn(Field) -> &'static str;
+
+/// Names fields by their keys.
+pub fn keys(f: Field) -> &'static str {
+    f.key()
+}
+
+/// Why a spec makes no plan.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+impl LoadSpec {
+    /// This spec over `below` (flags over a file's section), by group: a model value here
+    /// (users, user_stages, rate, rate_stages) replaces the whole model below, and an end here
+    /// (requests, duration, iterations) replaces every end below; the rest is taken value by
+    /// value. An open loop drops the closed loop's iterations and think time.
+    pub fn over(&self, below: &LoadSpec) -> LoadSpec {
+        let mut m = self.clone();
+        if self.users.is_none()
+            && self.user_stages.is_none()
+            && self.rate.is_none()
+            && self.rate_stages.is_none()
+        {
+            m.users = below.users;
+            m.user_stages = below.user_stages.clone();
+            m.rate = below.rate;
+            m.rate_stages = below.rate_stages.clone();
+        }
+        if self.requests.is_none() && self.duration.is_none() && self.iterations.is_none() {
+            m.requests = below.requests;
+            m.duration = below.duration.clone();
+            m.iterations = below.iterations;
+        }
+        if m.is_open() {
+            m.iterations = None;
+        } else {
+            m.think_time = m.think_time.or_else(|| below.think_time.clone());
+        }
+        if self.users.is_none() {
+            // `users` with a rate bounds the requests in flight itself.
+            m.max_in_flight = m.max_in_flight.or(below.max_in_flight);
+        }
+        m.queue = m.queue.or(below.queue);
+        m.arrivals = m.arrivals.or_else(|| below.arrivals.clone());
+        m.threads = m.threads.or(below.threads);
+        m.grace = m.grace.or_else(|| below.grace.clone());
+        m.late_after = m.late_after.or_else(|| below.late_after.clone());
+        m
+    }
+
+    /// Whether this is an open loop (a rate is given).
+    pub fn is_open(&self) -> bool {
+        self.rate.is_some() || self.rate_stages.is_some()
+    }
+
+    /// Validates the spec into a plan for `target`; messages name fields through `names`.
+    pub fn plan(&self, target: &str, names: Names) -> Result<RunPlan, SpecError> {
+        let n = names;
+        let usage = |m: String| SpecError(m);
+        let dur = self
+            .duration
+            .as_deref()
+            .map(|d| duration(n(Field::Duration), d))
+            .transpose()?;
+        if dur == Some(Duration::ZERO) {
+            return Err(usage(format!(
+                "{} must be longer than zero",
+                n(Field::Duration)
+            )));
+        }
+        let open = self.is_open();
+        if open && (self.iterations.is_some() || self.think_time.is_some()) {
+            return Err(usage(format!(
+                "{} and {} make an open loop; {} and {} belong to the closed loop \
+                 ({} or {} bound the requests in flight)",
+                n(Field::Rate),
+                n(Field::RateStages),
+                n(Field::Iterations),
+                n(Field::ThinkTime),
+                n(Field::Users),
+                n(Field::MaxInFlight)
+            )));
+        }
+        if open && self.users.is_some() && self.max_in_flight.is_some() {
+            return Err(usage(format!(
+                "with {}, {} and {} both bound the requests in flight: give one",
+                n(Field::Rate),
+                n(Field::Users),
+                n(Field::MaxInFlight)
+            )));
+        }
+        let model = if open {
+            let rate = match (&self.rate_stages, self.rate) {
+                (Some(s), start) => {
+                    let start = start.unwrap_or(0.0);
+                    if !(start >= 0.0 && start.is_finite()) {
+                        return Err(usage(format!(
+                            "{} {start}: the starting rate of {} must be 0 or more",
+                            n(Field::Rate),
+                            n(Field::RateStages)
+                        )));
+                    }
+                    Rate::Stages {
+                        start,
+                        stages: stages::parse(s)
+                            .map_err(|e| usage(format!("{} {s:?}: {e}", n(Field::RateStages))))?,
+                    }
+                }
+                (None, Some(r)) => {
+                    if !(r > 0.0 && r.is_finite()) {
+                        return Err(usage(format!(
+                            "{} {r}: must be a positive number of requests per second",
+                            n(Field::Rate)
+                        )));
+                    }
+                    Rate::Constant(r)
+                }
+                (None, None) => {
+                    return Err(usage(format!(
+                        "an open loop needs {} or {}",
+                        n(Field::Rate),
+                        n(Field::RateStages)
+                    )))
+                }
+            };
+            if matches!(rate, Rate::Constant(_)) && dur.is_none() && self.requests.is_none() {
+                return Err(usage(format!(
+                    "an open-loop run needs an end: give {} or {}",
+                    n(Field::Duration),
+                    n(Field::Requests)
+                )));
+            }
+            // `-c 500 -q 3000` is how oha and hey users (and JMeter's threads under a throughput
+            // timer) write a rate-limited run: the open loop, with at most 500 in flight.
+            let max_in_flight = self.max_in_flight.or(self.users).unwrap_or(1000);
+            if max_in_flight == 0 {
+                return Err(usage(format!(
+                    "{} must be at least 1",
+                    n(Field::MaxInFlight)
+                )));
+            }
+            let arrivals = match self.arrivals.as_deref() {
+                None | Some("even") => Arrivals::Even,
+                Some("poisson") => Arrivals::Poisson,
+                Some(other) => {
+                    return Err(usage(format!(
+                        "{} `{other}` is not even or poisson",
+                        n(Field::Arrivals)
+                    )))
+                }
+            };
+            LoadModel::Open(OpenLoop {
+                rate,
+                arrivals,
+                max_in_flight,
+                queue: self.queue.unwrap_or(max_in_flight),
+                requests: self.requests,
+                duration: dur,
+            })
+        } else {
+            let users = match &self.user_stages {
+                Some(s) => Users::Stages(
+                    stages::parse(s)
+                        .map_err(|e| usage(format!("{} {s:?}: {e}", n(Field::UserStages))))?,
+                ),
+                None => {
+                    let count = self.users.unwrap_or(50);
+                    if count == 0 {
+                        return Err(usage(format!("{} must be at least 1", n(Field::Users))));
+                    }
+                    Users::Fixed(count)
+                }
+            };
+            if let Users::Stages(s) = &users {
+                if s.iter().any(|s| s.target.fract() != 0.0) {
+                    return Err(usage(format!(
+                        "{}: user counts must be whole numbers",
+                        n(Field::UserStages)
+                    )));
+                }
+            }
+            if self.requests == Some(0) || self.iterations == Some(0) {
+                return Err(usage(format!(
+                    "{} and {} must be at least 1",
+                    n(Field::Requests),
+                    n(Field::Iterations)
+                )));
+            }
+            let think_time = self
+                .think_time
+                .as_deref()
+                .map(|t| duration(n(Field::ThinkTime), t))
+                .transpose()?;
+            if matches!(users, Users::Fixed(_))
+                && dur.is_none()
+                && self.requests.is_none()
+                && self.iterations.is_none()
+            {
+                // Like oha and wrk, a bare run has an end: 200 requests per user is too little;
+                // 10 s is usual.
+                return Err(usage(format!(
+                    "the run needs an end: give {}, {}, {} or {}",
+                    n(Field::Requests),
+                    n(Field::Duration),
+                    n(Field::Iterations),
+                    n(Field::UserStages)
+                )));
+            }
+            LoadModel::Closed(ClosedLoop {
+                users,
+                requests: self.requests,
+                iterations: self.iterations,
+                duration: dur,
+                think_time,
+            })
+        };
+        let mut plan = RunPlan::new(target, model);
+        plan.threads = self.threads.unwrap_or(0);
+        if let Some(g) = &self.grace {
+            plan.grace = duration(n(Field::Grace), g)?;
+        }
+        if let Some(l) = &self.late_after {
+            plan.late_after = duration(n(Field::LateAfter), l)?;
+        }
+        plan.validate().map_err(|e| usage(e.to_string()))?;
+        Ok(plan)
+    }
+}
+
+fn duration(name: &str, v: &str) -> Result<Duration, SpecError> {
+    parse_duration(v).map_err(|e| {
+        SpecError(format!(
+            "{name} {v:?}: not a duration ({e}); write e.g. 30s, 2m, 250ms"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_over_a_file_replace_by_group() {
+        let file = LoadSpec {
+            users: Some(20),
+            duration: Some("30s".into()),
+            think_time: Some("1s".into()),
+            queue: Some(7),
+            ..LoadSpec::default()
+        };
+        // A model flag replaces the file's model; the file's end and queue stay.
+        let flags = LoadSpec {
+            rate: Some(100.0),
+            ..LoadSpec::default()
+        };
+        let m = flags.over(&file);
+        assert_eq!((m.users, m.rate), (None, Some(100.0)));
+        assert_eq!(m.duration.as_deref(), Some("30s"));
+        assert_eq!(m.think_time, None, "an open loop has no think time");
+        assert_eq!(m.queue, Some(7));
+        // An end flag replaces every end of the file.
+        let flags = LoadSpec {
+            requests: Some(5),
+            ..LoadSpec::default()
+        };
+        let m = flags.over(&file);
+        assert_eq!((m.requests, m.duration.as_deref()), (Some(5), None));
+        assert_eq!(m.users, Some(20));
+    }
+
+    #[test]
+    fn messages_name_fields_as_the_caller_does() {
+        let spec = LoadSpec {
+            rate: Some(-1.0),
+            duration: Some("2s".into()),
+            ..LoadSpec::default()
+        };
+        let by_key = spec.plan("t", &keys).unwrap_err().to_string();
+        assert!(
+            by_key.starts_with("rate -1: must be a positive"),
+            "{by_key}"
+        );
+        let flag = |f: Field| match f {
+            Field::Rate => "-q/--rate",
+            other => other.key(),
+        };
+        let by_flag = spec.plan("t", &flag).unwrap_err().to_string();
+        assert!(by_flag.starts_with("-q/--rate -1:"), "{by_flag}");
+        let plan = LoadSpec {
+            users: Some(3),
+            iterations: Some(2),
+            grace: Some("1s".into()),
+            ..LoadSpec::default()
+        }
+        .plan("t", &keys)
+        .unwrap();
+        assert_eq!(plan.grace, Duration::from_secs(1));
+        assert!(matches!(plan.model, LoadModel::Closed(ref c) if c.users == Users::Fixed(3)));
+    }
+}

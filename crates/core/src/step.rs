@@ -1,0 +1,482 @@
+//! Scenario steps from any protocol: the contract between the scenario crate (files, variables,
+//! templates, checks, extraction) and the protocol crates (what a step sends, and how).
+//!
+//! A protocol registers a [`StepProtocol`] under its URL schemes and its step key (`request` for
+//! HTTP, `grpc`, `sql`). When a scenario loads, the protocol compiles each of its steps from the
+//! [`Node`] written under that key into a [`StepCall`], compiling its templates through
+//! [`TemplateCompiler`] and blaming bad values on their [`Place`]. When the run starts it makes
+//! one [`StepClient`] per target. Each call renders its templates through [`Render`] and answers
+//! with an [`Outcome`] and, when asked, a [`Reply`]: the status, metadata and body that the
+//! scenario's checks and extraction read, whatever the protocol.
+//!
+//! Workers and sessions are type-erased (`Box<dyn Any>`), so a scenario mixing protocols holds
+//! one of each per target; a client downcasts its own. The erasure costs one boxed future per
+//! step; the single-URL paths (`throng run URL`) use each protocol's typed [`crate::Driver`].
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::{Outcome, Status};
+
+/// A boxed future that need not be `Send` (sessions live on one worker thread).
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Where a value was written: 1-based line and column; line 0 is no place (a step built in
+/// Rust).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Place {
+    /// 1-based line, 0 for none.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+}
+
+/// A value of a scenario file, with the place of every part of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The value.
+    pub value: NodeValue,
+    /// Where it was written.
+    pub at: Place,
+}
+
+/// The shapes a [`Node`] takes: YAML's, as JSON sees them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeValue {
+    /// `null` or nothing.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// A list.
+    List(Vec<Node>),
+    /// A map, keys in the order written.
+    Map(Vec<(String, Node)>),
+}
+
+/// A problem with a step, at a place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepError {
+    /// Where.
+    pub at: Place,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl StepError {
+    /// A problem at `at`.
+    pub fn at(at: Place, message: impl Into<String>) -> Self {
+        StepError {
+            at,
+            message: message.into(),
+        }
+    }
+}
+
+impl Node {
+    /// A node with no place (built in Rust).
+    pub fn new(value: NodeValue) -> Self {
+        Node {
+            value,
+            at: Place::default(),
+        }
+    }
+
+    /// A string node with no place.
+    pub fn string(s: impl Into<String>) -> Self {
+        Node::new(NodeValue::String(s.into()))
+    }
+
+    /// The node as JSON (places dropped).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match &self.value {
+            NodeValue::Null => Value::Null,
+            NodeValue::Bool(b) => Value::Bool(*b),
+            NodeValue::Number(n) => Value::Number(n.clone()),
+            NodeValue::String(s) => Value::String(s.clone()),
+            NodeValue::List(l) => Value::Array(l.iter().map(Node::to_json).collect()),
+            NodeValue::Map(m) => {
+                Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
+        }
+    }
+
+    /// A node from JSON, every part at `at`.
+    pub fn from_json(v: &serde_json::Value, at: Place) -> Self {
+        use serde_json::Value;
+        let value = match v {
+            Value::Null => NodeValue::Null,
+            Value::Bool(b) => NodeValue::Bool(*b),
+            Value::Number(n) => NodeValue::Number(n.clone()),
+            Value::String(s) => NodeValue::String(s.clone()),
+            Value::Array(a) => NodeValue::List(a.iter().map(|x| Node::from_json(x, at)).collect()),
+            Value::Object(m) => NodeValue::Map(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), Node::from_json(x, at)))
+                    .collect(),
+            ),
+        };
+        Node { value, at }
+    }
+
+    /// What kind of value this is, for messages.
+    pub fn kind(&self) -> &'static str {
+        match self.value {
+            NodeValue::Null => "null",
+            NodeValue::Bool(_) => "a boolean",
+            NodeValue::Number(_) => "a number",
+            NodeValue::String(_) => "a string",
+            NodeValue::List(_) => "a list",
+            NodeValue::Map(_) => "a map",
+        }
+    }
+
+    /// The text of a string node; a number or boolean is read as its text too (YAML writes
+    /// `method: 1` and `body: true` without quotes); anything else is an error naming `what`.
+    pub fn text(&self, what: &str) -> Result<String, StepError> {
+        match &self.value {
+            NodeValue::String(s) => Ok(s.clone()),
+            NodeValue::Number(n) => Ok(n.to_string()),
+            NodeValue::Bool(b) => Ok(b.to_string()),
+            _ => Err(StepError::at(
+                self.at,
+                format!("{what}: expected a string, found {}", self.kind()),
+            )),
+        }
+    }
+
+    /// The members of a map node; anything else is an error naming `what`.
+    pub fn map(&self, what: &str) -> Result<&[(String, Node)], StepError> {
+        match &self.value {
+            NodeValue::Map(m) => Ok(m),
+            _ => Err(StepError::at(
+                self.at,
+                format!("{what}: expected a map, found {}", self.kind()),
+            )),
+        }
+    }
+
+    /// The members of a map node, refusing keys not in `known` (named in the message, as a
+    /// misspelt field should be).
+    pub fn fields(&self, what: &str, known: &[&str]) -> Result<Fields<'_>, StepError> {
+        let members = self.map(what)?;
+        for (k, v) in members {
+            if !known.contains(&k.as_str()) {
+                return Err(StepError::at(
+                    v.at,
+                    format!(
+                        "{what}: unknown field `{k}`, expected one of {}",
+                        known
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(Fields {
+            members,
+            at: self.at,
+        })
+    }
+}
+
+/// A map's members, checked against the known field names.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields<'a> {
+    members: &'a [(String, Node)],
+    /// Where the map was written.
+    pub at: Place,
+}
+
+impl<'a> Fields<'a> {
+    /// The member named `key`.
+    pub fn get(&self, key: &str) -> Option<&'a Node> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The member named `key`, which must be there.
+    pub fn require(&self, key: &str, what: &str) -> Result<&'a Node, StepError> {
+        self.get(key)
+            .ok_or_else(|| StepError::at(self.at, format!("{what} needs `{key}`")))
+    }
+}
+
+/// A piece of text of a step, static or a compiled template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    /// Used as written.
+    Static(String),
+    /// The name of a compiled template, rendered per request.
+    Template(String),
+}
+
+impl Text {
+    /// The text if it is static.
+    pub fn as_static(&self) -> Option<&str> {
+        match self {
+            Text::Static(s) => Some(s),
+            Text::Template(_) => None,
+        }
+    }
+}
+
+/// Compiles a step's templates when the scenario loads (and checks their variables).
+pub trait TemplateCompiler {
+    /// Compiles `source`; text without `{{` or `{%` stays static.
+    fn text(&mut self, source: &str, at: Place) -> Result<Text, StepError>;
+}
+
+/// Renders a step's templates with the user's variables when it runs.
+pub trait Render {
+    /// The text, rendered.
+    fn render(&self, text: &Text) -> Result<String, String>;
+}
+
+/// Renders static text only: for steps that hold no templates.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StaticOnly;
+
+impl Render for StaticOnly {
+    fn render(&self, text: &Text) -> Result<String, String> {
+        match text {
+            Text::Static(s) => Ok(s.clone()),
+            Text::Template(name) => Err(format!("template {name} has no variables to render")),
+        }
+    }
+}
+
+/// What came back from a step, as checks and extraction see it whatever the protocol.
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    /// The status: HTTP code, gRPC code, SQLSTATE.
+    pub status: Status,
+    /// Headers, gRPC metadata (and trailers), or column names: names in lower case.
+    pub metadata: Vec<(String, String)>,
+    /// The body as bytes (HTTP's body; for protocols whose reply is structured, its JSON text).
+    pub body: bytes::Bytes,
+    /// The reply as JSON when the protocol has it already (a gRPC message in its JSON mapping,
+    /// SQL rows); otherwise checks parse [`Reply::body`].
+    pub json: Option<serde_json::Value>,
+}
+
+impl Reply {
+    /// The first metadata value named `name` (case-insensitive).
+    pub fn meta(&self, name: &str) -> Option<&str> {
+        self.metadata
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Options shared by every target of a run, from the command line or the library. Each
+/// protocol takes what applies to it.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// A request (a call, a transaction) must finish within this.
+    pub timeout: Duration,
+    /// A connection (TCP and TLS) must be made within this.
+    pub connect_timeout: Duration,
+    /// Accept any server certificate.
+    pub insecure: bool,
+    /// Trust these PEM certificates instead of the built-in web roots.
+    pub cacert: Option<PathBuf>,
+    /// HTTP: speak HTTP/2.
+    pub http2: bool,
+    /// HTTP/2 and gRPC: sessions sharing one connection.
+    pub streams: usize,
+    /// HTTP/1.1: keep connections open between requests.
+    pub keepalive: bool,
+    /// Headers (gRPC: metadata) added to every request, `name: value` parsed.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            insecure: false,
+            cacert: None,
+            http2: false,
+            streams: 100,
+            keepalive: true,
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// A compiled step of some protocol; its client downcasts it.
+pub trait StepCall: fmt::Debug + Send + Sync + 'static {
+    /// For the client's downcast.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// One target's client: per-worker state, per-user sessions, and the calls.
+pub trait StepClient: Send + Sync + 'static {
+    /// The state a worker thread shares among its users' sessions.
+    fn worker(&self) -> Box<dyn Any>;
+
+    /// A fresh session for user `user` on a worker.
+    fn session(&self, worker: &dyn Any, user: u64) -> Box<dyn Any>;
+
+    /// Opens what the session needs (see [`crate::Driver::connect`]).
+    fn connect<'a>(&'a self, session: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>>;
+
+    /// Sends a compiled step; `want_reply` asks for the [`Reply`] (checks or extraction need
+    /// it). A reply comes whenever the target answered, also with a failing status; `None`
+    /// means no answer (or none wanted).
+    fn call<'a>(
+        &'a self,
+        session: &'a mut dyn Any,
+        call: &'a dyn StepCall,
+        render: &'a dyn Render,
+        want_reply: bool,
+    ) -> LocalFuture<'a, (Outcome, Option<Reply>)>;
+
+    /// After each iteration, with the class of its first failure (see
+    /// [`crate::Driver::end_iteration`]). Nothing by default.
+    fn end_iteration<'a>(
+        &'a self,
+        _session: &'a mut dyn Any,
+        _failed: Option<crate::ErrorClass>,
+    ) -> LocalFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Connections a user of this client holds at most (for the open-file check).
+    fn connections_per_user(&self) -> f64 {
+        1.0
+    }
+}
+
+/// A protocol as scenarios see it: which targets and steps are its, how they compile, and a
+/// client per target.
+pub trait StepProtocol: Send + Sync + 'static {
+    /// Its name in messages: `http`, `grpc`, `sql`.
+    fn name(&self) -> &'static str;
+
+    /// The URL schemes of its targets (`http`, `https`).
+    fn schemes(&self) -> &'static [&'static str];
+
+    /// The key a step of this protocol is written under (`request`, `grpc`, `sql`).
+    fn key(&self) -> &'static str;
+
+    /// Checks a target URL of this protocol (before any load), saying what is wrong.
+    fn check_target(&self, url: &str) -> Result<(), String>;
+
+    /// Compiles a step written under [`StepProtocol::key`] (its `target` already taken out).
+    fn compile(
+        &self,
+        request: &Node,
+        templates: &mut dyn TemplateCompiler,
+    ) -> Result<Arc<dyn StepCall>, StepError>;
+
+    /// Reads a status check's expected value (`status: 200`, `status: UNAVAILABLE`).
+    fn status(&self, expected: &Node) -> Result<Status, StepError>;
+
+    /// Whether a failure of this class means the target answered with a failing status, which a
+    /// status check replaces (HTTP's `http_status`, gRPC's `grpc_status`).
+    fn is_status_failure(&self, class: crate::ErrorClass) -> bool;
+
+    /// A client for the target at `url`.
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String>;
+}
+
+/// The protocols a scenario may use, found by URL scheme or step key.
+#[derive(Clone, Default)]
+pub struct Protocols(Vec<Arc<dyn StepProtocol>>);
+
+impl fmt::Debug for Protocols {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|p| p.name()))
+            .finish()
+    }
+}
+
+impl Protocols {
+    /// No protocols.
+    pub fn new() -> Self {
+        Protocols::default()
+    }
+
+    /// Adds a protocol.
+    pub fn with(mut self, p: impl StepProtocol) -> Self {
+        self.0.push(Arc::new(p));
+        self
+    }
+
+    /// Every protocol, in the order added.
+    pub fn all(&self) -> &[Arc<dyn StepProtocol>] {
+        &self.0
+    }
+
+    /// The protocol of a URL, by its scheme (case-insensitive).
+    pub fn for_url(&self, url: &str) -> Option<&Arc<dyn StepProtocol>> {
+        let scheme = url.split_once("://")?.0;
+        self.0
+            .iter()
+            .find(|p| p.schemes().iter().any(|s| s.eq_ignore_ascii_case(scheme)))
+    }
+
+    /// The protocol whose steps are written under `key`.
+    pub fn for_key(&self, key: &str) -> Option<&Arc<dyn StepProtocol>> {
+        self.0.iter().find(|p| p.key() == key)
+    }
+
+    /// Every scheme, as `http://, https://`, for messages.
+    pub fn schemes(&self) -> String {
+        self.0
+            .iter()
+            .flat_map(|p| p.schemes().iter().map(|s| format!("{s}://")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_refuse_unknown_keys_at_their_place() {
+        let at = Place { line: 3, column: 5 };
+        let node = Node {
+            value: NodeValue::Map(vec![
+                ("path".into(), Node::string("/")),
+                (
+                    "methd".into(),
+                    Node {
+                        value: NodeValue::String("GET".into()),
+                        at,
+                    },
+                ),
+            ]),
+            at: Place::default(),
+        };
+        let e = node.fields("request", &["path", "method"]).unwrap_err();
+        assert_eq!(e.at, at);
+        assert!(e.message.contains("unknown field `methd`"), "{}", e.message);
+        let ok = node.fields("request", &["path", "methd"]).unwrap();
+        assert_eq!(ok.get("path").unwrap().text("path").unwrap(), "/");
+        assert!(ok.require("body", "request").is_err());
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let v = serde_json::json!({"a": [1, "x", null, true], "b": {"c": 2.5}});
+        assert_eq!(Node::from_json(&v, Place::default()).to_json(), v);
+    }
+}

@@ -1,0 +1,448 @@
+//! HTTP as a scenario protocol: `request:` steps on `http://` and `https://` targets.
+//!
+//! ```yaml
+//! request:
+//!   method: POST            # default GET
+//!   path: /client/{{ id }}  # appended to the target's base path
+//!   headers: { x-trace: "{{ uuid() }}" }
+//!   json: { amount: "{{ amount }}" }   # or body: text
+//! ```
+
+use std::any::Any;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use throng_core::step::{
+    ClientOptions, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient, StepError,
+    StepProtocol, TemplateCompiler, Text,
+};
+use throng_core::{ErrorClass, Outcome, Status};
+
+use crate::{H2Pool, HttpConfig, HttpDriver, Session};
+
+/// The HTTP protocol of scenarios.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HttpProtocol;
+
+/// A key in a JSON body template.
+#[derive(Debug, Clone)]
+enum JsonKey {
+    Key(String),
+    Index(usize),
+}
+
+/// A request body.
+#[derive(Debug, Clone)]
+enum Body {
+    None,
+    Text(Text),
+    /// The document, and the string leaves that are templates.
+    Json(serde_json::Value, Vec<(Vec<JsonKey>, Text)>),
+}
+
+/// A compiled `request:` step.
+#[derive(Debug, Clone)]
+struct HttpStep {
+    method: Method,
+    path: Text,
+    headers: Vec<(HeaderName, Text)>,
+    body: Body,
+}
+
+impl StepCall for HttpStep {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+const FIELDS: &[&str] = &["method", "path", "headers", "body", "json"];
+
+impl StepProtocol for HttpProtocol {
+    fn name(&self) -> &'static str {
+        "http"
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &["http", "https"]
+    }
+
+    fn key(&self) -> &'static str {
+        "request"
+    }
+
+    fn check_target(&self, url: &str) -> Result<(), String> {
+        crate::parse_url(url).map_err(|e| e.to_string())?;
+        // Steps append their path to the target's, so a query or fragment here would be lost.
+        if url.contains(['?', '#']) {
+            return Err("a target is a base URL without `?` or `#`; \
+                        put the query in each step's path"
+                .into());
+        }
+        Ok(())
+    }
+
+    fn compile(
+        &self,
+        request: &Node,
+        t: &mut dyn TemplateCompiler,
+    ) -> Result<Arc<dyn StepCall>, StepError> {
+        if !matches!(request.value, NodeValue::Map(_)) {
+            return Err(StepError::at(
+                request.at,
+                format!(
+                    "request must be a mapping with `path` (and method, headers, body or json), \
+                     not {}",
+                    shown(request)
+                ),
+            ));
+        }
+        let f = request.fields("request", FIELDS)?;
+        let method = match f.get("method") {
+            None => Method::GET,
+            Some(m) => {
+                let text = m.text("method")?;
+                text.to_uppercase()
+                    .parse()
+                    .map_err(|_| StepError::at(m.at, format!("`{text}` is not an HTTP method")))?
+            }
+        };
+        let path_node = f.get("path").ok_or_else(|| {
+            StepError::at(
+                f.at,
+                "the required key `path` is missing: it takes a path such as /api/items",
+            )
+        })?;
+        let path = path_node.text("path")?;
+        if !path.starts_with('/') && !path.starts_with("{{") {
+            return Err(StepError::at(path_node.at, "a path starts with `/`"));
+        }
+        let path = t.text(&path, path_node.at)?;
+        let mut headers = Vec::new();
+        if let Some(h) = f.get("headers") {
+            for (name, value) in h.map("headers")? {
+                let hn: HeaderName = name.parse().map_err(|_| {
+                    StepError::at(value.at, format!("`{name}` is not a header name"))
+                })?;
+                let v = value.text(&format!("header `{name}`"))?;
+                headers.push((hn, t.text(&v, value.at)?));
+            }
+        }
+        let body = match (f.get("body"), f.get("json")) {
+            (Some(_), Some(j)) => {
+                return Err(StepError::at(j.at, "give `body` or `json`, not both"))
+            }
+            (Some(b), None) => Body::Text(t.text(&b.text("body")?, b.at)?),
+            (None, Some(j)) => {
+                headers.push((
+                    http::header::CONTENT_TYPE,
+                    Text::Static("application/json".into()),
+                ));
+                let mut leaves = Vec::new();
+                json_leaves(t, j, &mut Vec::new(), &mut leaves)?;
+                Body::Json(j.to_json(), leaves)
+            }
+            (None, None) => Body::None,
+        };
+        Ok(Arc::new(HttpStep {
+            method,
+            path,
+            headers,
+            body,
+        }))
+    }
+
+    fn status(&self, expected: &Node) -> Result<Status, StepError> {
+        let code = match &expected.value {
+            NodeValue::Number(n) => n.as_u64(),
+            NodeValue::String(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        match code {
+            Some(c @ 100..=599) => Ok(Status::Http(c as u16)),
+            _ => Err(StepError::at(
+                expected.at,
+                format!(
+                    "status must be an HTTP status code from 100 to 599, not {}",
+                    shown(expected)
+                ),
+            )),
+        }
+    }
+
+    fn is_status_failure(&self, class: ErrorClass) -> bool {
+        class == ErrorClass::HttpStatus
+    }
+
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+        let mut cfg = HttpConfig::new(url).map_err(|e| e.to_string())?;
+        cfg.http2 = options.http2;
+        cfg.streams = options.streams.max(1);
+        cfg.keepalive = options.keepalive;
+        cfg.timeout = options.timeout;
+        cfg.connect_timeout = options.connect_timeout;
+        cfg.insecure = options.insecure;
+        cfg.cacert = options.cacert.clone();
+        for (name, value) in &options.headers {
+            cfg.header(&format!("{name}: {value}"))
+                .map_err(|e| e.to_string())?;
+        }
+        let prefix = cfg.url.path().trim_end_matches('/').to_string();
+        let per_user = match cfg.http2 {
+            true => 1.0 / cfg.streams as f64,
+            false => 1.0,
+        };
+        Ok(Arc::new(HttpClient {
+            driver: HttpDriver::new(cfg).map_err(|e| e.to_string())?,
+            prefix,
+            per_user,
+        }))
+    }
+}
+
+/// A value as messages show it: a scalar as written, in backticks unless it is a number.
+fn shown(n: &Node) -> String {
+    match &n.value {
+        NodeValue::String(s) => format!("`{s}`"),
+        NodeValue::Number(x) => x.to_string(),
+        _ => n.kind().to_string(),
+    }
+}
+
+fn json_leaves(
+    t: &mut dyn TemplateCompiler,
+    node: &Node,
+    path: &mut Vec<JsonKey>,
+    out: &mut Vec<(Vec<JsonKey>, Text)>,
+) -> Result<(), StepError> {
+    match &node.value {
+        NodeValue::String(s) if s.contains("{{") || s.contains("{%") => {
+            out.push((path.clone(), t.text(s, node.at)?));
+        }
+        NodeValue::List(items) => {
+            for (i, x) in items.iter().enumerate() {
+                path.push(JsonKey::Index(i));
+                json_leaves(t, x, path, out)?;
+                path.pop();
+            }
+        }
+        NodeValue::Map(members) => {
+            for (k, x) in members {
+                path.push(JsonKey::Key(k.clone()));
+                json_leaves(t, x, path, out)?;
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn set(doc: &mut serde_json::Value, path: &[JsonKey], value: serde_json::Value) {
+    let mut cur = doc;
+    for k in path {
+        cur = match (k, cur) {
+            (JsonKey::Key(k), serde_json::Value::Object(m)) => match m.get_mut(k) {
+                Some(v) => v,
+                None => return,
+            },
+            (JsonKey::Index(i), serde_json::Value::Array(a)) => match a.get_mut(*i) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    *cur = value;
+}
+
+/// One HTTP target of a scenario.
+struct HttpClient {
+    driver: HttpDriver,
+    /// The target's base path, prefixed to each step's.
+    prefix: String,
+    per_user: f64,
+}
+
+impl HttpClient {
+    fn prepare(&self, h: &HttpStep, r: &dyn Render) -> Result<(String, HeaderMap, Bytes), String> {
+        let path = format!("{}{}", self.prefix, r.render(&h.path)?);
+        let mut headers = HeaderMap::new();
+        for (name, v) in &h.headers {
+            let value = r.render(v)?;
+            let value = HeaderValue::from_str(&value)
+                .map_err(|_| format!("header {name}: bad value {value:?}"))?;
+            headers.insert(name.clone(), value);
+        }
+        let body = match &h.body {
+            Body::None => Bytes::new(),
+            Body::Text(text) => Bytes::from(r.render(text)?),
+            Body::Json(doc, leaves) if leaves.is_empty() => Bytes::from(doc.to_string()),
+            Body::Json(doc, leaves) => {
+                let mut doc = doc.clone();
+                for (path, text) in leaves {
+                    let rendered = r.render(text)?;
+                    // A rendered number or object is sent as JSON, anything else as a string.
+                    let value = serde_json::from_str(&rendered)
+                        .unwrap_or(serde_json::Value::String(rendered));
+                    set(&mut doc, path, value);
+                }
+                Bytes::from(doc.to_string())
+            }
+        };
+        Ok((path, headers, body))
+    }
+}
+
+fn session(s: &mut dyn Any) -> &mut Session {
+    // The scenario hands each client only the sessions it made.
+    #[allow(clippy::expect_used)]
+    s.downcast_mut::<Session>()
+        .expect("an HTTP client is given its own sessions")
+}
+
+impl StepClient for HttpClient {
+    fn worker(&self) -> Box<dyn Any> {
+        Box::new(H2Pool::default())
+    }
+
+    fn session(&self, worker: &dyn Any, _user: u64) -> Box<dyn Any> {
+        let fresh = H2Pool::default();
+        let pool = worker.downcast_ref::<H2Pool>().unwrap_or(&fresh);
+        Box::new(self.driver.new_session(pool))
+    }
+
+    fn connect<'a>(&'a self, s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
+        Box::pin(self.driver.connect_session(session(s)))
+    }
+
+    fn call<'a>(
+        &'a self,
+        s: &'a mut dyn Any,
+        call: &'a dyn StepCall,
+        render: &'a dyn Render,
+        want_reply: bool,
+    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
+        Box::pin(async move {
+            let Some(h) = call.as_any().downcast_ref::<HttpStep>() else {
+                return (Outcome::failed(ErrorClass::Other, "not an HTTP step"), None);
+            };
+            let (path, headers, body) = match self.prepare(h, render) {
+                Ok(p) => p,
+                Err(e) => {
+                    return (
+                        Outcome::failed(ErrorClass::Check, format!("template: {e}")),
+                        None,
+                    )
+                }
+            };
+            let req = match self
+                .driver
+                .build_request(h.method.clone(), &path, &headers, body)
+            {
+                Ok(r) => r,
+                Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
+            };
+            let (outcome, resp) = self.driver.send(session(s), req, want_reply).await;
+            let reply = resp.map(|r| Reply {
+                status: Status::Http(r.status),
+                metadata: r
+                    .headers
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.into())))
+                    .collect(),
+                body: r.body,
+                json: None,
+            });
+            (outcome, reply)
+        })
+    }
+
+    fn connections_per_user(&self) -> f64 {
+        self.per_user
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_core::step::Place;
+
+    struct Plain;
+    impl TemplateCompiler for Plain {
+        fn text(&mut self, source: &str, _at: Place) -> Result<Text, StepError> {
+            Ok(match source.contains("{{") {
+                true => Text::Template(source.into()),
+                false => Text::Static(source.into()),
+            })
+        }
+    }
+
+    fn node(v: serde_json::Value) -> Node {
+        Node::from_json(&v, Place { line: 7, column: 3 })
+    }
+
+    #[test]
+    fn compiles_a_request_and_refuses_bad_ones_at_their_place() {
+        let p = HttpProtocol;
+        let ok = p
+            .compile(
+                &node(
+                    serde_json::json!({"method": "post", "path": "/x", "json": {"a": "{{ v }}"}}),
+                ),
+                &mut Plain,
+            )
+            .unwrap();
+        let step = ok.as_any().downcast_ref::<HttpStep>().unwrap();
+        assert_eq!(step.method, Method::POST);
+        assert!(matches!(&step.body, Body::Json(_, leaves) if leaves.len() == 1));
+        for (bad, says) in [
+            (serde_json::json!({"path": "x"}), "a path starts with `/`"),
+            (
+                serde_json::json!({"path": "/", "methd": "GET"}),
+                "unknown field `methd`",
+            ),
+            (
+                serde_json::json!({"method": "GE T", "path": "/"}),
+                "not an HTTP method",
+            ),
+            (
+                serde_json::json!({"path": "/", "body": "a", "json": {}}),
+                "not both",
+            ),
+            (
+                serde_json::json!({"method": "GET"}),
+                "the required key `path` is missing",
+            ),
+            (
+                serde_json::json!("/"),
+                "request must be a mapping with `path`",
+            ),
+        ] {
+            let e = p.compile(&node(bad), &mut Plain).unwrap_err();
+            assert!(e.message.contains(says), "{}", e.message);
+            assert_eq!(e.at.line, 7);
+        }
+        assert_eq!(
+            p.status(&node(serde_json::json!(201))).unwrap(),
+            Status::Http(201)
+        );
+        assert!(p.status(&node(serde_json::json!(600))).is_err());
+        assert!(p.status(&node(serde_json::json!("OK"))).is_err());
+    }
+
+    #[test]
+    fn json_templates_render_as_json_values() {
+        let mut doc = serde_json::json!({"a": {"b": [0, "x"]}});
+        set(
+            &mut doc,
+            &[
+                JsonKey::Key("a".into()),
+                JsonKey::Key("b".into()),
+                JsonKey::Index(1),
+            ],
+            serde_json::json!(5),
+        );
+        assert_eq!(doc, serde_json::json!({"a": {"b": [0, 5]}}));
+    }
+}
