@@ -129,7 +129,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Request")]
     pub label: Option<String>,
     /// Scenario files: send target NAME's steps to URL instead of the file's (repeatable). The
-    /// environment variable THRONG_TARGET_<NAME> (upper case, other characters as _) does the
+    /// environment variable `THRONG_TARGET_<NAME>` (upper case, other characters as _) does the
     /// same; the flag wins over it, and both over the file.
     #[arg(long = "target", value_name = "NAME=URL", help_heading = "Request")]
     pub targets: Vec<String>,

@@ -13,7 +13,7 @@ use throng::http::HttpDriver;
 use throng::report::RunResult;
 
 /// Parses `throng run ARGS...` exactly as the binary would.
-pub fn setup(args: &[&str]) -> RunSetup {
+pub(crate) fn setup(args: &[&str]) -> RunSetup {
     let mut argv = vec!["throng", "run"];
     argv.extend_from_slice(args);
     let cli = Cli::try_parse_from(&argv).expect("flags parse");
@@ -24,7 +24,7 @@ pub fn setup(args: &[&str]) -> RunSetup {
 }
 
 /// Runs `throng run ARGS...` in-process and returns the final snapshot.
-pub async fn run(args: &[&str]) -> Arc<Snapshot> {
+pub(crate) async fn run(args: &[&str]) -> Arc<Snapshot> {
     let s = setup(args);
     let driver = Arc::new(HttpDriver::new(s.http).expect("driver"));
     throng::engine::run(s.plan, driver)
@@ -33,12 +33,12 @@ pub async fn run(args: &[&str]) -> Arc<Snapshot> {
 }
 
 /// The JSON-result view of a snapshot.
-pub fn result(s: &Snapshot) -> RunResult {
+pub(crate) fn result(s: &Snapshot) -> RunResult {
     RunResult::from_snapshot(s)
 }
 
 /// Errors of a class in a snapshot.
-pub fn errors_of(s: &Snapshot, class: throng::core::ErrorClass) -> u64 {
+pub(crate) fn errors_of(s: &Snapshot, class: throng::core::ErrorClass) -> u64 {
     s.errors
         .iter()
         .filter(|e| e.class == class)
@@ -47,7 +47,7 @@ pub fn errors_of(s: &Snapshot, class: throng::core::ErrorClass) -> u64 {
 }
 
 /// Runs the built binary with `args`, no standard input, and returns what it did.
-pub fn throng(args: &[&str]) -> std::process::Output {
+pub(crate) fn throng(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
         .args(args)
         .stdin(std::process::Stdio::null())
@@ -56,7 +56,7 @@ pub fn throng(args: &[&str]) -> std::process::Output {
 }
 
 /// Starts a testbed target on a runtime of its own (for tests without one); keep both alive.
-pub fn serve(
+pub(crate) fn serve(
     t: throng::testbed::HttpTarget,
 ) -> (tokio::runtime::Runtime, throng::testbed::RunningTarget) {
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
@@ -65,7 +65,7 @@ pub fn serve(
 }
 
 /// A testbed target that answers after a fixed delay, on the current runtime.
-pub async fn delayed(ms: u64) -> throng::testbed::RunningTarget {
+pub(crate) async fn delayed(ms: u64) -> throng::testbed::RunningTarget {
     throng::testbed::HttpTarget {
         delay: throng::testbed::Delay::Fixed(std::time::Duration::from_millis(ms)),
         ..throng::testbed::HttpTarget::default()
@@ -76,7 +76,7 @@ pub async fn delayed(ms: u64) -> throng::testbed::RunningTarget {
 }
 
 /// A testbed target with a connection fault, on the current runtime.
-pub async fn faulty(fault: throng::testbed::Fault) -> throng::testbed::RunningTarget {
+pub(crate) async fn faulty(fault: throng::testbed::Fault) -> throng::testbed::RunningTarget {
     throng::testbed::HttpTarget {
         fault: Some(fault),
         ..throng::testbed::HttpTarget::default()

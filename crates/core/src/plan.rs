@@ -120,7 +120,7 @@ pub enum LoadModel {
 
 /// The highest arrival rate a plan may ask for: far past what any machine starts (a few million a
 /// second), and low enough that the arrivals of a 100-day run still fit the counters.
-pub const MAX_RATE: f64 = 1e12;
+pub(crate) const MAX_RATE: f64 = 1e12;
 
 /// A validated description of a run: what the engine takes. Build it from flags or a scenario
 /// file, then call [`RunPlan::validate`].
@@ -286,11 +286,11 @@ mod secs {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let v = f64::deserialize(d)?;
         Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
     }
@@ -300,14 +300,16 @@ mod opt_secs {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {
             Some(d) => s.serialize_some(&d.as_secs_f64()),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
         match Option::<f64>::deserialize(d)? {
             Some(v) => Duration::try_from_secs_f64(v)
                 .map(Some)

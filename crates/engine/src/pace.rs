@@ -74,10 +74,10 @@ mod timer {
     use tokio::time::Instant;
 
     /// A timerfd registered with the runtime.
-    pub struct Timer(AsyncFd<OwnedFd>);
+    pub(super) struct Timer(AsyncFd<OwnedFd>);
 
     impl Timer {
-        pub fn new() -> Option<Self> {
+        pub(super) fn new() -> Option<Self> {
             // `AsyncFd::new` is deprecated because a caller could swap or close the descriptor
             // under it; the `OwnedFd` here is ours alone and lives exactly as long as the
             // `AsyncFd`, which is the condition its unsafe replacement asks us to promise (and
@@ -94,7 +94,7 @@ mod timer {
 
         /// Arms the timer for `at` and waits for it to fire (re-arming if it fired for an
         /// earlier wait that was dropped).
-        pub async fn wait(&self, at: Instant) -> io::Result<()> {
+        pub(super) async fn wait(&self, at: Instant) -> io::Result<()> {
             let fd = &self.0;
             let at = at.into_std();
             loop {

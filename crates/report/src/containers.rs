@@ -107,7 +107,7 @@ impl ContainerResult {
 }
 
 /// Bytes in binary units, as `docker stats` prints them (`1.438MiB`, `23.54GiB`).
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = n as f64;
     let mut unit = 0;
@@ -125,7 +125,7 @@ pub fn bytes(n: u64) -> String {
 /// and three significant figures in Go's `%.3g` (docker's `units.HumanSizeWithPrecision(size,
 /// 3)`), so `88172544` is `88.2MB`, `84000000` is `84MB`, and `999999` is `1e+03kB` as docker has
 /// it. A size the user compares with `docker images` must read the same.
-pub fn image_size(n: u64) -> String {
+pub(crate) fn image_size(n: u64) -> String {
     const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
     let mut v = n as f64;
     let mut unit = 0;

@@ -118,7 +118,7 @@ pub type Load = throng_core::LoadSpec;
 
 /// A step (`label` and a request under its protocol's key: `request` for HTTP, `grpc`, `sql`),
 /// or a group of steps measured as one transaction (`group` and `steps`). One shape for both, so
-/// every field keeps its location; [`crate::compile`] checks that an item is one or the other,
+/// every field keeps its location; the compiler checks that an item is one or the other,
 /// and that each other key is a registered protocol's.
 #[derive(Debug, Default)]
 pub struct Item {

@@ -114,12 +114,12 @@ fn base(plan: RunPlan, rate: f64) -> Snapshot {
 }
 
 /// A closed loop of 50 users, 12 s into a 30 s run, two labels, errors.
-pub fn closed() -> Snapshot {
+pub(crate) fn closed() -> Snapshot {
     base(closed_plan(), 0.0)
 }
 
 /// An open loop at 2000 req/s, with lag, late and dropped arrivals.
-pub fn open() -> Snapshot {
+pub(crate) fn open() -> Snapshot {
     let mut s = base(open_plan(), 2000.0);
     if let Some(lag) = s.lag.as_mut() {
         for i in 0..24_000u64 {
@@ -136,7 +136,7 @@ pub fn open() -> Snapshot {
 }
 
 /// The closed loop with two watched containers.
-pub fn with_containers() -> Snapshot {
+pub(crate) fn with_containers() -> Snapshot {
     let mut s = closed();
     let series = |name: &str, image: &str, cpu: f64, mem: u64| ContainerSeries {
         info: ContainerInfo {
