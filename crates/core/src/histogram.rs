@@ -35,14 +35,18 @@ pub enum DecodeError {
     Hdr(hdrhistogram::serialization::DeserializeError),
 }
 
+/// Why a histogram could not be encoded (a count past what the V2 format holds).
+#[derive(Debug, thiserror::Error)]
+#[error("the histogram cannot be serialized: {0:?}")]
+pub struct EncodeError(hdrhistogram::serialization::V2DeflateSerializeError);
+
 /// Encodes a histogram as base64 of its V2+DEFLATE serialization.
-pub fn encode(h: &Histogram<u64>) -> String {
+pub fn encode(h: &Histogram<u64>) -> Result<String, EncodeError> {
     let mut bytes = Vec::new();
-    // Serializing into a Vec cannot fail for a valid histogram.
-    if V2DeflateSerializer::new().serialize(h, &mut bytes).is_err() {
-        return String::new();
-    }
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    V2DeflateSerializer::new()
+        .serialize(h, &mut bytes)
+        .map_err(EncodeError)?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// Decodes a histogram produced by [`encode`] (or by any HdrHistogram V2 implementation).
@@ -77,10 +81,10 @@ mod tests {
             }
             record(&mut all, v);
         }
-        let text = encode(&a);
+        let text = encode(&a).unwrap();
         assert!(text.starts_with("HISTF"), "{text}");
         let mut merged = decode(&text).unwrap();
-        merged.add(decode(&encode(&b)).unwrap()).unwrap();
+        merged.add(decode(&encode(&b).unwrap()).unwrap()).unwrap();
         assert_eq!(merged.len(), all.len());
         for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
             assert_eq!(merged.value_at_quantile(q), all.value_at_quantile(q));

@@ -43,6 +43,12 @@ pub struct RunHandle {
 pub struct Extras {
     /// Container readings to keep in the snapshots (from the `docker` crate's monitor).
     pub containers: Option<mpsc::Receiver<ContainerEvent>>,
+    /// Run on the caller's runtime instead of worker threads: one worker, spawned as a local
+    /// task, so the caller must be inside a [`tokio::task::LocalSet`] on a current-thread
+    /// runtime. Its use is determinism: on tokio's paused clock (`start_paused`) a whole run,
+    /// ramps, think times and grace included, takes no wall time and its timing is exact.
+    /// Pacing then waits on tokio's timer (millisecond ticks), not on a `timerfd`.
+    pub on_caller: bool,
 }
 
 impl RunHandle {
@@ -129,7 +135,10 @@ pub async fn start_with<D: Driver>(
     } else {
         plan.threads
     };
-    let workers = threads.clamp(1, plan.peak_concurrency().max(1) as usize);
+    let workers = match extras.on_caller {
+        true => 1,
+        false => threads.clamp(1, plan.peak_concurrency().max(1) as usize),
+    };
     let stop = CancellationToken::new();
     let abort = CancellationToken::new();
     let (tx, rx) = mpsc::channel::<Interval>(workers * 8);
@@ -155,10 +164,15 @@ pub async fn start_with<D: Driver>(
         stopping: AtomicBool::new(false),
         tx,
         lost: std::sync::atomic::AtomicU64::new(0),
+        on_caller: extras.on_caller,
     });
     // Every runtime is built before any worker starts: a worker that could not have one would
     // silently leave its share of the load unsent.
-    let runtimes = (0..workers)
+    let threads = if extras.on_caller { 0 } else { workers };
+    if extras.on_caller {
+        tokio::task::spawn_local(worker::run_on_caller(shared.clone()));
+    }
+    let runtimes = (0..threads)
         .map(|_| {
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()

@@ -63,7 +63,11 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     let queue = Rc::new(Queue::default());
     *local.queue.borrow_mut() = Some(queue.clone());
     let mut slots = 0usize;
-    let pacer = crate::pace::Pacer::precise();
+    let pacer = match sh.on_caller {
+        // The caller's clock may be tokio's paused one, which a timerfd does not follow.
+        true => crate::pace::Pacer::yielding(),
+        false => crate::pace::Pacer::precise(),
+    };
     // A warm pool: slots for 5 ms of arrivals at the peak rate exist from the start, their
     // connections opened at once (`Driver::prepare`). Without it, slots are only added when an
     // arrival finds none free, which happens mostly when the worker was held up; opening a

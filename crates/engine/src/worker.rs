@@ -41,6 +41,8 @@ pub(crate) struct Shared<D> {
     pub stopping: AtomicBool,
     pub tx: mpsc::Sender<Interval>,
     pub lost: AtomicU64,
+    /// The one worker runs on the caller's runtime (see `Extras::on_caller`).
+    pub on_caller: bool,
 }
 
 impl<D> Shared<D> {
@@ -207,16 +209,13 @@ impl<D: Driver> Local<D> {
         }
     }
 
-    pub(crate) fn flush(&self, index: u64, last: bool) {
+    /// Sends this second's interval; when the aggregator is behind, it is counted as lost.
+    pub(crate) fn flush(&self, index: u64) {
         let iv = self
             .rec
             .borrow_mut()
-            .take(self.worker, index, last, self.active.get());
-        let tx = &self.shared.tx;
-        if last {
-            // The last interval must arrive: wait for room rather than drop it.
-            let _ = tx.blocking_send(iv);
-        } else if tx.try_send(iv).is_err() {
+            .take(self.worker, index, false, self.active.get());
+        if self.shared.tx.try_send(iv).is_err() {
             self.shared.lost.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -256,6 +255,28 @@ impl<D: Driver> Drop for AbortGuard<'_, D> {
 
 /// The worker thread's entry point.
 pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>, rt: tokio::runtime::Runtime) {
+    let local = new_local(worker, shared);
+    let set = tokio::task::LocalSet::new();
+    let index = set.block_on(&rt, drive(local.clone()));
+    // Dropping the set drops any task still alive, so the guards count them.
+    drop(set);
+    // The last interval must arrive: wait for room rather than drop it.
+    let _ = local.shared.tx.blocking_send(last_interval(&local, index));
+}
+
+/// The one worker on the caller's runtime (a local task of the caller's `LocalSet`).
+pub(crate) async fn run_on_caller<D: Driver>(shared: Arc<Shared<D>>) {
+    let local = new_local(0, shared);
+    let index = drive(local.clone()).await;
+    // The tasks aborted at the end are dropped when the caller's set next runs them: wait for
+    // their guards, which count what they cut off.
+    while local.tasks.alive.get() > 0 {
+        local.tasks.changed.notified().await;
+    }
+    let _ = local.shared.tx.send(last_interval(&local, index)).await;
+}
+
+fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
     let budget = match &shared.plan.model {
         LoadModel::Closed(ClosedLoop {
             requests: Some(n), ..
@@ -263,7 +284,7 @@ pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>, rt: tokio::r
         _ => u64::MAX,
     };
     let state = shared.driver.worker();
-    let local = Rc::new(Local {
+    Rc::new(Local {
         rec: RefCell::new(Recorder::new(shared.labels.clone(), shared.plan.late_after)),
         shared,
         worker,
@@ -272,11 +293,11 @@ pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>, rt: tokio::r
         tasks: Tasks::default(),
         state,
         queue: RefCell::new(None),
-    });
-    let set = tokio::task::LocalSet::new();
-    let index = set.block_on(&rt, drive(local.clone()));
-    // Dropping the set drops any task still alive, so the guards count them.
-    drop(set);
+    })
+}
+
+/// Counts what is left at the end; the last interval.
+fn last_interval<D: Driver>(local: &Rc<Local<D>>, index: u64) -> Interval {
     // Arrivals still queued were due and never sent: aborted, at the age they reached.
     if let Some(queue) = local.queue.borrow_mut().take() {
         let now = Instant::now();
@@ -285,7 +306,11 @@ pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>, rt: tokio::r
             rec.record_aborted(0, due, None, now);
         }
     }
-    local.flush(index, true);
+    let active = local.active.get();
+    local
+        .rec
+        .borrow_mut()
+        .take(local.worker, index, true, active)
 }
 
 /// The tasks of one worker: counted, abortable, and able to wake the driver when they end.
@@ -370,7 +395,7 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
             biased;
             _ = sh.abort.cancelled() => break,
             _ = ticker.tick() => {
-                local.flush(index, false);
+                local.flush(index);
                 index += 1;
             }
             _ = &mut model, if !model_done => {

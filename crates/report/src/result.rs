@@ -112,7 +112,19 @@ pub struct LabelResult {
 impl LabelResult {
     /// A row from cumulative label statistics over `secs` seconds.
     pub fn from_stats(s: &LabelStats, secs: f64) -> Self {
+        Self::noting(s, secs, &mut Vec::new())
+    }
+
+    /// [`LabelResult::from_stats`], adding to `warnings` a histogram that could not be encoded
+    /// (its `*_hdr` is then empty: the result says so rather than pass it off as a histogram).
+    fn noting(s: &LabelStats, secs: f64, warnings: &mut Vec<String>) -> Self {
         let d = std::time::Duration::from_secs_f64(secs.max(0.0));
+        let mut hdr = |h: &hdrhistogram::Histogram<u64>, what: &str| {
+            histogram::encode(h).unwrap_or_else(|e| {
+                warnings.push(format!("{}: {what}: {e}; it is left empty", s.label));
+                String::new()
+            })
+        };
         LabelResult {
             label: s.label.clone(),
             group: s.group,
@@ -131,9 +143,9 @@ impl LabelResult {
             latency: Stats::from_micros(&Percentiles::of(&s.latency)),
             service: Stats::from_micros(&Percentiles::of(&s.service)),
             failed_latency: Stats::from_micros(&Percentiles::of(&s.failed)),
-            latency_hdr: histogram::encode(&s.latency),
-            service_hdr: histogram::encode(&s.service),
-            failed_latency_hdr: histogram::encode(&s.failed),
+            latency_hdr: hdr(&s.latency, "latency_hdr"),
+            service_hdr: hdr(&s.service, "service_hdr"),
+            failed_latency_hdr: hdr(&s.failed, "failed_latency_hdr"),
         }
     }
 }
@@ -297,9 +309,19 @@ impl RunResult {
     /// The result of a final snapshot.
     pub fn from_snapshot(s: &Snapshot) -> Self {
         let secs = s.elapsed.as_secs_f64();
+        let mut unencoded = Vec::new();
+        let labels = s
+            .labels
+            .iter()
+            .map(|l| LabelResult::noting(l, secs, &mut unencoded))
+            .collect();
+        let total = LabelResult::noting(&s.total, secs, &mut unencoded);
         let open_loop = s.lag.as_ref().map(|l| LagResult {
             lag: Stats::from_micros(&Percentiles::of(&l.lag)),
-            lag_hdr: histogram::encode(&l.lag),
+            lag_hdr: histogram::encode(&l.lag).unwrap_or_else(|e| {
+                unencoded.push(format!("open loop: lag_hdr: {e}; it is left empty"));
+                String::new()
+            }),
             late: l.late,
             scheduled: l.scheduled,
             started: l.started(),
@@ -315,12 +337,8 @@ impl RunResult {
             started_at: humantime::format_rfc3339_millis(s.started_at).to_string(),
             duration: secs,
             interrupted: s.interrupted,
-            labels: s
-                .labels
-                .iter()
-                .map(|l| LabelResult::from_stats(l, secs))
-                .collect(),
-            total: LabelResult::from_stats(&s.total, secs),
+            labels,
+            total,
             errors: s
                 .errors
                 .iter()
@@ -339,7 +357,7 @@ impl RunResult {
             open_loop,
             series: s.series.iter().map(Point::from).collect(),
             thresholds: Vec::new(),
-            warnings: warnings(s),
+            warnings: warnings(s).into_iter().chain(unencoded).collect(),
             containers: s
                 .containers
                 .iter()
@@ -433,4 +451,27 @@ fn coordinated_omission(s: &Snapshot) -> Option<String> {
 pub fn schema() -> String {
     let schema = schemars::schema_for!(RunResult);
     serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_histogram_that_cannot_be_encoded_is_a_warning_not_a_silent_blank() {
+        let mut s = LabelStats::new("get");
+        // A count past what the V2 format holds (it writes counts as signed 64-bit).
+        s.latency.record_n(1_000, u64::MAX).unwrap();
+        s.samples = 1;
+        let mut warnings = Vec::new();
+        let r = LabelResult::noting(&s, 1.0, &mut warnings);
+        assert_eq!(r.latency_hdr, "");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("get: latency_hdr: "),
+            "{warnings:?}"
+        );
+        // The others encode as usual.
+        assert!(!r.service_hdr.is_empty());
+    }
 }

@@ -1,0 +1,171 @@
+//! The engine on tokio's paused clock (`Extras::on_caller`): closed loops, ramps, think time,
+//! grace and the open loop's schedule, with timings that are exact rather than "about right on
+//! a quiet machine". The driver's requests take a known time on that clock (a `sleep`), which no
+//! real server can do: real servers are the workspace tests' business; here the engine's
+//! arithmetic is.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng_core::{
+    stages, Arrivals, ClosedLoop, Driver, ErrorClass, LoadModel, OpenLoop, Outcome, Percentiles,
+    Rate, RunPlan, Snapshot, StepInfo, Users,
+};
+use throng_engine::{start_with, Extras};
+
+/// Every request takes `took` on the run's clock.
+struct Sleeper {
+    took: Duration,
+}
+
+impl Driver for Sleeper {
+    type Worker = ();
+    type Session = ();
+
+    fn steps(&self) -> Vec<StepInfo> {
+        vec![StepInfo {
+            label: "sleep".into(),
+        }]
+    }
+
+    fn worker(&self) {}
+
+    fn session(&self, _w: &(), _user: u64) {}
+
+    async fn execute(&self, _s: &mut (), _step: usize) -> Outcome {
+        tokio::time::sleep(self.took).await;
+        Outcome::default()
+    }
+}
+
+/// Runs `plan` on the caller's (paused) clock and returns the final snapshot.
+async fn run(plan: RunPlan, took: Duration) -> Arc<Snapshot> {
+    let set = tokio::task::LocalSet::new();
+    set.run_until(async move {
+        let extras = Extras {
+            on_caller: true,
+            ..Extras::default()
+        };
+        let handle = start_with(plan, Arc::new(Sleeper { took }), extras)
+            .await
+            .unwrap();
+        handle.wait().await
+    })
+    .await
+}
+
+fn closed(users: Users, duration: Option<Duration>, think: Option<Duration>) -> RunPlan {
+    RunPlan::new(
+        "paused",
+        LoadModel::Closed(ClosedLoop {
+            users,
+            requests: None,
+            iterations: None,
+            duration,
+            think_time: think,
+        }),
+    )
+}
+
+fn within(v: f64, want: f64, tolerance: f64) -> bool {
+    (v - want).abs() <= want * tolerance
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_closed_loop_sends_back_to_back_for_its_duration() {
+    // 4 users, 10 ms a request, 1 s: each user sends 100 (the one in flight at the end may
+    // finish within the grace period), and latency is 10 ms to the HDR's precision.
+    let s = run(
+        closed(Users::Fixed(4), Some(Duration::from_secs(1)), None),
+        Duration::from_millis(10),
+    )
+    .await;
+    let t = &s.total;
+    assert!((400..=404).contains(&t.samples), "{}", t.samples);
+    assert_eq!(t.errors, 0);
+    let p = Percentiles::of(&t.latency);
+    assert!(within(p.p50 as f64, 10_000.0, 0.002), "{p:?}");
+    assert!(within(p.max as f64, 10_000.0, 0.002), "{p:?}");
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn think_time_paces_each_user() {
+    // 2 users, 10 ms a request then 90 ms of think time: one request per 100 ms per user.
+    let s = run(
+        closed(
+            Users::Fixed(2),
+            Some(Duration::from_secs(2)),
+            Some(Duration::from_millis(90)),
+        ),
+        Duration::from_millis(10),
+    )
+    .await;
+    assert!((40..=42).contains(&s.total.samples), "{}", s.total.samples);
+    // Think time is outside the request's timing.
+    assert!(within(
+        Percentiles::of(&s.total.latency).max as f64,
+        10_000.0,
+        0.002
+    ));
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn users_follow_the_stages() {
+    // 0 → 10 users over 1 s, 10 for 1 s, → 0 over 1 s; each request 100 ms, back to back.
+    // The users' integral is 0.5·10 + 10 + 0.5·10 = 20 user-seconds: about 200 requests. The
+    // controller looks every 100 ms, so starts and retirements lag the curve by up to that.
+    let plan = closed(
+        Users::Stages(stages::parse("1s:10,1s:10,1s:0").unwrap()),
+        None,
+        None,
+    );
+    let s = run(plan, Duration::from_millis(100)).await;
+    let n = s.total.samples;
+    assert!((180..=220).contains(&n), "{n}");
+    assert_eq!(s.total.errors, 0);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn what_outlives_the_grace_is_aborted_at_its_age() {
+    // One user, a request that takes 10 s, a run of 1 s with 2 s of grace: the request is cut
+    // off at 3 s, counted as a sample, an `aborted` failure, and in latency at 3 s.
+    let mut plan = closed(Users::Fixed(1), Some(Duration::from_secs(1)), None);
+    plan.grace = Duration::from_secs(2);
+    let s = run(plan, Duration::from_secs(10)).await;
+    let t = &s.total;
+    assert_eq!((t.samples, t.errors, t.aborted), (1, 1, 1));
+    assert_eq!(
+        s.errors
+            .iter()
+            .find(|e| e.class == ErrorClass::Aborted)
+            .map(|e| e.count),
+        Some(1)
+    );
+    let p = Percentiles::of(&t.latency);
+    assert!(within(p.max as f64, 3_000_000.0, 0.002), "{p:?}");
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_open_loop_starts_every_arrival_on_schedule() {
+    // 200 arrivals/s for 2 s, 5 ms each: exactly 400, none late by more than the timer's
+    // millisecond, and latency equal to service time (no queueing at this load).
+    let plan = RunPlan::new(
+        "paused",
+        LoadModel::Open(OpenLoop {
+            rate: Rate::Constant(200.0),
+            arrivals: Arrivals::Even,
+            max_in_flight: 10,
+            queue: 10,
+            requests: None,
+            duration: Some(Duration::from_secs(2)),
+        }),
+    );
+    let s = run(plan, Duration::from_millis(5)).await;
+    assert_eq!(s.total.samples, 400);
+    let lag = s.lag.as_ref().unwrap();
+    assert_eq!((lag.scheduled, lag.started(), lag.dropped), (400, 400, 0));
+    let p = Percentiles::of(&s.total.latency);
+    assert!(p.max <= 6_010, "{p:?}");
+    assert!(p.min >= 4_990, "{p:?}");
+}
