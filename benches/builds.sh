@@ -5,6 +5,8 @@
 #
 #   benches/builds.sh BASE_BINARY [NEW_BINARY]     # NEW defaults to target/release/throng
 #   DURATION=8 CONNS=50 ROUNDS=3 benches/builds.sh /tmp/base/throng
+#   MODE=scenario benches/builds.sh /tmp/base/throng   # both builds run a one-step scenario file
+#                                                      # (the scenario path) instead of the URL
 #
 # Build the base with `git worktree add /tmp/base REV && (cd /tmp/base && cargo build --release)`.
 # Needs nginx-light and wrk (apt-get install nginx-light wrk). Load goes to 127.0.0.1 only.
@@ -17,6 +19,7 @@ DURATION=${DURATION:-8}
 CONNS=${CONNS:-50}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18490}
+MODE=${MODE:-url}
 
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
@@ -40,6 +43,11 @@ CONF
 nginx -p "$work" -c "$work/nginx.conf"
 sleep 0.5
 URL="http://127.0.0.1:$PORT/"
+TARGET=$URL
+if [ "$MODE" = scenario ]; then
+  TARGET="$work/one-step.yaml"
+  printf 'targets:\n  nginx: %s\nsteps:\n  - label: GET /\n    request:\n      path: /\n' "$URL" > "$TARGET"
+fi
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL" 2>/dev/null || echo 200)" = 200 ] || { echo "nginx does not answer 200"; exit 1; }
 
 # Runs a command under /usr/bin/time; prints "requests cpu_seconds".
@@ -61,8 +69,8 @@ for r in $(seq "$ROUNDS"); do
   for who in wrk base new; do
     case $who in
       wrk) res=$(measure wrk -t 2 -c "$CONNS" -d "${DURATION}s" "$URL") ;;
-      base) res=$(measure "$BASE" run "$URL" -c "$CONNS" -z "${DURATION}s" --no-tui --quiet) ;;
-      new) res=$(measure "$NEW" run "$URL" -c "$CONNS" -z "${DURATION}s" --no-tui --quiet) ;;
+      base) res=$(measure "$BASE" run "$TARGET" -c "$CONNS" -z "${DURATION}s" --no-tui --quiet) ;;
+      new) res=$(measure "$NEW" run "$TARGET" -c "$CONNS" -z "${DURATION}s" --no-tui --quiet) ;;
     esac
     read -r n c <<< "$res"
     r_s=$(awk -v n="$n" -v d="$DURATION" 'BEGIN {printf "%.0f", n / d}')

@@ -24,17 +24,25 @@
 //! println!("{}", throng::report::render_table(&result));
 //! # Ok(()) }
 //! ```
+//!
+//! Features (all on by default): `cli` (the command line, and the three below), `testbed` (the
+//! demo's and tests' targets), `dashboard` (the live terminal UI), `docker` (container stats).
+//! With `default-features = false` the library is core, engine, http, scenario and report.
 #![deny(missing_docs)]
 
+#[cfg(feature = "cli")]
 pub mod cli;
 
 pub use throng_core as core;
+#[cfg(feature = "docker")]
 pub use throng_docker as docker;
 pub use throng_engine as engine;
 pub use throng_http as http;
 pub use throng_report as report;
 pub use throng_scenario as scenario;
+#[cfg(feature = "testbed")]
 pub use throng_testbed as testbed;
+#[cfg(feature = "dashboard")]
 pub use throng_tui as tui;
 
 /// Every protocol throng ships, for scenarios: targets and steps find theirs by URL scheme

@@ -4,9 +4,12 @@
 pub mod args;
 pub mod containers;
 pub mod live;
+mod output;
 pub mod plan;
 pub mod runner;
 pub mod scenario;
+mod serve;
+mod signals;
 
 use std::process::ExitCode;
 

@@ -1,81 +1,30 @@
 //! The driver: connections owned by sessions (HTTP/1.1) or shared per thread (HTTP/2).
 
-use std::cell::{Cell, RefCell};
-use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::task::Poll;
 
 use bytes::Bytes;
 use http::header::{CONNECTION, HOST};
 use http::{HeaderMap, HeaderValue, Request, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::ServerName;
 use throng_core::{Driver, ErrorClass, Outcome, Status, StepInfo};
 use tokio::net::TcpStream;
-use tokio::sync::Notify;
 use tokio::time::timeout;
 
 use crate::classify::classify;
 use crate::{HttpConfig, HttpConfigError};
 use throng_net::{message, CountedTcp, Counters, Stream};
 
+mod h1;
+mod h2;
+
+use h1::H1;
+pub use h2::H2Pool;
+use h2::H2Slot;
+
 type Body = Full<Bytes>;
-type H1Connection = http1::Connection<TokioIo<Stream>, Body>;
-
-struct H1 {
-    sender: http1::SendRequest<Body>,
-    conn: Pin<Box<H1Connection>>,
-    counters: Arc<Counters>,
-    fresh: bool,
-}
-
-/// One HTTP/2 connection shared by several sessions of a worker thread.
-#[derive(Default)]
-struct H2Slot {
-    conn: RefCell<Option<(http2::SendRequest<Body>, Arc<Counters>)>>,
-    connecting: Cell<bool>,
-    ready: Notify,
-    /// Counter values already attributed to requests.
-    seen: Cell<(u64, u64)>,
-    /// One clone per session on this connection: its strong count less one is their number
-    /// (the slot itself is cloned for each request, so its own count says nothing).
-    seats: Rc<()>,
-}
-
-/// One worker's HTTP/2 connections, each shared by up to `streams` sessions.
-#[derive(Default)]
-pub struct H2Pool {
-    slots: RefCell<Vec<Rc<H2Slot>>>,
-}
-
-impl H2Pool {
-    /// The connection a new session joins: the first with room, or a new one. A session holds
-    /// a seat of its slot, so a slot's sessions are its seats' strong count less its own: a
-    /// session that ends (a user retired by a ramp) leaves room for the next, and a ramp that
-    /// retires and restarts users opens no new connections.
-    fn join(&self, streams: usize) -> Rc<H2Slot> {
-        let mut slots = self.slots.borrow_mut();
-        if let Some(slot) = slots
-            .iter()
-            .find(|s| Rc::strong_count(&s.seats) - 1 < streams)
-        {
-            return slot.clone();
-        }
-        let slot = Rc::new(H2Slot::default());
-        slots.push(slot.clone());
-        slot
-    }
-
-    /// Connections this pool has made room for.
-    pub fn connections(&self) -> usize {
-        self.slots.borrow().len()
-    }
-}
 
 /// A session's connection state.
 pub struct Session {
@@ -221,152 +170,6 @@ impl HttpDriver {
             }
         };
         Ok((stream, counters))
-    }
-
-    async fn connect_h1(&self) -> Result<H1, Outcome> {
-        let (stream, counters) = self.connect().await?;
-        // hyper's adaptive read buffer (16 KiB a connection once in use) is kept: a fixed 4 KiB
-        // one saves 5 MB at 1,000 connections but costs 2.3 times the CPU on 1 MB bodies.
-        let (sender, conn) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
-        Ok(H1 {
-            sender,
-            conn: Box::pin(conn),
-            counters,
-            fresh: true,
-        })
-    }
-
-    async fn connect_h2(&self) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
-        let (stream, counters) = self.connect().await?;
-        let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
-            .await
-            .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
-        tokio::spawn(conn);
-        Ok((sender, counters))
-    }
-
-    async fn execute_h1(
-        &self,
-        session: &mut Session,
-        req: Request<Body>,
-        keep: bool,
-    ) -> (Outcome, Option<Response>) {
-        let reusable = match &mut session.h1 {
-            Some(h) => {
-                // A connection the server closed while idle is replaced, not counted as a failure.
-                let conn = &mut h.conn;
-                let ended = poll_fn(|cx| Poll::Ready(conn.as_mut().poll(cx).is_ready())).await;
-                !ended && !h.sender.is_closed()
-            }
-            None => false,
-        };
-        if !reusable {
-            session.h1 = None;
-            // Boxed: a connect (with its TLS handshake) is rare, and inline it would make every
-            // user's task several kilobytes larger for the whole run.
-            match Box::pin(self.connect_h1()).await {
-                Ok(h) => session.h1 = Some(h),
-                Err(o) => return (o, None),
-            }
-        }
-        let Some(h) = session.h1.as_mut() else {
-            return (Outcome::failed(ErrorClass::Other, "no connection"), None);
-        };
-        let (s0, r0) = if h.fresh { (0, 0) } else { h.counters.read() };
-        h.fresh = false;
-        let H1 { sender, conn, .. } = h;
-        let result = {
-            let exchange = async {
-                sender.ready().await.map_err(Failure::Request)?;
-                let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-                read_response(resp, keep).await
-            };
-            let mut exchange = std::pin::pin!(exchange);
-            // The connection is driven here, in the user's own task. When it ends (the server
-            // closed it, or sent something that is not HTTP) the exchange still has to be polled to
-            // the end: the response may be complete, or its error is the one that says why.
-            let mut ended: Option<Result<(), hyper::Error>> = None;
-            let result: Result<Response, Failure> = loop {
-                tokio::select! {
-                    biased;
-                    r = &mut exchange => break r,
-                    r = conn.as_mut(), if ended.is_none() => ended = Some(r),
-                }
-            };
-            match (result, ended) {
-                (Err(Failure::Request(e)), Some(Err(conn_err)))
-                    if e.is_canceled() || e.is_closed() =>
-                {
-                    Err(Failure::Request(conn_err))
-                }
-                (Err(Failure::Request(e)), Some(Ok(()))) if e.is_canceled() || e.is_closed() => {
-                    Err(Failure::Closed)
-                }
-                (r, _) => r,
-            }
-        };
-        let (s1, r1) = h.counters.read();
-        let (mut outcome, response) = self.finish(result, keep);
-        outcome.bytes_sent = s1 - s0;
-        outcome.bytes_received = r1 - r0;
-        if outcome.error.is_some_and(|c| c != ErrorClass::HttpStatus) || !self.cfg.keepalive {
-            session.h1 = None;
-        }
-        (outcome, response)
-    }
-
-    async fn h2_sender(
-        &self,
-        slot: &H2Slot,
-    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
-        loop {
-            if let Some((s, c)) = slot.conn.borrow().as_ref() {
-                if !s.is_closed() {
-                    return Ok((s.clone(), c.clone()));
-                }
-            }
-            if slot.connecting.get() {
-                slot.ready.notified().await;
-                continue;
-            }
-            slot.connecting.set(true);
-            let r = Box::pin(self.connect_h2()).await;
-            slot.connecting.set(false);
-            slot.ready.notify_waiters();
-            if let Ok(pair) = &r {
-                *slot.conn.borrow_mut() = Some(pair.clone());
-                slot.seen.set((0, 0));
-            }
-            return r;
-        }
-    }
-
-    async fn execute_h2(
-        &self,
-        slot: &H2Slot,
-        req: Request<Body>,
-        keep: bool,
-    ) -> (Outcome, Option<Response>) {
-        let (mut sender, counters) = match self.h2_sender(slot).await {
-            Ok(pair) => pair,
-            Err(o) => return (o, None),
-        };
-        let result = async {
-            sender.ready().await.map_err(Failure::Request)?;
-            let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-            read_response(resp, keep).await
-        }
-        .await;
-        // Streams share the connection: each request takes the bytes not yet attributed, so
-        // the totals are exact and the split between requests is close.
-        let (s1, r1) = counters.read();
-        let (s0, r0) = slot.seen.replace((s1, r1));
-        let (mut outcome, response) = self.finish(result, keep);
-        outcome.bytes_sent = s1.saturating_sub(s0);
-        outcome.bytes_received = r1.saturating_sub(r0);
-        (outcome, response)
     }
 
     fn finish(&self, result: Result<Response, Failure>, keep: bool) -> (Outcome, Option<Response>) {

@@ -1,0 +1,124 @@
+//! HTTP/2: the sessions of a worker thread share its connections, `streams` sessions to one, in
+//! an [`H2Pool`] that is the driver's per-worker state.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use http::Request;
+use hyper::client::conn::http2;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use throng_core::Outcome;
+use throng_net::{message, Counters};
+use tokio::sync::Notify;
+
+use super::{read_response, Body, Failure, HttpDriver, Response};
+use crate::classify::classify;
+
+/// One HTTP/2 connection shared by several sessions of a worker thread.
+#[derive(Default)]
+pub(super) struct H2Slot {
+    conn: RefCell<Option<(http2::SendRequest<Body>, Arc<Counters>)>>,
+    connecting: Cell<bool>,
+    ready: Notify,
+    /// Counter values already attributed to requests.
+    seen: Cell<(u64, u64)>,
+    /// One clone per session on this connection: its strong count less one is their number
+    /// (the slot itself is cloned for each request, so its own count says nothing).
+    pub(super) seats: Rc<()>,
+}
+
+/// One worker's HTTP/2 connections, each shared by up to `streams` sessions.
+#[derive(Default)]
+pub struct H2Pool {
+    slots: RefCell<Vec<Rc<H2Slot>>>,
+}
+
+impl H2Pool {
+    /// The connection a new session joins: the first with room, or a new one. A session holds
+    /// a seat of its slot, so a slot's sessions are its seats' strong count less its own: a
+    /// session that ends (a user retired by a ramp) leaves room for the next, and a ramp that
+    /// retires and restarts users opens no new connections.
+    pub(super) fn join(&self, streams: usize) -> Rc<H2Slot> {
+        let mut slots = self.slots.borrow_mut();
+        if let Some(slot) = slots
+            .iter()
+            .find(|s| Rc::strong_count(&s.seats) - 1 < streams)
+        {
+            return slot.clone();
+        }
+        let slot = Rc::new(H2Slot::default());
+        slots.push(slot.clone());
+        slot
+    }
+
+    /// Connections this pool has made room for.
+    pub fn connections(&self) -> usize {
+        self.slots.borrow().len()
+    }
+}
+
+impl HttpDriver {
+    pub(super) async fn connect_h2(
+        &self,
+    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
+        let (stream, counters) = self.connect().await?;
+        let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
+        tokio::spawn(conn);
+        Ok((sender, counters))
+    }
+
+    pub(super) async fn h2_sender(
+        &self,
+        slot: &H2Slot,
+    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
+        loop {
+            if let Some((s, c)) = slot.conn.borrow().as_ref() {
+                if !s.is_closed() {
+                    return Ok((s.clone(), c.clone()));
+                }
+            }
+            if slot.connecting.get() {
+                slot.ready.notified().await;
+                continue;
+            }
+            slot.connecting.set(true);
+            let r = Box::pin(self.connect_h2()).await;
+            slot.connecting.set(false);
+            slot.ready.notify_waiters();
+            if let Ok(pair) = &r {
+                *slot.conn.borrow_mut() = Some(pair.clone());
+                slot.seen.set((0, 0));
+            }
+            return r;
+        }
+    }
+
+    pub(super) async fn execute_h2(
+        &self,
+        slot: &H2Slot,
+        req: Request<Body>,
+        keep: bool,
+    ) -> (Outcome, Option<Response>) {
+        let (mut sender, counters) = match self.h2_sender(slot).await {
+            Ok(pair) => pair,
+            Err(o) => return (o, None),
+        };
+        let result = async {
+            sender.ready().await.map_err(Failure::Request)?;
+            let resp = sender.send_request(req).await.map_err(Failure::Request)?;
+            read_response(resp, keep).await
+        }
+        .await;
+        // Streams share the connection: each request takes the bytes not yet attributed, so
+        // the totals are exact and the split between requests is close.
+        let (s1, r1) = counters.read();
+        let (s0, r0) = slot.seen.replace((s1, r1));
+        let (mut outcome, response) = self.finish(result, keep);
+        outcome.bytes_sent = s1.saturating_sub(s0);
+        outcome.bytes_received = r1.saturating_sub(r0);
+        (outcome, response)
+    }
+}

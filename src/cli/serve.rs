@@ -1,0 +1,143 @@
+//! `throng demo` (the bundled scenario against the embedded bank) and `throng serve` (the
+//! testbed's targets on a port of their own).
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use throng_core::stages::parse_duration;
+use throng_testbed::{BankService, Delay, Fault, HttpTarget};
+
+use super::args::{Cli, Command, DemoArgs, FaultArg, ServeArgs, ServeTarget};
+use super::runner::{run_scenario, Outputs};
+use super::signals::wait_for_signal;
+use super::{CliError, EXIT_OK};
+
+/// The bundled bank-transfer scenario, run by `throng demo`.
+pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/bank-transfer.yaml");
+
+pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
+    let bank = BankService::default()
+        .start()
+        .await
+        .context("starting the demo bank")?;
+    eprintln!(
+        "demo: the bank service at {} (SQLite in memory), scenarios/bank-transfer.yaml against it",
+        bank.url()
+    );
+    let mut scenario = throng_scenario::compile_str(
+        DEMO_SCENARIO,
+        "scenarios/bank-transfer.yaml",
+        std::path::Path::new("."),
+        &crate::protocols(),
+    )
+    .map_err(|e| CliError::Runtime(anyhow::anyhow!("the bundled scenario: {e}")))?;
+    for t in &mut scenario.targets {
+        t.url = bank.url();
+    }
+    let mut args = vec![
+        "throng".to_string(),
+        "run".into(),
+        "scenarios/bank-transfer.yaml".into(),
+        "-z".into(),
+        a.duration.clone(),
+    ];
+    match a.rate {
+        Some(r) => args.extend(["-q".into(), r.to_string()]),
+        None => args.extend(["-c".into(), a.users.to_string()]),
+    }
+    let cli =
+        <Cli as clap::Parser>::try_parse_from(&args).map_err(|e| CliError::Usage(e.to_string()))?;
+    let Command::Run(run) = cli.command else {
+        return Err(CliError::Usage("demo".into()));
+    };
+    let setup = super::scenario::build_from(&run, scenario)?;
+    let out = Outputs {
+        json: a.json,
+        quiet: false,
+        tui: super::live::wanted(a.no_tui),
+    };
+    let code = run_scenario(setup, out).await?;
+    let errors = bank.server_errors();
+    drop(bank);
+    if errors > 0 {
+        eprintln!("demo: the bank answered {errors} requests with a server error");
+    }
+    Ok(code)
+}
+
+fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
+    let bad = || CliError::Usage(format!("--stall {v:?}: write FROM..TO, e.g. 5s..8s"));
+    let (a, b) = v.split_once("..").ok_or_else(bad)?;
+    let (a, b) = (
+        parse_duration(a.trim()).map_err(|_| bad())?,
+        parse_duration(b.trim()).map_err(|_| bad())?,
+    );
+    if b <= a {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
+    if a.target == ServeTarget::Bank {
+        return serve_bank(a).await;
+    }
+    let d = |flag: &str, v: &str| {
+        parse_duration(v).map_err(|e| CliError::Usage(format!("{flag} {v:?}: {e}")))
+    };
+    let delay = match (&a.delay, &a.delay_max) {
+        (None, _) => Delay::None,
+        (Some(x), None) => Delay::Fixed(d("--delay", x)?),
+        (Some(x), Some(y)) => Delay::Uniform(d("--delay", x)?, d("--delay-max", y)?),
+    };
+    let target = HttpTarget {
+        delay,
+        status: a.status,
+        stall: a.stall.as_deref().map(parse_stall).transpose()?,
+        fault: a.fault.map(|f| match f {
+            FaultArg::Reset => Fault::Reset,
+            FaultArg::Garbage => Fault::Garbage,
+            FaultArg::Hang => Fault::Hang,
+        }),
+        tls: a.tls,
+        ..HttpTarget::default()
+    };
+    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
+        .await
+        .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
+    let running = target
+        .serve(listener)
+        .await
+        .context("starting the target")?;
+    if let Some(pem) = &running.cert_pem {
+        println!("{pem}");
+    }
+    println!("serving on {}", running.url());
+    wait_for_signal().await;
+    eprintln!("served {} requests", running.requests());
+    Ok(EXIT_OK)
+}
+
+async fn serve_bank(a: ServeArgs) -> Result<u8, CliError> {
+    let shaping = a.delay.is_some() || a.stall.is_some() || a.fault.is_some() || a.tls;
+    if shaping || a.status != 200 {
+        return Err(CliError::Usage(
+            "--delay, --status, --stall, --fault and --tls apply to the http target only".into(),
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
+        .await
+        .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
+    let running = BankService::default()
+        .serve(listener)
+        .await
+        .context("starting the bank")?;
+    println!("serving the bank on {}", running.url());
+    wait_for_signal().await;
+    eprintln!(
+        "served {} requests ({} server errors)",
+        running.requests(),
+        running.server_errors()
+    );
+    Ok(EXIT_OK)
+}
