@@ -44,6 +44,17 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                     a.url
                 )));
             }
+            // The URL's scheme picks the protocol (`throng::protocols()`); a URL no protocol
+            // claims goes to HTTP's checks, which say what is wrong with it.
+            let protocols = crate::protocols();
+            if let Some(p) = protocols.for_url(&a.url).filter(|p| p.name() != "http") {
+                return Err(CliError::Usage(format!(
+                    "{}: {} targets run from scenario files for now ({})",
+                    a.url,
+                    p.name(),
+                    protocols.schemes()
+                )));
+            }
             let setup = build(&a)?;
             run_http(
                 setup,

@@ -108,22 +108,6 @@ pub fn build_from(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",
         ));
     }
-    let mut labels: Vec<String> = scenario.steps.iter().map(|s| s.label.clone()).collect();
-    labels.extend(scenario.groups.iter().map(|g| g.label.clone()));
-    let mut thresholds = Vec::new();
-    for (text, place) in &scenario.thresholds {
-        thresholds.extend(parse_thresholds(
-            std::slice::from_ref(text),
-            &format!("{place}:"),
-            &labels,
-        )?);
-    }
-    let mut plan = super::plan::spec(a)
-        .over(&scenario.load)
-        .plan(&a.url, &super::plan::flag)
-        .map_err(|e| usage(format!("{e} (load from {} and the flags)", a.url)))?;
-    plan.target = a.url.clone();
-    thresholds.extend(parse_thresholds(&a.thresholds, "--threshold", &labels)?);
     // Check the transport flags once, then apply them to every target.
     let mut probe = HttpConfig::new("http://127.0.0.1/").map_err(|e| usage(e.to_string()))?;
     apply_transport(a, &mut probe)?;
@@ -163,7 +147,43 @@ pub fn build_from(
             })
             .collect(),
     };
-    let driver = ScenarioDriver::new(scenario, &options).map_err(|e| usage(e.to_string()))?;
+    assemble(
+        scenario,
+        &super::plan::spec(a),
+        &a.url,
+        &a.thresholds,
+        &options,
+        containers,
+    )
+}
+
+/// A scenario run from its parts: `flags` over the file's load section (messages name them as
+/// the command line does), the file's thresholds then `thresholds`, a client per target with
+/// `options`. `throng run FILE` and `throng demo` both end here.
+pub fn assemble(
+    scenario: throng_scenario::Scenario,
+    flags: &throng_core::LoadSpec,
+    source: &str,
+    extra: &[String],
+    options: &ClientOptions,
+    containers: Option<super::containers::Watch>,
+) -> Result<ScenarioSetup, CliError> {
+    let mut labels: Vec<String> = scenario.steps.iter().map(|s| s.label.clone()).collect();
+    labels.extend(scenario.groups.iter().map(|g| g.label.clone()));
+    let mut thresholds = Vec::new();
+    for (text, place) in &scenario.thresholds {
+        thresholds.extend(parse_thresholds(
+            std::slice::from_ref(text),
+            &format!("{place}:"),
+            &labels,
+        )?);
+    }
+    let plan = flags
+        .over(&scenario.load)
+        .plan(source, &super::plan::flag)
+        .map_err(|e| usage(format!("{e} (load from {source} and the flags)")))?;
+    thresholds.extend(parse_thresholds(extra, "--threshold", &labels)?);
+    let driver = ScenarioDriver::new(scenario, options).map_err(|e| usage(e.to_string()))?;
     let connections =
         (plan.peak_concurrency() as f64 * driver.connections_per_user()).ceil() as u64;
     Ok(ScenarioSetup {

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use throng_core::stages::parse_duration;
 use throng_testbed::{BankService, Delay, Fault, HttpTarget};
 
-use super::args::{Cli, Command, DemoArgs, FaultArg, ServeArgs, ServeTarget};
+use super::args::{DemoArgs, FaultArg, ServeArgs, ServeTarget};
 use super::runner::{run_scenario, Outputs};
 use super::signals::wait_for_signal;
 use super::{CliError, EXIT_OK};
@@ -34,23 +34,21 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
     for t in &mut scenario.targets {
         t.url = bank.url();
     }
-    let mut args = vec![
-        "throng".to_string(),
-        "run".into(),
-        "scenarios/bank-transfer.yaml".into(),
-        "-z".into(),
-        a.duration.clone(),
-    ];
-    match a.rate {
-        Some(r) => args.extend(["-q".into(), r.to_string()]),
-        None => args.extend(["-c".into(), a.users.to_string()]),
-    }
-    let cli =
-        <Cli as clap::Parser>::try_parse_from(&args).map_err(|e| CliError::Usage(e.to_string()))?;
-    let Command::Run(run) = cli.command else {
-        return Err(CliError::Usage("demo".into()));
+    // The demo's flags are `throng run`'s: a spec over the file's load section, as there.
+    let flags = throng_core::LoadSpec {
+        duration: Some(a.duration.clone()),
+        rate: a.rate,
+        users: a.rate.is_none().then_some(a.users),
+        ..throng_core::LoadSpec::default()
     };
-    let setup = super::scenario::build_from(&run, scenario)?;
+    let setup = super::scenario::assemble(
+        scenario,
+        &flags,
+        "scenarios/bank-transfer.yaml",
+        &[],
+        &throng_core::step::ClientOptions::default(),
+        None,
+    )?;
     let out = Outputs {
         json: a.json,
         quiet: false,
