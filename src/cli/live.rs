@@ -8,7 +8,7 @@ use std::io::IsTerminal as _;
 use std::sync::Arc;
 
 use throng_core::Snapshot;
-use throng_engine::{Change, RunHandle};
+use throng_engine::RunHandle;
 
 /// Whether to show the dashboard: stdout is a terminal that can draw, and `--no-tui` was not
 /// given. Anything else runs headless and never initialises the terminal.
@@ -25,8 +25,6 @@ pub struct Shown {
     pub snapshot: Arc<Snapshot>,
     /// The user stopped the run from the dashboard.
     pub stopped: bool,
-    /// What the dashboard's keys changed while the run went (rate, users, pause).
-    pub changes: Vec<Change>,
 }
 
 /// Shows the dashboard until the run ends (or the user stops it and leaves), then waits for the
@@ -46,9 +44,5 @@ pub async fn show(handle: RunHandle) -> Shown {
         eprintln!("stopping: finishing requests in flight, then writing results");
     }
     let snapshot = handle.wait().await;
-    Shown {
-        snapshot,
-        stopped,
-        changes: control.changes(),
-    }
+    Shown { snapshot, stopped }
 }

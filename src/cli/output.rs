@@ -12,30 +12,14 @@ use throng_report::{render_summary, Threshold};
 use super::runner::Outputs;
 use super::{CliError, EXIT_OK, EXIT_THRESHOLDS};
 
-/// Builds the result, evaluates thresholds, prints the summary, writes the JSON; the exit code.
+/// Builds the result (`report::finish`: the final snapshot carries the changes made while the
+/// run went), prints the summary, writes the JSON; the exit code.
 pub fn finish(
     snapshot: &Snapshot,
     thresholds: &[Threshold],
     out: &Outputs,
 ) -> Result<u8, CliError> {
-    finish_with(snapshot, thresholds, out, &[])
-}
-
-/// [`finish`], recording the changes made to the run while it went (the dashboard's keys).
-pub fn finish_with(
-    snapshot: &Snapshot,
-    thresholds: &[Threshold],
-    out: &Outputs,
-    changes: &[throng_engine::Change],
-) -> Result<u8, CliError> {
-    let changes = changes
-        .iter()
-        .map(|c| throng_report::ChangeResult {
-            t: c.t,
-            what: c.what.clone(),
-        })
-        .collect();
-    let result = throng_report::finish(snapshot, thresholds, changes);
+    let result = throng_report::finish(snapshot, thresholds);
     print!("{}", render_summary(&result));
     let mut code = if result.passed() {
         EXIT_OK

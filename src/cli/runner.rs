@@ -7,7 +7,7 @@ use throng_report::Threshold;
 
 use super::args::Command;
 use super::output::progress;
-pub use super::output::{check_writable, finish, finish_with, progress_line};
+pub use super::output::{check_writable, finish, progress_line};
 use super::plan::{build, RunSetup};
 pub use super::serve::DEMO_SCENARIO;
 use super::serve::{demo, serve};
@@ -147,12 +147,9 @@ pub async fn run_load<D: throng_core::Driver>(
             other => CliError::Usage(other.to_string()),
         })?;
     let signals = tokio::spawn(stop_on_signal(handle.stop_token(), handle.abort_token()));
-    let mut changes = Vec::new();
     let mut headless = None;
     let snapshot = if out.tui {
-        let shown = super::live::show(handle).await;
-        changes = shown.changes;
-        shown.snapshot
+        super::live::show(handle).await.snapshot
     } else {
         headless = (!out.quiet).then(|| tokio::spawn(progress(handle.snapshots())));
         handle.wait().await
@@ -169,5 +166,5 @@ pub async fn run_load<D: throng_core::Driver>(
     if let Some(p) = headless {
         p.abort();
     }
-    finish_with(&snapshot, thresholds, &out, &changes)
+    finish(&snapshot, thresholds, &out)
 }

@@ -27,7 +27,8 @@ pub use driver::{Driver, GroupInfo, Outcome, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Stage, Users};
 pub use snapshot::{
-    per_second, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint, Snapshot,
+    per_second, Change, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint,
+    Snapshot,
 };
 pub use spec::LoadSpec;
 pub use status::{grpc_name, Status};

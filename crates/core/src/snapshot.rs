@@ -238,6 +238,18 @@ pub struct Snapshot {
     pub lost_intervals: u64,
     /// The target's containers, when watched.
     pub containers: Vec<ContainerSeries>,
+    /// Changes made to the run while it went (pause, rate, users), from the dashboard's keys
+    /// or a library caller's control; complete in the final snapshot.
+    pub changes: Vec<Change>,
+}
+
+/// One change made to a run while it went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// Seconds since the start of the run.
+    pub t: f64,
+    /// What changed, in words (`rate x1.10`, `users +5`, `paused`, `resumed`).
+    pub what: String,
 }
 
 impl Snapshot {
@@ -275,6 +287,7 @@ impl Snapshot {
             active: 0,
             lost_intervals: 0,
             containers: Vec::new(),
+            changes: Vec::new(),
         }
     }
 

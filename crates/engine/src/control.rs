@@ -6,14 +6,7 @@ use std::sync::Mutex;
 
 use tokio::time::Instant;
 
-/// One change made while the run was going.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Change {
-    /// Seconds since the start of the run.
-    pub t: f64,
-    /// What changed, in words (`rate x1.10`, `users +5`, `paused`, `resumed`).
-    pub what: String,
-}
+pub use throng_core::Change;
 
 /// Live settings shared by the caller and the workers.
 #[derive(Debug)]

@@ -208,7 +208,9 @@ pub async fn start_with<D: Driver>(
         let elapsed = start.elapsed();
         shared.driver.teardown().await;
         agg.set_interrupted(stop2.is_cancelled());
-        let last = agg.snapshot(elapsed, RunState::Done);
+        let mut last = agg.snapshot(elapsed, RunState::Done);
+        // Every change made while the run went, for the result.
+        Arc::make_mut(&mut last).changes = shared.control.changes();
         snap_tx.send_replace(last.clone());
         last
     });

@@ -169,3 +169,34 @@ async fn the_open_loop_starts_every_arrival_on_schedule() {
     assert!(p.max <= 6_010, "{p:?}");
     assert!(p.min >= 4_990, "{p:?}");
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn changes_made_while_the_run_goes_are_in_the_final_snapshot() {
+    // A library caller's control (the dashboard's keys do the same): two more users at 0.5 s.
+    let set = tokio::task::LocalSet::new();
+    let s = set
+        .run_until(async {
+            let extras = Extras {
+                on_caller: true,
+                ..Extras::default()
+            };
+            let plan = closed(Users::Fixed(1), Some(Duration::from_secs(1)), None);
+            let took = Duration::from_millis(10);
+            let handle = start_with(plan, Arc::new(Sleeper { took }), extras)
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(520)).await;
+            handle.control().add_users(2);
+            handle.wait().await
+        })
+        .await;
+    assert_eq!(s.changes.len(), 1, "{:?}", s.changes);
+    assert!(s.changes[0].what.starts_with("users +2"), "{:?}", s.changes);
+    assert!(within(s.changes[0].t, 0.5, 0.01), "{:?}", s.changes);
+    // One user for the first half, three for the second: about 50 + 150 requests.
+    assert!(
+        (190..=210).contains(&s.total.samples),
+        "{}",
+        s.total.samples
+    );
+}

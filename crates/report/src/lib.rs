@@ -19,16 +19,11 @@ pub use result::{
 pub use table::{render_summary, render_table};
 pub use threshold::{Metric, Op, Threshold, ThresholdError, ThresholdResult};
 
-/// A finished run's result: the snapshot's numbers, the changes made while it ran (the
-/// dashboard's keys), and each threshold evaluated. [`RunResult::passed`] says whether the run
-/// passed; the command line prints [`render_summary`] of it and writes it as JSON.
-pub fn finish(
-    snapshot: &throng_core::Snapshot,
-    thresholds: &[Threshold],
-    changes: Vec<ChangeResult>,
-) -> RunResult {
+/// A finished run's result: the snapshot's numbers (the changes made while it ran included),
+/// and each threshold evaluated. [`RunResult::passed`] says whether the run passed; the command
+/// line prints [`render_summary`] of it and writes it as JSON.
+pub fn finish(snapshot: &throng_core::Snapshot, thresholds: &[Threshold]) -> RunResult {
     let mut result = RunResult::from_snapshot(snapshot);
-    result.changes = changes;
     result.thresholds = thresholds.iter().map(|t| t.evaluate(&result)).collect();
     result
 }

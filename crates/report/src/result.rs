@@ -363,7 +363,14 @@ impl RunResult {
                 .iter()
                 .map(ContainerResult::from_series)
                 .collect(),
-            changes: Vec::new(),
+            changes: s
+                .changes
+                .iter()
+                .map(|c| ChangeResult {
+                    t: c.t,
+                    what: c.what.clone(),
+                })
+                .collect(),
         }
     }
 }
