@@ -37,6 +37,7 @@ pub use throng_core as core;
 #[cfg(feature = "docker")]
 pub use throng_docker as docker;
 pub use throng_engine as engine;
+pub use throng_grpc as grpc;
 pub use throng_http as http;
 pub use throng_report as report;
 pub use throng_scenario as scenario;
@@ -46,7 +47,9 @@ pub use throng_testbed as testbed;
 pub use throng_tui as tui;
 
 /// Every protocol throng ships, for scenarios: targets and steps find theirs by URL scheme
-/// (`http://`, `https://`) and step key (`request`).
+/// (`http://`, `https://`, `grpc://`, `grpcs://`) and step key (`request`, `grpc`).
 pub fn protocols() -> core::step::Protocols {
-    core::step::Protocols::new().with(http::HttpProtocol)
+    core::step::Protocols::new()
+        .with(http::HttpProtocol)
+        .with(grpc::GrpcProtocol)
 }

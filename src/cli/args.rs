@@ -134,6 +134,10 @@ pub struct RunArgs {
     #[arg(long = "target", value_name = "NAME=URL", help_heading = "Request")]
     pub targets: Vec<String>,
 
+    /// gRPC targets (grpc://, grpcs://).
+    #[command(flatten)]
+    pub grpc: super::grpc::GrpcArgs,
+
     /// Write the JSON result to this file.
     #[arg(long, help_heading = "Output")]
     pub json: Option<PathBuf>,
@@ -262,6 +266,9 @@ pub enum ServeTarget {
     Http,
     /// The demo's bank: clients, transfers, orders and assets over JSON, in an in-memory SQLite.
     Bank,
+    /// A gRPC greeter (unary, server-streaming, client-streaming and bidi) with reflection and
+    /// health; --status is a gRPC code (0-16).
+    Grpc,
 }
 
 /// Connection faults.

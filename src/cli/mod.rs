@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod containers;
+pub mod grpc;
 pub mod live;
 mod output;
 pub mod plan;

@@ -47,6 +47,15 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
             // The URL's scheme picks the protocol (`throng::protocols()`); a URL no protocol
             // claims goes to HTTP's checks, which say what is wrong with it.
             let protocols = crate::protocols();
+            if protocols.for_url(&a.url).is_some_and(|p| p.name() == "grpc") {
+                let out = Outputs {
+                    json: a.json.clone(),
+                    quiet: a.quiet,
+                    tui: super::live::wanted(a.no_tui),
+                    ..Outputs::default()
+                };
+                return super::grpc::run(&a, out).await;
+            }
             if let Some(p) = protocols.for_url(&a.url).filter(|p| p.name() != "http") {
                 return Err(CliError::Usage(format!(
                     "{}: {} targets run from scenario files for now ({})",

@@ -63,7 +63,7 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
     Ok(code)
 }
 
-fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
+pub(crate) fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
     let bad = || CliError::Usage(format!("--stall {v:?}: write FROM..TO, e.g. 5s..8s"));
     let (a, b) = v.split_once("..").ok_or_else(bad)?;
     let (a, b) = (
@@ -79,6 +79,9 @@ fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
 pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
     if a.target == ServeTarget::Bank {
         return serve_bank(a).await;
+    }
+    if a.target == ServeTarget::Grpc {
+        return super::grpc::serve(a).await;
     }
     let d = |flag: &str, v: &str| {
         parse_duration(v).map_err(|e| CliError::Usage(format!("{flag} {v:?}: {e}")))

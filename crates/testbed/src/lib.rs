@@ -10,6 +10,10 @@
 //! back: latency and jitter, a reset or a clean close after some bytes (an answer that stops
 //! halfway), a body that trickles.
 //!
+//! [`GrpcTarget`] is a gRPC server (tonic's services on hyper's HTTP/2) with a greeter of the
+//! four call kinds, reflection (v1 and v1alpha) and health, and the same delay, status, stall
+//! and faults as the HTTP target.
+//!
 //! [`BankService`] is the demo's service: clients with balances, transfers, orders and an asset
 //! catalogue behind a JSON API, kept in a real embedded SQLite database (through sqlx) so a load
 //! test meets real transactions. Every write goes through one connection, so concurrent
@@ -18,9 +22,14 @@
 #![deny(missing_docs)]
 
 mod bank;
+mod grpc_target;
 mod http_target;
 mod proxy;
 
 pub use bank::{BankError, BankService, RunningService, Storage};
+pub use grpc_target::{
+    greeter_descriptors, GrpcTarget, GrpcTargetError, HelloReply, HelloRequest, RunningGrpc,
+    GREETER_PROTO,
+};
 pub use http_target::{Delay, Fault, HttpTarget, RunningTarget, TargetError};
 pub use proxy::{FaultProxy, ProxyFault, RunningProxy};

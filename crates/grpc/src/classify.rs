@@ -1,0 +1,42 @@
+//! Failures to classes: a status the server sent is `grpc_status` (DEADLINE_EXCEEDED is a
+//! `timeout`); a status tonic made from a transport error is classified by that error, walking
+//! `source()`: the socket's and TLS's through throng-net, hyper's here.
+
+use std::error::Error as StdError;
+
+use throng_core::ErrorClass;
+
+/// The class of a transport error (hyper's, or an I/O error below it).
+pub fn classify(err: &(dyn StdError + 'static)) -> ErrorClass {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    let mut class = None;
+    while let Some(e) = cur {
+        if let Some(h) = e.downcast_ref::<hyper::Error>() {
+            if h.is_timeout() {
+                return ErrorClass::Timeout;
+            }
+            if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() {
+                return ErrorClass::Protocol;
+            }
+            class.get_or_insert(ErrorClass::Reset);
+        } else if let Some(c) = throng_net::classify_io(e) {
+            return c;
+        } else if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            // A connection-level protocol error (GOAWAY with an error, bytes that are not
+            // HTTP/2) is the peer not speaking the protocol; a stream reset is a reset.
+            if h2.is_go_away() && h2.reason() == Some(h2::Reason::PROTOCOL_ERROR) || h2.is_library()
+            {
+                return ErrorClass::Protocol;
+            }
+            class.get_or_insert(ErrorClass::Reset);
+        }
+        cur = e.source();
+    }
+    class.unwrap_or(ErrorClass::Other)
+}
+
+/// Whether a tonic status came from the transport rather than from the server: tonic keeps
+/// the transport error as the status's source.
+pub(crate) fn transport_error(status: &tonic::Status) -> Option<&(dyn StdError + 'static)> {
+    StdError::source(status)
+}

@@ -1,0 +1,31 @@
+//! throng's gRPC driver: tonic's codec and client over throng's own HTTP/2 connections, with
+//! messages built at run time from `.proto` files (compiled by protox, no `protoc`), a protoset,
+//! or the server's reflection (v1, falling back to v1alpha). No generated code: a user
+//! load-tests a service they did not write.
+//!
+//! The decision: requests are encoded once from their JSON (prost-reflect's protobuf JSON
+//! mapping) and sent as bytes through a pass-through codec, and replies are decoded only when a
+//! check or an extraction reads them, so the hot path is tonic's framing on hyper's HTTP/2
+//! client and nothing else. Connections are opened on throng-net's counting TCP stream, as the
+//! HTTP driver's are, so bytes include HTTP/2 framing, and failures are classified the same way;
+//! a status the server sent is `grpc_status` with the code by name in the report.
+#![deny(missing_docs)]
+
+mod classify;
+mod codec;
+mod config;
+mod conn;
+mod descriptors;
+mod driver;
+pub mod message;
+mod reflection;
+mod step;
+
+pub use classify::classify;
+pub use codec::RawCodec;
+pub use config::{parse_url, split_call as parse_call, Descriptors, GrpcConfig, GrpcError};
+pub use conn::Pool;
+pub use descriptors::{compile_protos, find_method, read_protoset};
+pub use driver::{metadata, CallKind, GrpcDriver, Method, Session, Target};
+pub use reflection::Version as ReflectionVersion;
+pub use step::GrpcProtocol;

@@ -1,0 +1,454 @@
+//! gRPC as a scenario protocol: `grpc:` steps on `grpc://` and `grpcs://` targets.
+//!
+//! ```yaml
+//! grpc:
+//!   target: greeter
+//!   call: helloworld.Greeter/SayHello
+//!   message: { name: "{{ user }}" }       # the protobuf JSON mapping; a list streams
+//!   metadata: { x-trace: "{{ uuid() }}" }
+//! ```
+//!
+//! A target's descriptors come from the server's reflection, asked once when the run is
+//! assembled (before any load, so an unknown service is an error then); a step's method is
+//! found in them at its first call, and a message without templates is encoded once.
+
+use std::any::Any;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use prost_reflect::DescriptorPool;
+use serde_json::Value;
+use throng_core::step::{
+    ClientOptions, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient, StepError,
+    StepProtocol, TemplateCompiler, Text,
+};
+use throng_core::{ErrorClass, Outcome, Status};
+use tonic::metadata::MetadataMap;
+
+use crate::config::{split_call, Descriptors, GrpcConfig};
+use crate::conn::Pool;
+use crate::descriptors::find_method;
+use crate::driver::{metadata, Method, Session, Target};
+
+/// The gRPC protocol of scenarios.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrpcProtocol;
+
+/// A place in a message template: object keys and array indexes from the root.
+type Leaf = (Vec<Result<String, usize>>, Text);
+
+/// A step's method and, when nothing in its message is a template, its encoded requests.
+type Resolved = (Method, Option<Vec<Bytes>>);
+
+/// A compiled `grpc:` step.
+#[derive(Debug)]
+struct GrpcStep {
+    service: String,
+    method: String,
+    /// The message document and its string leaves that are templates.
+    message: Option<(Value, Vec<Leaf>)>,
+    metadata: Vec<(String, Text)>,
+    /// The method and (when nothing in the message is a template) its encoded requests, found
+    /// at the first call: a step's target is fixed, so the answer never changes.
+    resolved: OnceLock<Result<Resolved, String>>,
+}
+
+impl StepCall for GrpcStep {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+const FIELDS: &[&str] = &["call", "message", "metadata"];
+
+/// gRPC status names, by code.
+fn code_of(name: &str) -> Option<u8> {
+    (0u8..=16).find(|c| throng_core::grpc_name(*c).eq_ignore_ascii_case(name))
+}
+
+impl StepProtocol for GrpcProtocol {
+    fn name(&self) -> &'static str {
+        "grpc"
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &["grpc", "grpcs"]
+    }
+
+    fn key(&self) -> &'static str {
+        "grpc"
+    }
+
+    fn check_target(&self, url: &str) -> Result<(), String> {
+        crate::parse_url(url).map(drop).map_err(|e| e.to_string())
+    }
+
+    fn compile(
+        &self,
+        step: &Node,
+        t: &mut dyn TemplateCompiler,
+    ) -> Result<Arc<dyn StepCall>, StepError> {
+        let f = step.fields("grpc", FIELDS)?;
+        let call = f.require("call", "a grpc step")?;
+        let text = call.text("call")?;
+        let (service, method) =
+            split_call(&text).map_err(|e| StepError::at(call.at, e.to_string()))?;
+        let message = match f.get("message") {
+            None => None,
+            Some(m) => {
+                if !matches!(m.value, NodeValue::Map(_) | NodeValue::List(_)) {
+                    return Err(StepError::at(
+                        m.at,
+                        format!(
+                            "message: expected a map (or a list of maps for a stream), found {}",
+                            m.kind()
+                        ),
+                    ));
+                }
+                let mut leaves = Vec::new();
+                template_leaves(t, m, &mut Vec::new(), &mut leaves)?;
+                Some((m.to_json(), leaves))
+            }
+        };
+        let mut md = Vec::new();
+        if let Some(m) = f.get("metadata") {
+            for (name, value) in m.map("metadata")? {
+                let v = value.text(&format!("metadata `{name}`"))?;
+                metadata(&[(name.to_ascii_lowercase(), "x".into())]).map_err(|_| {
+                    StepError::at(value.at, format!("`{name}` is not a metadata name"))
+                })?;
+                md.push((name.to_ascii_lowercase(), t.text(&v, value.at)?));
+            }
+        }
+        Ok(Arc::new(GrpcStep {
+            service,
+            method,
+            message,
+            metadata: md,
+            resolved: OnceLock::new(),
+        }))
+    }
+
+    fn status(&self, expected: &Node) -> Result<Status, StepError> {
+        let code = match &expected.value {
+            NodeValue::Number(n) => n.as_u64().filter(|c| *c <= 16).map(|c| c as u8),
+            NodeValue::String(s) => s
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|c| *c <= 16)
+                .or_else(|| code_of(s.trim())),
+            _ => None,
+        };
+        code.map(Status::Grpc).ok_or_else(|| {
+            StepError::at(
+                expected.at,
+                "status must be a gRPC code, by name (OK, NOT_FOUND, UNAVAILABLE, ...) or \
+                 number (0 to 16)",
+            )
+        })
+    }
+
+    fn is_status_failure(&self, class: ErrorClass) -> bool {
+        class == ErrorClass::GrpcStatus
+    }
+
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+        let mut cfg = GrpcConfig::new(url, "").map_err(|e| e.to_string())?;
+        cfg.timeout = options.timeout;
+        cfg.connect_timeout = options.connect_timeout;
+        cfg.insecure = options.insecure;
+        cfg.cacert = options.cacert.clone();
+        cfg.streams = options.streams.max(1);
+        cfg.metadata = options
+            .headers
+            .iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
+            .collect();
+        let base = metadata(&cfg.metadata).map_err(|e| e.to_string())?;
+        let target = Target::new(&cfg).map_err(|e| e.to_string())?;
+        let pool = reflect(&target, &cfg)?;
+        Ok(Arc::new(GrpcClient {
+            target,
+            pool,
+            base,
+            per_user: 1.0 / cfg.streams as f64,
+        }))
+    }
+}
+
+/// Asks the server's reflection for everything it serves, on a thread of its own: clients are
+/// made while the scenario is assembled (synchronously, before any load), possibly on the
+/// caller's runtime, which must not be blocked from inside.
+fn reflect(target: &Target, cfg: &GrpcConfig) -> Result<DescriptorPool, String> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(target.all_descriptors(cfg))
+                .map_err(|e| e.to_string())
+        })
+        .join()
+        .unwrap_or_else(|_| Err("reflection failed".into()))
+    })
+}
+
+fn template_leaves(
+    t: &mut dyn TemplateCompiler,
+    node: &Node,
+    path: &mut Vec<Result<String, usize>>,
+    out: &mut Vec<Leaf>,
+) -> Result<(), StepError> {
+    match &node.value {
+        NodeValue::String(s) if s.contains("{{") || s.contains("{%") => {
+            out.push((path.clone(), t.text(s, node.at)?));
+        }
+        NodeValue::List(items) => {
+            for (i, x) in items.iter().enumerate() {
+                path.push(Err(i));
+                template_leaves(t, x, path, out)?;
+                path.pop();
+            }
+        }
+        NodeValue::Map(members) => {
+            for (k, x) in members {
+                path.push(Ok(k.clone()));
+                template_leaves(t, x, path, out)?;
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn place(doc: &mut Value, path: &[Result<String, usize>], value: Value) {
+    let mut cur = doc;
+    for k in path {
+        let next = match (k, cur) {
+            (Ok(k), Value::Object(m)) => m.get_mut(k),
+            (Err(i), Value::Array(a)) => a.get_mut(*i),
+            _ => None,
+        };
+        match next {
+            Some(v) => cur = v,
+            None => return,
+        }
+    }
+    *cur = value;
+}
+
+/// One gRPC target of a scenario.
+struct GrpcClient {
+    target: Target,
+    pool: DescriptorPool,
+    /// Metadata of every call (`-H`).
+    base: MetadataMap,
+    per_user: f64,
+}
+
+impl GrpcClient {
+    fn resolve(&self, step: &GrpcStep) -> Result<Resolved, String> {
+        let desc = find_method(
+            &self.pool,
+            &step.service,
+            &step.method,
+            &Descriptors::Reflection,
+        )
+        .map_err(|e| e.to_string())?;
+        let method = Method::new(desc).map_err(|e| e.to_string())?;
+        let fixed = match &step.message {
+            None => Some(method.requests(None)?),
+            Some((doc, leaves)) if leaves.is_empty() => {
+                Some(method.requests(Some(&doc.to_string()))?)
+            }
+            Some(_) => None,
+        };
+        Ok((method, fixed))
+    }
+
+    fn requests(
+        &self,
+        step: &GrpcStep,
+        method: &Method,
+        r: &dyn Render,
+    ) -> Result<Vec<Bytes>, String> {
+        let Some((doc, leaves)) = &step.message else {
+            return method.requests(None);
+        };
+        let mut doc = doc.clone();
+        for (path, text) in leaves {
+            let rendered = r.render(text)?;
+            // A rendered number or object is sent as JSON, anything else as a string (the
+            // JSON mapping reads int64 and enums from strings too).
+            let value = serde_json::from_str(&rendered).unwrap_or(Value::String(rendered));
+            place(&mut doc, path, value);
+        }
+        method.requests(Some(&doc.to_string()))
+    }
+
+    fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<MetadataMap, String> {
+        if step.metadata.is_empty() {
+            return Ok(self.base.clone());
+        }
+        let mut pairs = Vec::new();
+        for (k, v) in &step.metadata {
+            pairs.push((k.clone(), r.render(v)?));
+        }
+        let extra = metadata(&pairs).map_err(|e| e.to_string())?;
+        let mut all = self.base.clone().into_headers();
+        all.extend(extra.into_headers());
+        Ok(MetadataMap::from_headers(all))
+    }
+}
+
+fn session(s: &mut dyn Any) -> Option<&mut Session> {
+    s.downcast_mut::<Session>()
+}
+
+impl StepClient for GrpcClient {
+    fn worker(&self) -> Box<dyn Any> {
+        Box::new(Pool::default())
+    }
+
+    fn session(&self, worker: &dyn Any, _user: u64) -> Box<dyn Any> {
+        let fresh = Pool::default();
+        let pool = worker.downcast_ref::<Pool>().unwrap_or(&fresh);
+        Box::new(self.target.session(pool))
+    }
+
+    fn connect<'a>(&'a self, s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
+        Box::pin(async move {
+            match session(s) {
+                Some(s) => self.target.connect(s).await,
+                None => Err(Outcome::failed(ErrorClass::Other, "not a gRPC session")),
+            }
+        })
+    }
+
+    fn call<'a>(
+        &'a self,
+        s: &'a mut dyn Any,
+        call: &'a dyn StepCall,
+        render: &'a dyn Render,
+        want_reply: bool,
+    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
+        Box::pin(async move {
+            let (Some(step), Some(s)) = (call.as_any().downcast_ref::<GrpcStep>(), session(s))
+            else {
+                return (Outcome::failed(ErrorClass::Other, "not a gRPC step"), None);
+            };
+            let (method, fixed) = match step.resolved.get_or_init(|| self.resolve(step)) {
+                Ok(r) => r,
+                Err(e) => return (Outcome::failed(ErrorClass::Other, e.clone()), None),
+            };
+            let rendered;
+            let requests = match fixed {
+                Some(f) => f,
+                None => match self.requests(step, method, render) {
+                    Ok(r) => {
+                        rendered = r;
+                        &rendered
+                    }
+                    Err(e) => {
+                        return (
+                            Outcome::failed(ErrorClass::Check, format!("message: {e}")),
+                            None,
+                        )
+                    }
+                },
+            };
+            let md = match self.metadata(step, render) {
+                Ok(m) => m,
+                Err(e) => {
+                    return (
+                        Outcome::failed(ErrorClass::Check, format!("metadata: {e}")),
+                        None,
+                    )
+                }
+            };
+            self.target.call(s, method, requests, &md, want_reply).await
+        })
+    }
+
+    fn connections_per_user(&self) -> f64 {
+        self.per_user
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_core::step::Place;
+
+    struct Plain;
+    impl TemplateCompiler for Plain {
+        fn text(&mut self, source: &str, _at: Place) -> Result<Text, StepError> {
+            Ok(match source.contains("{{") {
+                true => Text::Template(source.into()),
+                false => Text::Static(source.into()),
+            })
+        }
+    }
+
+    fn node(v: Value) -> Node {
+        Node::from_json(&v, Place { line: 4, column: 2 })
+    }
+
+    #[test]
+    fn compiles_steps_and_statuses_and_refuses_bad_ones() {
+        let p = GrpcProtocol;
+        let ok = p
+            .compile(
+                &node(serde_json::json!({"call": "helloworld.Greeter/SayHello",
+                    "message": {"name": "{{ who }}", "count": 2}, "metadata": {"X-Id": "1"}})),
+                &mut Plain,
+            )
+            .unwrap();
+        let step = ok.as_any().downcast_ref::<GrpcStep>().unwrap();
+        assert_eq!(step.service, "helloworld.Greeter");
+        assert_eq!(step.metadata[0].0, "x-id");
+        assert_eq!(step.message.as_ref().unwrap().1.len(), 1);
+        for (bad, says) in [
+            (
+                serde_json::json!({"call": "Greeter"}),
+                "package.Service/Method",
+            ),
+            (serde_json::json!({"message": {}}), "needs `call`"),
+            (
+                serde_json::json!({"call": "a.B/C", "mesage": {}}),
+                "unknown field `mesage`",
+            ),
+            (
+                serde_json::json!({"call": "a.B/C", "message": "x"}),
+                "expected a map",
+            ),
+        ] {
+            let e = p.compile(&node(bad), &mut Plain).unwrap_err();
+            assert!(e.message.contains(says), "{}", e.message);
+        }
+        assert_eq!(
+            p.status(&node(serde_json::json!("OK"))).unwrap(),
+            Status::Grpc(0)
+        );
+        assert_eq!(
+            p.status(&node(serde_json::json!("not_found"))).unwrap(),
+            Status::Grpc(5)
+        );
+        assert_eq!(
+            p.status(&node(serde_json::json!(14))).unwrap(),
+            Status::Grpc(14)
+        );
+        assert!(p.status(&node(serde_json::json!(200))).is_err());
+        assert!(p.status(&node(serde_json::json!("FINE"))).is_err());
+        let mut doc = serde_json::json!({"a": [1, {"b": "x"}]});
+        place(
+            &mut doc,
+            &[Ok("a".into()), Err(1), Ok("b".into())],
+            serde_json::json!(3),
+        );
+        assert_eq!(doc, serde_json::json!({"a": [1, {"b": 3}]}));
+    }
+}

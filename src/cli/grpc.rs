@@ -1,0 +1,208 @@
+//! `throng run grpc://...` and `throng serve grpc`: gRPC's flags, mapped onto the gRPC driver and
+//! the testbed's gRPC target. Every other flag of `throng run` (load, thresholds, outputs,
+//! containers) means what it means for HTTP.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Args;
+use throng_grpc::{Descriptors, GrpcConfig, GrpcDriver};
+
+use super::args::{FaultArg, RunArgs, ServeArgs};
+use super::plan::{build_plan, parse_thresholds};
+use super::runner::{ensure_open_files, run_load, Outputs};
+use super::CliError;
+
+/// Flags of `throng run` for grpc:// and grpcs:// targets.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GrpcArgs {
+    /// gRPC: the method, package.Service/Method (e.g. helloworld.Greeter/SayHello). The
+    /// request is -d's JSON in the protobuf JSON mapping (a JSON array, or one object per line,
+    /// for client-streaming and bidi methods); -H sends metadata; -t is the call's deadline
+    /// (sent as grpc-timeout); --streams calls share one HTTP/2 connection.
+    #[arg(long, value_name = "METHOD", help_heading = "gRPC")]
+    pub call: Option<String>,
+    /// gRPC: a .proto file with the method (repeatable), compiled at run time (no protoc).
+    /// Without --proto or --protoset, the server's reflection is asked (v1, then v1alpha).
+    #[arg(long = "proto", value_name = "FILE", help_heading = "gRPC")]
+    pub protos: Vec<PathBuf>,
+    /// gRPC: an import path for --proto (repeatable; each file's own directory is one too).
+    #[arg(
+        short = 'I',
+        long = "import-path",
+        value_name = "DIR",
+        help_heading = "gRPC"
+    )]
+    pub import_paths: Vec<PathBuf>,
+    /// gRPC: a FileDescriptorSet (protoc --descriptor_set_out --include_imports) with the method.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "gRPC",
+        conflicts_with = "protos"
+    )]
+    pub protoset: Option<PathBuf>,
+    /// gRPC, client streaming and bidi: pause this long before each message after the first
+    /// [default: send them as fast as the stream takes them].
+    #[arg(long, value_name = "DURATION", help_heading = "gRPC")]
+    pub message_interval: Option<String>,
+}
+
+fn usage(m: impl Into<String>) -> CliError {
+    CliError::Usage(m.into())
+}
+
+/// Whether any gRPC flag was given (they make no sense for another protocol).
+pub fn given(a: &GrpcArgs) -> bool {
+    a.call.is_some()
+        || !a.protos.is_empty()
+        || !a.import_paths.is_empty()
+        || a.protoset.is_some()
+        || a.message_interval.is_some()
+}
+
+/// The gRPC configuration of `throng run grpc://...`, every bad value named with its flag.
+pub fn config(a: &RunArgs) -> Result<GrpcConfig, CliError> {
+    let g = &a.grpc;
+    let call = g.call.as_deref().ok_or_else(|| {
+        usage(format!(
+            "{}: a gRPC run needs --call package.Service/Method",
+            a.url
+        ))
+    })?;
+    let mut cfg = GrpcConfig::new(&a.url, call).map_err(|e| usage(e.to_string()))?;
+    cfg.service_method().map_err(|e| usage(e.to_string()))?;
+    if a.http2 || a.no_keepalive || a.method != "GET" {
+        return Err(usage(
+            "-m, --http2 and --no-keepalive apply to http:// targets; gRPC is always HTTP/2 POST",
+        ));
+    }
+    cfg.descriptors = match (&g.protoset, g.protos.is_empty()) {
+        (Some(p), _) => Descriptors::Protoset(p.clone()),
+        (None, false) => Descriptors::Protos {
+            files: g.protos.clone(),
+            includes: g.import_paths.clone(),
+        },
+        (None, true) if !g.import_paths.is_empty() => {
+            return Err(usage("-I/--import-path is for --proto files; give one"))
+        }
+        (None, true) => Descriptors::Reflection,
+    };
+    for h in &a.headers {
+        cfg.metadata(h).map_err(|e| usage(format!("-H {e}")))?;
+    }
+    throng_grpc::metadata(&cfg.metadata).map_err(|e| usage(format!("-H {e}")))?;
+    cfg.data = match a.body.as_deref() {
+        Some(b) => Some(match b.strip_prefix('@') {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("-d @{path}: cannot read the file: {e}")))?,
+            None => b.to_string(),
+        }),
+        None => None,
+    };
+    let d = |flag: &str, v: &str| {
+        let d = throng_core::stages::parse_duration(v)
+            .map_err(|e| usage(format!("{flag} {v:?}: not a duration ({e})")))?;
+        if d.is_zero() {
+            return Err(usage(format!("{flag} {v:?}: must be longer than zero")));
+        }
+        Ok(d)
+    };
+    cfg.timeout = d("-t/--timeout", &a.timeout)?;
+    cfg.connect_timeout = d("--connect-timeout", &a.connect_timeout)?;
+    cfg.message_interval = g
+        .message_interval
+        .as_deref()
+        .map(|v| d("--message-interval", v))
+        .transpose()?;
+    if a.streams == 0 {
+        return Err(usage("--streams must be at least 1"));
+    }
+    cfg.streams = a.streams;
+    if (a.insecure || a.cacert.is_some()) && !cfg.is_tls() {
+        return Err(usage(format!(
+            "--insecure and --cacert apply to grpcs:// targets; {} is plain grpc",
+            a.url
+        )));
+    }
+    cfg.insecure = a.insecure;
+    cfg.cacert = a.cacert.clone();
+    cfg.label = a.label.clone();
+    Ok(cfg)
+}
+
+/// Runs `throng run grpc://...` to its end: the driver is prepared (descriptors loaded, the
+/// request encoded) before any load, so bad input exits 2 having sent nothing.
+pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+    let plan = build_plan(a)?;
+    let cfg = config(a)?;
+    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &[cfg.label()])?;
+    let containers =
+        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
+    let streams = cfg.streams as u64;
+    let driver = GrpcDriver::new(cfg)
+        .await
+        .map_err(|e| usage(e.to_string()))?;
+    ensure_open_files(plan.peak_concurrency().div_ceil(streams))?;
+    run_load(
+        plan,
+        Arc::new(driver),
+        &thresholds,
+        containers.as_ref(),
+        out,
+    )
+    .await
+}
+
+/// `throng serve grpc`: the testbed's greeter, with reflection and health.
+pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
+    use throng_core::stages::parse_duration;
+    use throng_testbed::{Delay, Fault, GrpcTarget};
+    if a.tls {
+        return Err(usage("--tls applies to the http target only"));
+    }
+    let d =
+        |flag: &str, v: &str| parse_duration(v).map_err(|e| usage(format!("{flag} {v:?}: {e}")));
+    let delay = match (&a.delay, &a.delay_max) {
+        (None, _) => Delay::None,
+        (Some(x), None) => Delay::Fixed(d("--delay", x)?),
+        (Some(x), Some(y)) => Delay::Uniform(d("--delay", x)?, d("--delay-max", y)?),
+    };
+    // `--status` is HTTP's 200 by default; for gRPC it is a code from 0 (OK) to 16.
+    let status = match a.status {
+        200 => 0,
+        c @ 0..=16 => c as u8,
+        c => {
+            return Err(usage(format!(
+                "--status {c}: a gRPC status is a code from 0 (OK) to 16"
+            )))
+        }
+    };
+    let target = GrpcTarget {
+        delay,
+        status,
+        stall: a
+            .stall
+            .as_deref()
+            .map(super::serve::parse_stall)
+            .transpose()?,
+        fault: a.fault.map(|f| match f {
+            FaultArg::Reset => Fault::Reset,
+            FaultArg::Garbage => Fault::Garbage,
+            FaultArg::Hang => Fault::Hang,
+        }),
+        ..GrpcTarget::default()
+    };
+    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
+        .await
+        .map_err(|e| usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
+    let running = target
+        .serve(listener)
+        .await
+        .context("starting the gRPC target")?;
+    println!("serving gRPC on {}", running.url());
+    super::signals::wait_for_signal().await;
+    eprintln!("served {} calls", running.calls());
+    Ok(super::EXIT_OK)
+}

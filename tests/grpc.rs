@@ -1,0 +1,409 @@
+//! gRPC end to end: `throng run grpc://...` in-process (the command line's own path: flags, the
+//! driver, the engine) against the testbed's gRPC target, and the built binary for bad input
+//! and the JSON result.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use throng::cli::args::Command;
+use throng::cli::Cli;
+use throng::core::{ErrorClass, Snapshot, Status};
+use throng::grpc::{CallKind, GrpcDriver, Pool};
+use throng::testbed::{Delay, GrpcTarget, RunningGrpc};
+
+use common::{errors_of, throng};
+
+const GREETER: &str = "crates/testbed/proto/greeter.proto";
+
+/// The driver `throng run ARGS...` would build.
+async fn driver(args: &[&str]) -> (throng::core::RunPlan, GrpcDriver) {
+    let mut argv = vec!["throng", "run"];
+    argv.extend_from_slice(args);
+    let Command::Run(run) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not a run")
+    };
+    let plan = throng::cli::plan::build_plan(&run).expect("load flags");
+    let cfg = throng::cli::grpc::config(&run).expect("gRPC flags");
+    (plan, GrpcDriver::new(cfg).await.expect("the driver"))
+}
+
+/// Runs `throng run ARGS...` in-process.
+async fn run(args: &[&str]) -> Arc<Snapshot> {
+    let (plan, d) = driver(args).await;
+    throng::engine::run(plan, Arc::new(d)).await.expect("run")
+}
+
+async fn target(t: GrpcTarget) -> RunningGrpc {
+    t.start().await.expect("the gRPC target starts")
+}
+
+fn status_count(s: &Snapshot, status: Status) -> u64 {
+    s.statuses
+        .iter()
+        .filter(|(st, _)| *st == status)
+        .map(|(_, n)| *n)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unary_calls_are_counted_exactly_by_reflection_and_by_proto() {
+    let t = target(GrpcTarget::default()).await;
+    let url = t.url();
+    let s = run(&[
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-d",
+        r#"{"name":"throng"}"#,
+        "-c",
+        "8",
+        "-n",
+        "500",
+    ])
+    .await;
+    assert_eq!(s.total.samples, 500);
+    assert_eq!(s.total.errors, 0);
+    assert_eq!(status_count(&s, Status::Grpc(0)), 500);
+    assert_eq!(t.calls(), 500, "the server answered every call and no more");
+    // HTTP/2 framing: each call sends at least its 5-byte gRPC prefix and the 8-byte message,
+    // plus headers.
+    assert!(s.total.bytes_sent > 500 * 13, "{}", s.total.bytes_sent);
+    assert!(s.total.bytes_received > 500 * 13);
+    let s = run(&[
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        GREETER,
+        "-c",
+        "3",
+        "-n",
+        "101",
+        "--streams",
+        "2",
+    ])
+    .await;
+    assert_eq!(s.total.samples, 101);
+    assert_eq!(s.total.errors, 0);
+    assert_eq!(t.calls(), 601);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_is_grpc_status_with_its_message() {
+    let t = target(GrpcTarget {
+        status: 14,
+        ..GrpcTarget::default()
+    })
+    .await;
+    let s = run(&[
+        &t.url(),
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-n",
+        "20",
+    ])
+    .await;
+    assert_eq!(s.total.samples, 20);
+    assert_eq!(errors_of(&s, ErrorClass::GrpcStatus), 20);
+    assert_eq!(status_count(&s, Status::Grpc(14)), 20);
+    let sample = s.errors[0].sample.clone();
+    assert!(sample.contains("UNAVAILABLE"), "{sample}");
+    assert!(sample.contains("the testbed answers status 14"), "{sample}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_its_deadline_is_a_timeout() {
+    let t = target(GrpcTarget {
+        delay: Delay::Fixed(Duration::from_millis(400)),
+        ..GrpcTarget::default()
+    })
+    .await;
+    let s = run(&[
+        &t.url(),
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-t",
+        "100ms",
+        "-c",
+        "2",
+        "-n",
+        "4",
+    ])
+    .await;
+    assert_eq!(s.total.samples, 4);
+    assert_eq!(errors_of(&s, ErrorClass::Timeout), 4);
+    // Timed into the latency histogram at what they waited: the deadline, not the delay.
+    let p50 = s.total.latency.value_at_quantile(0.5);
+    assert!((90_000..300_000).contains(&p50), "{p50} µs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_listening_is_every_call_failed() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("grpc://127.0.0.1:{port}");
+    let s = run(&[
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        GREETER,
+        "-c",
+        "4",
+        "-n",
+        "40",
+    ])
+    .await;
+    assert_eq!(s.total.samples, 40, "every call is counted");
+    assert_eq!(errors_of(&s, ErrorClass::Connect), 40);
+    assert_eq!(s.total.latency.len(), 0, "no call succeeded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_gives_classified_errors_and_no_hang() {
+    let t = target(GrpcTarget::default()).await;
+    let url = t.url();
+    let (plan, d) = driver(&[
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-c",
+        "4",
+        "-z",
+        "1500ms",
+        "-t",
+        "500ms",
+    ])
+    .await;
+    let stopper = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        drop(t);
+    });
+    let started = std::time::Instant::now();
+    let s = throng::engine::run(plan, Arc::new(d)).await.unwrap();
+    stopper.await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "no hang");
+    assert!(s.total.samples > s.total.errors, "calls succeeded first");
+    let broken = errors_of(&s, ErrorClass::Connect) + errors_of(&s, ErrorClass::Reset);
+    assert!(broken > 0, "{:?}", s.errors);
+    assert_eq!(
+        broken + errors_of(&s, ErrorClass::Timeout) + errors_of(&s, ErrorClass::Aborted),
+        s.total.errors,
+        "{:?}",
+        s.errors
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_four_call_kinds_answer_what_the_greeter_sends() {
+    let t = target(GrpcTarget::default()).await;
+    let url = t.url();
+    let reply = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (_, d) = driver(&args).await;
+        let pool = Pool::default();
+        let mut session = throng::core::Driver::session(&d, &pool, 0);
+        let kind = d.method().kind;
+        let (outcome, reply) = d.send(&mut session, true).await;
+        assert_eq!(outcome.error, None, "{:?}", outcome.message);
+        (kind, reply.unwrap().json.unwrap())
+    };
+    let call = |m: &str, data: &str| {
+        vec![
+            url.clone(),
+            "--call".into(),
+            format!("helloworld.Greeter/{m}"),
+            "-d".into(),
+            data.into(),
+            "-n".into(),
+            "1".into(),
+        ]
+    };
+    let (kind, json) = reply(call("SayHello", r#"{"name":"a"}"#)).await;
+    assert_eq!(kind, CallKind::Unary);
+    assert_eq!(json["message"], "Hello a");
+    let (kind, json) = reply(call("SayHellos", r#"{"name":"b","count":4}"#)).await;
+    assert_eq!(kind, CallKind::ServerStreaming);
+    let indexes: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["index"].clone())
+        .collect();
+    assert_eq!(indexes, [0, 1, 2, 3]);
+    let (kind, json) = reply(call(
+        "CollectHellos",
+        r#"[{"name":"c"},{"name":"d"},{"name":"e"}]"#,
+    ))
+    .await;
+    assert_eq!(kind, CallKind::ClientStreaming);
+    assert_eq!(json["message"], "Hello c, d, e");
+    assert_eq!(json["index"], 3);
+    // One JSON object per line is a stream too.
+    let (kind, json) = reply(call("Chat", "{\"name\":\"f\"}\n{\"name\":\"g\"}\n")).await;
+    assert_eq!(kind, CallKind::Bidi);
+    let names: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["message"].clone())
+        .collect();
+    assert_eq!(names, ["Hello f", "Hello g"]);
+    // Streaming calls under load: one row per call, every one counted.
+    let s = run(&[
+        &url,
+        "--call",
+        "helloworld.Greeter/SayHellos",
+        "-d",
+        r#"{"count":5}"#,
+        "-n",
+        "30",
+    ])
+    .await;
+    assert_eq!((s.total.samples, s.total.errors), (30, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_falls_back_to_v1alpha() {
+    let t = target(GrpcTarget {
+        v1alpha_only: true,
+        ..GrpcTarget::default()
+    })
+    .await;
+    let s = run(&[&t.url(), "--call", "helloworld.Greeter/SayHello", "-n", "7"]).await;
+    assert_eq!((s.total.samples, s.total.errors), (7, 0));
+}
+
+/// Bad input: exit 2 before any load, the problem named.
+#[test]
+fn bad_input_exits_2_naming_the_problem() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = rt.block_on(target(GrpcTarget::default()));
+    let bare = rt.block_on(target(GrpcTarget {
+        reflection: false,
+        ..GrpcTarget::default()
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.proto");
+    std::fs::write(
+        &broken,
+        "syntax = \"proto3\";\nmessage A {\n  string a = 1\n}\n",
+    )
+    .unwrap();
+    let broken = broken.display().to_string();
+    let url = t.url();
+    let with_path = format!("{url}/helloworld.Greeter/SayHello");
+    let bare_url = bare.url();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec![&with_path, "--call", "helloworld.Greeter/SayHello"],
+            "a gRPC URL has no path".into(),
+        ),
+        (
+            vec![&url, "--call", "helloworld.Nope/SayHello"],
+            "no service `helloworld.Nope`".into(),
+        ),
+        (
+            vec![&url, "--call", "helloworld.Greeter/Nope"],
+            "has no method `Nope` (methods: SayHello, SayHellos, CollectHellos, Chat)".into(),
+        ),
+        (
+            vec![
+                &url,
+                "--call",
+                "helloworld.Greeter/SayHello",
+                "-d",
+                r#"{"name":"x","cnt":1}"#,
+            ],
+            "unknown field `cnt` in helloworld.HelloRequest".into(),
+        ),
+        (
+            vec![
+                &url,
+                "--call",
+                "helloworld.Greeter/SayHello",
+                "-d",
+                r#"{"count":"many"}"#,
+            ],
+            "field `count`".into(),
+        ),
+        (
+            vec![
+                &url,
+                "--call",
+                "helloworld.Greeter/SayHello",
+                "--proto",
+                "missing.proto",
+            ],
+            "missing.proto: no such file".into(),
+        ),
+        (
+            vec![&url, "--call", "a.B/C", "--proto", &broken],
+            format!("{broken}:4:1: expected ';'"),
+        ),
+        (
+            vec![&bare_url, "--call", "helloworld.Greeter/SayHello"],
+            "serves no reflection".into(),
+        ),
+        (vec![&url], "needs --call".into()),
+    ];
+    for (args, says) in cases {
+        let mut all = vec!["run"];
+        all.extend(args.iter().copied());
+        all.extend(["-n", "5", "--no-tui"]);
+        let out = throng(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&says), "{args:?}: {err}");
+    }
+    assert_eq!(t.calls() + bare.calls(), 0, "no load was sent");
+}
+
+#[test]
+fn the_json_result_names_grpc_statuses_and_validates() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = rt.block_on(target(GrpcTarget {
+        status: 5,
+        ..GrpcTarget::default()
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-n",
+        "12",
+        "--quiet",
+        "--no-tui",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["status_codes"]["grpc 5 NOT_FOUND"], 12, "{result}");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&result)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("grpc 5 NOT_FOUND: 12"), "{summary}");
+}
