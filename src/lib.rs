@@ -41,15 +41,18 @@ pub use throng_grpc as grpc;
 pub use throng_http as http;
 pub use throng_report as report;
 pub use throng_scenario as scenario;
+pub use throng_sql as sql;
 #[cfg(feature = "testbed")]
 pub use throng_testbed as testbed;
 #[cfg(feature = "dashboard")]
 pub use throng_tui as tui;
 
 /// Every protocol throng ships, for scenarios: targets and steps find theirs by URL scheme
-/// (`http://`, `https://`, `grpc://`, `grpcs://`) and step key (`request`, `grpc`).
+/// (`http://`, `https://`, `grpc://`, `grpcs://`, `postgres://`, `mysql://`, `sqlite://`) and
+/// step key (`request`, `grpc`, `sql`).
 pub fn protocols() -> core::step::Protocols {
     core::step::Protocols::new()
         .with(http::HttpProtocol)
+        .with(sql::SqlProtocol)
         .with(grpc::GrpcProtocol)
 }

@@ -25,6 +25,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run a testbed target on its own.
     Serve(ServeArgs),
+    /// Create or drop sysbench's tables (sbtest1..N) for `throng run URL --workload ...`.
+    Sql(super::sql::SqlCommand),
 }
 
 /// Flags of `throng run`.
@@ -180,6 +182,10 @@ pub struct RunArgs {
     /// Sample the containers this long before the load starts, for the idle row (e.g. 10s).
     #[arg(long, value_name = "DURATION", help_heading = "Containers")]
     pub idle: Option<String>,
+
+    /// SQL flags (a postgres://, mysql:// or sqlite:// URL).
+    #[command(flatten)]
+    pub sql: super::sql::SqlArgs,
 }
 
 /// A whole number of at least 1, with a message a person reads (clap's own says

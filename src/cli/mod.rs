@@ -11,6 +11,7 @@ pub mod runner;
 pub mod scenario;
 mod serve;
 mod signals;
+pub mod sql;
 
 use std::process::ExitCode;
 

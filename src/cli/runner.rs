@@ -56,6 +56,15 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                 };
                 return super::grpc::run(&a, out).await;
             }
+            if protocols.for_url(&a.url).is_some_and(|p| p.name() == "sql") {
+                let out = Outputs {
+                    json: a.json.clone(),
+                    quiet: a.quiet,
+                    tui: super::live::wanted(a.no_tui),
+                    ..Outputs::default()
+                };
+                return super::sql::run(&a, out).await;
+            }
             if let Some(p) = protocols.for_url(&a.url).filter(|p| p.name() != "http") {
                 return Err(CliError::Usage(format!(
                     "{}: {} targets run from scenario files for now ({})",
@@ -77,6 +86,7 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
         }
         Command::Demo(a) => demo(a).await,
         Command::Serve(a) => serve(a).await,
+        Command::Sql(a) => super::sql::command(a).await,
     }
 }
 

@@ -98,10 +98,12 @@ pub fn messages(
     };
     let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) if streaming => items,
-        Ok(Value::Array(_)) => return Err(format!(
+        Ok(Value::Array(_)) => {
+            return Err(format!(
             "{} takes one message, not an array (arrays are for client-streaming and bidi methods)",
             desc.full_name()
-        )),
+        ))
+        }
         Ok(v) => vec![v],
         Err(e) if streaming && text.lines().count() > 1 => text
             .lines()

@@ -212,7 +212,12 @@ impl UnaryService<HelloRequest> for SayHello {
             let r = state.gate().await;
             state.count();
             r?;
-            Ok(Response::new(hello(&req.get_ref().name, 0)))
+            let mut resp = Response::new(hello(&req.get_ref().name, 0));
+            // Metadata `x-echo` comes back as it went, so a client can see what it sent.
+            if let Some(v) = req.metadata().get("x-echo") {
+                resp.metadata_mut().insert("x-echo", v.clone());
+            }
+            Ok(resp)
         })
     }
 }

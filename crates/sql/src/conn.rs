@@ -1,0 +1,311 @@
+//! One connection to one of the three databases, behind one enum so the driver's code is
+//! written once; each arm calls sqlx's concrete connection (no `Any` driver converting every
+//! row on the hot path).
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::TryStreamExt as _;
+use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use sqlx::{
+    AssertSqlSafe, Column as _, ConnectOptions as _, Connection as _, Either, Executor as _,
+};
+use sqlx::{Row as _, Statement as _, TypeInfo as _};
+use throng_core::{ErrorClass, Outcome};
+
+use crate::classify::failure;
+use crate::param::Value;
+use crate::url::{redact, Dialect};
+
+/// How to reach a database: its connection options, parsed once from the URL.
+#[derive(Debug, Clone)]
+pub struct Target {
+    dialect: Dialect,
+    /// The URL with its password hidden: the only form shown.
+    shown: String,
+    /// The URL as given: for scrubbing messages, never shown.
+    url: String,
+    options: Options,
+    connect_timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+enum Options {
+    Pg(PgConnectOptions),
+    My(MySqlConnectOptions),
+    Lite(SqliteConnectOptions),
+}
+
+/// An open connection.
+#[derive(Debug)]
+pub enum Conn {
+    /// PostgreSQL.
+    Pg(PgConnection),
+    /// MySQL or MariaDB.
+    My(MySqlConnection),
+    /// SQLite.
+    Lite(SqliteConnection),
+}
+
+/// What a statement did.
+#[derive(Debug, Default)]
+pub struct Done {
+    /// Rows it returned.
+    pub rows: u64,
+    /// Rows it changed.
+    pub affected: u64,
+    /// The rows as JSON objects, when asked for.
+    pub data: Vec<serde_json::Value>,
+}
+
+impl Target {
+    /// Parses the URL into connection options; `cache` is how many prepared statements each
+    /// connection keeps (at least the run's statements, so none is prepared twice).
+    pub fn new(url: &str, connect_timeout: Duration, cache: usize) -> Result<Target, String> {
+        let dialect = crate::url::check(url)?;
+        let shown = redact(url);
+        let bad = |e: sqlx::Error| format!("{shown}: {}", crate::url::scrub(url, &e.to_string()));
+        let options = match dialect {
+            Dialect::Postgres => Options::Pg(
+                PgConnectOptions::from_str(url)
+                    .map_err(bad)?
+                    .statement_cache_capacity(cache)
+                    .disable_statement_logging(),
+            ),
+            Dialect::MySql => {
+                let url = url.replacen("mariadb:", "mysql:", 1);
+                Options::My(
+                    MySqlConnectOptions::from_str(&url)
+                        .map_err(bad)?
+                        .statement_cache_capacity(cache)
+                        .disable_statement_logging(),
+                )
+            }
+            Dialect::Sqlite => Options::Lite(
+                SqliteConnectOptions::from_str(url)
+                    .map_err(bad)?
+                    .statement_cache_capacity(cache)
+                    .disable_statement_logging(),
+            ),
+        };
+        Ok(Target {
+            dialect,
+            shown,
+            url: url.to_string(),
+            options,
+            connect_timeout,
+        })
+    }
+
+    /// Which database.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The URL with its password hidden.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// `text` with the password taken out.
+    pub fn scrub(&self, text: &str) -> String {
+        crate::url::scrub(&self.url, text)
+    }
+
+    /// Opens a connection within the connect timeout; a failure is a classified outcome whose
+    /// message names the database (password hidden).
+    pub async fn connect(&self) -> Result<Conn, Outcome> {
+        let attempt = async {
+            Ok::<_, sqlx::Error>(match &self.options {
+                Options::Pg(o) => Conn::Pg(o.connect().await?),
+                Options::My(o) => Conn::My(o.connect().await?),
+                Options::Lite(o) => Conn::Lite(o.connect().await?),
+            })
+        };
+        match tokio::time::timeout(self.connect_timeout, attempt).await {
+            Ok(Ok(c)) => Ok(c),
+            Ok(Err(e)) => {
+                let mut o = failure(&e);
+                // A refused or reset connect is a connect failure whatever sqlx wraps it in.
+                if o.error != Some(ErrorClass::Sql) && o.error != Some(ErrorClass::Tls) {
+                    o.error = Some(ErrorClass::Connect);
+                }
+                o.message = Some(self.scrub(&format!(
+                    "connect to {}: {}",
+                    self.shown,
+                    o.message.unwrap_or_default()
+                )));
+                Err(o)
+            }
+            Err(_) => Err(Outcome::failed(
+                ErrorClass::Timeout,
+                format!(
+                    "connect to {} timed out after {:?}",
+                    self.shown, self.connect_timeout
+                ),
+            )),
+        }
+    }
+}
+
+macro_rules! bind_all {
+    ($q:expr, $args:expr) => {{
+        let mut q = $q;
+        for a in $args {
+            q = match a {
+                Value::Null => q.bind(None::<i64>),
+                Value::Int(n) => q.bind(*n),
+                Value::Float(x) => q.bind(*x),
+                Value::Text(s) => q.bind(s.as_str()),
+                Value::Bool(b) => q.bind(*b),
+            };
+        }
+        q
+    }};
+}
+
+macro_rules! run_on {
+    ($c:expr, $sql:expr, $args:expr, $keep:expr, $json:path) => {{
+        let q = bind_all!(sqlx::query(AssertSqlSafe($sql.clone())), $args);
+        let mut done = Done::default();
+        let mut stream = (&mut *$c).fetch_many(q);
+        while let Some(item) = stream.try_next().await? {
+            match item {
+                Either::Left(r) => done.affected += r.rows_affected(),
+                Either::Right(row) => {
+                    done.rows += 1;
+                    if $keep {
+                        done.data.push($json(&row));
+                    }
+                }
+            }
+        }
+        Ok(done)
+    }};
+}
+
+impl Conn {
+    /// Runs one prepared statement (prepared on this connection at its first use, then taken
+    /// from the connection's cache) with its parameters; `keep` keeps the rows as JSON.
+    pub async fn run(
+        &mut self,
+        sql: &Arc<str>,
+        args: &[Value],
+        keep: bool,
+    ) -> Result<Done, sqlx::Error> {
+        match self {
+            Conn::Pg(c) => run_on!(c, sql, args, keep, pg_json),
+            Conn::My(c) => run_on!(c, sql, args, keep, my_json),
+            Conn::Lite(c) => run_on!(c, sql, args, keep, lite_json),
+        }
+    }
+
+    /// Runs text as it is, unprepared (transaction control, DDL, scripts of several
+    /// statements).
+    pub async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
+        let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
+        match self {
+            Conn::Pg(c) => c.execute(q).await.map(drop),
+            Conn::My(c) => c.execute(q).await.map(drop),
+            Conn::Lite(c) => c.execute(q).await.map(drop),
+        }
+    }
+
+    /// Prepares a statement and says how many parameters it takes.
+    pub async fn parameters(&mut self, sql: &str) -> Result<usize, sqlx::Error> {
+        let sql = AssertSqlSafe(sql.to_string());
+        use sqlx::SqlSafeStr as _;
+        Ok(match self {
+            Conn::Pg(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
+            Conn::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
+            Conn::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
+        })
+    }
+
+    /// Closes the connection politely (the server logs no broken connection).
+    pub async fn close(self) {
+        let _ = match self {
+            Conn::Pg(c) => c.close().await,
+            Conn::My(c) => c.close().await,
+            Conn::Lite(c) => c.close().await,
+        };
+    }
+}
+
+fn count<T>(p: Option<Either<&[T], usize>>) -> usize {
+    match p {
+        Some(Either::Left(types)) => types.len(),
+        Some(Either::Right(n)) => n,
+        None => 0,
+    }
+}
+
+macro_rules! cell {
+    ($row:expr, $i:expr, $($t:ty => $f:expr),+ ; $fallback:expr) => {{
+        $(
+            if let Ok(v) = $row.try_get::<Option<$t>, _>($i) {
+                return v.map_or(serde_json::Value::Null, $f);
+            }
+        )+
+        $fallback
+    }};
+}
+
+fn num<T: Into<serde_json::Number>>(n: T) -> serde_json::Value {
+    serde_json::Value::Number(n.into())
+}
+
+fn float(x: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+fn unsupported(type_name: &str) -> serde_json::Value {
+    serde_json::Value::String(format!("<{type_name}: cast it to text in the query>"))
+}
+
+fn pg_cell(row: &sqlx::postgres::PgRow, i: usize) -> serde_json::Value {
+    cell!(row, i,
+        i64 => num, i32 => num, i16 => num,
+        f64 => float, f32 => |x: f32| float(f64::from(x)),
+        String => serde_json::Value::String, bool => serde_json::Value::Bool;
+        unsupported(row.column(i).type_info().name()))
+}
+
+fn my_cell(row: &sqlx::mysql::MySqlRow, i: usize) -> serde_json::Value {
+    cell!(row, i,
+    i64 => num, i32 => num, i16 => num, i8 => num, u64 => num, u32 => num, u16 => num,
+    u8 => num, f64 => float, f32 => |x: f32| float(f64::from(x)),
+    String => serde_json::Value::String;
+    // DECIMAL comes as its text.
+    match row.try_get_unchecked::<Option<String>, _>(i) {
+        Ok(Some(s)) => serde_json::from_str::<serde_json::Number>(&s)
+            .map_or(serde_json::Value::String(s), serde_json::Value::Number),
+        Ok(None) => serde_json::Value::Null,
+        Err(_) => unsupported(row.column(i).type_info().name()),
+    })
+}
+
+fn lite_cell(row: &sqlx::sqlite::SqliteRow, i: usize) -> serde_json::Value {
+    cell!(row, i,
+        i64 => num, f64 => float, String => serde_json::Value::String, bool => serde_json::Value::Bool;
+        unsupported(row.column(i).type_info().name()))
+}
+
+macro_rules! row_json {
+    ($name:ident, $row:ty, $cell:ident) => {
+        fn $name(row: &$row) -> serde_json::Value {
+            let mut m = serde_json::Map::new();
+            for (i, c) in row.columns().iter().enumerate() {
+                m.insert(c.name().to_string(), $cell(row, i));
+            }
+            serde_json::Value::Object(m)
+        }
+    };
+}
+
+row_json!(pg_json, sqlx::postgres::PgRow, pg_cell);
+row_json!(my_json, sqlx::mysql::MySqlRow, my_cell);
+row_json!(lite_json, sqlx::sqlite::SqliteRow, lite_cell);

@@ -1,0 +1,373 @@
+//! SQL as a scenario protocol: `sql:` steps on `postgres://`, `mysql://`, `mariadb://` and
+//! `sqlite://` targets.
+//!
+//! ```yaml
+//! sql:
+//!   query: SELECT balance FROM accounts WHERE id = $1
+//!   params: ["{{ a }}"]          # templates; a rendered whole number is bound as one
+//! extract:
+//!   before: { jsonpath: $.rows[0].balance }   # a column of the first row (or `metadata: balance`)
+//! checks:
+//!   - jsonpath: $.row_count
+//!     equals: 1
+//!   - status: "23505"            # a SQLSTATE: the step passes when the database says exactly this
+//! ```
+//!
+//! The reply is `{"rows": [{column: value}], "row_count": N, "affected": N}` as JSON, and the
+//! first row's columns as metadata (text). Each step runs on its own (autocommit).
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng_core::step::{
+    ClientOptions, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient, StepError,
+    StepProtocol, TemplateCompiler, Text,
+};
+use throng_core::{ErrorClass, Outcome, Status};
+
+use crate::classify::{failure, lost};
+use crate::conn::{Conn, Target};
+use crate::param::Value;
+
+/// The SQLSTATE of success.
+pub(crate) const OK: Status = Status::Sql(*b"00000");
+
+/// The SQL protocol of scenarios.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SqlProtocol;
+
+/// A parameter of a step.
+#[derive(Debug, Clone)]
+enum Param {
+    Fixed(Value),
+    Text(Text),
+}
+
+/// A compiled `sql:` step.
+#[derive(Debug)]
+struct SqlStep {
+    query: Arc<str>,
+    params: Vec<Param>,
+}
+
+impl StepCall for SqlStep {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl StepProtocol for SqlProtocol {
+    fn name(&self) -> &'static str {
+        "sql"
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        crate::url::SCHEMES
+    }
+
+    fn key(&self) -> &'static str {
+        "sql"
+    }
+
+    fn check_target(&self, url: &str) -> Result<(), String> {
+        crate::url::check(url).map(drop)
+    }
+
+    fn compile(
+        &self,
+        request: &Node,
+        t: &mut dyn TemplateCompiler,
+    ) -> Result<Arc<dyn StepCall>, StepError> {
+        if let NodeValue::String(q) = &request.value {
+            return Ok(Arc::new(SqlStep {
+                query: Arc::from(q.as_str()),
+                params: Vec::new(),
+            }));
+        }
+        let f = request.fields("sql", &["query", "params"])?;
+        let q = f.require("query", "a sql step")?;
+        let query = q.text("query")?;
+        if query.contains("{{") || query.contains("{%") {
+            return Err(StepError::at(
+                q.at,
+                "a query is prepared once per connection, so it holds no template: \
+                 put the values in `params` ($1 or ?)",
+            ));
+        }
+        let mut params = Vec::new();
+        if let Some(p) = f.get("params") {
+            let NodeValue::List(items) = &p.value else {
+                return Err(StepError::at(
+                    p.at,
+                    format!("params: expected a list, found {}", p.kind()),
+                ));
+            };
+            for item in items {
+                params.push(match &item.value {
+                    NodeValue::Null => Param::Fixed(Value::Null),
+                    NodeValue::Bool(b) => Param::Fixed(Value::Bool(*b)),
+                    NodeValue::Number(n) => Param::Fixed(match n.as_i64() {
+                        Some(i) => Value::Int(i),
+                        None => Value::Float(n.as_f64().unwrap_or_default()),
+                    }),
+                    NodeValue::String(s) => match t.text(s, item.at)? {
+                        Text::Static(s) => Param::Fixed(Value::Text(s)),
+                        tpl => Param::Text(tpl),
+                    },
+                    _ => {
+                        return Err(StepError::at(
+                            item.at,
+                            format!("a parameter is a scalar, not {}", item.kind()),
+                        ))
+                    }
+                });
+            }
+        }
+        Ok(Arc::new(SqlStep {
+            query: Arc::from(query.as_str()),
+            params,
+        }))
+    }
+
+    fn status(&self, expected: &Node) -> Result<Status, StepError> {
+        let text = match &expected.value {
+            NodeValue::String(s) => s.trim().to_string(),
+            // YAML reads 23505 as a number; a SQLSTATE of five digits is still one.
+            NodeValue::Number(n) => format!("{n:0>5}"),
+            _ => String::new(),
+        };
+        Status::sqlstate(&text.to_uppercase()).ok_or_else(|| {
+            StepError::at(
+                expected.at,
+                format!(
+                    "a SQL status is a SQLSTATE of five letters or digits (\"00000\", \
+                     \"23505\", \"40001\"), not {text:?}"
+                ),
+            )
+        })
+    }
+
+    fn is_status_failure(&self, class: ErrorClass) -> bool {
+        class == ErrorClass::Sql
+    }
+
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+        Ok(Arc::new(SqlClient {
+            target: Target::new(url, options.connect_timeout, 100)?,
+            timeout: options.timeout,
+        }))
+    }
+}
+
+/// One database target of a scenario.
+struct SqlClient {
+    target: Target,
+    timeout: Duration,
+}
+
+fn conn(s: &mut dyn Any) -> &mut Option<Conn> {
+    // The scenario hands each client only the sessions it made.
+    #[allow(clippy::expect_used)]
+    s.downcast_mut::<Option<Conn>>()
+        .expect("a SQL client is given its own sessions")
+}
+
+/// A rendered parameter: a whole number is bound as one, anything else as text.
+fn value(text: String) -> Value {
+    match text.parse::<i64>() {
+        Ok(n) => Value::Int(n),
+        Err(_) => Value::Text(text),
+    }
+}
+
+impl SqlClient {
+    async fn call(
+        &self,
+        c: &mut Option<Conn>,
+        step: &SqlStep,
+        args: &[Value],
+        want: bool,
+    ) -> (Outcome, Option<Reply>) {
+        if c.is_none() {
+            match self.target.connect().await {
+                Ok(new) => *c = Some(new),
+                Err(o) => return (o, None),
+            }
+        }
+        let Some(open) = c.as_mut() else {
+            return (Outcome::failed(ErrorClass::Connect, "no connection"), None);
+        };
+        match tokio::time::timeout(self.timeout, open.run(&step.query, args, want)).await {
+            Ok(Ok(done)) => {
+                let reply = want.then(|| {
+                    let metadata = match done.data.first() {
+                        Some(serde_json::Value::Object(m)) => m
+                            .iter()
+                            .map(|(k, v)| {
+                                let text = match v {
+                                    serde_json::Value::String(s) => s.clone(),
+                                    other => other.to_string(),
+                                };
+                                (k.to_lowercase(), text)
+                            })
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    let json = serde_json::json!({
+                        "rows": done.data,
+                        "row_count": done.rows,
+                        "affected": done.affected,
+                    });
+                    Reply {
+                        status: OK,
+                        metadata,
+                        body: json.to_string().into(),
+                        json: Some(json),
+                    }
+                });
+                let outcome = Outcome {
+                    status: OK,
+                    ..Outcome::default()
+                };
+                (outcome, reply)
+            }
+            Ok(Err(e)) => {
+                let mut o = failure(&e);
+                o.message = o.message.map(|m| self.target.scrub(&m));
+                if lost(&e) {
+                    *c = None;
+                }
+                let reply = (want && o.status != Status::None).then(|| Reply {
+                    status: o.status,
+                    ..Reply::default()
+                });
+                (o, reply)
+            }
+            Err(_) => {
+                *c = None;
+                (
+                    Outcome::failed(
+                        ErrorClass::Timeout,
+                        format!("the query took longer than {:?}", self.timeout),
+                    ),
+                    None,
+                )
+            }
+        }
+    }
+}
+
+impl StepClient for SqlClient {
+    fn worker(&self) -> Box<dyn Any> {
+        Box::new(())
+    }
+
+    fn session(&self, _worker: &dyn Any, _user: u64) -> Box<dyn Any> {
+        Box::new(None::<Conn>)
+    }
+
+    fn connect<'a>(&'a self, s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
+        Box::pin(async move {
+            let c = conn(s);
+            if c.is_none() {
+                *c = Some(self.target.connect().await?);
+            }
+            Ok(())
+        })
+    }
+
+    fn call<'a>(
+        &'a self,
+        s: &'a mut dyn Any,
+        call: &'a dyn StepCall,
+        render: &'a dyn Render,
+        want_reply: bool,
+    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
+        Box::pin(async move {
+            let Some(step) = call.as_any().downcast_ref::<SqlStep>() else {
+                return (Outcome::failed(ErrorClass::Other, "not a SQL step"), None);
+            };
+            let mut args = Vec::with_capacity(step.params.len());
+            for p in &step.params {
+                args.push(match p {
+                    Param::Fixed(v) => v.clone(),
+                    Param::Text(t) => match render.render(t) {
+                        Ok(text) => value(text),
+                        Err(e) => {
+                            return (
+                                Outcome::failed(ErrorClass::Check, format!("template: {e}")),
+                                None,
+                            )
+                        }
+                    },
+                });
+            }
+            self.call(conn(s), step, &args, want_reply).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_core::step::Place;
+
+    struct Plain;
+    impl TemplateCompiler for Plain {
+        fn text(&mut self, source: &str, _at: Place) -> Result<Text, StepError> {
+            Ok(match source.contains("{{") {
+                true => Text::Template(source.into()),
+                false => Text::Static(source.into()),
+            })
+        }
+    }
+
+    fn node(v: serde_json::Value) -> Node {
+        Node::from_json(&v, Place { line: 4, column: 2 })
+    }
+
+    #[test]
+    fn compiles_steps_and_statuses_and_refuses_bad_ones_at_their_place() {
+        let p = SqlProtocol;
+        let ok = p
+            .compile(
+                &node(serde_json::json!({"query": "SELECT $1, $2", "params": ["{{ a }}", 5]})),
+                &mut Plain,
+            )
+            .unwrap();
+        let step = ok.as_any().downcast_ref::<SqlStep>().unwrap();
+        assert!(matches!(step.params[0], Param::Text(_)));
+        assert!(matches!(step.params[1], Param::Fixed(Value::Int(5))));
+        for (bad, says) in [
+            (serde_json::json!({"params": []}), "needs `query`"),
+            (
+                serde_json::json!({"query": "x", "parms": []}),
+                "unknown field `parms`",
+            ),
+            (
+                serde_json::json!({"query": "x", "params": 3}),
+                "expected a list",
+            ),
+            (
+                serde_json::json!({"query": "SELECT {{ a }}"}),
+                "holds no template",
+            ),
+        ] {
+            let e = p.compile(&node(bad), &mut Plain).unwrap_err();
+            assert!(e.message.contains(says), "{}", e.message);
+            assert_eq!(e.at.line, 4);
+        }
+        assert_eq!(
+            p.status(&node(serde_json::json!("40001"))).unwrap(),
+            Status::Sql(*b"40001")
+        );
+        assert_eq!(
+            p.status(&node(serde_json::json!(23505))).unwrap(),
+            Status::Sql(*b"23505")
+        );
+        assert!(p.status(&node(serde_json::json!("4001"))).is_err());
+        assert_eq!(value("12".into()), Value::Int(12));
+        assert_eq!(value("a12".into()), Value::Text("a12".into()));
+    }
+}

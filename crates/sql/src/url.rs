@@ -1,0 +1,191 @@
+//! Database URLs: which database a URL names, and the same URL with its password hidden (the
+//! only form that reaches a label, a message, the summary or the JSON result).
+
+use std::fmt;
+
+/// The databases throng speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// PostgreSQL (`postgres://`, `postgresql://`): placeholders `$1`, `$2`, ...
+    Postgres,
+    /// MySQL or MariaDB (`mysql://`, `mariadb://`): placeholders `?`.
+    MySql,
+    /// SQLite (`sqlite://FILE`, `sqlite::memory:`): placeholders `?`.
+    Sqlite,
+}
+
+impl Dialect {
+    /// The dialect of a URL, by its scheme (case-insensitive).
+    pub fn of(url: &str) -> Option<Dialect> {
+        let scheme = url.split_once(':')?.0.to_ascii_lowercase();
+        match scheme.as_str() {
+            "postgres" | "postgresql" => Some(Dialect::Postgres),
+            "mysql" | "mariadb" => Some(Dialect::MySql),
+            "sqlite" => Some(Dialect::Sqlite),
+            _ => None,
+        }
+    }
+
+    /// The `n`th (1-based) bind placeholder.
+    pub fn placeholder(self, n: usize) -> String {
+        match self {
+            Dialect::Postgres => format!("${n}"),
+            Dialect::MySql | Dialect::Sqlite => "?".to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dialect::Postgres => "PostgreSQL",
+            Dialect::MySql => "MySQL",
+            Dialect::Sqlite => "SQLite",
+        })
+    }
+}
+
+/// The URL schemes of databases, as a scenario's targets and `throng run` recognise them.
+pub const SCHEMES: &[&str] = &["postgres", "postgresql", "mysql", "mariadb", "sqlite"];
+
+/// The URL with its password replaced by `***`, in the user-info part and in a `password=`
+/// query parameter. Everything else is kept, so the message still names the database.
+pub fn redact(url: &str) -> String {
+    let mut out = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            // The last `@` ends the user info (a password may itself hold `@`).
+            let authority = match authority.rsplit_once('@') {
+                Some((info, host)) => match info.split_once(':') {
+                    Some((user, _)) => format!("{user}:***@{host}"),
+                    None => format!("{info}@{host}"),
+                },
+                None => authority.to_string(),
+            };
+            format!("{scheme}://{authority}{tail}")
+        }
+        None => url.to_string(),
+    };
+    if let Some(q) = out.find('?') {
+        let (head, query) = out.split_at(q + 1);
+        let query: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out = format!("{head}{}", query.join("&"));
+    }
+    out
+}
+
+/// Removes every occurrence of the URL's password from `text` (a driver's message that quotes
+/// the URL or the password), so nothing shown can leak it.
+pub(crate) fn scrub(url: &str, text: &str) -> String {
+    match password(url) {
+        Some(pw) if !pw.is_empty() => text.replace(url, &redact(url)).replace(&pw, "***"),
+        _ => text.to_string(),
+    }
+}
+
+/// The password of a URL, if it has one (user info or `password=`), percent-decoded as the
+/// drivers decode it, and as written.
+fn password(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    if let Some((info, _)) = rest[..end].rsplit_once('@') {
+        if let Some((_, pw)) = info.split_once(':') {
+            return Some(pw.to_string());
+        }
+    }
+    let query = url.split_once('?')?.1;
+    query.split('&').find_map(|kv| match kv.split_once('=') {
+        Some((k, v)) if k.eq_ignore_ascii_case("password") => Some(v.to_string()),
+        _ => None,
+    })
+}
+
+/// Checks a database URL before anything connects: a known scheme and, for servers, a host.
+pub fn check(url: &str) -> Result<Dialect, String> {
+    let shown = redact(url);
+    let dialect = Dialect::of(url).ok_or_else(|| {
+        format!(
+            "{shown}: not a database URL (postgres://USER:PASSWORD@HOST:PORT/DB, \
+             mysql://USER:PASSWORD@HOST:PORT/DB or sqlite://FILE)"
+        )
+    })?;
+    let rest = url.split_once(':').map(|x| x.1).unwrap_or_default();
+    match dialect {
+        Dialect::Sqlite => {
+            let file = rest.trim_start_matches("//");
+            if file.is_empty() {
+                return Err(format!(
+                    "{shown}: a SQLite URL names its file: sqlite://FILE (sqlite:///abs/path)"
+                ));
+            }
+        }
+        Dialect::Postgres | Dialect::MySql => {
+            let Some(after) = rest.strip_prefix("//") else {
+                return Err(format!("{shown}: expected {}://HOST/DB", scheme(url)));
+            };
+            let end = after.find(['/', '?']).unwrap_or(after.len());
+            let host = after[..end].rsplit_once('@').map_or(&after[..end], |x| x.1);
+            // PostgreSQL may name its host (a socket directory) in the query instead.
+            if host.is_empty() && !url.contains("host=") {
+                return Err(format!("{shown}: the URL names no host"));
+            }
+            if let Some((_, port)) = host.rsplit_once(':').filter(|_| !host.ends_with(']')) {
+                if port.parse::<u16>().is_err() {
+                    return Err(format!("{shown}: the port `{port}` is not a number"));
+                }
+            }
+        }
+    }
+    Ok(dialect)
+}
+
+fn scheme(url: &str) -> &str {
+    url.split_once(':').map_or(url, |x| x.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_hidden_everywhere() {
+        assert_eq!(
+            redact("postgres://bob:s3cr@t@127.0.0.1:5432/db?sslmode=disable"),
+            "postgres://bob:***@127.0.0.1:5432/db?sslmode=disable"
+        );
+        assert_eq!(
+            redact("mysql://root@localhost/db?password=hunter2&x=1"),
+            "mysql://root@localhost/db?password=***&x=1"
+        );
+        assert_eq!(redact("sqlite://data.db"), "sqlite://data.db");
+        let url = "postgres://bob:hunter2@h/db";
+        assert_eq!(
+            scrub(url, "cannot reach postgres://bob:hunter2@h/db (hunter2)"),
+            "cannot reach postgres://bob:***@h/db (***)"
+        );
+    }
+
+    #[test]
+    fn urls_are_checked_before_connecting() {
+        assert_eq!(
+            check("postgres://u:p@127.0.0.1:5/db"),
+            Ok(Dialect::Postgres)
+        );
+        assert_eq!(check("mariadb://u@127.0.0.1/db"), Ok(Dialect::MySql));
+        assert_eq!(check("sqlite://x.db"), Ok(Dialect::Sqlite));
+        assert!(check("sqlite://").unwrap_err().contains("names its file"));
+        assert!(check("postgres:///db").unwrap_err().contains("no host"));
+        let e = check("postgres://u:pw@h:99x/db").unwrap_err();
+        assert!(e.contains("not a number") && !e.contains("pw@"), "{e}");
+        assert!(check("redis://h")
+            .unwrap_err()
+            .contains("not a database URL"));
+    }
+}

@@ -1,0 +1,231 @@
+//! `throng run postgres://…|mysql://…|sqlite://…` and `throng sql prepare|cleanup`: SQL flags
+//! to a [`throng_sql::SqlConfig`], checked against the database before any load.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+use throng_sql::{OltpOptions, SqlConfig, SqlDriver, SqlError, Workload};
+
+use super::args::RunArgs;
+use super::plan::{build_plan, parse_thresholds};
+use super::runner::{ensure_open_files, run_load, Outputs};
+use super::CliError;
+
+/// SQL flags of `throng run` (a database URL).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SqlArgs {
+    /// A statement each iteration runs, with the database's placeholders ($1 for PostgreSQL,
+    /// ? for MySQL and SQLite); repeatable, run in order, each its own row labelled by its first
+    /// words (SELECT c FROM sbtest1). Each user prepares it once on its own connection.
+    #[arg(long = "sql", value_name = "STATEMENT", help_heading = "SQL")]
+    pub sql: Vec<String>,
+    /// Statements from a file, separated by `;` (after any --sql).
+    #[arg(long, value_name = "FILE", help_heading = "SQL")]
+    pub sql_file: Option<PathBuf>,
+    /// A value for the next placeholder, evaluated per execution (repeatable; taken in order,
+    /// statement by statement): a number, 'text', null, true, false, rand_int(A, B) (uniform,
+    /// both ends included), rand_str(N), seq() (1, 2, ... across the run), user() (the user's
+    /// number).
+    #[arg(
+        long = "param",
+        value_name = "EXPR",
+        help_heading = "SQL",
+        allow_hyphen_values = true
+    )]
+    pub params: Vec<String>,
+    /// Run each iteration's statements in one transaction (BEGIN ... COMMIT, rolled back when
+    /// a statement fails); the transaction gets a row of its own (TPS beside the statements'
+    /// QPS), labelled by --label or `transaction`.
+    #[arg(long, help_heading = "SQL")]
+    pub transaction: bool,
+    /// A sysbench workload instead of statements: oltp_point_select, oltp_read_only,
+    /// oltp_write_only, oltp_read_write, oltp_insert (tables from `throng sql prepare`).
+    #[arg(long, value_name = "NAME", help_heading = "SQL", value_parser = workload)]
+    pub workload: Option<String>,
+    /// --workload: tables sbtest1..N [default: 1].
+    #[arg(long, value_name = "N", help_heading = "SQL")]
+    pub tables: Option<u32>,
+    /// --workload: rows in each table [default: 10000].
+    #[arg(long, value_name = "ROWS", help_heading = "SQL")]
+    pub table_size: Option<u32>,
+}
+
+fn workload(v: &str) -> Result<String, String> {
+    match Workload::named(v) {
+        Some(_) => Ok(v.to_string()),
+        None => Err(format!(
+            "not a workload; one of {}",
+            Workload::ALL.map(|(_, n)| n).join(", ")
+        )),
+    }
+}
+
+/// `throng sql`: sysbench's tables.
+#[derive(Debug, Clone, Args)]
+pub struct SqlCommand {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: SqlAction,
+}
+
+/// `throng sql` subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SqlAction {
+    /// Create and fill sbtest1..N as sysbench's prepare does.
+    #[command(after_help = "Example:
+  throng sql prepare postgres://bench:pw@127.0.0.1:5432/bench --tables 4 --table-size 100000")]
+    Prepare(TablesArgs),
+    /// Drop sbtest1..N.
+    Cleanup(TablesArgs),
+}
+
+/// The tables of `throng sql prepare` and `cleanup`.
+#[derive(Debug, Clone, Args)]
+pub struct TablesArgs {
+    /// The database URL (postgres://, mysql://, mariadb://, sqlite://FILE).
+    pub url: String,
+    /// Tables sbtest1..N.
+    #[arg(long, default_value_t = 1)]
+    pub tables: u32,
+    /// Rows in each table.
+    #[arg(long, default_value_t = 10_000)]
+    pub table_size: u32,
+    /// Connect timeout.
+    #[arg(long, default_value = "10s")]
+    pub connect_timeout: String,
+}
+
+fn usage(m: impl Into<String>) -> CliError {
+    CliError::Usage(m.into())
+}
+
+fn duration(flag: &str, v: &str) -> Result<std::time::Duration, CliError> {
+    match throng_core::stages::parse_duration(v) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(usage(format!(
+            "{flag} {v:?}: not a duration longer than zero; write e.g. 30s, 500ms"
+        ))),
+    }
+}
+
+/// The SQL load the flags describe.
+pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
+    let s = &a.sql;
+    if a.body.is_some() || !a.headers.is_empty() || a.http2 || a.no_keepalive {
+        return Err(usage(
+            "-d, -H, --http2 and --no-keepalive are HTTP flags; a database URL takes --sql, \
+             --param, --transaction or --workload",
+        ));
+    }
+    let mut cfg = SqlConfig::new(&a.url);
+    cfg.statements = s.sql.clone();
+    if let Some(path) = &s.sql_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            usage(format!(
+                "--sql-file {}: cannot read it: {e}",
+                path.display()
+            ))
+        })?;
+        let found = throng_sql::split_statements(&text);
+        if found.is_empty() {
+            return Err(usage(format!(
+                "--sql-file {}: holds no statement",
+                path.display()
+            )));
+        }
+        cfg.statements.extend(found);
+    }
+    cfg.params = s.params.clone();
+    cfg.transaction = s.transaction;
+    cfg.label = a.label.clone();
+    cfg.workload = s.workload.as_deref().and_then(Workload::named);
+    if cfg.workload.is_none() && (s.tables.is_some() || s.table_size.is_some()) {
+        return Err(usage("--tables and --table-size go with --workload"));
+    }
+    let d = OltpOptions::default();
+    cfg.oltp = OltpOptions {
+        tables: s.tables.unwrap_or(d.tables),
+        table_size: s.table_size.unwrap_or(d.table_size),
+        range_size: d.range_size,
+    };
+    cfg.timeout = duration("-t/--timeout", &a.timeout)?;
+    cfg.connect_timeout = duration("--connect-timeout", &a.connect_timeout)?;
+    Ok(cfg)
+}
+
+fn sql_error(e: SqlError) -> CliError {
+    match e.is_usage() {
+        true => CliError::Usage(e.to_string()),
+        false => CliError::Runtime(anyhow::anyhow!(e)),
+    }
+}
+
+/// Runs a SQL load to its end: the statements are checked against the database first (exit 1
+/// when it cannot be reached, 2 when a statement does not prepare), then the load runs.
+pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+    let cfg = config(a)?;
+    let driver = SqlDriver::new(cfg).map_err(sql_error)?;
+    let mut plan = build_plan(a).map_err(|e| match e {
+        CliError::Usage(m) => usage(throng_sql::redact(&m).replace(&a.url, driver.shown())),
+        other => other,
+    })?;
+    // The result names the database without its password.
+    plan.target = driver.shown().to_string();
+    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &driver.labels())?;
+    let containers =
+        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
+    ensure_open_files(plan.peak_concurrency())?;
+    driver.check().await.map_err(sql_error)?;
+    let driver = Arc::new(driver);
+    let code = run_load(plan, driver.clone(), &thresholds, containers.as_ref(), out).await?;
+    if driver.reconnects() > 0 {
+        eprintln!(
+            "connections lost and reopened during the run: {}",
+            driver.reconnects()
+        );
+    }
+    Ok(code)
+}
+
+/// `throng sql prepare|cleanup`.
+pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
+    let (t, prepare) = match c.action {
+        SqlAction::Prepare(t) => (t, true),
+        SqlAction::Cleanup(t) => (t, false),
+    };
+    if t.tables == 0 || t.table_size == 0 {
+        return Err(usage("--tables and --table-size must be at least 1"));
+    }
+    let timeout = duration("--connect-timeout", &t.connect_timeout)?;
+    let target = throng_sql::Target::new(&t.url, timeout, 16).map_err(usage)?;
+    let mut conn = target
+        .connect()
+        .await
+        .map_err(|o| CliError::Runtime(anyhow::anyhow!(o.message.unwrap_or_default())))?;
+    let o = OltpOptions {
+        tables: t.tables,
+        table_size: t.table_size,
+        ..OltpOptions::default()
+    };
+    let shown = target.shown().to_string();
+    let done = if prepare {
+        throng_sql::oltp::prepare(&mut conn, target.dialect(), &o, |n| {
+            eprintln!("sbtest{n}: {} rows and index k_{n} made", o.table_size)
+        })
+        .await
+    } else {
+        throng_sql::oltp::cleanup(&mut conn, o.tables).await
+    };
+    conn.close().await;
+    done.map_err(|e| {
+        CliError::Runtime(anyhow::anyhow!(target.scrub(&format!(
+            "{shown}: {}",
+            throng_sql::failure(&e).message.unwrap_or_default()
+        ))))
+    })?;
+    if !prepare {
+        eprintln!("dropped sbtest1..sbtest{} where they existed", o.tables);
+    }
+    Ok(super::EXIT_OK)
+}

@@ -1,0 +1,143 @@
+//! gRPC steps in scenarios: a flow mixing HTTP and gRPC steps, each on its own connection kind,
+//! with templates in messages and metadata, extraction by JSONPath and by metadata, and status
+//! checks by name.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod common;
+
+use std::sync::Arc;
+
+use clap::Parser;
+use throng::cli::args::Command;
+use throng::cli::Cli;
+use throng::core::{ErrorClass, Snapshot};
+use throng::testbed::{GrpcTarget, HttpTarget};
+
+const FLOW: &str = r#"# HTTP and gRPC in one flow.
+targets:
+  web: WEB
+  greeter: GREETER
+  missing: MISSING
+steps:
+  - label: web
+    request: { target: web, path: / }
+    checks:
+      - status: 200
+  - label: hello
+    grpc:
+      target: greeter
+      call: helloworld.Greeter/SayHello
+      message: { name: "user{{ user }}" }
+      metadata: { x-echo: "u-{{ user }}" }
+    extract:
+      greeting: { jsonpath: $.message }
+      echoed: { metadata: x-echo }
+    checks:
+      - status: OK
+  - label: echo
+    grpc:
+      target: greeter
+      call: helloworld.Greeter/SayHello
+      message: { name: "{{ greeting }} {{ echoed }}" }
+    checks:
+      - jsonpath: $.message
+        equals: "Hello Hello user0 u-0"
+  - label: stream
+    grpc:
+      target: greeter
+      call: helloworld.Greeter/SayHellos
+      message: { name: x, count: 4 }
+    checks:
+      - jsonpath: $[3].index
+        equals: 3
+  - label: collect
+    grpc:
+      target: greeter
+      call: helloworld.Greeter.CollectHellos
+      message: [{ name: a }, { name: "{{ greeting }}" }]
+    checks:
+      - jsonpath: $.message
+        equals: "Hello a, Hello user0"
+  - label: not found
+    grpc:
+      target: missing
+      call: helloworld.Greeter/SayHello
+    checks:
+      - status: NOT_FOUND
+"#;
+
+async fn run(text: &str, args: &[&str]) -> Result<Arc<Snapshot>, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flow.yaml");
+    std::fs::write(&file, text).unwrap();
+    let mut argv = vec![
+        "throng".to_string(),
+        "run".into(),
+        file.display().to_string(),
+    ];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let Command::Run(run) = Cli::try_parse_from(&argv).unwrap().command else {
+        unreachable!()
+    };
+    let setup = throng::cli::scenario::build_scenario(&run).map_err(|e| e.to_string())?;
+    Ok(throng::engine::run(setup.plan, Arc::new(setup.driver))
+        .await
+        .unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flow_mixes_http_and_grpc_steps() {
+    let web = HttpTarget::default().start().await.unwrap();
+    let greeter = GrpcTarget::default().start().await.unwrap();
+    let missing = GrpcTarget {
+        status: 5,
+        ..GrpcTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let text = FLOW
+        .replace("WEB", &web.url())
+        .replace("GREETER", &greeter.url())
+        .replace("MISSING", &missing.url());
+    // One user, so `user0` and `u-0` are known; 3 iterations.
+    let s = run(&text, &["-c", "1", "-i", "3"]).await.unwrap();
+    for row in &s.labels {
+        assert_eq!(row.samples, 3, "{}: {:?}", row.label, s.errors);
+    }
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    assert_eq!(common::errors_of(&s, ErrorClass::Check), 0);
+    assert_eq!(web.requests(), 3);
+    // hello, echo, stream and collect on one target; not found on the other.
+    assert_eq!(greeter.calls(), 12);
+    assert_eq!(missing.calls(), 3);
+    let statuses: Vec<String> = s
+        .statuses
+        .iter()
+        .map(|(st, n)| format!("{st}={n}"))
+        .collect();
+    assert_eq!(statuses, ["200=3", "grpc 0 OK=12", "grpc 5 NOT_FOUND=3"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_check_and_bad_steps_are_reported() {
+    let greeter = GrpcTarget::default().start().await.unwrap();
+    let url = greeter.url();
+    let wrong = format!(
+        "targets: {{ g: {url} }}\nsteps:\n  - label: x\n    grpc: {{ target: g, call: helloworld.Greeter/SayHello, message: {{ name: a }} }}\n    checks:\n      - jsonpath: $.message\n        equals: nope\n"
+    );
+    let s = run(&wrong, &["-n", "5"]).await.unwrap();
+    assert_eq!(common::errors_of(&s, ErrorClass::Check), 5);
+    let bad_status =
+        format!("targets: {{ g: {url} }}\nsteps:\n  - label: x\n    grpc: {{ target: g, call: a.B/C }}\n    checks:\n      - status: FINE\n");
+    let e = run(&bad_status, &["-n", "1"]).await.unwrap_err();
+    assert!(e.contains(":6:") && e.contains("gRPC code"), "{e}");
+    let unknown = format!("targets: {{ g: {url} }}\nsteps:\n  - label: x\n    grpc: {{ target: g, call: a.B/C, mesage: {{}} }}\n");
+    let e = run(&unknown, &["-n", "1"]).await.unwrap_err();
+    assert!(e.contains("unknown field `mesage`"), "{e}");
+    let path = format!(
+        "targets: {{ g: {url}/x }}\nsteps:\n  - label: x\n    grpc: {{ target: g, call: a.B/C }}\n"
+    );
+    let e = run(&path, &["-n", "1"]).await.unwrap_err();
+    assert!(e.contains("has no path"), "{e}");
+}

@@ -1,0 +1,480 @@
+//! The SQL driver against real databases: SQLite in a file, and the throwaway PostgreSQL and
+//! MariaDB the testbed starts (from Debian's packages; a missing one fails the test, it is never
+//! skipped). Counts are checked against the database's own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng::core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Status, Users};
+use throng::sql::{Conn, SqlConfig, SqlDriver, SqlError, Target, Workload};
+use throng::testbed::{MariaDb, Postgres};
+
+fn databases() -> Vec<(&'static str, String, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let lite = format!("sqlite://{}/t.db?mode=rwc", dir.path().display());
+    let pg = Postgres::shared().expect("PostgreSQL starts").url();
+    let my = MariaDb::shared().expect("MariaDB starts").url();
+    vec![
+        ("sqlite", lite, dir),
+        ("postgres", pg, tempfile::tempdir().expect("dir")),
+        ("mariadb", my, tempfile::tempdir().expect("dir")),
+    ]
+}
+
+async fn conn(url: &str) -> Conn {
+    Target::new(url, Duration::from_secs(10), 16)
+        .expect("url")
+        .connect()
+        .await
+        .expect("connects")
+}
+
+fn ph(url: &str, n: usize) -> String {
+    match url.starts_with("postgres") {
+        true => format!("${n}"),
+        false => "?".into(),
+    }
+}
+
+fn closed(users: u32, requests: Option<u64>, iterations: Option<u64>) -> LoadModel {
+    LoadModel::Closed(ClosedLoop {
+        users: Users::Fixed(users),
+        requests,
+        iterations,
+        duration: None,
+        think_time: None,
+    })
+}
+
+async fn run(cfg: SqlConfig, model: LoadModel) -> (Arc<Snapshot>, Arc<SqlDriver>) {
+    let driver = Arc::new(SqlDriver::new(cfg).expect("driver"));
+    driver.check().await.expect("statements prepare");
+    let snap = throng::engine::run(RunPlan::new(driver.shown(), model), driver.clone())
+        .await
+        .expect("run");
+    (snap, driver)
+}
+
+async fn count(url: &str, table: &str) -> i64 {
+    let mut c = conn(url).await;
+    let done = c
+        .run(
+            &Arc::from(format!("SELECT COUNT(*) AS n FROM {table}")),
+            &[],
+            true,
+        )
+        .await
+        .expect("count");
+    done.data[0]["n"].as_i64().expect("a number")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exact_counts_match_the_databases_own() {
+    for (name, url, _dir) in databases() {
+        let table = "counts";
+        let mut c = conn(&url).await;
+        c.raw(&format!("DROP TABLE IF EXISTS {table}"))
+            .await
+            .expect("drop");
+        c.raw(&format!(
+            "CREATE TABLE {table} (id BIGINT PRIMARY KEY, v VARCHAR(20))"
+        ))
+        .await
+        .expect("create");
+        let mut cfg = SqlConfig::new(&url);
+        cfg.statements = vec![format!(
+            "INSERT INTO {table} (id, v) VALUES ({}, {})",
+            ph(&url, 1),
+            ph(&url, 2)
+        )];
+        cfg.params = vec!["seq()".into(), "rand_str(8)".into()];
+        let (snap, _) = run(cfg, closed(4, Some(300), None)).await;
+        assert_eq!(snap.total.samples, 300, "{name}");
+        assert_eq!(snap.total.errors, 0, "{name}: {:?}", snap.errors);
+        assert_eq!(count(&url, table).await, 300, "{name}: rows in the table");
+        assert_eq!(
+            snap.statuses,
+            vec![(Status::Sql(*b"00000"), 300)],
+            "{name}: each success is SQLSTATE 00000"
+        );
+        c.raw(&format!("DROP TABLE {table}")).await.expect("drop");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_unique_violation_is_counted_by_its_sqlstate() {
+    for (name, url, _dir) in databases() {
+        let table = "uniq";
+        let mut c = conn(&url).await;
+        c.raw(&format!("DROP TABLE IF EXISTS {table}"))
+            .await
+            .expect("drop");
+        c.raw(&format!("CREATE TABLE {table} (id INT PRIMARY KEY)"))
+            .await
+            .expect("create");
+        let mut cfg = SqlConfig::new(&url);
+        cfg.statements = vec![format!("INSERT INTO {table} (id) VALUES ({})", ph(&url, 1))];
+        cfg.params = vec!["7".into()];
+        let (snap, _) = run(cfg, closed(1, Some(5), None)).await;
+        // MySQL's SQLSTATE of a duplicate key is 23000; PostgreSQL's and SQLite's 23505.
+        let code = match name {
+            "mariadb" => *b"23000",
+            _ => *b"23505",
+        };
+        assert_eq!(snap.total.samples, 5, "{name}");
+        assert_eq!(snap.total.errors, 4, "{name}");
+        assert!(
+            snap.statuses.contains(&(Status::Sql(code), 4)),
+            "{name}: {:?}",
+            snap.statuses
+        );
+        let e = &snap.errors[0];
+        assert_eq!(e.class, throng::core::ErrorClass::Sql, "{name}");
+        assert!(
+            e.sample
+                .starts_with(std::str::from_utf8(&code).unwrap_or_default()),
+            "{name}: the sample starts with the SQLSTATE: {}",
+            e.sample
+        );
+        c.raw(&format!("DROP TABLE {table}")).await.expect("drop");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_statements_and_parameters_fail_before_any_load_naming_the_statement() {
+    for (name, url, _dir) in databases() {
+        let mut cfg = SqlConfig::new(&url);
+        cfg.statements = vec!["SELECT 1".into(), "SELEC oops FROM nowhere".into()];
+        let d = SqlDriver::new(cfg).expect("driver");
+        match d.check().await {
+            Err(e @ SqlError::Statement { .. }) => {
+                assert!(e.is_usage());
+                let m = e.to_string();
+                assert!(m.contains("SELEC oops"), "{name}: {m}");
+                // PostgreSQL: 42601; MySQL: 42000; SQLite: mapped to 42601.
+                assert!(m.contains("42601") || m.contains("42000"), "{name}: {m}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+        let mut cfg = SqlConfig::new(&url);
+        cfg.statements = vec!["SELECT * FROM no_such_table".into()];
+        let e = SqlDriver::new(cfg)
+            .expect("driver")
+            .check()
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("42P01") || e.to_string().contains("42S02"),
+            "{name}: {e}"
+        );
+        let mut cfg = SqlConfig::new(&url);
+        // PostgreSQL infers a placeholder's type from the statement; a bare `$1 + $2` has none.
+        let cast = if url.starts_with("postgres") {
+            "::int"
+        } else {
+            ""
+        };
+        cfg.statements = vec![format!(
+            "SELECT {}{cast} + {}{cast}",
+            ph(&url, 1),
+            ph(&url, 2)
+        )];
+        cfg.params = vec!["1".into()];
+        let e = SqlDriver::new(cfg)
+            .expect("driver")
+            .check()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SqlError::Params {
+                    placeholders: 2,
+                    given: 1,
+                    ..
+                }
+            ),
+            "{name}: {e}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreachable_wrong_password_and_missing_database_fail_before_the_load() {
+    let pg = Postgres::shared().expect("PostgreSQL");
+    let my = MariaDb::shared().expect("MariaDB");
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    for (url, says) in [
+        (
+            format!("postgres://throng:sekrit-pw@127.0.0.1:{}/throng", pg.port()),
+            "password authentication failed",
+        ),
+        (
+            format!("mysql://throng:sekrit-pw@127.0.0.1:{}/throng", my.port()),
+            "Access denied",
+        ),
+        (
+            format!("postgres://throng:throng-pw@127.0.0.1:{}/nodb", pg.port()),
+            "does not exist",
+        ),
+        (
+            format!("mysql://throng:throng-pw@127.0.0.1:{}/nodb", my.port()),
+            "Unknown database",
+        ),
+        (
+            format!("postgres://throng:sekrit-pw@127.0.0.1:{closed_port}/throng"),
+            "refused",
+        ),
+    ] {
+        let mut cfg = SqlConfig::new(&url);
+        cfg.statements = vec!["SELECT 1".into()];
+        let e = SqlDriver::new(cfg)
+            .expect("driver")
+            .check()
+            .await
+            .unwrap_err();
+        assert!(!e.is_usage(), "{url}: {e}");
+        let m = e.to_string();
+        assert!(m.contains(says), "{url}: {m}");
+        assert!(
+            !m.contains("sekrit-pw") && !m.contains("throng-pw"),
+            "password shown: {m}"
+        );
+        assert!(
+            m.contains("***"),
+            "the URL is named, its password hidden: {m}"
+        );
+    }
+}
+
+/// sysbench's workloads: statements per transaction and rows per step, on every database.
+#[tokio::test(flavor = "multi_thread")]
+async fn oltp_workloads_run_sysbenchs_statement_counts() {
+    for (name, url, _dir) in databases() {
+        let target = Target::new(&url, Duration::from_secs(10), 16).expect("url");
+        let mut c = target.connect().await.expect("connects");
+        throng::sql::oltp::cleanup(&mut c, 2)
+            .await
+            .expect("cleanup");
+        let o = throng::sql::OltpOptions {
+            tables: 2,
+            table_size: 500,
+            range_size: 100,
+        };
+        throng::sql::oltp::prepare(&mut c, target.dialect(), &o, |_| {})
+            .await
+            .expect("prepare");
+        assert_eq!(count(&url, "sbtest2").await, 500, "{name}");
+        for (w, per_trx, steps) in [
+            (Workload::PointSelect, 1, 1),
+            (Workload::ReadOnly, 16, 5),
+            (Workload::WriteOnly, 6, 4),
+            (Workload::ReadWrite, 20, 9),
+            (Workload::Insert, 1, 1),
+        ] {
+            let mut cfg = SqlConfig::new(&url);
+            cfg.workload = Some(w);
+            cfg.oltp = o;
+            let (snap, _) = run(cfg, closed(1, None, Some(25))).await;
+            let rows = &snap.labels;
+            let what = format!("{name} {}", w.name());
+            assert_eq!(snap.total.errors, 0, "{what}: {:?}", snap.errors);
+            let step_rows: Vec<_> = rows.iter().filter(|r| !r.group).collect();
+            assert_eq!(step_rows.len(), steps, "{what}");
+            for r in &step_rows {
+                assert_eq!(r.samples, 25, "{what}: {}", r.label);
+            }
+            let ops: u64 = step_rows.iter().map(|r| r.operations).sum();
+            assert_eq!(ops, 25 * per_trx, "{what}: statements per transaction");
+            match rows.iter().find(|r| r.group) {
+                Some(g) => {
+                    assert_eq!(g.samples, 25, "{what}: transactions");
+                    assert_eq!(g.label, w.name());
+                }
+                None => assert_eq!(steps, 1, "{what}: one step is its own transaction"),
+            }
+        }
+        assert_eq!(
+            count(&url, "sbtest1").await + count(&url, "sbtest2").await,
+            1025,
+            "{name}: delete+insert keeps the rows, oltp_insert added 25"
+        );
+        throng::sql::oltp::cleanup(&mut c, 2)
+            .await
+            .expect("cleanup");
+    }
+}
+
+/// MariaDB counts prepares: each connection prepares each statement once, however many times
+/// it runs it.
+#[tokio::test(flavor = "multi_thread")]
+async fn statements_are_prepared_once_per_connection() {
+    let url = MariaDb::shared().expect("MariaDB").url();
+    let status = |name: &'static str| {
+        let url = url.clone();
+        async move {
+            let mut c = conn(&url).await;
+            let d = c
+                .run(
+                    &Arc::from(format!("SHOW GLOBAL STATUS LIKE '{name}'")),
+                    &[],
+                    true,
+                )
+                .await
+                .expect("status");
+            d.data[0]["Value"]
+                .as_str()
+                .and_then(|v| v.parse::<u64>().ok())
+                .expect("a count")
+        }
+    };
+    let (p0, e0) = (
+        status("Com_stmt_prepare").await,
+        status("Com_stmt_execute").await,
+    );
+    let mut cfg = SqlConfig::new(&url);
+    cfg.statements = vec!["SELECT ? + 1".into(), "SELECT ? * 2".into()];
+    cfg.params = vec!["rand_int(1, 9)".into(), "user()".into()];
+    let (snap, _) = run(cfg, closed(4, Some(400), None)).await;
+    assert_eq!(snap.total.errors, 0);
+    let (p1, e1) = (
+        status("Com_stmt_prepare").await,
+        status("Com_stmt_execute").await,
+    );
+    // 4 users x 2 statements, and the check's 2 (the status queries themselves add theirs).
+    assert!(p1 - p0 <= 4 * 2 + 2 + 2, "prepares: {}", p1 - p0);
+    assert!(e1 - e0 >= 400, "executes: {}", e1 - e0);
+}
+
+/// Two transactions that lock rows in opposite orders: one of them is the deadlock victim, and
+/// its SQLSTATE says so. PostgreSQL's repeatable read gives a serialization failure.
+#[tokio::test(flavor = "multi_thread")]
+async fn deadlocks_and_serialization_failures_are_classified() {
+    for (name, url, deadlock) in [
+        ("postgres", Postgres::shared().expect("PG").url(), *b"40P01"),
+        (
+            "mariadb",
+            MariaDb::shared().expect("MariaDB").url(),
+            *b"40001",
+        ),
+    ] {
+        let table = "locks";
+        let mut c = conn(&url).await;
+        c.raw(&format!("DROP TABLE IF EXISTS {table}"))
+            .await
+            .expect("drop");
+        c.raw(&format!("CREATE TABLE {table} (id INT PRIMARY KEY, v INT)"))
+            .await
+            .expect("create");
+        c.raw(&format!("INSERT INTO {table} VALUES (1, 0), (2, 0)"))
+            .await
+            .expect("rows");
+        let (mut a, mut b) = (conn(&url).await, conn(&url).await);
+        let upd =
+            |id: i32| Arc::<str>::from(format!("UPDATE {table} SET v = v + 1 WHERE id = {id}"));
+        a.raw("BEGIN").await.expect("begin");
+        b.raw("BEGIN").await.expect("begin");
+        a.run(&upd(1), &[], false).await.expect("a locks 1");
+        b.run(&upd(2), &[], false).await.expect("b locks 2");
+        let (two, one) = (upd(2), upd(1));
+        let (ra, rb) = tokio::join!(a.run(&two, &[], false), async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            b.run(&one, &[], false).await
+        });
+        let victim = ra
+            .err()
+            .or(rb.err())
+            .expect("one of them is the deadlock victim");
+        let o = throng::sql::failure(&victim);
+        assert_eq!(o.status, Status::Sql(deadlock), "{name}: {:?}", o.message);
+        assert_eq!(o.error, Some(throng::core::ErrorClass::Sql));
+        let _ = a.raw("ROLLBACK").await;
+        let _ = b.raw("ROLLBACK").await;
+        if name == "postgres" {
+            a.raw("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                .await
+                .expect("begin");
+            a.run(
+                &Arc::from(format!("SELECT v FROM {table} WHERE id = 1")),
+                &[],
+                false,
+            )
+            .await
+            .expect("snapshot taken");
+            b.run(&upd(1), &[], false)
+                .await
+                .expect("b commits a change");
+            let e = a.run(&upd(1), &[], false).await.unwrap_err();
+            let o = throng::sql::failure(&e);
+            assert_eq!(o.status, Status::Sql(*b"40001"), "{:?}", o.message);
+            a.raw("ROLLBACK").await.expect("rollback");
+        }
+        c.raw(&format!("DROP TABLE {table}")).await.expect("drop");
+    }
+}
+
+/// A database stopped in the middle of a run: the statements of that window fail (classified),
+/// the users reopen their connections when it is back, and the run ends on time.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_restarted_mid_run_gives_errors_then_recovers() {
+    let pg = Arc::new(Postgres::start().expect("a PostgreSQL of this test's own"));
+    let mut cfg = SqlConfig::new(pg.url());
+    cfg.statements = vec!["SELECT $1::int + 1".into()];
+    cfg.params = vec!["rand_int(1, 10)".into()];
+    cfg.connect_timeout = Duration::from_secs(1);
+    cfg.timeout = Duration::from_secs(2);
+    let driver = Arc::new(SqlDriver::new(cfg).expect("driver"));
+    driver.check().await.expect("prepares");
+    let model = LoadModel::Closed(ClosedLoop {
+        users: Users::Fixed(4),
+        requests: None,
+        iterations: None,
+        duration: Some(Duration::from_secs(6)),
+        think_time: Some(Duration::from_millis(5)),
+    });
+    let bounce = {
+        let pg = pg.clone();
+        tokio::task::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            pg.stop().expect("stops");
+            std::thread::sleep(Duration::from_millis(1500));
+            pg.start_again().expect("starts again");
+        })
+    };
+    let started = std::time::Instant::now();
+    let snap = tokio::time::timeout(
+        Duration::from_secs(30),
+        throng::engine::run(RunPlan::new(driver.shown(), model), driver.clone()),
+    )
+    .await
+    .expect("the run does not hang")
+    .expect("run");
+    bounce.await.expect("bounced");
+    assert!(
+        started.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(snap.total.errors > 0, "the stop shows as errors");
+    let ok = snap.total.samples - snap.total.errors;
+    assert!(
+        ok > 100,
+        "before and after the stop, statements succeed: {ok}"
+    );
+    assert!(driver.reconnects() >= 1, "connections were reopened");
+    // The last seconds, after the restart, succeed again.
+    let tail: Vec<_> = snap
+        .series
+        .iter()
+        .filter(|p| p.t > 5.0 && p.t <= 6.0)
+        .collect();
+    assert!(
+        !tail.is_empty() && tail.iter().all(|p| p.requests > 0 && p.errors == 0),
+        "{:?}",
+        snap.series
+    );
+}

@@ -1,0 +1,272 @@
+//! `throng run DATABASE-URL` and `throng sql` from the built binary: exit codes, messages that
+//! name the problem, rows in the summary and the JSON, and passwords absent from all of them.
+
+use std::process::Output;
+
+use throng::testbed::{MariaDb, Postgres, DB_PASSWORD};
+
+fn throng(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the result")).expect("JSON")
+}
+
+fn row<'a>(result: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
+    result["labels"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["label"] == label))
+        .unwrap_or_else(|| panic!("no row {label}: {}", result["labels"]))
+}
+
+#[test]
+fn statements_run_with_parameters_and_a_transaction_row() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("sqlite://{}/t.db?mode=rwc", dir.path().display());
+    // The table, made by a one-iteration run of the DDL itself.
+    let o = throng(&[
+        "run",
+        &url,
+        "--sql",
+        "CREATE TABLE acc (id INTEGER PRIMARY KEY, v INTEGER)",
+        "-c",
+        "1",
+        "-n",
+        "1",
+        "--no-tui",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = dir.path().join("r.json");
+    let o = throng(&[
+        "run",
+        &url,
+        "--sql",
+        "INSERT INTO acc (id, v) VALUES (?, ?)",
+        "--sql",
+        "UPDATE acc SET v = v + 1 WHERE id = ?",
+        "--param",
+        "seq()",
+        "--param",
+        "rand_int(1, 5)",
+        "--param",
+        "0",
+        "--transaction",
+        "--label",
+        "pay",
+        "-c",
+        "1",
+        "-i",
+        "30",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        summary.contains("INSERT INTO acc") && summary.contains("pay"),
+        "{summary}"
+    );
+    let r = json(&out);
+    assert_eq!(row(&r, "INSERT INTO acc")["samples"], 30);
+    assert_eq!(row(&r, "UPDATE acc SET v")["samples"], 30);
+    let trx = row(&r, "pay");
+    assert_eq!(trx["samples"], 30);
+    assert_eq!(trx["group"], true);
+    // BEGIN and COMMIT count as operations, as sysbench counts them: 4 a transaction.
+    assert_eq!(r["total"]["operations"], 120, "{}", r["total"]);
+    assert_eq!(r["status_codes"]["sqlstate 00000"], 60);
+}
+
+#[test]
+fn oltp_prepare_run_and_cleanup_from_the_command_line() {
+    let url = MariaDb::shared().expect("MariaDB").url();
+    let o = throng(&["sql", "cleanup", &url, "--tables", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = throng(&[
+        "sql",
+        "prepare",
+        &url,
+        "--tables",
+        "1",
+        "--table-size",
+        "300",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("r.json");
+    let o = throng(&[
+        "run",
+        &url,
+        "--workload",
+        "oltp_write_only",
+        "--table-size",
+        "300",
+        "-c",
+        "2",
+        "-i",
+        "10",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = json(&out);
+    let trx = row(&r, "oltp_write_only");
+    assert_eq!(trx["samples"], 20, "2 users x 10 transactions");
+    assert_eq!(
+        r["total"]["operations"],
+        20 * 6,
+        "6 statements a transaction"
+    );
+    assert!(!text(&o).contains(DB_PASSWORD));
+    assert!(!std::fs::read_to_string(&out)
+        .expect("read")
+        .contains(DB_PASSWORD));
+    let o = throng(&["sql", "cleanup", &url, "--tables", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The tables are gone: a run fails before its load, naming the remedy.
+    let o = throng(&[
+        "run",
+        &url,
+        "--workload",
+        "oltp_point_select",
+        "-n",
+        "1",
+        "--no-tui",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("throng sql prepare"), "{}", text(&o));
+}
+
+#[test]
+fn passwords_never_appear_in_the_summary_the_json_or_a_message() {
+    let pg = Postgres::shared().expect("PostgreSQL");
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("r.json");
+    let o = throng(&[
+        "run",
+        &pg.url(),
+        "--sql",
+        "SELECT $1::int",
+        "--param",
+        "rand_int(1, 9)",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--no-tui",
+        "--json",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let all = text(&o) + &std::fs::read_to_string(&out).expect("read");
+    assert!(!all.contains(DB_PASSWORD), "{all}");
+    assert_eq!(
+        json(&out)["plan"]["target"],
+        pg.url().replace(DB_PASSWORD, "***")
+    );
+    // A wrong password: exit 1 before any load, the database's message, no password.
+    let wrong = format!("postgres://throng:sekrit-pw@127.0.0.1:{}/throng", pg.port());
+    let o = throng(&["run", &wrong, "--sql", "SELECT 1", "-n", "1", "--no-tui"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("password authentication failed"),
+        "{}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("sekrit-pw"), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("Label"),
+        "no load ran"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_problem() {
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let unreachable = format!("postgres://u:sekrit-pw@127.0.0.1:{closed}/db");
+    for (args, code, says) in [
+        (
+            vec!["run", &pg, "--sql", "SELEC 1", "-n", "1"],
+            2,
+            "SELEC 1",
+        ),
+        (
+            vec!["run", &pg, "--sql", "SELECT * FROM nope", "-n", "1"],
+            2,
+            "42P01",
+        ),
+        (
+            vec!["run", &pg, "--sql", "SELECT $1::int", "-n", "1"],
+            2,
+            "1 placeholder(s) but 0 --param",
+        ),
+        (
+            vec!["run", &pg, "--sql", "SELECT 1", "--param", "1", "-n", "1"],
+            2,
+            "left over",
+        ),
+        (
+            vec![
+                "run", &pg, "--sql", "SELECT 1", "--param", "nope(", "-n", "1",
+            ],
+            2,
+            "--param",
+        ),
+        (vec!["run", &pg, "-n", "1"], 2, "needs statements"),
+        (
+            vec!["run", &pg, "--workload", "oltp_nothing"],
+            2,
+            "oltp_read_only",
+        ),
+        (
+            vec![
+                "run",
+                "postgres://u:sekrit-pw@h:99x/db",
+                "--sql",
+                "SELECT 1",
+            ],
+            2,
+            "not a number",
+        ),
+        (
+            vec!["run", &unreachable, "--sql", "SELECT 1", "-n", "1"],
+            1,
+            "refused",
+        ),
+        (
+            vec!["run", &pg, "--sql", "SELECT 1", "-d", "x", "-n", "1"],
+            2,
+            "HTTP flags",
+        ),
+    ] {
+        let mut a = args.clone();
+        a.push("--no-tui");
+        let o = throng(&a);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
+        assert!(!text(&o).contains("sekrit-pw") && !text(&o).contains(DB_PASSWORD));
+        assert!(!text(&o).contains("panicked"), "{}", text(&o));
+    }
+}

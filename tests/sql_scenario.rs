@@ -1,0 +1,171 @@
+//! `sql:` steps in scenario files, mixed with HTTP steps: money moved over the bank's HTTP API,
+//! then both balances read straight from its database, with checks on the rows and extraction of
+//! a column of the first row; SQLSTATE status checks; bad steps at their place.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use clap::Parser;
+use throng::cli::args::Command as Cmd;
+use throng::cli::Cli;
+use throng::core::{ErrorClass, Snapshot};
+use throng::testbed::{BankService, Postgres, Storage};
+
+async fn run_file(file: &Path, args: &[&str]) -> Result<Arc<Snapshot>, String> {
+    let mut argv = vec![
+        "throng".to_string(),
+        "run".into(),
+        file.display().to_string(),
+    ];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let cli = Cli::try_parse_from(&argv).expect("flags");
+    let Cmd::Run(run) = cli.command else {
+        unreachable!()
+    };
+    let setup = throng::cli::scenario::build_scenario(&run).map_err(|e| e.to_string())?;
+    Ok(throng::engine::run(setup.plan, Arc::new(setup.driver))
+        .await
+        .expect("the run starts"))
+}
+
+fn errors(s: &Snapshot, class: ErrorClass) -> u64 {
+    s.errors
+        .iter()
+        .filter(|e| e.class == class)
+        .map(|e| e.count)
+        .sum()
+}
+
+fn row<'a>(s: &'a Snapshot, label: &str) -> &'a throng::core::LabelStats {
+    s.labels
+        .iter()
+        .find(|l| l.label == label)
+        .unwrap_or_else(|| panic!("no row {label}"))
+}
+
+const FLOW: &str = r#"
+targets:
+  bank: BANK
+  db: DB
+variables:
+  opening: 1000
+  amount: 10
+load:
+  users: 3
+  iterations: 5
+steps:
+  - label: create A
+    request: { method: POST, path: "/client/new/{{ opening }}" }
+    extract: { a: { jsonpath: $.id } }
+  - label: create B
+    request: { method: POST, path: "/client/new/{{ opening }}" }
+    extract: { b: { jsonpath: $.id } }
+  - label: transfer
+    request:
+      method: POST
+      path: /transaction
+      json: { from: "{{ a }}", to: "{{ b }}", amount: "{{ amount }}" }
+    checks:
+      - status: 200
+  - label: balance A in the database
+    sql:
+      target: db
+      query: SELECT balance FROM clients WHERE id = ?
+      params: ["{{ a }}"]
+    extract:
+      a_after: { jsonpath: "$.rows[0].balance" }
+    checks:
+      - jsonpath: $.row_count
+        equals: 1
+      - jsonpath: "$.rows[0].balance"
+        equals: "{{ opening - amount }}"
+  - label: balance B in the database
+    sql:
+      target: db
+      query: SELECT balance AS b FROM clients WHERE id = ?
+      params: ["{{ b }}"]
+    checks:
+      - jsonpath: "$.rows[0].b"
+        equals: "{{ opening + amount }}"
+      # Conservation: what A lost, B gained.
+      - jsonpath: "$.rows[0].b"
+        equals: "{{ 2 * opening - a_after }}"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_and_sql_steps_mix_in_one_flow() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("bank.db");
+    let bank = BankService {
+        storage: Storage::File(file.clone()),
+        ..BankService::default()
+    }
+    .start()
+    .await
+    .expect("the bank starts");
+    let text = FLOW
+        .replace("BANK", &bank.url())
+        .replace("DB", &format!("sqlite://{}", file.display()));
+    let path = dir.path().join("flow.yaml");
+    std::fs::write(&path, text).expect("write");
+    let s = run_file(&path, &[]).await.expect("compiles");
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    assert_eq!(row(&s, "balance A in the database").samples, 15);
+    assert_eq!(row(&s, "balance B in the database").samples, 15);
+    // A wrong expectation is a failed check, not a pass.
+    let wrong = std::fs::read_to_string(&path)
+        .expect("read")
+        .replace("{{ opening - amount }}", "{{ opening }}");
+    std::fs::write(&path, wrong).expect("write");
+    let s = run_file(&path, &["-i", "1", "-c", "1"])
+        .await
+        .expect("compiles");
+    assert_eq!(errors(&s, ErrorClass::Check), 1, "{:?}", s.errors);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlstate_checks_and_bad_steps() {
+    let pg = Postgres::shared().expect("PostgreSQL");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("s.yaml");
+    let text = format!(
+        r#"
+targets:
+  db: {url}
+load: {{ users: 1, iterations: 3 }}
+on_failure: continue
+steps:
+  - label: make
+    sql: CREATE TABLE IF NOT EXISTS scen (id INT PRIMARY KEY)
+  - label: dup
+    sql: {{ query: "INSERT INTO scen VALUES ($1)", params: [1] }}
+  - label: dup expected
+    sql: {{ query: "INSERT INTO scen VALUES ($1)", params: [1] }}
+    checks:
+      - status: "23505"
+"#,
+        url = pg.url()
+    );
+    std::fs::write(&path, &text).expect("write");
+    let s = run_file(&path, &[]).await.expect("compiles");
+    let _ = throng::sql::Target::new(&pg.url(), std::time::Duration::from_secs(5), 4)
+        .expect("url")
+        .connect()
+        .await
+        .expect("connects")
+        .raw("DROP TABLE scen")
+        .await;
+    // `dup` succeeds once then fails twice with 23505; `dup expected` always meets 23505,
+    // which its status check turns into a pass.
+    assert_eq!(row(&s, "dup").errors, 2, "{:?}", s.errors);
+    assert_eq!(row(&s, "dup expected").errors, 0, "{:?}", s.errors);
+    assert_eq!(row(&s, "dup expected").samples, 3);
+    let bad = text.replacen("params: [1]", "parms: [1]", 1);
+    std::fs::write(&path, &bad).expect("write");
+    let e = run_file(&path, &[]).await.unwrap_err();
+    assert!(
+        e.contains("unknown field `parms`") && e.contains(":10:"),
+        "{e}"
+    );
+    assert!(!e.contains(throng::testbed::DB_PASSWORD), "{e}");
+}
