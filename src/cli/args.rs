@@ -27,6 +27,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Create or drop sysbench's tables (sbtest1..N) for `throng run URL --workload ...`.
     Sql(super::sql::SqlCommand),
+    /// Results side by side, against the first, with regression thresholds.
+    Compare(super::compare::CompareArgs),
+    /// A result as Markdown, CSV, JUnit or JSON.
+    Report(super::compare::ReportArgs),
 }
 
 /// Flags of `throng run`.
@@ -143,6 +147,10 @@ pub struct RunArgs {
     /// Write the JSON result to this file.
     #[arg(long, help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Also write a report, FORMAT:FILE with FORMAT html, markdown, csv, junit or json
+    /// (repeatable).
+    #[arg(long = "report", value_name = "FORMAT:FILE", help_heading = "Output")]
+    pub reports: Vec<String>,
     /// A pass/fail condition, e.g. 'p99<250ms', 'error_rate<1%', 'rps>=500', 'p95{GET /}<10ms'
     /// (repeatable); exit code 99 when one fails.
     #[arg(long = "threshold", help_heading = "Output")]

@@ -2,6 +2,7 @@
 //! library runs ([`runner`]). Only this module knows clap.
 
 pub mod args;
+pub mod compare;
 pub mod containers;
 pub mod grpc;
 pub mod live;

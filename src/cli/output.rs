@@ -55,6 +55,15 @@ pub fn finish(
             eprintln!("result written to {}", path.display());
         }
     }
+    for (format, path) in &out.reports {
+        match super::compare::write_report(&result, *format, path) {
+            Ok(()) => eprintln!("report written to {}", path.display()),
+            Err(e) => {
+                eprintln!("throng: error: {e}");
+                code = super::EXIT_RUNTIME;
+            }
+        }
+    }
     Ok(code)
 }
 

@@ -23,6 +23,8 @@ pub struct Outputs {
     pub quiet: bool,
     /// Show the live dashboard instead of the progress line (see [`super::live::wanted`]).
     pub tui: bool,
+    /// Reports to write besides the JSON (`--report FORMAT:FILE`), checked before the load.
+    pub reports: Vec<(throng_report::Format, std::path::PathBuf)>,
 }
 
 /// Runs a parsed command line and returns its exit code.
@@ -34,6 +36,7 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                 json: a.json.clone(),
                 quiet: a.quiet,
                 tui: super::live::wanted(a.no_tui),
+                reports: super::compare::parse_report_specs(&a.reports)?,
             };
             run_scenario(setup, out).await
         }
@@ -47,7 +50,10 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
             // The URL's scheme picks the protocol (`throng::protocols()`); a URL no protocol
             // claims goes to HTTP's checks, which say what is wrong with it.
             let protocols = crate::protocols();
-            if protocols.for_url(&a.url).is_some_and(|p| p.name() == "grpc") {
+            if protocols
+                .for_url(&a.url)
+                .is_some_and(|p| p.name() == "grpc")
+            {
                 let out = Outputs {
                     json: a.json.clone(),
                     quiet: a.quiet,
@@ -61,7 +67,7 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                     json: a.json.clone(),
                     quiet: a.quiet,
                     tui: super::live::wanted(a.no_tui),
-                    ..Outputs::default()
+                    reports: super::compare::parse_report_specs(&a.reports)?,
                 };
                 return super::sql::run(&a, out).await;
             }
@@ -80,11 +86,14 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                     json: a.json.clone(),
                     quiet: a.quiet,
                     tui: super::live::wanted(a.no_tui),
+                    reports: super::compare::parse_report_specs(&a.reports)?,
                 },
             )
             .await
         }
         Command::Demo(a) => demo(a).await,
+        Command::Compare(a) => super::compare::run_compare(&a),
+        Command::Report(a) => super::compare::run_report(&a),
         Command::Serve(a) => serve(a).await,
         Command::Sql(a) => super::sql::command(a).await,
     }

@@ -177,12 +177,18 @@ pub struct SeriesPoint {
     pub bytes_sent: u64,
     /// Bytes received in the interval.
     pub bytes_received: u64,
+    /// Interval latency mean, µs.
+    pub mean: f64,
     /// Interval latency median, µs.
     pub p50: u64,
     /// Interval latency 90th percentile, µs.
     pub p90: u64,
+    /// Interval latency 95th percentile, µs.
+    pub p95: u64,
     /// Interval latency 99th percentile, µs.
     pub p99: u64,
+    /// Interval latency 99.9th percentile, µs.
+    pub p999: u64,
     /// Interval latency maximum, µs.
     pub max: u64,
     /// Users (closed loop) or requests in flight (open loop) at the end of the interval.

@@ -181,6 +181,15 @@ impl Target {
         }
     }
 
+    /// Asks the server's reflection for `service` (every service it lists when `None`): the
+    /// descriptors, and which version of reflection answered.
+    pub async fn reflect(
+        &self,
+        service: Option<&str>,
+    ) -> Result<(DescriptorPool, crate::ReflectionVersion), String> {
+        crate::reflection::fetch(&self.connector, service).await
+    }
+
     /// Every service the server's reflection lists, with the files they need.
     pub async fn all_descriptors(&self, cfg: &GrpcConfig) -> Result<DescriptorPool, GrpcError> {
         crate::reflection::fetch(&self.connector, None)

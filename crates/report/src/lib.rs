@@ -1,4 +1,5 @@
-//! throng's results: the versioned JSON result, the aggregate table, thresholds.
+//! throng's results: the versioned JSON result, the aggregate table, thresholds, comparisons of
+//! several results, and reports in other formats (Markdown, CSV, JUnit).
 //!
 //! Everything here is a pure function of the final [`throng_core::Snapshot`], so a run with the
 //! live UI and a headless run report the same numbers. The JSON result ([`RunResult`]) is a
@@ -7,14 +8,29 @@
 //! merged and compared without loss.
 #![deny(missing_docs)]
 
+mod compare;
 mod containers;
+mod csv;
+mod html;
+mod junit;
+mod markdown;
 mod result;
 mod table;
 mod threshold;
 
+pub use compare::{
+    compare, comparison_markdown, render_comparison, Cell, CompareError, Comparison, ContainerRow,
+    Figure, FigureRow, LabelComparison, NoiseMethod, Regression, RegressionResult, Side, Verdict,
+};
+pub use csv::{render_csv_series, render_csv_table};
+pub use html::{render_comparison_html, render_html};
+pub use junit::render_junit;
+pub use markdown::render_markdown;
+
 pub use containers::{render_containers, ContainerResult, Usage};
 pub use result::{
-    schema, ChangeResult, ErrorResult, LabelResult, LagResult, RunResult, Stats, SCHEMA_VERSION,
+    schema, ChangeResult, ErrorResult, LabelResult, LagResult, Point, RunResult, Stats,
+    SCHEMA_VERSION,
 };
 pub use table::{render_summary, render_table};
 pub use threshold::{Metric, Op, Threshold, ThresholdError, ThresholdResult};
@@ -26,4 +42,57 @@ pub fn finish(snapshot: &throng_core::Snapshot, thresholds: &[Threshold]) -> Run
     let mut result = RunResult::from_snapshot(snapshot);
     result.thresholds = thresholds.iter().map(|t| t.evaluate(&result)).collect();
     result
+}
+
+/// A report format other than the JSON result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// One self-contained HTML page with charts.
+    Html,
+    /// The aggregate table and the summary as Markdown.
+    Markdown,
+    /// The per-label table and the one-second series as CSV (two files).
+    Csv,
+    /// One JUnit test case per threshold, and one for the checks.
+    Junit,
+    /// The JSON result itself.
+    Json,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "html" => Ok(Format::Html),
+            "markdown" | "md" => Ok(Format::Markdown),
+            "csv" => Ok(Format::Csv),
+            "junit" => Ok(Format::Junit),
+            "json" => Ok(Format::Json),
+            other => Err(format!(
+                "`{other}` is not a report format (html, markdown, csv, junit, json)"
+            )),
+        }
+    }
+}
+
+/// A report of `result` in `format`: one or more documents, each with the suffix its file name
+/// takes after the name the user gave (`""` for the main one; CSV's series is `.series.csv`
+/// beside `report.csv`).
+pub fn render_report(result: &RunResult, format: Format) -> Vec<(&'static str, String)> {
+    match format {
+        Format::Html => vec![("", render_html(result))],
+        Format::Markdown => vec![("", render_markdown(result))],
+        Format::Csv => vec![
+            ("", render_csv_table(result)),
+            ("series", render_csv_series(result)),
+        ],
+        Format::Junit => vec![("", render_junit(result))],
+        Format::Json => vec![(
+            "",
+            serde_json::to_string_pretty(result)
+                .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")),
+        )],
+    }
 }

@@ -210,12 +210,21 @@ pub struct Point {
     pub bytes_sent: u64,
     /// Bytes received.
     pub bytes_received: u64,
+    /// Latency mean, ms (absent from results of throng before 0.1's schema 2 additions: 0).
+    #[serde(default)]
+    pub mean: f64,
     /// Latency median, ms.
     pub p50: f64,
     /// Latency 90th percentile, ms.
     pub p90: f64,
+    /// Latency 95th percentile, ms.
+    #[serde(default)]
+    pub p95: f64,
     /// Latency 99th percentile, ms.
     pub p99: f64,
+    /// Latency 99.9th percentile, ms.
+    #[serde(default)]
+    pub p999: f64,
     /// Latency maximum, ms.
     pub max: f64,
     /// Users or requests in flight.
@@ -233,9 +242,12 @@ impl From<&SeriesPoint> for Point {
             errors: p.errors,
             bytes_sent: p.bytes_sent,
             bytes_received: p.bytes_received,
+            mean: p.mean / 1000.0,
             p50: ms(p.p50),
             p90: ms(p.p90),
+            p95: ms(p.p95),
             p99: ms(p.p99),
+            p999: ms(p.p999),
             max: ms(p.max),
             active: p.active,
             target_rate: p.target_rate,

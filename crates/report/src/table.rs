@@ -33,15 +33,32 @@ fn row(r: &LabelResult) -> [String; 13] {
 
 /// The aggregate table: one row per label and a TOTAL row; latencies in ms.
 pub fn render_table(result: &RunResult) -> String {
-    let mut rows: Vec<[String; 13]> = vec![HEADERS.map(String::from)];
-    rows.extend(result.labels.iter().map(row));
+    aligned(&table_rows(result))
+}
+
+/// The aggregate table's cells, the header first (the Markdown and CSV reports use the same).
+pub(crate) fn table_rows(result: &RunResult) -> Vec<Vec<String>> {
+    let mut rows: Vec<Vec<String>> = vec![HEADERS.map(String::from).to_vec()];
+    rows.extend(result.labels.iter().map(|l| row(l).to_vec()));
     if result.labels.len() != 1 || result.labels[0].label != "TOTAL" {
         let mut total = row(&result.total);
         total[0] = "TOTAL".into();
-        rows.push(total);
+        rows.push(total.to_vec());
     }
-    let widths: Vec<usize> = (0..13)
-        .map(|c| rows.iter().map(|r| r[c].width()).max().unwrap_or(0))
+    rows
+}
+
+/// Rows of cells as a text table: the first column left-aligned, the others right-aligned (by
+/// display width), two spaces apart, a rule under the header.
+pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.width()))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
@@ -60,7 +77,7 @@ pub fn render_table(result: &RunResult) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
         if i == 0 {
-            let width = widths.iter().sum::<usize>() + 2 * 12;
+            let width = widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1);
             out.push_str(&"-".repeat(width));
             out.push('\n');
         }

@@ -1,0 +1,773 @@
+//! Two or more results side by side: per label, each figure of every run against the first (the
+//! baseline), its relative difference, and whether that difference is beyond the noise.
+//!
+//! **Noise.** With several rounds of each side (`A B A B ...`), a figure's rounds are samples
+//! of it and two sides differ beyond noise when Welch's t-test says so at 95% (the t quantile
+//! for the Welch-Satterthwaite degrees of freedom). With one run a side, the runs' one-second
+//! intervals stand in for rounds: a figure's spread is the standard deviation of its
+//! per-second values (the TOTAL series, scaled to each label as a relative spread), and a
+//! difference is beyond noise when it exceeds twice the two runs' spreads combined
+//! (`2·sqrt(sa² + sb²)`). That is deliberately wider than a standard error: seconds of one run
+//! are not independent samples (the machine's state drifts), and a test that calls two runs of
+//! one target "different" is worse than one that needs a clearer difference. A run of fewer
+//! than three whole seconds cannot be judged (`?`).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::{LabelResult, Point, RunResult};
+
+/// One side of a comparison: a target (or a result file) and its runs (several with rounds).
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// The name shown in the columns (`go`, `java`, a file's name).
+    pub name: String,
+    /// Its runs, one per round.
+    pub runs: Vec<RunResult>,
+}
+
+/// The figures compared, in table order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// Requests that ended.
+    Samples,
+    /// Requests per second.
+    Throughput,
+    /// Failed requests, percent.
+    ErrorRate,
+    /// Mean latency, ms.
+    Mean,
+    /// Median latency, ms.
+    P50,
+    /// 90th percentile, ms.
+    P90,
+    /// 95th percentile, ms.
+    P95,
+    /// 99th percentile, ms.
+    P99,
+    /// 99.9th percentile, ms.
+    P999,
+    /// Maximum latency, ms.
+    Max,
+}
+
+impl Figure {
+    /// Every figure, in table order.
+    pub const ALL: [Figure; 10] = [
+        Figure::Samples,
+        Figure::Throughput,
+        Figure::ErrorRate,
+        Figure::Mean,
+        Figure::P50,
+        Figure::P90,
+        Figure::P95,
+        Figure::P99,
+        Figure::P999,
+        Figure::Max,
+    ];
+
+    /// The row's name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Samples => "Samples",
+            Figure::Throughput => "Throughput /s",
+            Figure::ErrorRate => "Error %",
+            Figure::Mean => "Mean ms",
+            Figure::P50 => "p50 ms",
+            Figure::P90 => "p90 ms",
+            Figure::P95 => "p95 ms",
+            Figure::P99 => "p99 ms",
+            Figure::P999 => "p99.9 ms",
+            Figure::Max => "Max ms",
+        }
+    }
+
+    /// Whether a larger value is worse (latency, errors) rather than better (throughput).
+    pub fn lower_is_better(self) -> bool {
+        !matches!(self, Figure::Samples | Figure::Throughput)
+    }
+
+    fn is_latency(self) -> bool {
+        !matches!(
+            self,
+            Figure::Samples | Figure::Throughput | Figure::ErrorRate
+        )
+    }
+
+    /// The figure of a row; `None` for a latency figure of a row with no latency.
+    pub fn of(self, r: &LabelResult) -> Option<f64> {
+        let l = &r.latency;
+        if self.is_latency() && l.count == 0 {
+            return None;
+        }
+        Some(match self {
+            Figure::Samples => r.samples as f64,
+            Figure::Throughput => r.throughput,
+            Figure::ErrorRate => r.error_rate * 100.0,
+            Figure::Mean => l.mean,
+            Figure::P50 => l.p50,
+            Figure::P90 => l.p90,
+            Figure::P95 => l.p95,
+            Figure::P99 => l.p99,
+            Figure::P999 => l.p999,
+            Figure::Max => l.max,
+        })
+    }
+
+    /// The figure in one second of the run's series (TOTAL); `None` for a count (samples are
+    /// not a rate: they are not judged) and for a latency in a second that had none.
+    fn of_point(self, p: &Point) -> Option<f64> {
+        let latency = p.requests > p.errors;
+        match self {
+            Figure::Samples => None,
+            Figure::Throughput => Some(p.requests as f64),
+            Figure::ErrorRate if p.requests > 0 => {
+                Some(p.errors as f64 / p.requests as f64 * 100.0)
+            }
+            Figure::ErrorRate => None,
+            _ if !latency => None,
+            Figure::Mean => Some(p.mean),
+            Figure::P50 => Some(p.p50),
+            Figure::P90 => Some(p.p90),
+            Figure::P95 => Some(p.p95),
+            Figure::P99 => Some(p.p99),
+            Figure::P999 => Some(p.p999),
+            Figure::Max => Some(p.max),
+        }
+    }
+}
+
+/// How noise was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseMethod {
+    /// Welch's t-test over the rounds of each side.
+    Rounds,
+    /// The spread of each run's one-second intervals.
+    Intervals,
+}
+
+/// Whether a difference is beyond the noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Beyond the noise.
+    Beyond,
+    /// Within the noise.
+    Within,
+    /// Not enough data to judge (fewer than three seconds or two rounds, a figure that is not
+    /// judged, or a figure missing on one side).
+    Unknown,
+}
+
+/// One side's value of one figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// The value (the mean of the rounds), if the side has it.
+    pub value: Option<f64>,
+    /// Relative difference against the baseline, percent (none for the baseline itself, or
+    /// when either value is missing or the baseline is 0).
+    pub change: Option<f64>,
+    /// Whether the difference from the baseline is beyond the noise (the baseline: `Unknown`).
+    pub verdict: Verdict,
+}
+
+/// One figure of one label across the sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureRow {
+    /// The figure.
+    pub figure: Figure,
+    /// One cell per side, the baseline first.
+    pub cells: Vec<Cell>,
+}
+
+/// One label's comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabelComparison {
+    /// The label (`TOTAL` for all requests).
+    pub label: String,
+    /// Its figures.
+    pub rows: Vec<FigureRow>,
+}
+
+/// One container row: a side's container, idle and under load.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContainerRow {
+    /// The side it belongs to.
+    pub side: String,
+    /// The container's name.
+    pub name: String,
+    /// The image's size, bytes.
+    pub image_size: u64,
+    /// Mean CPU at idle, percent of a core.
+    pub cpu_idle: Option<f64>,
+    /// Mean CPU under load, percent of a core.
+    pub cpu_load: Option<f64>,
+    /// Mean memory at idle, bytes.
+    pub mem_idle: Option<u64>,
+    /// Mean memory under load, bytes.
+    pub mem_load: Option<u64>,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The sides' names, the baseline first.
+    pub names: Vec<String>,
+    /// Rounds per side.
+    pub rounds: Vec<usize>,
+    /// How noise was judged.
+    pub method: NoiseMethod,
+    /// Per label, TOTAL last.
+    pub labels: Vec<LabelComparison>,
+    /// Each side's containers.
+    pub containers: Vec<ContainerRow>,
+}
+
+/// Why results cannot be compared.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompareError {
+    /// Fewer than two sides, or a side with no run.
+    #[error("{0}")]
+    Shape(String),
+    /// The results ran different plans or steps (refused without `force`).
+    #[error("{0}")]
+    Different(String),
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Sample variance (n - 1).
+fn variance(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+}
+
+/// The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%).
+fn t975(df: f64) -> f64 {
+    const T: [(f64, f64); 14] = [
+        (1.0, 12.706),
+        (2.0, 4.303),
+        (3.0, 3.182),
+        (4.0, 2.776),
+        (5.0, 2.571),
+        (6.0, 2.447),
+        (7.0, 2.365),
+        (8.0, 2.306),
+        (9.0, 2.262),
+        (10.0, 2.228),
+        (15.0, 2.131),
+        (20.0, 2.086),
+        (30.0, 2.042),
+        (60.0, 2.000),
+    ];
+    // The largest tabulated df not above `df` (conservative: a lower df has a larger t).
+    T.iter()
+        .rev()
+        .find(|(d, _)| *d <= df)
+        .map_or(T[0].1, |(_, t)| *t)
+        .min(if df > 120.0 { 1.96 } else { f64::MAX })
+}
+
+/// Welch's t-test at 95% between two sets of rounds.
+fn welch(a: &[f64], b: &[f64]) -> Verdict {
+    if a.len() < 2 || b.len() < 2 {
+        return Verdict::Unknown;
+    }
+    let (va, vb) = (variance(a) / a.len() as f64, variance(b) / b.len() as f64);
+    let diff = (mean(b) - mean(a)).abs();
+    let se = (va + vb).sqrt();
+    if se == 0.0 {
+        return if diff == 0.0 {
+            Verdict::Within
+        } else {
+            Verdict::Beyond
+        };
+    }
+    let df =
+        (va + vb).powi(2) / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64);
+    if diff / se > t975(df) {
+        Verdict::Beyond
+    } else {
+        Verdict::Within
+    }
+}
+
+/// A run's whole seconds: the last point is dropped when it is a fraction of a second (the
+/// drain after the load), and the first when there are enough (start-up).
+fn whole_seconds(r: &RunResult) -> &[Point] {
+    let mut s = &r.series[..];
+    if let Some(last) = s.last() {
+        if last.t.fract() > 1e-9 && s.len() > 1 {
+            s = &s[..s.len() - 1];
+        }
+    }
+    if s.len() > 4 {
+        s = &s[1..];
+    }
+    s
+}
+
+/// The relative spread (standard deviation over mean) of a figure over a run's seconds.
+fn spread(r: &RunResult, f: Figure) -> Option<f64> {
+    let v: Vec<f64> = whole_seconds(r)
+        .iter()
+        .filter_map(|p| f.of_point(p))
+        .collect();
+    if v.len() < 3 {
+        return None;
+    }
+    let m = mean(&v);
+    Some(if m == 0.0 {
+        0.0
+    } else {
+        variance(&v).sqrt() / m
+    })
+}
+
+fn row_of<'a>(r: &'a RunResult, label: &str) -> Option<&'a LabelResult> {
+    if label == "TOTAL" {
+        return Some(&r.total);
+    }
+    r.labels.iter().find(|l| l.label == label)
+}
+
+/// What differs between two results' plans or steps, in words; empty when nothing does.
+fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    let model = |r: &RunResult| serde_json::to_value(&r.plan.model).ok();
+    if model(a) != model(b) {
+        out.push(format!(
+            "the load differs ({} against {})",
+            a.description, b.description
+        ));
+    }
+    let labels =
+        |r: &RunResult| -> BTreeSet<String> { r.labels.iter().map(|l| l.label.clone()).collect() };
+    let (la, lb) = (labels(a), labels(b));
+    if la != lb {
+        let only = |x: &BTreeSet<String>, y: &BTreeSet<String>| {
+            x.difference(y).cloned().collect::<Vec<_>>().join(", ")
+        };
+        out.push(format!(
+            "the steps differ (only in the first: [{}]; only in the other: [{}])",
+            only(&la, &lb),
+            only(&lb, &la)
+        ));
+    }
+    out
+}
+
+/// Compares `sides`, the first being the baseline. Results of different plans or steps are
+/// refused, naming what differs, unless `force`.
+pub fn compare(sides: &[Side], force: bool) -> Result<Comparison, CompareError> {
+    if sides.len() < 2 {
+        return Err(CompareError::Shape(
+            "a comparison needs at least two results".into(),
+        ));
+    }
+    if let Some(s) = sides.iter().find(|s| s.runs.is_empty()) {
+        return Err(CompareError::Shape(format!("{} has no run", s.name)));
+    }
+    let base = &sides[0].runs[0];
+    if !force {
+        for s in sides {
+            for r in &s.runs {
+                let d = differences(base, r);
+                if !d.is_empty() {
+                    return Err(CompareError::Different(format!(
+                        "{} and {} did not run the same plan: {} (--force compares them anyway)",
+                        sides[0].name,
+                        s.name,
+                        d.join("; ")
+                    )));
+                }
+            }
+        }
+    }
+    let method = if sides.iter().all(|s| s.runs.len() >= 2) {
+        NoiseMethod::Rounds
+    } else {
+        NoiseMethod::Intervals
+    };
+    let mut labels: Vec<String> = base.labels.iter().map(|l| l.label.clone()).collect();
+    for s in sides {
+        for r in &s.runs {
+            for l in &r.labels {
+                if !labels.contains(&l.label) {
+                    labels.push(l.label.clone());
+                }
+            }
+        }
+    }
+    if labels.len() != 1 {
+        labels.push("TOTAL".into());
+    }
+    let labels = labels
+        .iter()
+        .map(|label| LabelComparison {
+            label: label.clone(),
+            rows: Figure::ALL
+                .iter()
+                .map(|&f| figure_row(sides, label, f, method))
+                .collect(),
+        })
+        .collect();
+    Ok(Comparison {
+        names: sides.iter().map(|s| s.name.clone()).collect(),
+        rounds: sides.iter().map(|s| s.runs.len()).collect(),
+        method,
+        labels,
+        containers: container_rows(sides),
+    })
+}
+
+fn figure_row(sides: &[Side], label: &str, f: Figure, method: NoiseMethod) -> FigureRow {
+    let values = |s: &Side| -> Vec<f64> {
+        s.runs
+            .iter()
+            .filter_map(|r| row_of(r, label).and_then(|row| f.of(row)))
+            .collect()
+    };
+    let base_values = values(&sides[0]);
+    let base = (!base_values.is_empty()).then(|| mean(&base_values));
+    let cells = sides
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let v = values(s);
+            let value = (!v.is_empty()).then(|| mean(&v));
+            if i == 0 {
+                return Cell {
+                    value,
+                    change: None,
+                    verdict: Verdict::Unknown,
+                };
+            }
+            let change = match (base, value) {
+                (Some(b), Some(x)) if b != 0.0 => Some((x - b) / b * 100.0),
+                _ => None,
+            };
+            let verdict = match (base, value) {
+                (Some(b), Some(x)) if f != Figure::Samples => match method {
+                    NoiseMethod::Rounds => welch(&base_values, &v),
+                    NoiseMethod::Intervals => intervals(&sides[0].runs[0], &s.runs[0], f, b, x),
+                },
+                _ => Verdict::Unknown,
+            };
+            Cell {
+                value,
+                change,
+                verdict,
+            }
+        })
+        .collect();
+    FigureRow { figure: f, cells }
+}
+
+/// Beyond noise when the difference exceeds twice the runs' per-second spreads combined.
+fn intervals(a: &RunResult, b: &RunResult, f: Figure, va: f64, vb: f64) -> Verdict {
+    let (Some(ra), Some(rb)) = (spread(a, f), spread(b, f)) else {
+        return Verdict::Unknown;
+    };
+    // The series is TOTAL's: its relative spread, times the label's own values.
+    let band = 2.0 * ((va * ra).powi(2) + (vb * rb).powi(2)).sqrt();
+    if (vb - va).abs() > band {
+        Verdict::Beyond
+    } else {
+        Verdict::Within
+    }
+}
+
+fn container_rows(sides: &[Side]) -> Vec<ContainerRow> {
+    let mut out = Vec::new();
+    for s in sides {
+        let Some(r) = s.runs.first() else { continue };
+        for c in &r.containers {
+            out.push(ContainerRow {
+                side: s.name.clone(),
+                name: c.name.clone(),
+                image_size: c.image_size,
+                cpu_idle: c.idle.as_ref().map(|u| u.cpu_mean),
+                cpu_load: c.load.as_ref().map(|u| u.cpu_mean),
+                mem_idle: c.idle.as_ref().map(|u| u.mem_mean),
+                mem_load: c.load.as_ref().map(|u| u.mem_mean),
+            });
+        }
+    }
+    out
+}
+
+/// A figure as text: counts whole, latencies to three significant figures, rates to one decimal.
+fn value_text(f: Figure, v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) => match f {
+            Figure::Samples => format!("{v:.0}"),
+            Figure::Throughput => format!("{v:.1}"),
+            Figure::ErrorRate => format!("{v:.2}"),
+            _ => throng_core::row::ms(v),
+        },
+    }
+}
+
+/// A cell as text: `4.12 (+96.2%)*`: `*` beyond noise, `~` within, nothing when not judged.
+fn cell_text(f: Figure, c: &Cell) -> String {
+    let mut s = value_text(f, c.value);
+    if let Some(ch) = c.change {
+        let _ = write!(s, " ({ch:+.1}%)");
+    }
+    match c.verdict {
+        Verdict::Beyond => s.push('*'),
+        Verdict::Within => s.push('~'),
+        Verdict::Unknown => {}
+    }
+    s
+}
+
+/// The comparison's tables as rows of cells (header first), one table per label.
+fn tables(c: &Comparison) -> Vec<(String, Vec<Vec<String>>)> {
+    c.labels
+        .iter()
+        .map(|l| {
+            let mut head = vec![l.label.clone()];
+            for (i, n) in c.names.iter().enumerate() {
+                head.push(if i == 0 {
+                    format!("{n} (baseline)")
+                } else {
+                    n.clone()
+                });
+            }
+            let mut rows = vec![head];
+            for r in &l.rows {
+                let mut row = vec![r.figure.name().to_string()];
+                row.extend(r.cells.iter().map(|cell| cell_text(r.figure, cell)));
+                rows.push(row);
+            }
+            (l.label.clone(), rows)
+        })
+        .collect()
+}
+
+pub(crate) fn method_line(c: &Comparison) -> String {
+    let how = match c.method {
+        NoiseMethod::Rounds => format!(
+            "Welch's t-test at 95% over the rounds ({})",
+            c.rounds
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+        NoiseMethod::Intervals => {
+            "beyond twice the runs' one-second spreads combined, one run a side".to_string()
+        }
+    };
+    format!("* beyond the noise, ~ within it: {how}; changes in % of the baseline")
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
+}
+
+fn container_cells(r: &ContainerRow) -> Vec<String> {
+    let cpu = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}%"));
+    let mem = |v: Option<u64>| v.map_or("-".into(), mib);
+    vec![
+        r.side.clone(),
+        r.name.clone(),
+        format!("{:.1} MB", r.image_size as f64 / 1e6),
+        cpu(r.cpu_idle),
+        cpu(r.cpu_load),
+        mem(r.mem_idle),
+        mem(r.mem_load),
+    ]
+}
+
+const CONTAINER_HEAD: [&str; 7] = [
+    "Side",
+    "Container",
+    "Image",
+    "CPU idle",
+    "CPU load",
+    "Memory idle",
+    "Memory load",
+];
+
+/// Every table of the comparison: one per label, then the containers' (if any).
+pub(crate) fn all_tables(c: &Comparison) -> Vec<Vec<Vec<String>>> {
+    let mut out: Vec<Vec<Vec<String>>> = tables(c).into_iter().map(|(_, rows)| rows).collect();
+    if !c.containers.is_empty() {
+        let mut rows = vec![CONTAINER_HEAD.map(String::from).to_vec()];
+        rows.extend(c.containers.iter().map(container_cells));
+        out.push(rows);
+    }
+    out
+}
+
+/// The comparison as aligned text tables, for the terminal.
+pub fn render_comparison(c: &Comparison) -> String {
+    let mut out = String::new();
+    for rows in all_tables(c) {
+        out.push_str(&crate::table::aligned(&rows));
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{}", method_line(c));
+    out
+}
+
+/// The comparison as Markdown tables, ready to paste into an issue.
+pub fn comparison_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    for rows in all_tables(c) {
+        out.push_str(&crate::markdown::table(&rows));
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{}", method_line(c).replace('*', "\\*"));
+    out
+}
+
+/// A regression threshold against the baseline: `p99<+10%`, `mean{GET /}<+2ms`,
+/// `rps>-5%`, `error_rate<+1%` (percentage points for the error rate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Regression {
+    /// As written.
+    pub text: String,
+    figure: Figure,
+    label: Option<String>,
+    less: bool,
+    limit: f64,
+    /// Absolute milliseconds (or points) rather than percent of the baseline.
+    absolute: bool,
+}
+
+/// One regression threshold's outcome for one side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegressionResult {
+    /// As written.
+    pub threshold: String,
+    /// The side judged.
+    pub side: String,
+    /// The change observed (percent, or ms/points when absolute), if there was one.
+    pub observed: Option<f64>,
+    /// Whether it held.
+    pub passed: bool,
+}
+
+impl FromStr for Regression {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let text = s.trim();
+        let bad = |why: &str| {
+            format!(
+                "`{text}`: {why}; write e.g. 'p99<+10%', 'mean{{GET /}}<+2ms', 'rps>-5%', 'error_rate<+1%'"
+            )
+        };
+        let pos = text.find(['<', '>']).ok_or_else(|| bad("no < or >"))?;
+        let (lhs, rhs) = (&text[..pos], &text[pos + 1..]);
+        let less = text.as_bytes()[pos] == b'<';
+        let rhs = rhs.trim_start_matches('=').trim();
+        let (name, label) = match lhs.split_once('{') {
+            Some((n, rest)) => {
+                let l = rest
+                    .strip_suffix('}')
+                    .ok_or_else(|| bad("the label has no closing }"))?;
+                (n.trim(), Some(l.to_string()))
+            }
+            None => (lhs.trim(), None),
+        };
+        let figure = match name {
+            "mean" | "avg" => Figure::Mean,
+            "p50" | "median" => Figure::P50,
+            "p90" => Figure::P90,
+            "p95" => Figure::P95,
+            "p99" => Figure::P99,
+            "p99.9" | "p999" => Figure::P999,
+            "max" => Figure::Max,
+            "rps" | "throughput" => Figure::Throughput,
+            "error_rate" => Figure::ErrorRate,
+            other => return Err(bad(&format!("unknown figure `{other}`"))),
+        };
+        if !rhs.starts_with(['+', '-']) {
+            return Err(bad("the limit is a change: give its sign (+10%, -5%)"));
+        }
+        let (num, absolute) = if let Some(n) = rhs.strip_suffix('%') {
+            (n, figure == Figure::ErrorRate)
+        } else if let Some(n) = rhs.strip_suffix("ms") {
+            if !figure.is_latency() {
+                return Err(bad("ms applies to latency figures"));
+            }
+            (n, true)
+        } else {
+            return Err(bad("give the limit in % (or ms for a latency)"));
+        };
+        let limit: f64 = num
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| bad(&format!("`{num}` is not a number")))?;
+        Ok(Regression {
+            text: text.to_string(),
+            figure,
+            label,
+            less,
+            limit,
+            absolute,
+        })
+    }
+}
+
+impl Regression {
+    /// The label it names, if any (TOTAL otherwise).
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
+    /// Judges every side but the baseline.
+    pub fn evaluate(&self, c: &Comparison) -> Vec<RegressionResult> {
+        let label = self.label.as_deref().unwrap_or(if c.labels.len() == 1 {
+            c.labels[0].label.as_str()
+        } else {
+            "TOTAL"
+        });
+        let row = c
+            .labels
+            .iter()
+            .find(|l| l.label == label)
+            .and_then(|l| l.rows.iter().find(|r| r.figure == self.figure));
+        (1..c.names.len())
+            .map(|i| {
+                let observed = row.and_then(|r| {
+                    let (b, x) = (r.cells[0].value?, r.cells[i].value?);
+                    if self.absolute {
+                        Some(x - b)
+                    } else {
+                        r.cells[i].change
+                    }
+                });
+                let passed = observed.is_some_and(|o| match self.less {
+                    true => o < self.limit,
+                    false => o > self.limit,
+                });
+                RegressionResult {
+                    threshold: self.text.clone(),
+                    side: c.names[i].clone(),
+                    observed,
+                    passed,
+                }
+            })
+            .collect()
+    }
+}

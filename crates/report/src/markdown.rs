@@ -1,0 +1,92 @@
+//! Reports as Markdown: the aggregate table and the rest of the summary, ready to paste into an
+//! issue, a pull request or a blog.
+
+use std::fmt::Write as _;
+
+use crate::RunResult;
+
+/// A cell's text made safe inside a Markdown table (pipes escaped, no line breaks).
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+        .replace('*', "\\*")
+        .replace(['\n', '\r'], " ")
+}
+
+/// Rows of cells (header first) as a Markdown table; every column but the first is
+/// right-aligned, as numbers read best.
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = (0..columns)
+            .map(|c| cell(r.get(c).map_or("", String::as_str)))
+            .collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        if i == 0 {
+            let rule: Vec<&str> = (0..columns)
+                .map(|c| if c == 0 { ":---" } else { "---:" })
+                .collect();
+            let _ = writeln!(out, "| {} |", rule.join(" | "));
+        }
+    }
+    out
+}
+
+/// A run as Markdown: what ran, the aggregate table (latencies in ms), statuses, errors,
+/// thresholds and warnings.
+pub fn render_markdown(r: &RunResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "**{}** -> `{}`\n", cell(&r.description), r.plan.target);
+    let _ = writeln!(
+        out,
+        "Started {}, {:.1} s{}. Latencies in ms.\n",
+        r.started_at,
+        r.duration,
+        if r.interrupted { ", stopped early" } else { "" }
+    );
+    out.push_str(&table(&crate::table::table_rows(r)));
+    if !r.status_codes.is_empty() {
+        let mut rows = vec![vec!["Status".to_string(), "Count".to_string()]];
+        rows.extend(
+            r.status_codes
+                .iter()
+                .map(|(s, n)| vec![s.clone(), n.to_string()]),
+        );
+        out.push('\n');
+        out.push_str(&table(&rows));
+    }
+    if !r.errors.is_empty() {
+        let mut rows = vec![vec![
+            "Error".to_string(),
+            "Count".to_string(),
+            "Sample".to_string(),
+        ]];
+        rows.extend(
+            r.errors
+                .iter()
+                .map(|e| vec![e.class.clone(), e.count.to_string(), e.sample.clone()]),
+        );
+        out.push('\n');
+        out.push_str(&table(&rows));
+    }
+    if !r.thresholds.is_empty() {
+        let mut rows = vec![vec![
+            "Threshold".to_string(),
+            "Observed".to_string(),
+            "Result".to_string(),
+        ]];
+        rows.extend(r.thresholds.iter().map(|t| {
+            vec![
+                t.threshold.clone(),
+                t.observed.map_or("-".into(), |o| format!("{o:.3}")),
+                if t.passed { "pass" } else { "FAIL" }.into(),
+            ]
+        }));
+        out.push('\n');
+        out.push_str(&table(&rows));
+    }
+    for w in &r.warnings {
+        let _ = write!(out, "\n> warning: {}\n", cell(w));
+    }
+    out
+}

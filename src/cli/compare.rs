@@ -1,0 +1,253 @@
+//! `throng compare` (results side by side, regression thresholds against the first) and
+//! `throng report` (a result in another format), and `run --report FORMAT:FILE`.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use throng_report::{
+    compare, comparison_markdown, render_comparison, render_comparison_html, render_report, Format,
+    Regression, RunResult, Side,
+};
+
+use super::{CliError, EXIT_OK, EXIT_THRESHOLDS};
+
+/// Flags of `throng compare`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  throng compare go.json java.json
+  throng compare base.json new.json --threshold 'p99<+10%' --threshold 'rps>-5%'
+  throng compare a.json b.json --format markdown > comparison.md
+
+Each figure of every result is shown against the first (the baseline), with its change in
+percent: * marks a change beyond the run-to-run noise, ~ one within it (see the README).
+Exit codes: 0 passed, 2 usage or input error, 99 a regression threshold failed.")]
+pub struct CompareArgs {
+    /// Result files written by `throng run --json` (the first is the baseline); NAME=FILE
+    /// names a column (several files of one name are its rounds).
+    #[arg(required = true, num_args = 2.., value_name = "RESULT")]
+    pub results: Vec<String>,
+    /// A regression threshold against the baseline, e.g. 'p99<+10%', 'mean{GET /}<+2ms',
+    /// 'rps>-5%', 'error_rate<+1%' (points) (repeatable); exit code 99 when one fails.
+    #[arg(long = "threshold")]
+    pub thresholds: Vec<String>,
+    /// Compare results of different plans or steps anyway.
+    #[arg(long)]
+    pub force: bool,
+    /// How to print the comparison: text, markdown or html (a page with the runs' charts
+    /// overlaid).
+    #[arg(long, default_value = "text")]
+    pub format: String,
+    /// Also write the comparison as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// Flags of `throng report`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  throng report result.json --format html -o report.html
+  throng report result.json --format markdown
+  throng report result.json --format junit -o junit.xml
+  throng report result.json --format csv -o table.csv      # also writes table.series.csv")]
+pub struct ReportArgs {
+    /// A result file written by `throng run --json`.
+    pub result: PathBuf,
+    /// html, markdown, csv, junit or json.
+    #[arg(long)]
+    pub format: String,
+    /// Write to this file instead of standard output (CSV writes the series beside it, as
+    /// NAME.series.csv).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+fn usage(m: impl Into<String>) -> CliError {
+    CliError::Usage(m.into())
+}
+
+/// Reads a result file; a missing or malformed one is a usage error naming it.
+pub fn read_result(path: &Path) -> Result<RunResult, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("{}: cannot read the result: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        usage(format!(
+            "{}:{}:{}: not a throng result: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
+/// The sides of a comparison from `NAME=FILE` or `FILE` arguments, in order of first mention.
+fn sides(results: &[String]) -> Result<Vec<Side>, CliError> {
+    let mut sides: Vec<Side> = Vec::new();
+    for arg in results {
+        let (name, file) = match arg.split_once('=') {
+            Some((n, f)) if !n.is_empty() && !Path::new(arg).exists() => (n.to_string(), f),
+            _ => {
+                let stem = Path::new(arg)
+                    .file_stem()
+                    .map_or(arg.clone(), |s| s.to_string_lossy().into_owned());
+                (stem, arg.as_str())
+            }
+        };
+        let result = read_result(Path::new(file))?;
+        match sides.iter_mut().find(|s| s.name == name) {
+            Some(s) if arg.contains('=') => s.runs.push(result),
+            Some(_) => {
+                // Two files of the same stem without names: keep them apart.
+                let n = sides.len() + 1;
+                sides.push(Side {
+                    name: format!("{name} ({n})"),
+                    runs: vec![result],
+                });
+            }
+            None => sides.push(Side {
+                name,
+                runs: vec![result],
+            }),
+        }
+    }
+    Ok(sides)
+}
+
+/// Runs `throng compare`: prints the comparison, evaluates the regression thresholds.
+pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
+    let regressions = a
+        .thresholds
+        .iter()
+        .map(|t| {
+            t.parse::<Regression>()
+                .map_err(|e| usage(format!("--threshold {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let format = a.format.as_str();
+    if !["text", "markdown", "md", "html"].contains(&format) {
+        return Err(usage(format!(
+            "--format {format:?}: compare prints text, markdown or html"
+        )));
+    }
+    if let Some(path) = &a.json {
+        super::output::check_writable(path)?;
+    }
+    let sides = sides(&a.results)?;
+    let c = compare(&sides, a.force).map_err(|e| usage(e.to_string()))?;
+    for r in &regressions {
+        if let Some(l) = r.label() {
+            if !c.labels.iter().any(|x| x.label == l) {
+                let labels: Vec<&str> = c.labels.iter().map(|x| x.label.as_str()).collect();
+                return Err(usage(format!(
+                    "--threshold `{}`: no step is labelled {l:?} (the labels are {labels:?})",
+                    r.text
+                )));
+            }
+        }
+    }
+    print!(
+        "{}",
+        match format {
+            "html" => render_comparison_html(&c, &sides),
+            "text" => render_comparison(&c),
+            _ => comparison_markdown(&c),
+        }
+    );
+    let results: Vec<_> = regressions.iter().flat_map(|r| r.evaluate(&c)).collect();
+    let mut code = EXIT_OK;
+    if !results.is_empty() {
+        println!();
+        for r in &results {
+            let observed = r
+                .observed
+                .map_or("nothing to compare".into(), |o| format!("{o:+.2}"));
+            println!(
+                "{}  {} ({}: {observed})",
+                if r.passed { "pass" } else { "FAIL" },
+                r.threshold,
+                r.side
+            );
+            if !r.passed {
+                code = EXIT_THRESHOLDS;
+            }
+        }
+    }
+    if let Some(path) = &a.json {
+        let doc = serde_json::json!({ "comparison": c, "thresholds": results });
+        let text = serde_json::to_string_pretty(&doc)
+            .map_err(|e| CliError::Runtime(anyhow::anyhow!("the comparison as JSON: {e}")))?;
+        std::fs::write(path, text).map_err(|e| {
+            CliError::Runtime(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        })?;
+    }
+    Ok(code)
+}
+
+/// The file a report document goes to: the user's name, or for a secondary document (CSV's
+/// series) that name with the suffix before its extension (`t.csv` -> `t.series.csv`).
+fn document_path(path: &Path, suffix: &str) -> PathBuf {
+    if suffix.is_empty() {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
+    path.with_file_name(format!("{stem}.{suffix}{ext}"))
+}
+
+/// Writes `result` in `format` to `path` (and its secondary documents beside it).
+pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), CliError> {
+    for (suffix, text) in render_report(result, format) {
+        let p = document_path(path, suffix);
+        std::fs::write(&p, text).map_err(|e| {
+            CliError::Runtime(anyhow::anyhow!(
+                "cannot write the report {}: {e}",
+                p.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs `throng report`.
+pub fn run_report(a: &ReportArgs) -> Result<u8, CliError> {
+    let format: Format = a
+        .format
+        .parse()
+        .map_err(|e| usage(format!("--format {e}")))?;
+    let result = read_result(&a.result)?;
+    match &a.output {
+        Some(path) => write_report(&result, format, path)?,
+        None => {
+            for (i, (_, text)) in render_report(&result, format).iter().enumerate() {
+                if i > 0 {
+                    println!();
+                }
+                print!("{text}");
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// `--report FORMAT:FILE` as given to `throng run`, checked before the load.
+pub fn parse_report_specs(specs: &[String]) -> Result<Vec<(Format, PathBuf)>, CliError> {
+    specs
+        .iter()
+        .map(|s| {
+            let (f, path) = s.split_once(':').ok_or_else(|| {
+                usage(format!(
+                    "--report {s:?}: write FORMAT:FILE, e.g. --report markdown:report.md"
+                ))
+            })?;
+            let format = f
+                .parse::<Format>()
+                .map_err(|e| usage(format!("--report {s:?}: {e}")))?;
+            let path = PathBuf::from(path);
+            super::output::check_writable(&path)?;
+            Ok((format, path))
+        })
+        .collect()
+}

@@ -1,0 +1,393 @@
+//! `throng compare` and `throng report`: two testbed targets of known delays compared, the noise
+//! verdicts, regression thresholds, refused comparisons, and every report format read back.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{delayed, result, run, throng};
+use throng::report::{compare, Figure, NoiseMethod, Regression, RunResult, Side, Verdict};
+
+/// One closed-loop run of 4 seconds against a target answering after `ms`.
+async fn measure(url: &str) -> RunResult {
+    result(&*run(&[url, "-c", "4", "-z", "4s", "--threads", "1"]).await)
+}
+
+fn side(name: &str, r: &RunResult) -> Side {
+    Side {
+        name: name.into(),
+        runs: vec![r.clone()],
+    }
+}
+
+fn write(dir: &Path, name: &str, r: &RunResult) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string(r).expect("serialises")).expect("writes");
+    p.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slower_target_is_beyond_noise_and_the_same_target_is_within_it() {
+    let fast = delayed(2).await;
+    let slow = delayed(4).await;
+    let a = measure(&fast.url()).await;
+    let again = measure(&fast.url()).await;
+    let b = measure(&slow.url()).await;
+
+    let c = compare(
+        &[side("a", &a), side("again", &again), side("b", &b)],
+        false,
+    )
+    .expect("the same plan compares");
+    assert_eq!(c.method, NoiseMethod::Intervals);
+    assert_eq!(c.labels.len(), 1, "one step: no TOTAL row of its own");
+    let row = |f: Figure| {
+        c.labels[0]
+            .rows
+            .iter()
+            .find(|r| r.figure == f)
+            .expect("every figure has a row")
+            .clone()
+    };
+    let p50 = row(Figure::P50);
+    let (base, same, slower) = (&p50.cells[0], &p50.cells[1], &p50.cells[2]);
+    let diff = slower.value.unwrap() - base.value.unwrap();
+    // 4 ms against 2 ms (tokio's timer rounds up to the next millisecond: wide margins).
+    assert!((1.2..3.5).contains(&diff), "p50 difference {diff} ms");
+    assert_eq!(slower.verdict, Verdict::Beyond, "{p50:?}");
+    assert!(slower.change.unwrap() > 30.0, "{p50:?}");
+    assert_eq!(same.verdict, Verdict::Within, "{p50:?}");
+    assert_eq!(row(Figure::Mean).cells[2].verdict, Verdict::Beyond);
+    // Half the latency, about twice the throughput, and beyond noise too.
+    let rps = row(Figure::Throughput);
+    assert!(rps.cells[2].change.unwrap() < -20.0, "{rps:?}");
+    assert_eq!(rps.cells[2].verdict, Verdict::Beyond, "{rps:?}");
+    // Samples are counts, not judged.
+    assert_eq!(row(Figure::Samples).cells[2].verdict, Verdict::Unknown);
+
+    // Regression thresholds: the slower target fails `p50<+10%`, the same target passes it.
+    let r: Regression = "p50<+10%".parse().expect("parses");
+    let out = r.evaluate(&c);
+    assert_eq!(out.len(), 2);
+    assert!(out[0].passed, "{out:?}");
+    assert!(!out[1].passed, "{out:?}");
+    // In milliseconds (the median: a machine's hiccup moves the mean more).
+    let abs: Regression = "p50<+1ms".parse().expect("parses");
+    let out = abs.evaluate(&c);
+    assert!(out[0].passed && !out[1].passed, "{out:?}");
+    assert!(out[1].observed.unwrap() > 1.0, "{out:?}");
+
+    // The same through the command line, on the files `--json` would have written.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let fa = write(dir.path(), "fast.json", &a);
+    let fb = write(dir.path(), "slow.json", &b);
+    let out = throng(&["compare", &fa, &fb, "--threshold", "p50<+10%"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(99), "{stdout}");
+    assert!(stdout.contains("fast (baseline)"), "{stdout}");
+    assert!(stdout.contains("FAIL  p50<+10% (slow"), "{stdout}");
+    let p50_line = stdout
+        .lines()
+        .find(|l| l.starts_with("p50 ms"))
+        .expect("a p50 line");
+    assert!(
+        p50_line.ends_with('*'),
+        "beyond noise is marked: {p50_line}"
+    );
+    let out = throng(&["compare", &fa, &fb, "--threshold", "p50<+500%"]);
+    assert_eq!(out.status.code(), Some(0));
+    // Markdown: every line of a table has the header's number of cells.
+    let out = throng(&["compare", &fa, &fb, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&out.stdout);
+    let table: Vec<&str> = md.lines().take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), 2 + Figure::ALL.len(), "{md}");
+    assert!(table.iter().all(|l| l.matches(" | ").count() == 2), "{md}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_of_different_plans_are_refused_unless_forced_and_bad_input_exits_2() {
+    let t = delayed(1).await;
+    let a = result(&*run(&[&t.url(), "-c", "2", "-n", "50"]).await);
+    let b = result(&*run(&[&t.url(), "-c", "3", "-n", "50"]).await);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (fa, fb) = (
+        write(dir.path(), "a.json", &a),
+        write(dir.path(), "b.json", &b),
+    );
+
+    let out = throng(&["compare", &fa, &fb]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did not run the same plan"), "{err}");
+    assert!(err.contains("2 users") && err.contains("3 users"), "{err}");
+    assert_eq!(
+        throng(&["compare", &fa, &fb, "--force"]).status.code(),
+        Some(0)
+    );
+
+    for (args, says) in [
+        (vec!["compare", &fa], "2 values"),
+        (
+            vec!["compare", &fa, "/nonexistent.json"],
+            "cannot read the result",
+        ),
+        (
+            vec!["compare", &fa, &fb, "--force", "--threshold", "p99<10%"],
+            "give its sign",
+        ),
+        (
+            vec!["compare", &fa, &fb, "--force", "--threshold", "p42<+1%"],
+            "unknown figure",
+        ),
+        (
+            vec![
+                "compare",
+                &fa,
+                &fb,
+                "--force",
+                "--threshold",
+                "p99{nope}<+1%",
+            ],
+            "no step is labelled",
+        ),
+        (
+            vec!["report", &fa, "--format", "pdf"],
+            "not a report format",
+        ),
+    ] {
+        let out = throng(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\n  \"schema_version\": 2,\n  oops\n}").expect("writes");
+    let out = throng(&[
+        "report",
+        &junk.display().to_string(),
+        "--format",
+        "markdown",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("junk.json:3:3: not a throng result"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_report_format_reads_back_to_the_runs_numbers() {
+    let t = delayed(1).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let d = |n: &str| dir.path().join(n).display().to_string();
+    let url = t.url();
+    // A run that writes its reports itself, with one threshold that fails and one that passes.
+    let out = throng(&[
+        "run",
+        &url,
+        "-c",
+        "2",
+        "-n",
+        "300",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &d("r.json"),
+        "--report",
+        &format!("markdown:{}", d("r.md")),
+        "--report",
+        &format!("csv:{}", d("r.csv")),
+        "--report",
+        &format!("junit:{}", d("r.xml")),
+        "--threshold",
+        "p99<1s",
+        "--threshold",
+        "rps>1000000",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: RunResult =
+        serde_json::from_str(&std::fs::read_to_string(d("r.json")).expect("json")).expect("parses");
+    assert_eq!(r.total.samples, 300);
+
+    // Markdown: the aggregate table's 13 columns on every line, the label and its count.
+    let md = std::fs::read_to_string(d("r.md")).expect("markdown written");
+    let table: Vec<&str> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| Label"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(table.len(), 4, "header, rule, the label, TOTAL: {md}");
+    assert!(table.iter().all(|l| l.matches(" | ").count() == 12), "{md}");
+    assert!(table[2].starts_with("| GET / | 300 |"), "{md}");
+
+    // CSV: the table and the series, read back by a CSV parser.
+    let rows = read_csv(&d("r.csv"));
+    assert_eq!(rows[0][0], "label");
+    let total = rows.iter().find(|r| r[0] == "TOTAL").expect("a TOTAL line");
+    assert_eq!(total[2], "300");
+    let p50: f64 = total[7].parse().expect("p50 is a number");
+    assert!((p50 - r.total.latency.p50).abs() < 1e-9);
+    let series = read_csv(&d("r.series.csv"));
+    assert_eq!(series[0][1], "requests");
+    let sum: u64 = series[1..]
+        .iter()
+        .map(|r| r[1].parse::<u64>().expect("a count"))
+        .sum();
+    assert_eq!(sum, 300, "the seconds add up to the run");
+
+    // JUnit: well-formed XML, one case per threshold and one for checks, one failure.
+    let xml = std::fs::read_to_string(d("r.xml")).expect("junit written");
+    let cases = junit_cases(&xml);
+    assert_eq!(cases.len(), 3, "{xml}");
+    assert_eq!(cases.iter().filter(|c| c.1).count(), 1, "{xml}");
+    assert!(cases.iter().any(|c| c.0 == "rps>1000000" && c.1), "{xml}");
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+
+    // `throng report` gives the same documents from the JSON.
+    let out = throng(&["report", &d("r.json"), "--format", "junit"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), xml);
+}
+
+fn read_csv(path: &str) -> Vec<Vec<String>> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .expect("opens");
+    r.records()
+        .map(|rec| rec.expect("a record").iter().map(String::from).collect())
+        .collect()
+}
+
+/// (name, failed) of each test case, read by an XML parser.
+fn junit_cases(xml: &str) -> Vec<(String, bool)> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut cases = Vec::new();
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testcase" => {
+                let name = e
+                    .try_get_attribute("name")
+                    .expect("attributes parse")
+                    .expect("a name")
+                    .unescape_value()
+                    .expect("unescapes")
+                    .into_owned();
+                cases.push((name, false));
+            }
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"failure" => {
+                if let Some(last) = cases.last_mut() {
+                    last.1 = true;
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    cases
+}
+
+/// Headless Chromium from Debian's packages (the test command installs it when missing).
+fn chromium() -> &'static str {
+    for c in ["chromium", "chromium-browser"] {
+        if std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return c;
+        }
+    }
+    panic!("chromium is not installed: apt-get install chromium (./scripts/test does it)")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_html_report_draws_its_charts_in_a_real_browser() {
+    let t = delayed(2).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let html = dir.path().join("report.html");
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "-c",
+        "3",
+        "-z",
+        "3s",
+        "--no-tui",
+        "--quiet",
+        "--report",
+        &format!("html:{}", html.display()),
+        "--threshold",
+        "p99<1s",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).expect("the report is written");
+    // Self-contained: nothing to fetch, no script.
+    for needle in ["src=", "href=", "<script", "@import", "url("] {
+        assert!(
+            !page.contains(needle),
+            "the page refers to something outside: {needle}"
+        );
+    }
+    // Opened by a real browser with no network: the DOM it built has every chart with its data.
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html-report.png");
+    let browser = |args: &[&str]| {
+        std::process::Command::new(chromium())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--host-resolver-rules=MAP * ~NOTFOUND",
+                "--window-size=1000,1600",
+            ])
+            .args(args)
+            .arg(format!("file://{}", html.display()))
+            .output()
+            .expect("chromium runs")
+    };
+    let dom = browser(&["--dump-dom"]);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    let err =
+        String::from_utf8_lossy(&browser(&[&format!("--screenshot={}", shot.display())]).stderr)
+            .into_owned();
+    assert!(!err.contains("Uncaught"), "script errors: {err}");
+    assert!(shot.exists(), "a screenshot for a person to look at: {err}");
+    for id in ["chart-latency", "chart-throughput", "chart-distribution"] {
+        let at = dom
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no {id}"));
+        let figure = &dom[at..at + dom[at..].find("</figure>").expect("closed")];
+        assert!(figure.contains("<svg"), "{id} has no SVG");
+        // Each line is a polyline; the longest has a point per second at least.
+        let points = figure
+            .split("<polyline")
+            .skip(1)
+            .map(|p| {
+                let attr = &p[p.find("points=\"").expect("points") + 8..];
+                attr[..attr.find('"').expect("closed")]
+                    .split_whitespace()
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        assert!(points >= 3, "{id}: {points} points");
+    }
+    assert!(dom.contains("<td>GET /</td>"), "the summary table is there");
+    assert!(dom.contains("p99&lt;1s"), "the threshold is there");
+}
