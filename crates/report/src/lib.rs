@@ -14,18 +14,20 @@ mod csv;
 mod html;
 mod junit;
 mod markdown;
+mod regression;
 mod result;
 mod table;
 mod threshold;
 
 pub use compare::{
     compare, comparison_markdown, render_comparison, Cell, CompareError, Comparison, ContainerRow,
-    Figure, FigureRow, LabelComparison, NoiseMethod, Regression, RegressionResult, Side, Verdict,
+    Figure, FigureRow, LabelComparison, NoiseMethod, Side, Verdict,
 };
 pub use csv::{render_csv_series, render_csv_table};
 pub use html::{render_comparison_html, render_html};
 pub use junit::render_junit;
 pub use markdown::render_markdown;
+pub use regression::{Regression, RegressionResult};
 
 pub use containers::{render_containers, ContainerResult, Usage};
 pub use result::{
