@@ -275,7 +275,7 @@ fn targets_are_overridden_by_flag_and_environment() {
                 "-n",
                 "1",
             ],
-            "is a URL",
+            "two or more sides",
         ),
     ] {
         let out = throng(&args);

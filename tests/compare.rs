@@ -127,7 +127,7 @@ async fn results_of_different_plans_are_refused_unless_forced_and_bad_input_exit
     );
 
     for (args, says) in [
-        (vec!["compare", &fa], "2 values"),
+        (vec!["compare", &fa], "at least two results"),
         (
             vec!["compare", &fa, "/nonexistent.json"],
             "cannot read the result",
@@ -390,4 +390,178 @@ async fn the_html_report_draws_its_charts_in_a_real_browser() {
     }
     assert!(dom.contains("<td>GET /</td>"), "the summary table is there");
     assert!(dom.contains("p99&lt;1s"), "the threshold is there");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
+    let (a, b) = (delayed(1).await, delayed(5).await);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let json = dir.path().join("ab.json");
+    let md = dir.path().join("ab.md");
+    let side_a = format!("a={}", a.url());
+    let side_b = format!("b={}", b.url());
+    let out = throng(&[
+        "run",
+        "http://127.0.0.1/",
+        "--target",
+        &side_a,
+        "--target",
+        &side_b,
+        "-c",
+        "2",
+        "-n",
+        "100",
+        "--rounds",
+        "2",
+        "--no-tui",
+        "--json",
+        &json.display().to_string(),
+        "--report",
+        &format!("markdown:{}", md.display()),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // A B A B, each run on its own target.
+    let order: Vec<&str> = err.lines().filter(|l| l.starts_with("run ")).collect();
+    assert_eq!(order.len(), 4, "{err}");
+    for (line, want) in order
+        .iter()
+        .zip(["a, round 1", "b, round 1", "a, round 2", "b, round 2"])
+    {
+        assert!(line.contains(want), "{line} should be {want}");
+    }
+    assert_eq!(a.requests(), 200, "two rounds of 100 on a");
+    assert_eq!(b.requests(), 200, "two rounds of 100 on b");
+    assert!(stdout.contains("a (baseline)"), "{stdout}");
+    assert!(
+        stdout.contains("Welch's t-test at 95% over the rounds (2 and 2)"),
+        "{stdout}"
+    );
+    // The combined result keeps every run, and `throng compare` reads it back.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON");
+    let sides = doc["sides"].as_array().expect("sides");
+    assert_eq!(sides.len(), 2);
+    for s in sides {
+        let runs = s["runs"].as_array().expect("runs");
+        assert_eq!(runs.len(), 2);
+        for r in runs {
+            assert_eq!(r["total"]["samples"], 100);
+        }
+    }
+    assert!(sides[1]["runs"][1]["plan"]["target"]
+        .as_str()
+        .expect("a target")
+        .starts_with("b, round 2 of 2: "));
+    let again = throng(&["compare", &json.display().to_string()]);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("a (baseline)"));
+    let md = std::fs::read_to_string(&md).expect("the markdown comparison");
+    assert!(md.starts_with("| GET / | a (baseline) | b |"), "{md}");
+
+    // A scenario of one target: the sides take its place.
+    let file = dir.path().join("one.yaml");
+    std::fs::write(&file, "targets:\n  api: http://127.0.0.1:1\nsteps:\n  - label: get\n    request:\n      path: /\n")
+        .expect("writes");
+    let out = throng(&[
+        "run",
+        &file.display().to_string(),
+        "--target",
+        &side_a,
+        "--target",
+        &side_b,
+        "-c",
+        "1",
+        "-n",
+        "20",
+        "--no-tui",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!((a.requests(), b.requests()), (220, 220));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("get "));
+
+    // Wrong input, before any load.
+    for (args, says) in [
+        (
+            vec!["run", "http://127.0.0.1/", "--rounds", "2", "-n", "1"],
+            "two or more --target",
+        ),
+        (
+            vec!["run", "http://127.0.0.1/", "--target", &side_a, "-n", "1"],
+            "two or more sides",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1/",
+                "--target",
+                &side_a,
+                "--target",
+                &side_a,
+                "-n",
+                "1",
+            ],
+            "a name of its own",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1/",
+                "--target",
+                &side_a,
+                "--target",
+                &side_b,
+                "-n",
+                "1",
+                "--report",
+                "csv:/tmp/x.csv",
+            ],
+            "html, markdown or json",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1/",
+                "--target",
+                &side_a,
+                "--target",
+                &side_b,
+                "-n",
+                "1",
+                "--cooldown",
+                "soon",
+            ],
+            "--cooldown",
+        ),
+        (
+            vec![
+                "run",
+                "http://127.0.0.1/",
+                "--target",
+                &side_a,
+                "--target",
+                "b=http://127.0.0.1:99999/",
+                "-n",
+                "1",
+            ],
+            "99999",
+        ),
+    ] {
+        let out = throng(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(
+        (a.requests(), b.requests()),
+        (220, 220),
+        "bad input sent nothing"
+    );
 }

@@ -136,7 +136,9 @@ pub struct RunArgs {
     pub label: Option<String>,
     /// Scenario files: send target NAME's steps to URL instead of the file's (repeatable). The
     /// environment variable `THRONG_TARGET_<NAME>` (upper case, other characters as _) does the
-    /// same; the flag wins over it, and both over the file.
+    /// same; the flag wins over it, and both over the file. A/B: with a URL (or a file of one
+    /// target), two or more `--target SIDE=URL` run the same plan against each side in turn
+    /// and print the comparison.
     #[arg(long = "target", value_name = "NAME=URL", help_heading = "Request")]
     pub targets: Vec<String>,
 
@@ -144,6 +146,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub grpc: super::grpc::GrpcArgs,
 
+    /// A/B: run every side this many times, alternating (A B A B ...); the rounds judge
+    /// the noise.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>, allow_negative_numbers = true, help_heading = "Request")]
+    pub rounds: u32,
+    /// A/B: pause this long between two runs (e.g. 10s), so one side's load does not heat the
+    /// next.
+    #[arg(long, default_value = "0s", help_heading = "Request")]
+    pub cooldown: String,
     /// Write the JSON result to this file.
     #[arg(long, help_heading = "Output")]
     pub json: Option<PathBuf>,

@@ -23,8 +23,9 @@ percent: * marks a change beyond the run-to-run noise, ~ one within it (see the 
 Exit codes: 0 passed, 2 usage or input error, 99 a regression threshold failed.")]
 pub struct CompareArgs {
     /// Result files written by `throng run --json` (the first is the baseline); NAME=FILE
-    /// names a column (several files of one name are its rounds).
-    #[arg(required = true, num_args = 2.., value_name = "RESULT")]
+    /// names a column (several files of one name are its rounds). An A/B run's combined
+    /// result brings all its sides.
+    #[arg(required = true, num_args = 1.., value_name = "RESULT")]
     pub results: Vec<String>,
     /// A regression threshold against the baseline, e.g. 'p99<+10%', 'mean{GET /}<+2ms',
     /// 'rps>-5%', 'error_rate<+1%' (points) (repeatable); exit code 99 when one fails.
@@ -92,6 +93,14 @@ fn sides(results: &[String]) -> Result<Vec<Side>, CliError> {
                 (stem, arg.as_str())
             }
         };
+        if let Some(combined) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| super::ab::read_combined(&t))
+        {
+            // An A/B run's combined result: its sides, in its order.
+            sides.extend(combined);
+            continue;
+        }
         let result = read_result(Path::new(file))?;
         match sides.iter_mut().find(|s| s.name == name) {
             Some(s) if arg.contains('=') => s.runs.push(result),

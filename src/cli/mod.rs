@@ -1,6 +1,7 @@
 //! The command line: flags (clap types, [`args`]) become a validated plan ([`plan`]), which the
 //! library runs ([`runner`]). Only this module knows clap.
 
+pub mod ab;
 pub mod args;
 pub mod compare;
 pub mod containers;

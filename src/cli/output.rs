@@ -55,6 +55,11 @@ pub fn finish(
             eprintln!("result written to {}", path.display());
         }
     }
+    if let Some(keep) = &out.keep {
+        if let Ok(mut k) = keep.lock() {
+            k.push(result.clone());
+        }
+    }
     for (format, path) in &out.reports {
         match super::compare::write_report(&result, *format, path) {
             Ok(()) => eprintln!("report written to {}", path.display()),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use throng_http::HttpDriver;
 use throng_report::Threshold;
 
-use super::args::Command;
+use super::args::{Command, RunArgs};
 use super::output::progress;
 pub use super::output::{check_writable, finish, progress_line};
 use super::plan::{build, RunSetup};
@@ -25,71 +25,21 @@ pub struct Outputs {
     pub tui: bool,
     /// Reports to write besides the JSON (`--report FORMAT:FILE`), checked before the load.
     pub reports: Vec<(throng_report::Format, std::path::PathBuf)>,
+    /// Where the result goes besides (the runs of an A/B comparison).
+    pub keep: Option<std::sync::Arc<std::sync::Mutex<Vec<throng_report::RunResult>>>>,
+    /// Said before the target in the dashboard and the result (`go, round 2 of 3`).
+    pub title: Option<String>,
 }
 
 /// Runs a parsed command line and returns its exit code.
 pub async fn execute(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
-        Command::Run(a) if super::scenario::is_scenario(&a.url) => {
-            let setup = super::scenario::build_scenario(&a)?;
-            let out = Outputs {
-                json: a.json.clone(),
-                quiet: a.quiet,
-                tui: super::live::wanted(a.no_tui),
-                reports: super::compare::parse_report_specs(&a.reports)?,
-            };
-            run_scenario(setup, out).await
-        }
         Command::Run(a) => {
-            if !a.targets.is_empty() {
-                return Err(CliError::Usage(format!(
-                    "--target names a scenario file's targets; {} is a URL",
-                    a.url
-                )));
+            let out = Outputs::of(&a)?;
+            match super::ab::sides(&a)? {
+                Some(sides) => super::ab::run(&a, sides, out).await,
+                None => run_once(&a, out).await,
             }
-            // The URL's scheme picks the protocol (`throng::protocols()`); a URL no protocol
-            // claims goes to HTTP's checks, which say what is wrong with it.
-            let protocols = crate::protocols();
-            if protocols
-                .for_url(&a.url)
-                .is_some_and(|p| p.name() == "grpc")
-            {
-                let out = Outputs {
-                    json: a.json.clone(),
-                    quiet: a.quiet,
-                    tui: super::live::wanted(a.no_tui),
-                    ..Outputs::default()
-                };
-                return super::grpc::run(&a, out).await;
-            }
-            if protocols.for_url(&a.url).is_some_and(|p| p.name() == "sql") {
-                let out = Outputs {
-                    json: a.json.clone(),
-                    quiet: a.quiet,
-                    tui: super::live::wanted(a.no_tui),
-                    reports: super::compare::parse_report_specs(&a.reports)?,
-                };
-                return super::sql::run(&a, out).await;
-            }
-            if let Some(p) = protocols.for_url(&a.url).filter(|p| p.name() != "http") {
-                return Err(CliError::Usage(format!(
-                    "{}: {} targets run from scenario files for now ({})",
-                    a.url,
-                    p.name(),
-                    protocols.schemes()
-                )));
-            }
-            let setup = build(&a)?;
-            run_http(
-                setup,
-                Outputs {
-                    json: a.json.clone(),
-                    quiet: a.quiet,
-                    tui: super::live::wanted(a.no_tui),
-                    reports: super::compare::parse_report_specs(&a.reports)?,
-                },
-            )
-            .await
         }
         Command::Demo(a) => demo(a).await,
         Command::Compare(a) => super::compare::run_compare(&a),
@@ -97,6 +47,50 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Serve(a) => serve(a).await,
         Command::Sql(a) => super::sql::command(a).await,
     }
+}
+
+impl Outputs {
+    /// The outputs `throng run`'s flags ask for; `--report` specs are checked now.
+    pub fn of(a: &RunArgs) -> Result<Outputs, CliError> {
+        Ok(Outputs {
+            json: a.json.clone(),
+            quiet: a.quiet,
+            tui: super::live::wanted(a.no_tui),
+            reports: super::compare::parse_report_specs(&a.reports)?,
+            ..Outputs::default()
+        })
+    }
+}
+
+/// One run of `throng run`: a scenario file, or a URL whose scheme picks the protocol.
+pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+    if super::scenario::is_scenario(&a.url) {
+        let setup = super::scenario::build_scenario(a)?;
+        return run_scenario(setup, out).await;
+    }
+    if !a.targets.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--target names a scenario file's targets; {} is a URL",
+            a.url
+        )));
+    }
+    // The URL's scheme picks the protocol (`throng::protocols()`); a URL no protocol
+    // claims goes to HTTP's checks, which say what is wrong with it.
+    let protocols = crate::protocols();
+    match protocols.for_url(&a.url).map(|p| p.name()) {
+        Some("grpc") => return super::grpc::run(a, out).await,
+        Some("sql") => return super::sql::run(a, out).await,
+        Some("http") | None => {}
+        Some(other) => {
+            return Err(CliError::Usage(format!(
+                "{}: {other} targets run from scenario files for now ({})",
+                a.url,
+                protocols.schemes()
+            )))
+        }
+    }
+    let setup = build(a)?;
+    run_http(setup, out).await
 }
 
 /// Raises the open-file limit to the hard limit and checks that `connections` fit under it.
@@ -145,12 +139,15 @@ pub async fn run_scenario(
 
 /// Runs any driver under a plan: containers, signals, live UI or progress line, then the summary.
 pub async fn run_load<D: throng_core::Driver>(
-    plan: throng_core::RunPlan,
+    mut plan: throng_core::RunPlan,
     driver: Arc<D>,
     thresholds: &[Threshold],
     containers: Option<&super::containers::Watch>,
     out: Outputs,
 ) -> Result<u8, CliError> {
+    if let Some(title) = &out.title {
+        plan.target = format!("{title}: {}", plan.target);
+    }
     // A result that cannot be written is found out now, not after the whole run.
     if let Some(path) = &out.json {
         check_writable(path)?;

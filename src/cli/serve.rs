@@ -53,7 +53,7 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
         json: a.json,
         quiet: false,
         tui: super::live::wanted(a.no_tui),
-        reports: Vec::new(),
+        ..Outputs::default()
     };
     let code = run_scenario(setup, out).await?;
     let errors = bank.server_errors();
