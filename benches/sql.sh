@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SQL benchmark: throng against pgbench and sysbench on the same throwaway databases, taking
+# turns, in one run. Prints transactions/s and load-generator CPU seconds per million
+# transactions for each, and throng's ratios:
+#   - PostgreSQL: `pgbench -S -c C -j 2 -T D` against `throng run URL --workload oltp_point_select -c C`
+#   - PostgreSQL and MariaDB: `sysbench oltp_read_only|oltp_write_only` against the same workloads.
+#
+#   benches/sql.sh            # needs: postgresql (initdb, pg_ctl, pgbench), mariadb-server, sysbench (apt)
+#   DURATION=10 CONNS=10 ROUNDS=3 SIZE=100000 benches/sql.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-10}
+CONNS=${CONNS:-10}
+ROUNDS=${ROUNDS:-3}
+SIZE=${SIZE:-100000}
+PGPORT=${PGPORT:-18532}
+MYPORT=${MYPORT:-18533}
+SYSBENCH=${SYSBENCH:-1}
+
+pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+[ -x "$pgbin/initdb" ] || { echo "install postgresql (apt-get install postgresql)"; exit 2; }
+command -v pgbench >/dev/null || { echo "install pgbench (apt-get install postgresql-contrib)"; exit 2; }
+[ -x /usr/sbin/mariadbd ] || { echo "install mariadb-server (apt-get install mariadb-server)"; exit 2; }
+command -v sysbench >/dev/null || { echo "install sysbench (apt-get install sysbench)"; exit 2; }
+cargo build --release -q --bin throng
+THRONG=$PWD/target/release/throng
+
+work=$(mktemp -d)
+chmod 755 "$work"
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+  as_pg "$pgbin/pg_ctl" -D "$work/pg" stop -m immediate >/dev/null 2>&1 || true
+  [ -f "$work/my.pid" ] && kill -9 "$(cat "$work/my.pid")" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# PostgreSQL: trust on loopback (no password to pass to pgbench), fsync off: the client is measured.
+echo "bench" > "$work/pw"
+[ "$(id -u)" = 0 ] && chown postgres "$work"
+as_pg "$pgbin/initdb" -D "$work/pg" -U bench --auth=trust -E UTF8 --no-sync >/dev/null
+as_pg "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
+  -o "-p $PGPORT -k $work -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=200" start >/dev/null
+as_pg "$pgbin/createdb" -h 127.0.0.1 -p "$PGPORT" -U bench bench
+PG=postgres://bench@127.0.0.1:$PGPORT/bench
+
+# MariaDB.
+/usr/bin/mariadb-install-db --no-defaults --datadir="$work/my" --auth-root-authentication-method=normal \
+  --skip-test-db --user=root >/dev/null 2>&1
+# One statement a line: that is how mariadbd reads an init file.
+printf '%s\n' "CREATE DATABASE IF NOT EXISTS bench;" "CREATE USER IF NOT EXISTS 'bench'@'%' IDENTIFIED BY 'bench';" \
+  "GRANT ALL ON *.* TO 'bench'@'%';" > "$work/init.sql"
+/usr/sbin/mariadbd --no-defaults --datadir="$work/my" --socket="$work/my.sock" --pid-file="$work/my.pid" \
+  --port=$MYPORT --bind-address=127.0.0.1 --user=root --init-file="$work/init.sql" \
+  --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=256M --max-connections=200 \
+  --skip-log-bin >"$work/my.log" 2>&1 &
+for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$MYPORT) 2>/dev/null && break; sleep 0.2; done
+sleep 1
+MY=mysql://bench:bench@127.0.0.1:$MYPORT/bench
+
+# Data: pgbench's accounts (scale 1 = 100,000 rows) and sysbench's sbtest1 of SIZE rows in both.
+pgbench -i -q -s $((SIZE / 100000 > 0 ? SIZE / 100000 : 1)) -h 127.0.0.1 -p "$PGPORT" -U bench bench >/dev/null 2>&1
+for url in "$PG" "$MY"; do
+  "$THRONG" sql prepare "$url" --tables 1 --table-size "$SIZE" 2>"$work/prepare.log" || { cat "$work/prepare.log"; exit 1; }
+done
+
+measure() {
+  local out="$1"; shift
+  /usr/bin/time -f "%U %S" -o "$work/time" "$@" > "$out" 2>&1
+  awk '{print $1 + $2}' "$work/time"
+}
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+per_million() { echo "$1 $2 $3" | awk '{printf "%.2f", $1 / ($2 * $3) * 1e6}'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# The transaction row of a result: the workload's group row, or its only row.
+tps() { json "$1" "next((l['ok_per_s'] for l in r['labels'] if l['group']), r['labels'][0]['ok_per_s'])"; }
+errs() { json "$1" "r['total']['errors']"; }
+
+declare -A TPS CPU
+add() { TPS[$1]="${TPS[$1]:-} $2"; CPU[$1]="${CPU[$1]:-} $3"; }
+
+throng_round() { # name url workload
+  local cpu t
+  cpu=$(measure "$work/out" "$THRONG" run "$2" --workload "$3" --table-size "$SIZE" -c "$CONNS" \
+    -z "${DURATION}s" --no-tui --quiet --json "$work/r.json")
+  t=$(tps "$work/r.json")
+  [ "$(errs "$work/r.json")" = 0 ] || echo "  ($1: $(errs "$work/r.json") errors)"
+  add "$1" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
+}
+sysbench_round() { # name driver-args workload
+  local cpu t
+  # shellcheck disable=SC2086
+  cpu=$(measure "$work/out" sysbench "$3" $2 --tables=1 --table-size="$SIZE" --threads="$CONNS" \
+    --time="$DURATION" --rand-type=uniform --report-interval=0 run)
+  t=$(awk '/transactions:/ {gsub(/\(/, "", $3); print $3}' "$work/out")
+  add "$1" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
+}
+SB_PG="--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port=$PGPORT --pgsql-user=bench --pgsql-db=bench"
+SB_MY="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$MYPORT --mysql-user=bench --mysql-password=bench --mysql-db=bench"
+
+for round in $(seq "$ROUNDS"); do
+  echo "round $round of $ROUNDS"
+  cpu=$(measure "$work/out" pgbench -S -c "$CONNS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$PGPORT" -U bench bench)
+  t=$(awk '/^tps = / {print $3; exit}' "$work/out")
+  add "pgbench -S (pg)" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
+  throng_round "throng oltp_point_select (pg)" "$PG" oltp_point_select
+  if [ "$SYSBENCH" = 1 ]; then
+    for w in oltp_read_only oltp_write_only; do
+      sysbench_round "sysbench $w (pg)" "$SB_PG" "$w"
+      throng_round "throng $w (pg)" "$PG" "$w"
+      sysbench_round "sysbench $w (mariadb)" "$SB_MY" "$w"
+      throng_round "throng $w (mariadb)" "$MY" "$w"
+    done
+  fi
+done
+
+echo
+echo "medians of $ROUNDS rounds, $CONNS connections, ${DURATION}s each, $SIZE rows; CPU = client user+system seconds per million transactions"
+printf '%-34s %12s %14s\n' "" "TPS" "CPU s/M trx"
+for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" \
+         "sysbench oltp_read_only (pg)" "throng oltp_read_only (pg)" \
+         "sysbench oltp_write_only (pg)" "throng oltp_write_only (pg)" \
+         "sysbench oltp_read_only (mariadb)" "throng oltp_read_only (mariadb)" \
+         "sysbench oltp_write_only (mariadb)" "throng oltp_write_only (mariadb)"; do
+  [ -n "${TPS[$k]:-}" ] || continue
+  printf '%-34s %12s %14s\n' "$k" "$(echo "${TPS[$k]}" | median)" "$(echo "${CPU[$k]}" | median)"
+done
+ratio() { # throng-key peer-key
+  [ -n "${TPS[$1]:-}" ] || return 0
+  local tt pt tc pc
+  tt=$(echo "${TPS[$1]}" | median); pt=$(echo "${TPS[$2]}" | median)
+  tc=$(echo "${CPU[$1]}" | median); pc=$(echo "${CPU[$2]}" | median)
+  echo "$1 / $2: TPS x$(echo "$tt $pt" | awk '{printf "%.2f", $1/$2}'), CPU per transaction x$(echo "$tc $pc" | awk '{printf "%.2f", $1/$2}')"
+}
+echo
+ratio "throng oltp_point_select (pg)" "pgbench -S (pg)"
+for db in pg mariadb; do
+  for w in oltp_read_only oltp_write_only; do
+    ratio "throng $w ($db)" "sysbench $w ($db)"
+  done
+done
