@@ -565,3 +565,80 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
         "bad input sent nothing"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_samples_file_holds_every_request_in_jmeters_format() {
+    let t = delayed(2).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let jtl = dir.path().join("s.jtl");
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as u64;
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "-c",
+        "3",
+        "-n",
+        "300",
+        "--no-tui",
+        "--quiet",
+        "--samples",
+        &jtl.display().to_string(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = read_csv(&jtl.display().to_string());
+    assert_eq!(rows[0].join(","), throng::report::JTL_HEADER);
+    assert_eq!(rows.len(), 301, "a line per request");
+    for r in &rows[1..] {
+        let stamp: u64 = r[0].parse().expect("epoch ms");
+        assert!(stamp >= before && stamp < before + 60_000, "{r:?}");
+        let elapsed: u64 = r[1].parse().expect("ms");
+        assert!((2..1000).contains(&elapsed), "a 2 ms target: {r:?}");
+        assert_eq!(
+            (&r[2][..], &r[3][..], &r[4][..], &r[7][..]),
+            ("GET /", "200", "OK", "true")
+        );
+    }
+
+    // A dead target: every attempt is a failed line with its class and message.
+    let out = throng(&[
+        "run",
+        "http://127.0.0.1:1/",
+        "-c",
+        "1",
+        "-n",
+        "5",
+        "--no-tui",
+        "--quiet",
+        "--samples",
+        &jtl.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let rows = read_csv(&jtl.display().to_string());
+    assert_eq!(rows.len(), 6);
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|r| r[7] == "false" && r[4] == "connect" && r[8].contains("refused")),
+        "{rows:?}"
+    );
+
+    // A path that cannot be written stops the run before any load.
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "-n",
+        "5",
+        "--samples",
+        "/nonexistent/dir/s.jtl",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--samples"));
+}

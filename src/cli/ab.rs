@@ -177,11 +177,22 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
             if !a.quiet {
                 eprintln!("run {n} of {total}: {title} ({})", side.url);
             }
+            // Each run's samples in a file of its own: `s.jtl` -> `s.go-1.jtl`.
+            let samples = out.samples.as_ref().map(|p| {
+                let stem = p
+                    .file_stem()
+                    .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+                let ext = p
+                    .extension()
+                    .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
+                p.with_file_name(format!("{stem}.{}-{round}{ext}", side.name))
+            });
             let run_out = Outputs {
                 quiet: out.quiet,
                 tui: out.tui,
                 keep: Some(keep.clone()),
                 title: Some(title),
+                samples,
                 ..Outputs::default()
             };
             let c = run_once(&side_args(a, side, &names), run_out).await?;

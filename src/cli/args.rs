@@ -157,6 +157,10 @@ pub struct RunArgs {
     /// Write the JSON result to this file.
     #[arg(long, help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write every request as a line of JMeter's CSV results (JTL) to this file, as the run
+    /// goes (`jmeter -g FILE -o DIR` draws JMeter's dashboard from it).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub samples: Option<PathBuf>,
     /// Also write a report, FORMAT:FILE with FORMAT html, markdown, csv, junit or json
     /// (repeatable).
     #[arg(long = "report", value_name = "FORMAT:FILE", help_heading = "Output")]

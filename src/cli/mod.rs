@@ -10,6 +10,7 @@ pub mod live;
 mod output;
 pub mod plan;
 pub mod runner;
+mod samples;
 pub mod scenario;
 mod serve;
 mod signals;

@@ -29,6 +29,8 @@ pub struct Outputs {
     pub keep: Option<std::sync::Arc<std::sync::Mutex<Vec<throng_report::RunResult>>>>,
     /// Said before the target in the dashboard and the result (`go, round 2 of 3`).
     pub title: Option<String>,
+    /// Every request as a line of JMeter's JTL in this file (`--samples`).
+    pub samples: Option<std::path::PathBuf>,
 }
 
 /// Runs a parsed command line and returns its exit code.
@@ -57,6 +59,7 @@ impl Outputs {
             quiet: a.quiet,
             tui: super::live::wanted(a.no_tui),
             reports: super::compare::parse_report_specs(&a.reports)?,
+            samples: a.samples.clone(),
             ..Outputs::default()
         })
     }
@@ -163,6 +166,13 @@ pub async fn run_load<D: throng_core::Driver>(
     if let Some(s) = &mut sampling {
         s.load_starts_now();
     }
+    let mut samples = None;
+    if let Some(path) = &out.samples {
+        let file = super::samples::Samples::create(path)?;
+        let (tx, rx) = super::samples::Samples::channel();
+        extras.samples = Some(tx);
+        samples = Some((file, rx));
+    }
     let handle = throng_engine::start_with(plan, driver, extras)
         .await
         .map_err(|e| match e {
@@ -171,6 +181,7 @@ pub async fn run_load<D: throng_core::Driver>(
             }
             other => CliError::Usage(other.to_string()),
         })?;
+    let writer = samples.map(|(file, rx)| file.spawn(rx, &handle.snapshots().borrow()));
     let signals = tokio::spawn(stop_on_signal(handle.stop_token(), handle.abort_token()));
     let mut headless = None;
     let snapshot = if out.tui {
@@ -191,5 +202,20 @@ pub async fn run_load<D: throng_core::Driver>(
     if let Some(p) = headless {
         p.abort();
     }
-    finish(&snapshot, thresholds, &out)
+    let mut code = finish(&snapshot, thresholds, &out)?;
+    if let Some(w) = writer {
+        match w.await {
+            Ok(Ok(n)) if !out.quiet => eprintln!("{n} samples written"),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                eprintln!("throng: error: the samples file {e}");
+                code = super::EXIT_RUNTIME;
+            }
+            Err(e) => {
+                eprintln!("throng: error: the samples writer failed: {e}");
+                code = super::EXIT_RUNTIME;
+            }
+        }
+    }
+    Ok(code)
 }

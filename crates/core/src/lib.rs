@@ -16,6 +16,7 @@ mod error;
 pub mod histogram;
 mod plan;
 pub mod row;
+mod sample;
 mod snapshot;
 pub mod spec;
 pub mod stages;
@@ -26,6 +27,7 @@ pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSer
 pub use driver::{Driver, GroupInfo, Outcome, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Stage, Users};
+pub use sample::Sample;
 pub use snapshot::{
     per_second, Change, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint,
     Snapshot,

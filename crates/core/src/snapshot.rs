@@ -244,6 +244,9 @@ pub struct Snapshot {
     pub lost_intervals: u64,
     /// The target's containers, when watched.
     pub containers: Vec<ContainerSeries>,
+    /// Per-request samples (`Extras::samples`) the writer could not take in time: missing from
+    /// the log, though counted in every number here.
+    pub lost_samples: u64,
     /// Changes made to the run while it went (pause, rate, users), from the dashboard's keys
     /// or a library caller's control; complete in the final snapshot.
     pub changes: Vec<Change>,
@@ -293,6 +296,7 @@ impl Snapshot {
             active: 0,
             lost_intervals: 0,
             containers: Vec::new(),
+            lost_samples: 0,
             changes: Vec::new(),
         }
     }

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use throng_core::{
     ContainerEvent, ContainerSeries, ErrorClass, ErrorStat, LabelStats, Percentiles, RunState,
-    SeriesPoint, Snapshot,
+    Sample, SeriesPoint, Snapshot,
 };
+use tokio::sync::mpsc;
 
 use crate::recorder::Interval;
 
@@ -32,6 +33,7 @@ pub struct Aggregator {
     statuses: BTreeMap<throng_core::Status, u64>,
     active: Vec<u64>,
     target_rate: Box<dyn Fn(f64) -> f64 + Send>,
+    samples: Option<mpsc::Sender<Vec<Sample>>>,
 }
 
 impl Aggregator {
@@ -50,7 +52,14 @@ impl Aggregator {
             statuses: BTreeMap::new(),
             active: vec![0; workers],
             target_rate,
+            samples: None,
         }
+    }
+
+    /// Hands each interval's per-request samples to `sink` (a writer); what it cannot take at
+    /// once is counted as lost, so a slow writer never holds up the aggregation.
+    pub fn samples_to(&mut self, sink: mpsc::Sender<Vec<Sample>>) {
+        self.samples = Some(sink);
     }
 
     /// Whether every worker has sent its last interval.
@@ -60,7 +69,18 @@ impl Aggregator {
 
     /// Adds one worker's interval, `elapsed` seconds into the run; returns whether that closed
     /// a point of the time series (every worker has reported it).
-    pub fn add(&mut self, iv: Interval, elapsed: f64) -> bool {
+    pub fn add(&mut self, mut iv: Interval, elapsed: f64) -> bool {
+        if !iv.requests.is_empty() {
+            let batch = std::mem::take(&mut iv.requests);
+            let n = batch.len() as u64;
+            if self
+                .samples
+                .as_ref()
+                .is_none_or(|tx| tx.try_send(batch).is_err())
+            {
+                self.snapshot.lost_samples += n;
+            }
+        }
         let s = &mut self.snapshot;
         for (row, add) in s.labels.iter_mut().zip(&iv.labels) {
             row.add(add);

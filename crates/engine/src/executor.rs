@@ -49,6 +49,10 @@ pub struct Extras {
     /// ramps, think times and grace included, takes no wall time and its timing is exact.
     /// Pacing then waits on tokio's timer (millisecond ticks), not on a `timerfd`.
     pub on_caller: bool,
+    /// Keep each request as a [`throng_core::Sample`] and send them here, a batch per worker
+    /// and second (a per-request log such as JMeter's JTL). A batch the receiver cannot take
+    /// at once is counted in `Snapshot::lost_samples`, never waited for.
+    pub samples: Option<mpsc::Sender<Vec<throng_core::Sample>>>,
 }
 
 impl RunHandle {
@@ -165,6 +169,7 @@ pub async fn start_with<D: Driver>(
         tx,
         lost: std::sync::atomic::AtomicU64::new(0),
         on_caller: extras.on_caller,
+        keep_samples: extras.samples.is_some(),
     });
     // Every runtime is built before any worker starts: a worker that could not have one would
     // silently leave its share of the load unsent.
@@ -193,6 +198,9 @@ pub async fn start_with<D: Driver>(
     let c2 = control.clone();
     let target: Box<dyn Fn(f64) -> f64 + Send> = Box::new(move |t| base(t) * c2.rate_factor());
     let mut agg = Aggregator::new((*empty).clone(), workers, target);
+    if let Some(sink) = extras.samples {
+        agg.samples_to(sink);
+    }
     let stop2 = stop.clone();
     let done = tokio::spawn(async move {
         aggregate(

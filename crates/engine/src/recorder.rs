@@ -5,7 +5,7 @@
 //! worker [`Recorder::take`]s the interval's data and hands it to the aggregator.
 
 use hdrhistogram::Histogram;
-use throng_core::{histogram, ErrorClass, LabelStats, Outcome, Status};
+use throng_core::{histogram, ErrorClass, LabelStats, Outcome, Sample, Status};
 use tokio::time::Instant;
 
 const CLASSES: usize = ErrorClass::ALL.len();
@@ -42,6 +42,8 @@ pub struct Interval {
     pub unstarted: u64,
     /// Users or in-flight requests on this worker at the end of the interval.
     pub active: u64,
+    /// Each request of the interval, when the run keeps them (`Extras::samples`).
+    pub requests: Vec<Sample>,
 }
 
 /// One pass through a group of steps, so far.
@@ -75,6 +77,9 @@ pub struct Recorder {
     aborted: u64,
     scheduled: u64,
     unstarted: u64,
+    /// Each request, when kept: the run's start (times are offsets from it), the worker, and
+    /// the interval's requests so far.
+    log: Option<(Instant, u32, Vec<Sample>)>,
 }
 
 fn micros(d: std::time::Duration) -> u64 {
@@ -98,6 +103,39 @@ impl Recorder {
             aborted: 0,
             scheduled: 0,
             unstarted: 0,
+            log: None,
+        }
+    }
+
+    /// Keeps each request as a [`Sample`] too, timed from `start`, as worker `worker`'s.
+    pub fn keep_samples(&mut self, start: Instant, worker: usize) {
+        self.log = Some((start, worker as u32, Vec::new()));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn log(
+        &mut self,
+        step: usize,
+        intended: Instant,
+        started: Option<Instant>,
+        ended: Instant,
+        outcome: &Outcome,
+        error: Option<ErrorClass>,
+        message: Option<String>,
+    ) {
+        if let Some((start, worker, log)) = &mut self.log {
+            log.push(Sample {
+                step: step as u32,
+                worker: *worker,
+                due_us: micros(intended.saturating_duration_since(*start)),
+                latency_us: micros(ended.saturating_duration_since(intended)),
+                service_us: started.map_or(0, |s| micros(ended.saturating_duration_since(s))),
+                status: outcome.status,
+                error,
+                message,
+                bytes_sent: outcome.bytes_sent,
+                bytes_received: outcome.bytes_received,
+            });
         }
     }
 
@@ -111,6 +149,19 @@ impl Recorder {
         ended: Instant,
         outcome: Outcome,
     ) {
+        if self.log.is_some() {
+            // A failure's message is copied (failures only: a success allocates nothing).
+            let message = outcome.error.and(outcome.message.clone());
+            self.log(
+                step,
+                intended,
+                Some(started),
+                ended,
+                &outcome,
+                outcome.error,
+                message,
+            );
+        }
         let Some(row) = self.labels.get_mut(step) else {
             return;
         };
@@ -159,6 +210,18 @@ impl Recorder {
         self.aborted += 1;
         if started.is_none() {
             self.unstarted += 1;
+        }
+        if self.log.is_some() {
+            let none = Outcome::default();
+            self.log(
+                step,
+                intended,
+                started,
+                now,
+                &none,
+                Some(ErrorClass::Aborted),
+                None,
+            );
         }
         let Some(row) = self.labels.get_mut(step) else {
             return;
@@ -259,6 +322,11 @@ impl Recorder {
             scheduled: std::mem::take(&mut self.scheduled),
             unstarted: std::mem::take(&mut self.unstarted),
             active,
+            requests: self
+                .log
+                .as_mut()
+                .map(|(_, _, log)| std::mem::take(log))
+                .unwrap_or_default(),
         }
     }
 }

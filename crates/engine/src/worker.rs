@@ -43,6 +43,8 @@ pub(crate) struct Shared<D> {
     pub lost: AtomicU64,
     /// The one worker runs on the caller's runtime (see `Extras::on_caller`).
     pub on_caller: bool,
+    /// Each request is kept as a sample (see `Extras::samples`).
+    pub keep_samples: bool,
 }
 
 impl<D> Shared<D> {
@@ -284,8 +286,12 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
         _ => u64::MAX,
     };
     let state = shared.driver.worker();
+    let mut rec = Recorder::new(shared.labels.clone(), shared.plan.late_after);
+    if shared.keep_samples {
+        rec.keep_samples(shared.start, worker);
+    }
     Rc::new(Local {
-        rec: RefCell::new(Recorder::new(shared.labels.clone(), shared.plan.late_after)),
+        rec: RefCell::new(rec),
         shared,
         worker,
         active: Cell::new(0),

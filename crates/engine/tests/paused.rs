@@ -200,3 +200,77 @@ async fn changes_made_while_the_run_goes_are_in_the_final_snapshot() {
         s.total.samples
     );
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn every_request_is_kept_as_a_sample_when_asked_and_a_full_sink_counts_the_rest_lost() {
+    // One user, 10 ms a request, 20 requests: samples due every 10 ms, each 10 ms long.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let set = tokio::task::LocalSet::new();
+    let s = set
+        .run_until(async move {
+            let extras = Extras {
+                on_caller: true,
+                samples: Some(tx),
+                ..Extras::default()
+            };
+            let plan = closed(Users::Fixed(1), None, None);
+            let plan = RunPlan {
+                model: LoadModel::Closed(ClosedLoop {
+                    requests: Some(20),
+                    ..match plan.model {
+                        LoadModel::Closed(c) => c,
+                        LoadModel::Open(_) => unreachable!(),
+                    }
+                }),
+                ..plan
+            };
+            let took = Duration::from_millis(10);
+            let handle = start_with(plan, Arc::new(Sleeper { took }), extras)
+                .await
+                .unwrap();
+            handle.wait().await
+        })
+        .await;
+    let mut samples = Vec::new();
+    while let Ok(batch) = rx.try_recv() {
+        samples.extend(batch);
+    }
+    assert_eq!(s.total.samples, 20);
+    assert_eq!(samples.len(), 20, "one sample per request");
+    assert_eq!(s.lost_samples, 0);
+    for (k, x) in samples.iter().enumerate() {
+        assert_eq!(x.latency_us, 10_000, "{x:?}");
+        assert_eq!(x.service_us, 10_000, "{x:?}");
+        assert!(x.error.is_none() && x.message.is_none());
+        if k > 0 {
+            assert_eq!(x.due_us - samples[k - 1].due_us, 10_000, "{samples:?}");
+        }
+    }
+
+    // A sink that takes nothing: every sample is counted lost, the numbers are whole.
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    drop(rx);
+    let set = tokio::task::LocalSet::new();
+    let s = set
+        .run_until(async move {
+            let extras = Extras {
+                on_caller: true,
+                samples: Some(tx),
+                ..Extras::default()
+            };
+            let plan = closed(Users::Fixed(2), Some(Duration::from_millis(500)), None);
+            let handle = start_with(
+                plan,
+                Arc::new(Sleeper {
+                    took: Duration::from_millis(10),
+                }),
+                extras,
+            )
+            .await
+            .unwrap();
+            handle.wait().await
+        })
+        .await;
+    assert_eq!(s.total.samples, 100);
+    assert_eq!(s.lost_samples, 100);
+}

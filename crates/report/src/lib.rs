@@ -12,6 +12,7 @@ mod compare;
 mod containers;
 mod csv;
 mod html;
+mod jtl;
 mod junit;
 mod markdown;
 mod regression;
@@ -25,6 +26,7 @@ pub use compare::{
 };
 pub use csv::{render_csv_series, render_csv_table};
 pub use html::{render_comparison_html, render_html};
+pub use jtl::{jtl_line, JTL_HEADER};
 pub use junit::render_junit;
 pub use markdown::render_markdown;
 pub use regression::{Regression, RegressionResult};

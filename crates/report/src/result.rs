@@ -435,6 +435,13 @@ fn warnings(s: &Snapshot) -> Vec<String> {
             s.lost_intervals
         ));
     }
+    if s.lost_samples > 0 {
+        w.push(format!(
+            "{} requests are missing from the samples file: its writer fell behind (every \
+             number here counts them)",
+            s.lost_samples
+        ));
+    }
     w
 }
 

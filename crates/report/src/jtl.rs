@@ -1,0 +1,60 @@
+//! JMeter's CSV results format (JTL), one line per request, so JMeter's own tools read a
+//! throng run (`jmeter -g samples.jtl -o report/` draws JMeter's HTML dashboard).
+//!
+//! The header is JMeter 5.6's default. throng does not time the first byte of an answer, so
+//! `Latency` (JMeter's time to first byte) holds the service time (sent to last byte), and
+//! `Connect` is 0: a connection is opened before a user's first request, not timed in it.
+
+use std::fmt::Write as _;
+
+use throng_core::{Sample, Status};
+
+/// JMeter 5.6's default header.
+pub const JTL_HEADER: &str = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,\
+dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect";
+
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One request as a JTL line (with its line break): `start_ms` is the run's start, epoch
+/// milliseconds; `labels` the run's step labels; `url` the run's target.
+pub fn jtl_line(s: &Sample, start_ms: u64, labels: &[String], url: &str) -> String {
+    let label = labels.get(s.step as usize).map_or("", String::as_str);
+    let code = match s.status {
+        Status::None => String::new(),
+        Status::Http(c) => c.to_string(),
+        other => other.to_string(),
+    };
+    let message = match s.error {
+        None => "OK".to_string(),
+        Some(class) => class.name().to_string(),
+    };
+    let failure = match (s.error, &s.message) {
+        (None, _) => String::new(),
+        (Some(_), Some(m)) => m.clone(),
+        (Some(class), None) => class.name().to_string(),
+    };
+    let mut line = String::with_capacity(128);
+    let _ = writeln!(
+        line,
+        "{},{},{},{},{},throng 1-{},text,{},{},{},{},0,0,{},{},0,0",
+        start_ms + s.due_us / 1000,
+        (s.latency_us + 500) / 1000,
+        field(label),
+        field(&code),
+        field(&message),
+        s.worker + 1,
+        s.error.is_none(),
+        field(&failure),
+        s.bytes_received,
+        s.bytes_sent,
+        field(url),
+        (s.service_us + 500) / 1000,
+    );
+    line
+}
