@@ -434,3 +434,103 @@ fn a_scenario_file_names_containers_too() {
         "{stderr}"
     );
 }
+
+/// Starts a container of `image` as `throng serve http --delay DELAY`; its published port.
+fn run_delayed(name: &str, image: &str, delay: &str) -> u16 {
+    docker(&[
+        "run",
+        "-d",
+        "--name",
+        name,
+        "-p",
+        "127.0.0.1::8080",
+        image,
+        "serve",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8080",
+        "--delay",
+        delay,
+    ]);
+    let port = text(&docker(&["port", name, "8080/tcp"]));
+    let port: u16 = port
+        .lines()
+        .next()
+        .and_then(|l| l.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no published port in {port:?}"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{name} does not answer");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    port
+}
+
+#[test]
+fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
+    require_engine();
+    let pid = std::process::id();
+    let (fast, slow, image) = (
+        format!("throng-it-fast-{pid}"),
+        format!("throng-it-slow-{pid}"),
+        format!("throng-it-ab:{pid}"),
+    );
+    let _cleanup = Cleanup {
+        containers: vec![fast.clone(), slow.clone()],
+        image: image.clone(),
+    };
+    let _ctx = build_image(&image);
+    let pf = run_delayed(&fast, &image, "1ms");
+    let ps = run_delayed(&slow, &image, "6ms");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("ab.json");
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/web-compare.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args([
+            "run", scenario, "-c", "20", "-z", "3s", "--idle", "1s", "--no-tui", "--quiet",
+        ])
+        .args(["--target", &format!("fast=http://127.0.0.1:{pf}")])
+        .args(["--target", &format!("slow=http://127.0.0.1:{ps}")])
+        .args(["--container", &format!("fast={fast}")])
+        .args(["--container", &format!("slow={slow}")])
+        .args(["--json", json.to_str().expect("utf-8")])
+        .output()
+        .expect("throng runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    // Each side watched its own container, idle and under load.
+    for (side, name) in [(0, &fast), (1, &slow)] {
+        let run = &doc["sides"][side]["runs"][0];
+        let containers = run["containers"].as_array().expect("containers");
+        assert_eq!(containers.len(), 1, "{side}: {containers:?}");
+        assert_eq!(containers[0]["name"], name.as_str());
+        assert!(containers[0]["idle"].is_object() && containers[0]["load"].is_object());
+        assert!(
+            f(&containers[0]["load"]["cpu_mean"]) > 0.0,
+            "it worked under load"
+        );
+    }
+    let rows = doc["comparison"]["containers"]
+        .as_array()
+        .expect("container rows");
+    assert_eq!(rows.len(), 2);
+    assert!(rows
+        .iter()
+        .all(|r| r["image_size"].as_u64() > Some(1_000_000)));
+    // The slower container is slower, beyond the noise, in the printed table.
+    let p50 = stdout
+        .lines()
+        .find(|l| l.starts_with("p50 ms"))
+        .expect("a p50 line");
+    assert!(p50.ends_with('*'), "{stdout}");
+    assert!(stdout.contains("CPU load"), "{stdout}");
+}
