@@ -490,7 +490,7 @@ fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
     let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/web-compare.yaml");
     let out = Command::new(env!("CARGO_BIN_EXE_throng"))
         .args([
-            "run", scenario, "-c", "20", "-z", "3s", "--idle", "1s", "--no-tui", "--quiet",
+            "run", scenario, "-c", "4", "-z", "3s", "--idle", "1s", "--no-tui", "--quiet",
         ])
         .args(["--target", &format!("fast=http://127.0.0.1:{pf}")])
         .args(["--target", &format!("slow=http://127.0.0.1:{ps}")])
