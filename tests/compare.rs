@@ -247,11 +247,35 @@ async fn every_report_format_reads_back_to_the_runs_numbers() {
     assert_eq!(cases.iter().filter(|c| c.1).count(), 1, "{xml}");
     assert!(cases.iter().any(|c| c.0 == "rps>1000000" && c.1), "{xml}");
     assert!(xml.contains("failures=\"1\""), "{xml}");
+    // Valid against the JUnit XSD CI systems read (tests/fixtures/junit.xsd), which has teeth:
+    // a test case without its class name is refused.
+    assert!(xmllint(&d("r.xml")), "{xml}");
+    std::fs::write(
+        d("bad.xml"),
+        xml.replace("classname=\"throng.checks\" ", ""),
+    )
+    .expect("writes");
+    assert!(
+        !xmllint(&d("bad.xml")),
+        "the schema refuses a testcase with no classname"
+    );
 
     // `throng report` gives the same documents from the JSON.
     let out = throng(&["report", &d("r.json"), "--format", "junit"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), xml);
+}
+
+/// Whether `path` validates against the JUnit XSD (xmllint, from Debian's libxml2-utils: the
+/// test command installs it).
+fn xmllint(path: &str) -> bool {
+    let xsd = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/junit.xsd");
+    std::process::Command::new("xmllint")
+        .args(["--noout", "--schema", xsd, path])
+        .output()
+        .expect("xmllint runs (apt-get install libxml2-utils)")
+        .status
+        .success()
 }
 
 fn read_csv(path: &str) -> Vec<Vec<String>> {
