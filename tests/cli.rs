@@ -453,8 +453,13 @@ fn readme_examples_parse() {
                     && run.cacert.is_none()
                     && run.url.contains("127.0.0.1")
                 {
-                    throng::cli::plan::build(&run)
-                        .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                    if run.url.starts_with("grpc") {
+                        throng::cli::grpc::config(&run)
+                            .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                    } else {
+                        throng::cli::plan::build(&run)
+                            .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                    }
                 }
             }
         }

@@ -228,6 +228,14 @@ async fn the_four_call_kinds_answer_what_the_greeter_sends() {
     let (kind, json) = reply(call("SayHello", r#"{"name":"a"}"#)).await;
     assert_eq!(kind, CallKind::Unary);
     assert_eq!(json["message"], "Hello a");
+    // -H is metadata, and -t goes to the server as grpc-timeout.
+    let mut args = call("SayHello", "{}");
+    args.extend(["-H", "x-echo: yes", "-t", "1500ms"].map(String::from));
+    let (_, d) = driver(&args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let mut session = throng::core::Driver::session(&d, &Pool::default(), 0);
+    let reply_md = d.send(&mut session, true).await.1.unwrap();
+    assert_eq!(reply_md.meta("x-echo"), Some("yes"));
+    assert_eq!(reply_md.meta("x-deadline"), Some("1500000u"));
     let (kind, json) = reply(call("SayHellos", r#"{"name":"b","count":4}"#)).await;
     assert_eq!(kind, CallKind::ServerStreaming);
     let indexes: Vec<_> = json

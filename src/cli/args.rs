@@ -46,12 +46,14 @@ pub enum Command {
   throng run http://127.0.0.1:8080/ -c 200 -q 3000 -z 1m      # at most 200 in flight (as oha's -c with -q)
   throng run http://127.0.0.1:8080/ -q 3000 -z 2m --container web --idle 10s
   throng run scenarios/bank-transfer.yaml --target bank=http://127.0.0.1:9090 -c 10 -z 30s
+  throng run grpc://127.0.0.1:50051 --call helloworld.Greeter/SayHello -d '{\"name\":\"x\"}' -c 100 -n 100000
   throng run http://127.0.0.1/ --target a=http://127.0.0.1:8081/ --target b=http://127.0.0.1:8082/ -c 50 -z 30s --rounds 3
   throng run http://127.0.0.1:8080/ -c 50 -z 1m --report html:report.html --samples samples.jtl
 
 Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]
 pub struct RunArgs {
-    /// The target URL (http:// or https://), or a scenario file (.yaml or .yml).
+    /// The target URL (http://, https://, grpc://, grpcs://, ...), or a scenario file (.yaml or
+    /// .yml).
     pub url: String,
 
     /// Closed loop: virtual users, each with its own connection [default: 50]. With -q, the

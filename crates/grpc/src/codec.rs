@@ -3,8 +3,14 @@
 //! a check or an extraction reads it.
 
 use bytes::{Buf, BufMut, Bytes};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codec::{BufferSettings, Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::Status;
+
+/// tonic's buffers start at 8 KiB for every call, each way; a load tester's messages are
+/// usually small, and the buffers grow when one is not.
+fn buffers() -> BufferSettings {
+    BufferSettings::new(512, 32 * 1024)
+}
 
 /// A pass-through codec: messages are already encoded.
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,6 +39,10 @@ impl Encoder for RawCodec {
         dst.put(item);
         Ok(())
     }
+
+    fn buffer_settings(&self) -> BufferSettings {
+        buffers()
+    }
 }
 
 impl Decoder for RawCodec {
@@ -41,5 +51,9 @@ impl Decoder for RawCodec {
 
     fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
         Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+
+    fn buffer_settings(&self) -> BufferSettings {
+        buffers()
     }
 }

@@ -201,6 +201,15 @@ impl Target {
             })
     }
 
+    /// `metadata` with this target's deadline as `grpc-timeout` (the server's copy of `-t`),
+    /// written once rather than for every call.
+    pub fn with_deadline(&self, metadata: MetadataMap) -> MetadataMap {
+        let mut r = tonic::Request::new(());
+        *r.metadata_mut() = metadata;
+        r.set_timeout(self.timeout);
+        r.into_parts().0
+    }
+
     /// A session on a worker's pool.
     pub fn session(&self, pool: &Pool) -> Session {
         let slot = pool.join(self.streams);
@@ -270,18 +279,16 @@ impl Target {
             .map_err(|e| tonic::Status::from_error(Box::new(e)))?;
         let path = method.path.clone();
         let first = requests.first().cloned().unwrap_or_default();
-        fn request<T>(body: T, metadata: &MetadataMap, deadline: Duration) -> tonic::Request<T> {
+        // The metadata carries `grpc-timeout` already (see `Target::with_deadline`): tonic's
+        // `set_timeout` would format and parse it again for every call.
+        fn request<T>(body: T, metadata: &MetadataMap) -> tonic::Request<T> {
             let mut r = tonic::Request::new(body);
             *r.metadata_mut() = metadata.clone();
-            r.set_timeout(deadline);
             r
         }
-        let t = self.timeout;
         match method.kind {
             CallKind::Unary => {
-                let resp = grpc
-                    .unary(request(first, metadata, t), path, RawCodec)
-                    .await?;
+                let resp = grpc.unary(request(first, metadata), path, RawCodec).await?;
                 let (md, reply, _) = resp.into_parts();
                 Ok(Answer {
                     metadata: md,
@@ -290,11 +297,7 @@ impl Target {
             }
             CallKind::ClientStreaming => {
                 let resp = grpc
-                    .client_streaming(
-                        request(self.outgoing(requests), metadata, t),
-                        path,
-                        RawCodec,
-                    )
+                    .client_streaming(request(self.outgoing(requests), metadata), path, RawCodec)
                     .await?;
                 let (md, reply, _) = resp.into_parts();
                 Ok(Answer {
@@ -304,17 +307,13 @@ impl Target {
             }
             CallKind::ServerStreaming => {
                 let resp = grpc
-                    .server_streaming(request(first, metadata, t), path, RawCodec)
+                    .server_streaming(request(first, metadata), path, RawCodec)
                     .await?;
                 drain(resp, keep).await
             }
             CallKind::Bidi => {
                 let resp = grpc
-                    .streaming(
-                        request(self.outgoing(requests), metadata, t),
-                        path,
-                        RawCodec,
-                    )
+                    .streaming(request(self.outgoing(requests), metadata), path, RawCodec)
                     .await?;
                 drain(resp, keep).await
             }
@@ -435,8 +434,8 @@ impl GrpcDriver {
     /// before any load.
     pub async fn new(cfg: GrpcConfig) -> Result<Self, GrpcError> {
         let (service, method) = cfg.service_method()?;
-        let md = metadata(&cfg.metadata)?;
         let target = Target::new(&cfg)?;
+        let md = target.with_deadline(metadata(&cfg.metadata)?);
         let pool = target.descriptors(&cfg, &service).await?;
         let desc = find_method(&pool, &service, &method, &cfg.descriptors)?;
         let method = Method::new(desc)?;

@@ -165,8 +165,8 @@ impl StepProtocol for GrpcProtocol {
             .iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect();
-        let base = metadata(&cfg.metadata).map_err(|e| e.to_string())?;
         let target = Target::new(&cfg).map_err(|e| e.to_string())?;
+        let base = target.with_deadline(metadata(&cfg.metadata).map_err(|e| e.to_string())?);
         let pool = reflect(&target, &cfg)?;
         Ok(Arc::new(GrpcClient {
             target,

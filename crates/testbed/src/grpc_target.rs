@@ -217,6 +217,10 @@ impl UnaryService<HelloRequest> for SayHello {
             if let Some(v) = req.metadata().get("x-echo") {
                 resp.metadata_mut().insert("x-echo", v.clone());
             }
+            // And the deadline the client sent, as `x-deadline`.
+            if let Some(v) = req.metadata().get("grpc-timeout") {
+                resp.metadata_mut().insert("x-deadline", v.clone());
+            }
             Ok(resp)
         })
     }
