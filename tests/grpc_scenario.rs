@@ -141,3 +141,42 @@ async fn a_failed_check_and_bad_steps_are_reported() {
     let e = run(&path, &["-n", "1"]).await.unwrap_err();
     assert!(e.contains("has no path"), "{e}");
 }
+
+/// The bundled transport pair: the same bank operations over HTTP and gRPC on one service and
+/// store, both clean, and money conserved across both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_transport_scenarios_run_the_same_operations_over_both() {
+    let bank = throng::testbed::BankService::default()
+        .start()
+        .await
+        .unwrap();
+    let grpc_url = bank.url().replace("http://", "grpc://");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut rows = Vec::new();
+    let mut opened = 0;
+    for (file, url) in [
+        ("transport-http", bank.url()),
+        ("transport-grpc", grpc_url.clone()),
+    ] {
+        let text = std::fs::read_to_string(format!("{root}/scenarios/{file}.yaml"))
+            .unwrap()
+            .replace("http://127.0.0.1:8080", &url)
+            .replace("grpc://127.0.0.1:8080", &url);
+        let s = run(&text, &["-c", "4", "-n", "400"]).await.unwrap();
+        assert_eq!(s.total.samples, 400, "{file}");
+        assert_eq!(s.total.errors, 0, "{file}: {:?}", s.errors);
+        rows.push(s.labels.iter().map(|l| l.label.clone()).collect::<Vec<_>>());
+        opened += s.labels[0].samples + s.labels[1].samples;
+    }
+    assert_eq!(rows[0], rows[1], "the same rows, side by side");
+    assert_eq!(rows[0], ["create A", "create B", "transfer", "balance"]);
+    // Every account opened with 1000, over either transport, is in the one store; transfers
+    // moved money and made none: the total over gRPC says so.
+    let mut cfg = throng::grpc::GrpcConfig::new(&grpc_url, "bank.Bank/Total").unwrap();
+    cfg.data = Some("{}".into());
+    let d = throng::grpc::GrpcDriver::new(cfg).await.unwrap();
+    let mut session = throng::core::Driver::session(&d, &throng::grpc::Pool::default(), 0);
+    let reply = d.send(&mut session, true).await.1.unwrap();
+    assert_eq!(reply.json.unwrap()["total"], (opened * 1000).to_string());
+    assert_eq!(bank.server_errors(), 0);
+}

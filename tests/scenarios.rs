@@ -20,7 +20,10 @@ fn root() -> PathBuf {
 
 /// Writes `text` as a scenario with its targets pointed at `url`, and returns its path.
 fn scenario_at(dir: &Path, name: &str, text: &str, url: &str) -> PathBuf {
-    let text = text.replace("http://127.0.0.1:8080", url);
+    // The bank answers gRPC on the same port (scenarios/transport-grpc.yaml).
+    let text = text
+        .replace("http://127.0.0.1:8080", url)
+        .replace("grpc://127.0.0.1:8080", &url.replace("http://", "grpc://"));
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
@@ -85,7 +88,7 @@ async fn every_bundled_scenario_parses_and_runs_clean_against_the_testbed() {
         assert_eq!(checks(&s), 0);
         ran += 1;
     }
-    assert_eq!(ran, 3);
+    assert_eq!(ran, 6);
     assert_eq!(bank.server_errors(), 0);
 }
 

@@ -296,7 +296,8 @@ pub struct ServeArgs {
 pub enum ServeTarget {
     /// The HTTP target.
     Http,
-    /// The demo's bank: clients, transfers, orders and assets over JSON, in an in-memory SQLite.
+    /// The demo's bank: clients, transfers, orders and assets over JSON, in an in-memory SQLite;
+    /// on the same port, clients and transfers over gRPC (bank.Bank, with reflection).
     Bank,
     /// A gRPC greeter (unary, server-streaming, client-streaming and bidi) with reflection and
     /// health; --status is a gRPC code (0-16).

@@ -1,7 +1,7 @@
 //! The demo's bank: clients, transfers, orders and an asset catalogue over JSON and HTTP, kept in
 //! an embedded SQLite database.
 
-mod store;
+pub(crate) mod store;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -181,7 +181,20 @@ impl BankService {
 }
 
 async fn connection(tcp: TcpStream, state: Arc<State>) {
-    let service = service_fn(move |req| handle(req, state.clone()));
+    // gRPC (`content-type: application/grpc`) goes to the same store through `bank.Bank`.
+    let service = service_fn(move |req: Request<Incoming>| {
+        let state = state.clone();
+        async move {
+            if crate::grpc_bank::is_grpc(&req) {
+                let resp = crate::grpc_bank::handle(req, &state.store).await;
+                state.counters.requests.fetch_add(1, Ordering::Relaxed);
+                return Ok::<_, Infallible>(resp.map(http_body_util::Either::Right));
+            }
+            handle(req, state)
+                .await
+                .map(|r| r.map(http_body_util::Either::Left))
+        }
+    });
     let _ = auto::Builder::new(TokioExecutor::new())
         .serve_connection(TokioIo::new(tcp), service)
         .await;

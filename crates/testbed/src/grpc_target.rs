@@ -137,17 +137,25 @@ impl Drop for RunningGrpc {
 
 /// The greeter's file descriptor set, compiled from [`GREETER_PROTO`] by protox.
 pub fn greeter_descriptors() -> Result<prost_types::FileDescriptorSet, String> {
-    struct Shipped;
+    shipped_descriptors("greeter.proto", GREETER_PROTO)
+}
+
+/// A shipped `.proto` (no imports) compiled by protox from its text.
+pub(crate) fn shipped_descriptors(
+    name: &'static str,
+    source: &'static str,
+) -> Result<prost_types::FileDescriptorSet, String> {
+    struct Shipped(&'static str, &'static str);
     impl protox::file::FileResolver for Shipped {
         fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
-            match name {
-                "greeter.proto" => protox::file::File::from_source(name, GREETER_PROTO),
-                _ => Err(protox::Error::file_not_found(name)),
+            match name == self.0 {
+                true => protox::file::File::from_source(name, self.1),
+                false => Err(protox::Error::file_not_found(name)),
             }
         }
     }
-    let mut c = protox::Compiler::with_file_resolver(Shipped);
-    c.open_file("greeter.proto").map_err(|e| e.to_string())?;
+    let mut c = protox::Compiler::with_file_resolver(Shipped(name, source));
+    c.open_file(name).map_err(|e| e.to_string())?;
     Ok(c.file_descriptor_set())
 }
 

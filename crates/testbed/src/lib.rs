@@ -23,12 +23,17 @@
 
 mod bank;
 mod db;
+mod grpc_bank;
 mod grpc_target;
 mod http_target;
 mod proxy;
 
 pub use bank::{BankError, BankService, RunningService, Storage};
 pub use db::{DbError, MariaDb, Postgres, DB_NAME, DB_PASSWORD, DB_USER};
+pub use grpc_bank::{
+    ClientBalance, ClientId, NewClient, TotalReply, TotalRequest, TransferReply, TransferRequest,
+    BANK_PROTO,
+};
 pub use grpc_target::{
     greeter_descriptors, GrpcTarget, GrpcTargetError, HelloReply, HelloRequest, RunningGrpc,
     GREETER_PROTO,
