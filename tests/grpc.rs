@@ -360,6 +360,10 @@ fn bad_input_exits_2_naming_the_problem() {
             "serves no reflection".into(),
         ),
         (vec![&url], "needs --call".into()),
+        (
+            vec![&url, "--call", "helloworld.Greeter/SayHello", "-k"],
+            "apply to grpcs:// targets".into(),
+        ),
     ];
     for (args, says) in cases {
         let mut all = vec!["run"];
@@ -414,4 +418,45 @@ fn the_json_result_names_grpc_statuses_and_validates() {
     assert!(errors.is_empty(), "{errors:?}");
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(summary.contains("grpc 5 NOT_FOUND: 12"), "{summary}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpcs_with_its_certificate_or_insecure_and_a_tls_error_without() {
+    let t = target(GrpcTarget {
+        tls: true,
+        ..GrpcTarget::default()
+    })
+    .await;
+    let url = t.url();
+    assert!(url.starts_with("grpcs://"));
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, t.cert_pem.as_deref().unwrap()).unwrap();
+    let ca = ca.to_str().unwrap();
+    let call = [
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        GREETER,
+        "-n",
+        "20",
+    ];
+    for extra in [&["--cacert", ca][..], &["--insecure"][..]] {
+        let mut args = vec![url.as_str()];
+        args.extend(call);
+        args.extend(extra);
+        let s = run(&args).await;
+        assert_eq!(
+            (s.total.samples, s.total.errors),
+            (20, 0),
+            "{extra:?}: {:?}",
+            s.errors
+        );
+    }
+    // Without either, the self-signed certificate is refused: every call is a `tls` error.
+    let mut args = vec![url.as_str()];
+    args.extend(call);
+    let s = run(&args).await;
+    assert_eq!(errors_of(&s, ErrorClass::Tls), 20, "{:?}", s.errors);
+    assert_eq!(t.calls(), 40);
 }

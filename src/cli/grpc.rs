@@ -159,9 +159,6 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
 pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
     use throng_core::stages::parse_duration;
     use throng_testbed::{Delay, Fault, GrpcTarget};
-    if a.tls {
-        return Err(usage("--tls applies to the http target only"));
-    }
     let d =
         |flag: &str, v: &str| parse_duration(v).map_err(|e| usage(format!("{flag} {v:?}: {e}")));
     let delay = match (&a.delay, &a.delay_max) {
@@ -192,6 +189,7 @@ pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
             FaultArg::Garbage => Fault::Garbage,
             FaultArg::Hang => Fault::Hang,
         }),
+        tls: a.tls,
         ..GrpcTarget::default()
     };
     let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
@@ -201,6 +199,9 @@ pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
         .serve(listener)
         .await
         .context("starting the gRPC target")?;
+    if let Some(pem) = &running.cert_pem {
+        println!("{pem}");
+    }
     println!("serving gRPC on {}", running.url());
     super::signals::wait_for_signal().await;
     eprintln!("served {} calls", running.calls());

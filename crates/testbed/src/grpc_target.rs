@@ -72,6 +72,8 @@ pub struct GrpcTarget {
     pub reflection: bool,
     /// Serve only reflection v1alpha, as grpc-go before 1.45 and many deployed servers do.
     pub v1alpha_only: bool,
+    /// Serve TLS (ALPN h2) with a fresh self-signed certificate for `localhost` and `127.0.0.1`.
+    pub tls: bool,
 }
 
 impl Default for GrpcTarget {
@@ -83,6 +85,7 @@ impl Default for GrpcTarget {
             fault: None,
             reflection: true,
             v1alpha_only: false,
+            tls: false,
         }
     }
 }
@@ -96,21 +99,29 @@ pub enum GrpcTargetError {
     /// The shipped `.proto` did not compile, or reflection refused it.
     #[error("the greeter's descriptors: {0}")]
     Descriptors(String),
+    /// The certificate could not be made.
+    #[error("cannot make a certificate: {0}")]
+    Cert(String),
 }
 
 /// A gRPC target that is serving. Dropping it stops the server.
 pub struct RunningGrpc {
     /// Where it listens.
     pub addr: SocketAddr,
+    /// The certificate in PEM, when serving TLS (give it to `--cacert`).
+    pub cert_pem: Option<String>,
     calls: Arc<AtomicU64>,
     connections: Arc<AtomicU64>,
     shutdown: watch::Sender<bool>,
 }
 
 impl RunningGrpc {
-    /// `grpc://addr`.
+    /// `grpc://addr`, or `grpcs://addr` when serving TLS.
     pub fn url(&self) -> String {
-        format!("grpc://{}", self.addr)
+        match self.cert_pem {
+            Some(_) => format!("grpcs://{}", self.addr),
+            None => format!("grpc://{}", self.addr),
+        }
     }
 
     /// Greeter calls answered (or failed with the configured status) so far.
@@ -350,6 +361,14 @@ impl GrpcTarget {
     /// Serves on a bound listener, in a background task of the current runtime.
     pub async fn serve(self, listener: TcpListener) -> Result<RunningGrpc, GrpcTargetError> {
         let addr = listener.local_addr()?;
+        let (acceptor, cert_pem) = match self.tls {
+            true => {
+                let (a, pem) = crate::http_target::tls_acceptor()
+                    .map_err(|e| GrpcTargetError::Cert(e.to_string()))?;
+                (Some(a), Some(pem))
+            }
+            false => (None, None),
+        };
         let set = greeter_descriptors().map_err(GrpcTargetError::Descriptors)?;
         let bad = |e: tonic_reflection::server::Error| GrpcTargetError::Descriptors(e.to_string());
         let services = Services {
@@ -389,10 +408,11 @@ impl GrpcTarget {
                 let _ = tcp.set_nodelay(true);
                 let state = state.clone();
                 let services = services.clone();
+                let acceptor = acceptor.clone();
                 let mut stop = stop_rx.clone();
                 tokio::spawn(async move {
                     tokio::select! {
-                        _ = connection(tcp, state, services) => {}
+                        _ = connection(tcp, state, services, acceptor) => {}
                         _ = stop.changed() => {}
                     }
                 });
@@ -400,6 +420,7 @@ impl GrpcTarget {
         });
         Ok(RunningGrpc {
             addr,
+            cert_pem,
             calls,
             connections,
             shutdown,
@@ -407,8 +428,12 @@ impl GrpcTarget {
     }
 }
 
-async fn connection<R1, R2, H>(mut tcp: TcpStream, state: Arc<State>, services: Services<R1, R2, H>)
-where
+async fn connection<R1, R2, H>(
+    mut tcp: TcpStream,
+    state: Arc<State>,
+    services: Services<R1, R2, H>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+) where
     R1: Service<http::Request<Incoming>, Response = http::Response<Body>, Error = Infallible>
         + Clone
         + Send
@@ -469,9 +494,17 @@ where
             Ok::<_, Infallible>(resp)
         }
     });
-    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-        .serve_connection(TokioIo::new(tcp), service)
-        .await;
+    let h2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    match acceptor {
+        Some(acceptor) => {
+            if let Ok(tls) = acceptor.accept(tcp).await {
+                let _ = h2.serve_connection(TokioIo::new(tls), service).await;
+            }
+        }
+        None => {
+            let _ = h2.serve_connection(TokioIo::new(tcp), service).await;
+        }
+    }
 }
 
 #[cfg(test)]

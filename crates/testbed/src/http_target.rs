@@ -271,7 +271,7 @@ async fn handle(
     Ok(resp)
 }
 
-fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), TargetError> {
+pub(crate) fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), TargetError> {
     let err = |e: &dyn std::fmt::Display| TargetError::Cert(e.to_string());
     let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
     let cert = rcgen::generate_simple_self_signed(names).map_err(|e| err(&e))?;
