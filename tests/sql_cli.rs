@@ -270,3 +270,87 @@ fn bad_input_exits_2_naming_the_problem() {
         assert!(!text(&o).contains("panicked"), "{}", text(&o));
     }
 }
+
+/// The counter line of `name` in the `--db-stats` section: (load total, per request).
+fn counter(out: &str, name: &str) -> (u64, String) {
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| panic!("no {name} line: {out}"));
+    let w: Vec<&str> = line.split_whitespace().collect();
+    (w[3].parse().expect("a count"), w[4].to_string())
+}
+
+#[test]
+fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
+    for (url, commits) in [
+        (MariaDb::shared().expect("MariaDB").url(), "Com_commit"),
+        (Postgres::shared().expect("PostgreSQL").url(), "xact_commit"),
+    ] {
+        let table = "dbstats";
+        let o = throng(&[
+            "run",
+            &url,
+            "--sql",
+            &format!("DROP TABLE IF EXISTS {table}"),
+            "-n",
+            "1",
+            "-c",
+            "1",
+            "--no-tui",
+            "--quiet",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let o = throng(&[
+            "run",
+            &url,
+            "--sql",
+            &format!("CREATE TABLE {table} (id INT PRIMARY KEY, v INT)"),
+            "-n",
+            "1",
+            "-c",
+            "1",
+            "--no-tui",
+            "--quiet",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let ph = |n: usize| match url.starts_with("postgres") {
+            true => format!("${n}"),
+            false => "?".into(),
+        };
+        let o = throng(&[
+            "run",
+            &url,
+            "--sql",
+            &format!("INSERT INTO {table} (id, v) VALUES ({}, 0)", ph(1)),
+            "--sql",
+            &format!("UPDATE {table} SET v = v + 1 WHERE id = {}", ph(1)),
+            "--param",
+            "seq()",
+            "--param",
+            "rand_int(1, 1000000)",
+            "--transaction",
+            "-c",
+            "2",
+            "-i",
+            "25",
+            "--db-stats",
+            &url,
+            "--no-tui",
+            "--quiet",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            out.contains("Database ") && !out.contains(DB_PASSWORD),
+            "{out}"
+        );
+        let (total, per) = counter(&out, commits);
+        // 2 users x 25 transactions; PostgreSQL also counts each statement the check and the
+        // samplers sent on their own as a transaction.
+        match commits {
+            "Com_commit" => assert_eq!((total, per.as_str()), (50, "0.50"), "{out}"),
+            _ => assert!((50..=60).contains(&total), "{out}"),
+        }
+    }
+}

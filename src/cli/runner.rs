@@ -40,7 +40,7 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
             let out = Outputs::of(&a)?;
             match super::ab::sides(&a)? {
                 Some(sides) => super::ab::run(&a, sides, out).await,
-                None => run_once(&a, out).await,
+                None => super::sql::with_db_stats(&a, out, |out| run_once(&a, out)).await,
             }
         }
         Command::Demo(a) => demo(a).await,

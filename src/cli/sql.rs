@@ -18,6 +18,8 @@ pub struct SqlArgs {
     /// A statement each iteration runs, with the database's placeholders ($1 for PostgreSQL,
     /// ? for MySQL and SQLite); repeatable, run in order, each its own row labelled by its first
     /// words (SELECT c FROM sbtest1). Each user prepares it once on its own connection.
+    /// PostgreSQL infers each placeholder's type from the statement: cast where it cannot
+    /// (SELECT $1::int + 1).
     #[arg(long = "sql", value_name = "STATEMENT", help_heading = "SQL")]
     pub sql: Vec<String>,
     /// Statements from a file, separated by `;` (after any --sql).
@@ -49,6 +51,12 @@ pub struct SqlArgs {
     /// --workload: rows in each table [default: 10000].
     #[arg(long, value_name = "ROWS", help_heading = "SQL")]
     pub table_size: Option<u32>,
+    /// Read this database's own counters before the load (for 1s, or --idle with --container) and
+    /// around it, and print them beside the load's requests: PostgreSQL's pg_stat_database
+    /// (xact_commit, tup_returned, ...), MySQL/MariaDB's SHOW GLOBAL STATUS (Com_commit,
+    /// Questions, Innodb_rows_*). Any run, HTTP or gRPC too (repeatable).
+    #[arg(long = "db-stats", value_name = "URL", help_heading = "SQL")]
+    pub db_stats: Vec<String>,
 }
 
 fn workload(v: &str) -> Result<String, String> {
@@ -228,4 +236,126 @@ pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
         eprintln!("dropped sbtest1..sbtest{} where they existed", o.tables);
     }
     Ok(super::EXIT_OK)
+}
+
+/// Runs `run` with the databases of `--db-stats` read before the load (its idle rates) and
+/// around it, then prints their counters beside the load's own requests.
+pub async fn with_db_stats<F, Fut>(a: &RunArgs, mut out: Outputs, run: F) -> Result<u8, CliError>
+where
+    F: FnOnce(Outputs) -> Fut,
+    Fut: std::future::Future<Output = Result<u8, CliError>>,
+{
+    if a.sql.db_stats.is_empty() {
+        return run(out).await;
+    }
+    let connect = duration("--connect-timeout", &a.connect_timeout)?;
+    let idle = match &a.idle {
+        Some(v) => duration("--idle", v)?,
+        None => std::time::Duration::from_secs(1),
+    };
+    let mut dbs = a
+        .sql
+        .db_stats
+        .iter()
+        .map(|u| {
+            throng_sql::stats::DbStats::new(u, connect)
+                .map_err(|e| usage(format!("--db-stats {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let runtime = |e: String| CliError::Runtime(anyhow::anyhow!("--db-stats: {e}"));
+    let mut idle_start = Vec::new();
+    for d in &mut dbs {
+        idle_start.push(d.sample().await.map_err(runtime)?);
+    }
+    let t0 = std::time::Instant::now();
+    tokio::time::sleep(idle).await;
+    let mut before = Vec::new();
+    for d in &mut dbs {
+        before.push(d.sample().await.map_err(runtime)?);
+    }
+    let idle_secs = t0.elapsed().as_secs_f64();
+    let keep = out
+        .keep
+        .get_or_insert_with(|| Arc::new(std::sync::Mutex::new(Vec::new())))
+        .clone();
+    let t1 = std::time::Instant::now();
+    let code = run(out).await?;
+    // PostgreSQL's backends publish their counters when they go idle or exit, at most once a
+    // second while busy: give the load's last ones a moment.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let result = keep.lock().ok().and_then(|k| k.last().cloned());
+    let load_secs = result
+        .as_ref()
+        .map_or(t1.elapsed().as_secs_f64(), |r| r.duration);
+    let requests = result.as_ref().map_or(0, |r| r.total.samples);
+    for ((d, (start, before)), _) in dbs.iter_mut().zip(idle_start.iter().zip(&before)).zip(0..) {
+        match d.sample().await {
+            Ok(after) => print!(
+                "{}",
+                counters(d, start, before, &after, idle_secs, load_secs, requests)
+            ),
+            Err(e) => eprintln!("--db-stats {}: {e}", d.shown()),
+        }
+    }
+    Ok(code)
+}
+
+/// The database's section of the summary.
+fn counters(
+    d: &throng_sql::stats::DbStats,
+    start: &[u64],
+    before: &[u64],
+    after: &[u64],
+    idle_secs: f64,
+    load_secs: f64,
+    requests: u64,
+) -> String {
+    let rate = |a: u64, b: u64, secs: f64| b.saturating_sub(a) as f64 / secs.max(1e-9);
+    let sum = |s: &[u64], ix: &[usize]| {
+        ix.iter()
+            .map(|&i| s.get(i).copied().unwrap_or(0))
+            .sum::<u64>()
+    };
+    let trx = d.transactions();
+    let mut out = format!(
+        "\nDatabase {} (its own counters; idle {idle_secs:.1} s before the load, load {load_secs:.1} s)\n",
+        d.shown()
+    );
+    let load_trx = sum(after, &trx).saturating_sub(sum(before, &trx));
+    out.push_str(&format!(
+        "  transactions/s  idle {:.1}  load {:.1}",
+        rate(sum(start, &trx), sum(before, &trx), idle_secs),
+        load_trx as f64 / load_secs.max(1e-9)
+    ));
+    if let Some(q) = d.statements() {
+        let (a, b, c) = (start[q], before[q], after[q]);
+        out.push_str(&format!(
+            "   statements/s  idle {:.1}  load {:.1}",
+            rate(a, b, idle_secs),
+            rate(b, c, load_secs)
+        ));
+    }
+    if requests > 0 {
+        out.push_str(&format!(
+            "   database transactions per request of the load: {:.2}",
+            load_trx as f64 / requests as f64
+        ));
+    }
+    out.push_str(&format!(
+        "\n  {:<22} {:>12} {:>12} {:>14} {:>12}\n",
+        "counter", "idle/s", "load/s", "load total", "per request"
+    ));
+    for (i, name) in d.names().iter().enumerate() {
+        let delta = after[i].saturating_sub(before[i]);
+        let per = match requests {
+            0 => "-".to_string(),
+            n => format!("{:.2}", delta as f64 / n as f64),
+        };
+        out.push_str(&format!(
+            "  {name:<22} {:>12.1} {:>12.1} {delta:>14} {per:>12}\n",
+            rate(start[i], before[i], idle_secs),
+            rate(before[i], after[i], load_secs),
+        ));
+    }
+    out
 }

@@ -25,6 +25,7 @@ mod conn;
 mod driver;
 pub mod oltp;
 pub mod param;
+pub mod stats;
 mod step;
 mod url;
 

@@ -1,0 +1,150 @@
+//! A database's own counters (`--db-stats`): PostgreSQL's `pg_stat_database` for the URL's
+//! database, MySQL/MariaDB's `SHOW GLOBAL STATUS`. Read over a connection of their own, apart
+//! from the load's, so a load's transactions can be set beside the database's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::conn::{Conn, Target};
+use crate::url::Dialect;
+
+/// PostgreSQL's counters, as `pg_stat_database` names them.
+const PG: &[&str] = &[
+    "xact_commit",
+    "xact_rollback",
+    "tup_returned",
+    "tup_fetched",
+    "tup_inserted",
+    "tup_updated",
+    "tup_deleted",
+    "blks_read",
+    "blks_hit",
+    "deadlocks",
+];
+
+/// MySQL's and MariaDB's, as `SHOW GLOBAL STATUS` names them.
+const MY: &[&str] = &[
+    "Com_commit",
+    "Com_rollback",
+    "Questions",
+    "Innodb_rows_read",
+    "Innodb_rows_inserted",
+    "Innodb_rows_updated",
+    "Innodb_rows_deleted",
+];
+
+/// Samples one database's counters.
+pub struct DbStats {
+    target: Target,
+    conn: Option<Conn>,
+}
+
+/// Counter values, in [`DbStats::names`] order.
+pub type Sample = Vec<u64>;
+
+impl DbStats {
+    /// A sampler of the database at `url` (PostgreSQL or MySQL/MariaDB; SQLite keeps no
+    /// counters).
+    pub fn new(url: &str, connect_timeout: Duration) -> Result<DbStats, String> {
+        let target = Target::new(url, connect_timeout, 4)?;
+        if target.dialect() == Dialect::Sqlite {
+            return Err(format!(
+                "{}: SQLite keeps no server counters; --db-stats takes a postgres:// or mysql:// URL",
+                target.shown()
+            ));
+        }
+        Ok(DbStats { target, conn: None })
+    }
+
+    /// The database, password hidden.
+    pub fn shown(&self) -> &str {
+        self.target.shown()
+    }
+
+    /// The counters' names.
+    pub fn names(&self) -> &'static [&'static str] {
+        match self.target.dialect() {
+            Dialect::Postgres => PG,
+            _ => MY,
+        }
+    }
+
+    /// The counters whose sum is the database's transactions (committed and rolled back).
+    pub fn transactions(&self) -> [usize; 2] {
+        [0, 1]
+    }
+
+    /// The counter whose delta is the database's statements, if it keeps one (MySQL's
+    /// `Questions`; PostgreSQL counts no statements without an extension).
+    pub fn statements(&self) -> Option<usize> {
+        (self.target.dialect() != Dialect::Postgres).then_some(2)
+    }
+
+    /// Reads the counters now (connecting first if need be; a lost connection is reopened at
+    /// the next call).
+    pub async fn sample(&mut self) -> Result<Sample, String> {
+        if self.conn.is_none() {
+            let c = self
+                .target
+                .connect()
+                .await
+                .map_err(|o| o.message.unwrap_or_default())?;
+            self.conn = Some(c);
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err("no connection".into());
+        };
+        let names = match self.target.dialect() {
+            Dialect::Postgres => PG,
+            _ => MY,
+        };
+        let sql: Arc<str> = match self.target.dialect() {
+            Dialect::Postgres => Arc::from(format!(
+                "SELECT {} FROM pg_stat_database WHERE datname = current_database()",
+                PG.join(", ")
+            )),
+            _ => Arc::from(format!(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
+                MY.iter()
+                    .map(|n| format!("'{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        };
+        let done = match conn.run(&sql, &[], true).await {
+            Ok(d) => d,
+            Err(e) => {
+                self.conn = None;
+                return Err(self
+                    .target
+                    .scrub(&crate::failure(&e).message.unwrap_or_default()));
+            }
+        };
+        let number = |v: &serde_json::Value| match v {
+            serde_json::Value::Number(n) => n.as_u64(),
+            serde_json::Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        let mut out = vec![0; names.len()];
+        match self.target.dialect() {
+            Dialect::Postgres => {
+                let row = done
+                    .data
+                    .first()
+                    .ok_or("pg_stat_database has no row for the database")?;
+                for (i, n) in names.iter().enumerate() {
+                    out[i] = row.get(*n).and_then(number).unwrap_or(0);
+                }
+            }
+            _ => {
+                for row in &done.data {
+                    let name = row.get("Variable_name").and_then(|v| v.as_str());
+                    if let Some(i) = names.iter().position(|n| Some(*n) == name) {
+                        out[i] = row.get("Value").and_then(number).unwrap_or(0);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
