@@ -9,7 +9,7 @@ use clap::Parser;
 use throng::cli::args::Command as Cmd;
 use throng::cli::Cli;
 use throng::core::{ErrorClass, Snapshot};
-use throng::testbed::{BankService, Postgres, Storage};
+use throng::testbed::{BankService, MariaDb, Postgres, Storage};
 
 async fn run_file(file: &Path, args: &[&str]) -> Result<Arc<Snapshot>, String> {
     let mut argv = vec![
@@ -168,4 +168,59 @@ steps:
         "{e}"
     );
     assert!(!e.contains(throng::testbed::DB_PASSWORD), "{e}");
+}
+
+/// A transaction opened by a step is rolled back when its iteration fails: on MariaDB the next
+/// BEGIN would otherwise commit it, on PostgreSQL the next statements would meet an aborted
+/// transaction (25P02) instead of their own error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_iteration_rolls_back_the_transaction_its_steps_opened() {
+    for (url, ph) in [
+        (MariaDb::shared().expect("MariaDB").url(), "?"),
+        (Postgres::shared().expect("PostgreSQL").url(), "$1"),
+    ] {
+        let target =
+            throng::sql::Target::new(&url, std::time::Duration::from_secs(5), 4).expect("url");
+        let mut c = target.connect().await.expect("connects");
+        c.raw("DROP TABLE IF EXISTS txs").await.expect("drop");
+        c.raw("CREATE TABLE txs (id INT PRIMARY KEY)")
+            .await
+            .expect("create");
+        c.raw("INSERT INTO txs VALUES (1)").await.expect("row");
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("tx.yaml");
+        let text = format!(
+            r#"
+targets:
+  db: {url}
+load: {{ users: 1, iterations: 4 }}
+steps:
+  - label: begin
+    sql: BEGIN
+  - label: insert
+    sql: {{ query: "INSERT INTO txs VALUES ({ph})", params: ["{{{{ rand_int(2, 1000000000) }}}}"] }}
+  - label: duplicate
+    sql: INSERT INTO txs VALUES (1)
+  - label: commit
+    sql: COMMIT
+"#
+        );
+        std::fs::write(&path, text).expect("write");
+        let s = run_file(&path, &[]).await.expect("compiles");
+        assert_eq!(row(&s, "duplicate").errors, 4, "{url}: {:?}", s.errors);
+        assert_eq!(row(&s, "insert").errors, 0, "{url}: {:?}", s.errors);
+        assert_eq!(row(&s, "commit").samples, 0);
+        let n = c
+            .run(
+                &std::sync::Arc::from("SELECT COUNT(*) AS n FROM txs"),
+                &[],
+                true,
+            )
+            .await
+            .expect("count")
+            .data[0]["n"]
+            .as_i64();
+        assert_eq!(n, Some(1), "{url}: every failed iteration was rolled back");
+        c.raw("DROP TABLE txs").await.expect("drop");
+    }
 }

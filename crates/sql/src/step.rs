@@ -14,7 +14,9 @@
 //! ```
 //!
 //! The reply is `{"rows": [{column: value}], "row_count": N, "affected": N}` as JSON, and the
-//! first row's columns as metadata (text). Each step runs on its own (autocommit).
+//! first row's columns as metadata (text). Steps run in autocommit unless a `sql: BEGIN` step
+//! opens a transaction on the user's connection (ended by a `COMMIT` or `ROLLBACK` step); one
+//! left open by a failed iteration is rolled back before the next.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -49,6 +51,17 @@ enum Param {
 struct SqlStep {
     query: Arc<str>,
     params: Vec<Param>,
+    /// Transaction control (sent unprepared): `Some(true)` opens one, `Some(false)` ends it.
+    control: Option<bool>,
+}
+
+/// Whether a statement opens (`Some(true)`) or ends (`Some(false)`) a transaction.
+fn control(query: &str) -> Option<bool> {
+    if !crate::config::is_control(query) {
+        return None;
+    }
+    let first = query.trim_start().get(..5).unwrap_or_default();
+    Some(first.eq_ignore_ascii_case("BEGIN") || first.eq_ignore_ascii_case("START"))
 }
 
 impl StepCall for SqlStep {
@@ -83,6 +96,7 @@ impl StepProtocol for SqlProtocol {
             return Ok(Arc::new(SqlStep {
                 query: Arc::from(q.as_str()),
                 params: Vec::new(),
+                control: control(q),
             }));
         }
         let f = request.fields("sql", &["query", "params"])?;
@@ -125,6 +139,7 @@ impl StepProtocol for SqlProtocol {
             }
         }
         Ok(Arc::new(SqlStep {
+            control: control(&query),
             query: Arc::from(query.as_str()),
             params,
         }))
@@ -166,10 +181,17 @@ struct SqlClient {
     timeout: Duration,
 }
 
-fn conn(s: &mut dyn Any) -> &mut Option<Conn> {
+/// A user's connection to one database target, and whether a step left a transaction open.
+#[derive(Default)]
+struct SqlSession {
+    conn: Option<Conn>,
+    in_tx: bool,
+}
+
+fn session(s: &mut dyn Any) -> &mut SqlSession {
     // The scenario hands each client only the sessions it made.
     #[allow(clippy::expect_used)]
-    s.downcast_mut::<Option<Conn>>()
+    s.downcast_mut::<SqlSession>()
         .expect("a SQL client is given its own sessions")
 }
 
@@ -184,11 +206,12 @@ fn value(text: String) -> Value {
 impl SqlClient {
     async fn call(
         &self,
-        c: &mut Option<Conn>,
+        s: &mut SqlSession,
         step: &SqlStep,
         args: &[Value],
         want: bool,
     ) -> (Outcome, Option<Reply>) {
+        let c = &mut s.conn;
         if c.is_none() {
             match self.target.connect().await {
                 Ok(new) => *c = Some(new),
@@ -198,8 +221,20 @@ impl SqlClient {
         let Some(open) = c.as_mut() else {
             return (Outcome::failed(ErrorClass::Connect, "no connection"), None);
         };
-        match tokio::time::timeout(self.timeout, open.run(&step.query, args, want)).await {
+        let run = async {
+            match step.control {
+                Some(_) => open
+                    .raw(&step.query)
+                    .await
+                    .map(|()| crate::conn::Done::default()),
+                None => open.run(&step.query, args, want).await,
+            }
+        };
+        match tokio::time::timeout(self.timeout, run).await {
             Ok(Ok(done)) => {
+                if let Some(opens) = step.control {
+                    s.in_tx = opens;
+                }
                 let reply = want.then(|| {
                     let metadata = match done.data.first() {
                         Some(serde_json::Value::Object(m)) => m
@@ -236,7 +271,8 @@ impl SqlClient {
                 let mut o = failure(&e);
                 o.message = o.message.map(|m| self.target.scrub(&m));
                 if lost(&e) {
-                    *c = None;
+                    s.conn = None;
+                    s.in_tx = false;
                 }
                 let reply = (want && o.status != Status::None).then(|| Reply {
                     status: o.status,
@@ -245,7 +281,8 @@ impl SqlClient {
                 (o, reply)
             }
             Err(_) => {
-                *c = None;
+                s.conn = None;
+                s.in_tx = false;
                 (
                     Outcome::failed(
                         ErrorClass::Timeout,
@@ -264,14 +301,15 @@ impl StepClient for SqlClient {
     }
 
     fn session(&self, _worker: &dyn Any, _user: u64) -> Box<dyn Any> {
-        Box::new(None::<Conn>)
+        Box::new(SqlSession::default())
     }
 
     fn connect<'a>(&'a self, s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
         Box::pin(async move {
-            let c = conn(s);
-            if c.is_none() {
-                *c = Some(self.target.connect().await?);
+            let s = session(s);
+            if s.conn.is_none() {
+                s.conn = Some(self.target.connect().await?);
+                s.in_tx = false;
             }
             Ok(())
         })
@@ -303,7 +341,29 @@ impl StepClient for SqlClient {
                     },
                 });
             }
-            self.call(conn(s), step, &args, want_reply).await
+            self.call(session(s), step, &args, want_reply).await
+        })
+    }
+
+    /// A transaction a step opened and no step ended (the iteration failed, or the flow left
+    /// it open) is rolled back, so the next iteration starts clean.
+    fn end_iteration<'a>(
+        &'a self,
+        s: &'a mut dyn Any,
+        _failed: Option<ErrorClass>,
+    ) -> LocalFuture<'a, ()> {
+        Box::pin(async move {
+            let s = session(s);
+            if !s.in_tx {
+                return;
+            }
+            s.in_tx = false;
+            if let Some(c) = s.conn.as_mut() {
+                let rollback = tokio::time::timeout(self.timeout, c.raw("ROLLBACK")).await;
+                if !matches!(rollback, Ok(Ok(()))) {
+                    s.conn = None;
+                }
+            }
         })
     }
 }
