@@ -460,3 +460,71 @@ async fn grpcs_with_its_certificate_or_insecure_and_a_tls_error_without() {
     assert_eq!(errors_of(&s, ErrorClass::Tls), 20, "{:?}", s.errors);
     assert_eq!(t.calls(), 40);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_faults_are_classified() {
+    use throng::testbed::Fault;
+    for (fault, class) in [
+        (Fault::Reset, ErrorClass::Reset),
+        (Fault::Garbage, ErrorClass::Protocol),
+        (Fault::Hang, ErrorClass::Timeout),
+    ] {
+        let t = target(GrpcTarget {
+            fault: Some(fault),
+            ..GrpcTarget::default()
+        })
+        .await;
+        let s = run(&[
+            &t.url(),
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "--proto",
+            GREETER,
+            "-c",
+            "2",
+            "-n",
+            "6",
+            "-t",
+            "300ms",
+            "--connect-timeout",
+            "300ms",
+        ])
+        .await;
+        assert_eq!(s.total.samples, 6, "{fault:?}");
+        assert_eq!(errors_of(&s, class), 6, "{fault:?}: {:?}", s.errors);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_interval_paces_a_client_stream_and_health_answers() {
+    let t = target(GrpcTarget::default()).await;
+    let url = t.url();
+    // Three messages, 80 ms apart: each call lasts at least 160 ms.
+    let s = run(&[
+        &url,
+        "--call",
+        "helloworld.Greeter/CollectHellos",
+        "-d",
+        r#"[{"name":"a"},{"name":"b"},{"name":"c"}]"#,
+        "--message-interval",
+        "80ms",
+        "-n",
+        "2",
+    ])
+    .await;
+    assert_eq!((s.total.samples, s.total.errors), (2, 0));
+    let min = s.total.latency.min();
+    assert!(min >= 160_000, "{min} µs");
+    // The testbed's health service, found by reflection like any other.
+    let s = run(&[
+        &url,
+        "--call",
+        "grpc.health.v1.Health/Check",
+        "-d",
+        r#"{"service":"helloworld.Greeter"}"#,
+        "-n",
+        "5",
+    ])
+    .await;
+    assert_eq!((s.total.samples, s.total.errors), (5, 0), "{:?}", s.errors);
+}

@@ -374,10 +374,12 @@ impl GrpcTarget {
         let services = Services {
             reflection_v1: tonic_reflection::server::Builder::configure()
                 .register_file_descriptor_set(set.clone())
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
                 .build_v1()
                 .map_err(bad)?,
             reflection_v1alpha: tonic_reflection::server::Builder::configure()
                 .register_file_descriptor_set(set)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
                 .build_v1alpha()
                 .map_err(bad)?,
             health: {
@@ -464,8 +466,10 @@ async fn connection<R1, R2, H>(
                 let _ = tcp.set_linger(Some(Duration::ZERO));
             }
             Fault::Garbage => {
+                // Then hold the connection until the client leaves: closing at once would race
+                // the client's next write (a reset) against its reading of the garbage.
                 let _ = tcp.write_all(b"THIS IS NOT HTTP/2\r\n\r\n").await;
-                let _ = tcp.shutdown().await;
+                while matches!(tcp.read(&mut buf).await, Ok(n) if n > 0) {}
             }
             Fault::Hang => {}
         }
