@@ -224,3 +224,55 @@ steps:
         c.raw("DROP TABLE txs").await.expect("drop");
     }
 }
+
+/// scenarios/sql/oltp-write-only.yaml is sysbench's write-only transaction: six statements a
+/// pass, the table's rows kept (each insert puts back the id its delete removed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bundled_oltp_write_only_scenario_runs_sysbenchs_transaction() {
+    let pg = Postgres::shared().expect("PostgreSQL");
+    let target =
+        throng::sql::Target::new(&pg.url(), std::time::Duration::from_secs(5), 4).expect("url");
+    let mut c = target.connect().await.expect("connects");
+    // Its own schema, so the OLTP tests of other binaries on this database are not disturbed.
+    c.raw("DROP SCHEMA IF EXISTS scen CASCADE")
+        .await
+        .expect("drop");
+    c.raw("CREATE SCHEMA scen").await.expect("schema");
+    let url = format!("{}?options=-csearch_path%3Dscen", pg.url());
+    let mut scoped = throng::sql::Target::new(&url, std::time::Duration::from_secs(5), 4)
+        .expect("url")
+        .connect()
+        .await
+        .expect("connects");
+    let o = throng::sql::OltpOptions {
+        tables: 1,
+        table_size: 10_000,
+        range_size: 100,
+    };
+    throng::sql::oltp::prepare(&mut scoped, target.dialect(), &o, |_| {})
+        .await
+        .expect("prepare");
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sql/oltp-write-only.yaml");
+    let s = run_file(
+        &file,
+        &["--target", &format!("db={url}"), "-c", "2", "-i", "10"],
+    )
+    .await
+    .expect("compiles");
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    assert_eq!(row(&s, "oltp_write_only").samples, 20);
+    assert_eq!(s.total.samples, 20 * 6, "six statements a transaction");
+    let n = scoped
+        .run(
+            &std::sync::Arc::from("SELECT COUNT(*) AS n FROM sbtest1"),
+            &[],
+            true,
+        )
+        .await
+        .expect("count")
+        .data[0]["n"]
+        .as_i64();
+    assert_eq!(n, Some(10_000));
+    c.raw("DROP SCHEMA scen CASCADE").await.expect("drop");
+}
