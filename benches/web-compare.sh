@@ -24,7 +24,8 @@ work=$(mktemp -d)
 cleanup() { docker rm -f web-fast web-slow >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 mkdir -p "$work/rootfs"
-cp "$BIN" "$work/rootfs/throng"
+# Stripped, as a deployed binary would be (the image size is part of the comparison).
+strip -o "$work/rootfs/throng" "$BIN"
 # The binary's shared libraries, so FROM scratch runs it.
 for lib in $(ldd "$BIN" | grep -o '/[^ ]*'); do
   mkdir -p "$work/rootfs$(dirname "$lib")"

@@ -488,19 +488,35 @@ fn intervals(a: &RunResult, b: &RunResult, f: Figure, va: f64, vb: f64) -> Verdi
     }
 }
 
+/// Each side's containers, their figures the mean over the side's rounds (a container's first
+/// idle reading is before any load, later ones after a round: both are its idle).
 fn container_rows(sides: &[Side]) -> Vec<ContainerRow> {
     let mut out = Vec::new();
     for s in sides {
-        let Some(r) = s.runs.first() else { continue };
-        for c in &r.containers {
+        let mut names: Vec<&str> = Vec::new();
+        for c in s.runs.iter().flat_map(|r| &r.containers) {
+            if !names.contains(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+        for name in names {
+            let seen: Vec<&crate::ContainerResult> = s
+                .runs
+                .iter()
+                .flat_map(|r| r.containers.iter().filter(|c| c.name == name))
+                .collect();
+            let avg = |f: &dyn Fn(&crate::ContainerResult) -> Option<f64>| {
+                let v: Vec<f64> = seen.iter().filter_map(|c| f(c)).collect();
+                (!v.is_empty()).then(|| mean(&v))
+            };
             out.push(ContainerRow {
                 side: s.name.clone(),
-                name: c.name.clone(),
-                image_size: c.image_size,
-                cpu_idle: c.idle.as_ref().map(|u| u.cpu_mean),
-                cpu_load: c.load.as_ref().map(|u| u.cpu_mean),
-                mem_idle: c.idle.as_ref().map(|u| u.mem_mean),
-                mem_load: c.load.as_ref().map(|u| u.mem_mean),
+                name: name.to_string(),
+                image_size: seen.first().map_or(0, |c| c.image_size),
+                cpu_idle: avg(&|c| c.idle.as_ref().map(|u| u.cpu_mean)),
+                cpu_load: avg(&|c| c.load.as_ref().map(|u| u.cpu_mean)),
+                mem_idle: avg(&|c| c.idle.as_ref().map(|u| u.mem_mean as f64)).map(|m| m as u64),
+                mem_load: avg(&|c| c.load.as_ref().map(|u| u.mem_mean as f64)).map(|m| m as u64),
             });
         }
     }
