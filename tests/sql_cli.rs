@@ -354,3 +354,61 @@ fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
         }
     }
 }
+
+/// The open loop and thresholds work on a database as on HTTP: every arrival of the schedule is
+/// one statement, and a threshold on a statement's row sets the exit code.
+#[test]
+fn open_loop_and_thresholds_on_a_database() {
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("r.json");
+    let o = throng(&[
+        "run",
+        &pg,
+        "--sql",
+        "SELECT $1::int AS v",
+        "--param",
+        "user()",
+        "-q",
+        "200",
+        "-z",
+        "2s",
+        "--max-in-flight",
+        "8",
+        "--queue",
+        "10000",
+        "--threshold",
+        "p99{SELECT $1::int AS v}<5s",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = json(&out);
+    // Every arrival of the schedule is one statement (a queue long enough that none is dropped
+    // when the shared machine stalls a moment).
+    assert_eq!(
+        r["open_loop"]["scheduled"], 400,
+        "200/s for 2 s: {}",
+        r["open_loop"]
+    );
+    assert_eq!(r["open_loop"]["dropped"], 0);
+    assert_eq!(r["total"]["samples"], 400);
+    assert_eq!(r["total"]["errors"], 0);
+    let o = throng(&[
+        "run",
+        &pg,
+        "--sql",
+        "SELECT pg_sleep(0.02)",
+        "-c",
+        "2",
+        "-n",
+        "20",
+        "--threshold",
+        "p50<1ms",
+        "--no-tui",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(99), "{}", text(&o));
+}
