@@ -283,6 +283,8 @@ fn counter(out: &str, name: &str) -> (u64, String) {
 
 #[test]
 fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
+    let dir = tempfile::tempdir().expect("dir");
+    let result = dir.path().join("r.json");
     for (url, commits) in [
         (MariaDb::shared().expect("MariaDB").url(), "Com_commit"),
         (Postgres::shared().expect("PostgreSQL").url(), "xact_commit"),
@@ -338,6 +340,8 @@ fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
             &url,
             "--no-tui",
             "--quiet",
+            "--json",
+            result.to_str().expect("path"),
         ]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let out = String::from_utf8_lossy(&o.stdout).to_string();
@@ -352,6 +356,17 @@ fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
             "Com_commit" => assert_eq!((total, per.as_str()), (50, "0.50"), "{out}"),
             _ => assert!((50..=60).contains(&total), "{out}"),
         }
+        // The JSON result carries the same counters.
+        let r = json(&result);
+        let db = &r["databases"][0];
+        assert_eq!(db["name"], url.replace(DB_PASSWORD, "***"));
+        assert_eq!(db["requests"], 100);
+        let c = db["counters"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == commits))
+            .expect("the counter");
+        assert_eq!(c["load_total"], total);
+        assert!(db["transactions"]["load_total"].as_u64() >= Some(total));
     }
 }
 

@@ -19,7 +19,10 @@ pub fn finish(
     thresholds: &[Threshold],
     out: &Outputs,
 ) -> Result<u8, CliError> {
-    let result = throng_report::finish(snapshot, thresholds);
+    let mut result = throng_report::finish(snapshot, thresholds);
+    if let Some(dbs) = &out.databases {
+        result.databases = dbs.results();
+    }
     print!("{}", render_summary(&result));
     let mut code = if result.passed() {
         EXIT_OK

@@ -31,6 +31,8 @@ pub struct Outputs {
     pub title: Option<String>,
     /// Every request as a line of JMeter's JTL in this file (`--samples`).
     pub samples: Option<std::path::PathBuf>,
+    /// Databases whose own counters go into the result (`--db-stats`).
+    pub databases: Option<std::sync::Arc<super::sql::DbWatch>>,
 }
 
 /// Runs a parsed command line and returns its exit code.
@@ -201,6 +203,9 @@ pub async fn run_load<D: throng_core::Driver>(
     signals.abort();
     if let Some(p) = headless {
         p.abort();
+    }
+    if let Some(dbs) = &out.databases {
+        dbs.load_ended(&snapshot).await;
     }
     let mut code = finish(&snapshot, thresholds, &out)?;
     if let Some(w) = writer {

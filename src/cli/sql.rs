@@ -238,8 +238,84 @@ pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
     Ok(super::EXIT_OK)
 }
 
-/// Runs `run` with the databases of `--db-stats` read before the load (its idle rates) and
-/// around it, then prints their counters beside the load's own requests.
+/// A database, and its counters at the idle window's start and end.
+type Watched = (throng_sql::stats::DbStats, Vec<u64>, Vec<u64>);
+
+/// The databases of `--db-stats` being watched: read before the load (the idle window) and, by
+/// [`DbWatch::load_ended`], after it, before the result is made.
+pub struct DbWatch {
+    dbs: tokio::sync::Mutex<Vec<Watched>>,
+    idle_secs: f64,
+    results: std::sync::Mutex<Vec<throng_report::DatabaseResult>>,
+}
+
+impl std::fmt::Debug for DbWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbWatch")
+            .field("idle_secs", &self.idle_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DbWatch {
+    /// Reads every database again now that the load is over, and keeps their results.
+    pub async fn load_ended(&self, snapshot: &throng_core::Snapshot) {
+        // PostgreSQL's backends publish their counters when they go idle or exit, at most once
+        // a second while busy: give the load's last ones a moment.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let load_secs = snapshot.elapsed.as_secs_f64();
+        let requests = snapshot.total.samples;
+        let mut out = Vec::new();
+        for (d, start, before) in self.dbs.lock().await.iter_mut() {
+            let after = match d.sample().await {
+                Ok(a) => a,
+                Err(e) => {
+                    eprintln!("warning: --db-stats {}: {e}", d.shown());
+                    continue;
+                }
+            };
+            let rates = |ix: &[usize]| {
+                let sum = |v: &[u64]| ix.iter().map(|&i| v.get(i).copied().unwrap_or(0)).sum();
+                throng_report::Rates::of(
+                    sum(start),
+                    sum(before),
+                    sum(&after),
+                    self.idle_secs,
+                    load_secs,
+                    requests,
+                )
+            };
+            out.push(throng_report::DatabaseResult {
+                name: d.shown().to_string(),
+                idle_seconds: self.idle_secs,
+                load_seconds: load_secs,
+                requests,
+                transactions: rates(&d.transactions()),
+                statements: d.statements().map(|i| rates(&[i])),
+                counters: d
+                    .names()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| throng_report::CounterResult {
+                        name: name.to_string(),
+                        rates: rates(&[i]),
+                    })
+                    .collect(),
+            });
+        }
+        if let Ok(mut r) = self.results.lock() {
+            *r = out;
+        }
+    }
+
+    /// The databases' results (empty before [`DbWatch::load_ended`]).
+    pub fn results(&self) -> Vec<throng_report::DatabaseResult> {
+        self.results.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+/// Runs `run` with the databases of `--db-stats` read for an idle window before the load; the
+/// result (summary and JSON) gets their counters beside the load's own requests.
 pub async fn with_db_stats<F, Fut>(a: &RunArgs, mut out: Outputs, run: F) -> Result<u8, CliError>
 where
     F: FnOnce(Outputs) -> Fut,
@@ -263,99 +339,21 @@ where
         })
         .collect::<Result<Vec<_>, _>>()?;
     let runtime = |e: String| CliError::Runtime(anyhow::anyhow!("--db-stats: {e}"));
-    let mut idle_start = Vec::new();
+    let mut start = Vec::new();
     for d in &mut dbs {
-        idle_start.push(d.sample().await.map_err(runtime)?);
+        start.push(d.sample().await.map_err(runtime)?);
     }
     let t0 = std::time::Instant::now();
     tokio::time::sleep(idle).await;
-    let mut before = Vec::new();
-    for d in &mut dbs {
-        before.push(d.sample().await.map_err(runtime)?);
+    let mut watched = Vec::new();
+    for (mut d, start) in dbs.into_iter().zip(start) {
+        let before = d.sample().await.map_err(runtime)?;
+        watched.push((d, start, before));
     }
-    let idle_secs = t0.elapsed().as_secs_f64();
-    let keep = out
-        .keep
-        .get_or_insert_with(|| Arc::new(std::sync::Mutex::new(Vec::new())))
-        .clone();
-    let t1 = std::time::Instant::now();
-    let code = run(out).await?;
-    // PostgreSQL's backends publish their counters when they go idle or exit, at most once a
-    // second while busy: give the load's last ones a moment.
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let result = keep.lock().ok().and_then(|k| k.last().cloned());
-    let load_secs = result
-        .as_ref()
-        .map_or(t1.elapsed().as_secs_f64(), |r| r.duration);
-    let requests = result.as_ref().map_or(0, |r| r.total.samples);
-    for ((d, (start, before)), _) in dbs.iter_mut().zip(idle_start.iter().zip(&before)).zip(0..) {
-        match d.sample().await {
-            Ok(after) => print!(
-                "{}",
-                counters(d, start, before, &after, idle_secs, load_secs, requests)
-            ),
-            Err(e) => eprintln!("--db-stats {}: {e}", d.shown()),
-        }
-    }
-    Ok(code)
-}
-
-/// The database's section of the summary.
-fn counters(
-    d: &throng_sql::stats::DbStats,
-    start: &[u64],
-    before: &[u64],
-    after: &[u64],
-    idle_secs: f64,
-    load_secs: f64,
-    requests: u64,
-) -> String {
-    let rate = |a: u64, b: u64, secs: f64| b.saturating_sub(a) as f64 / secs.max(1e-9);
-    let sum = |s: &[u64], ix: &[usize]| {
-        ix.iter()
-            .map(|&i| s.get(i).copied().unwrap_or(0))
-            .sum::<u64>()
-    };
-    let trx = d.transactions();
-    let mut out = format!(
-        "\nDatabase {} (its own counters; idle {idle_secs:.1} s before the load, load {load_secs:.1} s)\n",
-        d.shown()
-    );
-    let load_trx = sum(after, &trx).saturating_sub(sum(before, &trx));
-    out.push_str(&format!(
-        "  transactions/s  idle {:.1}  load {:.1}",
-        rate(sum(start, &trx), sum(before, &trx), idle_secs),
-        load_trx as f64 / load_secs.max(1e-9)
-    ));
-    if let Some(q) = d.statements() {
-        let (a, b, c) = (start[q], before[q], after[q]);
-        out.push_str(&format!(
-            "   statements/s  idle {:.1}  load {:.1}",
-            rate(a, b, idle_secs),
-            rate(b, c, load_secs)
-        ));
-    }
-    if requests > 0 {
-        out.push_str(&format!(
-            "   database transactions per request of the load: {:.2}",
-            load_trx as f64 / requests as f64
-        ));
-    }
-    out.push_str(&format!(
-        "\n  {:<22} {:>12} {:>12} {:>14} {:>12}\n",
-        "counter", "idle/s", "load/s", "load total", "per request"
-    ));
-    for (i, name) in d.names().iter().enumerate() {
-        let delta = after[i].saturating_sub(before[i]);
-        let per = match requests {
-            0 => "-".to_string(),
-            n => format!("{:.2}", delta as f64 / n as f64),
-        };
-        out.push_str(&format!(
-            "  {name:<22} {:>12.1} {:>12.1} {delta:>14} {per:>12}\n",
-            rate(start[i], before[i], idle_secs),
-            rate(before[i], after[i], load_secs),
-        ));
-    }
-    out
+    out.databases = Some(Arc::new(DbWatch {
+        dbs: tokio::sync::Mutex::new(watched),
+        idle_secs: t0.elapsed().as_secs_f64(),
+        results: std::sync::Mutex::new(Vec::new()),
+    }));
+    run(out).await
 }

@@ -11,6 +11,7 @@
 mod compare;
 mod containers;
 mod csv;
+mod databases;
 mod html;
 mod jtl;
 mod junit;
@@ -25,6 +26,7 @@ pub use compare::{
     Figure, FigureRow, LabelComparison, NoiseMethod, Side, Verdict,
 };
 pub use csv::{render_csv_series, render_csv_table};
+pub use databases::{render_databases, CounterResult, DatabaseResult, Rates};
 pub use html::{render_comparison_html, render_html};
 pub use jtl::{jtl_line, JTL_HEADER};
 pub use junit::render_junit;

@@ -299,6 +299,9 @@ pub struct RunResult {
     /// Changes made while the run went, in time order (a run changed live is not the plan alone).
     #[serde(default)]
     pub changes: Vec<ChangeResult>,
+    /// Databases' own counters, when read (`--db-stats`): idle and under the load.
+    #[serde(default)]
+    pub databases: Vec<crate::DatabaseResult>,
 }
 
 /// How long the open-loop schedule ran: the planned duration, unless the run stopped sooner.
@@ -383,6 +386,7 @@ impl RunResult {
                     what: c.what.clone(),
                 })
                 .collect(),
+            databases: Vec::new(),
         }
     }
 }

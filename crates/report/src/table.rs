@@ -165,6 +165,7 @@ pub fn render_summary(r: &RunResult) -> String {
         }
     }
     out.push_str(&crate::render_containers(&r.containers));
+    out.push_str(&crate::render_databases(&r.databases));
     if !r.changes.is_empty() {
         let changes: Vec<String> = r
             .changes
