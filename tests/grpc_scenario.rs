@@ -180,3 +180,60 @@ async fn the_transport_scenarios_run_the_same_operations_over_both() {
     assert_eq!(reply.json.unwrap()["total"], (opened * 1000).to_string());
     assert_eq!(bank.server_errors(), 0);
 }
+
+/// A step's own `.proto`: no reflection needed, and its mistakes found when the file loads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_with_their_own_proto_need_no_reflection() {
+    let bare = GrpcTarget {
+        reflection: false,
+        ..GrpcTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = bare.url();
+    let proto = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/testbed/proto/greeter.proto"
+    );
+    let text = format!(
+        "targets: {{ g: {url} }}\nsteps:\n  - label: with proto\n    grpc:\n      call: helloworld.Greeter/SayHello\n      proto: {proto}\n      message: {{ name: a }}\n    checks:\n      - jsonpath: $.message\n        equals: Hello a\n  - label: without\n    grpc: {{ call: helloworld.Greeter/SayHello }}\n"
+    );
+    let s = run(&text, &["-c", "1", "-i", "3"]).await.unwrap();
+    assert_eq!(s.labels[0].samples, 3);
+    assert_eq!(s.labels[0].errors, 0, "{:?}", s.errors);
+    // The step without a proto fails, saying why.
+    assert_eq!(s.labels[1].errors, 3);
+    assert!(
+        s.errors
+            .iter()
+            .any(|e| e.sample.contains("serves no reflection")),
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(bare.calls(), 3);
+    // Mistakes at their place: the method (line 5), the file (line 6), the message (line 7).
+    let step = |call: &str, proto: &str, message: &str| {
+        format!("targets: {{ g: {url} }}\nsteps:\n  - label: x\n    grpc:\n      call: {call}\n      proto: {proto}\n      message: {message}\n")
+    };
+    for (text, at, says) in [
+        (
+            step("helloworld.Greeter/Nope", proto, "{}"),
+            ":5:",
+            "has no method `Nope`",
+        ),
+        (
+            step("helloworld.Greeter/SayHello", proto, "{ nme: a }"),
+            ":7:",
+            "unknown field `nme`",
+        ),
+        (
+            step("helloworld.Greeter/SayHello", "/nonexistent.proto", "{}"),
+            ":6:",
+            "no such file",
+        ),
+    ] {
+        let e = run(&text, &["-n", "1"]).await.unwrap_err();
+        assert!(e.contains(at) && e.contains(says), "{e}");
+    }
+}

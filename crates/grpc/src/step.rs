@@ -6,11 +6,15 @@
 //!   call: helloworld.Greeter/SayHello
 //!   message: { name: "{{ user }}" }       # the protobuf JSON mapping; a list streams
 //!   metadata: { x-trace: "{{ uuid() }}" }
+//!   proto: protos/greeter.proto           # optional (a list too), with import_paths
 //! ```
 //!
-//! A target's descriptors come from the server's reflection, asked once when the run is
-//! assembled (before any load, so an unknown service is an error then); a step's method is
-//! found in them at its first call, and a message without templates is encoded once.
+//! A step with `proto` compiles it when the scenario loads: its method is found and its static
+//! message encoded then, so each mistake is reported at its place before any load. Otherwise the
+//! target's descriptors come from the server's reflection, asked once when the run is assembled;
+//! a step's method is found in them at its first call, and a message without templates is
+//! encoded once. A target whose reflection cannot be asked (none served, nothing listening)
+//! fails the steps that need it, with the reason as the sample.
 
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
@@ -59,7 +63,15 @@ impl StepCall for GrpcStep {
     }
 }
 
-const FIELDS: &[&str] = &["call", "message", "metadata"];
+const FIELDS: &[&str] = &["call", "message", "metadata", "proto", "import_paths"];
+
+/// A list of paths: one string, or a list of strings.
+fn paths(node: &Node, what: &str) -> Result<Vec<std::path::PathBuf>, StepError> {
+    match &node.value {
+        NodeValue::List(items) => items.iter().map(|n| n.text(what).map(Into::into)).collect(),
+        _ => Ok(vec![node.text(what)?.into()]),
+    }
+}
 
 /// gRPC status names, by code.
 fn code_of(name: &str) -> Option<u8> {
@@ -120,13 +132,37 @@ impl StepProtocol for GrpcProtocol {
                 md.push((name.to_ascii_lowercase(), t.text(&v, value.at)?));
             }
         }
-        Ok(Arc::new(GrpcStep {
+        let step = GrpcStep {
             service,
             method,
             message,
             metadata: md,
             resolved: OnceLock::new(),
-        }))
+        };
+        if let Some(p) = f.get("proto") {
+            let files = paths(p, "proto")?;
+            let includes = match f.get("import_paths") {
+                Some(i) => paths(i, "import_paths")?,
+                None => Vec::new(),
+            };
+            let pool = crate::compile_protos(&files, &includes)
+                .map_err(|e| StepError::at(p.at, e.to_string()))?;
+            let source = Descriptors::Protos { files, includes };
+            let resolved = resolve(&pool, &step, &source).map_err(|e| {
+                let at = match e.starts_with("message") {
+                    true => f.get("message").map_or(call.at, |m| m.at),
+                    false => call.at,
+                };
+                StepError::at(at, e)
+            })?;
+            let _ = step.resolved.set(Ok(resolved));
+        } else if let Some(i) = f.get("import_paths") {
+            return Err(StepError::at(
+                i.at,
+                "import_paths is for `proto` files; give one",
+            ));
+        }
+        Ok(Arc::new(step))
     }
 
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
@@ -167,7 +203,10 @@ impl StepProtocol for GrpcProtocol {
             .collect();
         let target = Target::new(&cfg).map_err(|e| e.to_string())?;
         let base = target.with_deadline(metadata(&cfg.metadata).map_err(|e| e.to_string())?);
-        let pool = reflect(&target, &cfg)?;
+        // Steps with their own `proto` need no reflection, so a failure here is theirs to
+        // report only for the steps that need it.
+        let pool =
+            reflect(&target, &cfg).map_err(|e| format!("reflection at {}: {e}", cfg.authority()));
         Ok(Arc::new(GrpcClient {
             target,
             pool,
@@ -240,10 +279,28 @@ fn place(doc: &mut Value, path: &[Result<String, usize>], value: Value) {
     *cur = value;
 }
 
+/// A step's method in `pool`, and its requests when its message has no templates.
+fn resolve(
+    pool: &DescriptorPool,
+    step: &GrpcStep,
+    source: &Descriptors,
+) -> Result<Resolved, String> {
+    let desc = find_method(pool, &step.service, &step.method, source).map_err(|e| e.to_string())?;
+    let method = Method::new(desc).map_err(|e| e.to_string())?;
+    let fixed = match &step.message {
+        None => Some(method.requests(None)),
+        Some((doc, leaves)) if leaves.is_empty() => Some(method.requests(Some(&doc.to_string()))),
+        Some(_) => None,
+    };
+    let fixed = fixed.transpose().map_err(|e| format!("message: {e}"))?;
+    Ok((method, fixed))
+}
+
 /// One gRPC target of a scenario.
 struct GrpcClient {
     target: Target,
-    pool: DescriptorPool,
+    /// Its reflection's descriptors, or why there are none.
+    pool: Result<DescriptorPool, String>,
     /// Metadata of every call (`-H`).
     base: MetadataMap,
     per_user: f64,
@@ -251,22 +308,10 @@ struct GrpcClient {
 
 impl GrpcClient {
     fn resolve(&self, step: &GrpcStep) -> Result<Resolved, String> {
-        let desc = find_method(
-            &self.pool,
-            &step.service,
-            &step.method,
-            &Descriptors::Reflection,
-        )
-        .map_err(|e| e.to_string())?;
-        let method = Method::new(desc).map_err(|e| e.to_string())?;
-        let fixed = match &step.message {
-            None => Some(method.requests(None)?),
-            Some((doc, leaves)) if leaves.is_empty() => {
-                Some(method.requests(Some(&doc.to_string()))?)
-            }
-            Some(_) => None,
-        };
-        Ok((method, fixed))
+        match &self.pool {
+            Ok(pool) => resolve(pool, step, &Descriptors::Reflection),
+            Err(e) => Err(format!("{e} (a step with `proto` needs no reflection)")),
+        }
     }
 
     fn requests(
