@@ -528,3 +528,49 @@ async fn message_interval_paces_a_client_stream_and_health_answers() {
     .await;
     assert_eq!((s.total.samples, s.total.errors), (5, 0), "{:?}", s.errors);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_open_loop_sends_every_arrival() {
+    let t = target(GrpcTarget::default()).await;
+    let s = run(&[
+        &t.url(),
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-q",
+        "300",
+        "-z",
+        "1s",
+    ])
+    .await;
+    assert_eq!(s.total.samples, 300, "{:?}", s.errors);
+    assert_eq!(s.total.errors, 0);
+    assert_eq!(t.calls(), 300);
+}
+
+#[test]
+fn a_failed_threshold_exits_99() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = rt.block_on(target(GrpcTarget {
+        status: 8,
+        ..GrpcTarget::default()
+    }));
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-n",
+        "10",
+        "--no-tui",
+        "--quiet",
+        "--threshold",
+        "error_rate<1%",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("grpc 8 RESOURCE_EXHAUSTED: 10"));
+}
