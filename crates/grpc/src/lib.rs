@@ -9,6 +9,23 @@
 //! client and nothing else. Connections are opened on throng-net's counting TCP stream, as the
 //! HTTP driver's are, so bytes include HTTP/2 framing, and failures are classified the same way;
 //! a status the server sent is `grpc_status` with the code by name in the report.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use throng_grpc::{Descriptors, GrpcConfig, GrpcDriver};
+//!
+//! let mut cfg = GrpcConfig::new("grpc://127.0.0.1:50051", "helloworld.Greeter/SayHello")?;
+//! cfg.descriptors = Descriptors::Protos {
+//!     files: vec!["greeter.proto".into()],
+//!     includes: vec![],
+//! };
+//! cfg.data = Some(r#"{"name": "x"}"#.into());
+//! // Descriptors loaded, method found, request encoded: a `throng_core::Driver` for
+//! // `throng::engine::run(plan, Arc::new(driver))`.
+//! let driver = GrpcDriver::new(cfg).await?;
+//! # let _ = driver;
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
 
 mod classify;
