@@ -97,14 +97,7 @@ pub fn messages(
         return Ok(vec![Bytes::new()]);
     };
     let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(items)) if streaming => items,
-        Ok(Value::Array(_)) => {
-            return Err(format!(
-            "{} takes one message, not an array (arrays are for client-streaming and bidi methods)",
-            desc.full_name()
-        ))
-        }
-        Ok(v) => vec![v],
+        Ok(v) => return from_value(desc, v, streaming),
         Err(e) if streaming && text.lines().count() > 1 => text
             .lines()
             .enumerate()
@@ -115,6 +108,24 @@ pub fn messages(
             .collect::<Result<_, _>>()
             .map_err(|m| format!("{m} (after trying the whole text: {e})"))?,
         Err(e) => return Err(format!("not JSON: {e}")),
+    };
+    from_value(desc, Value::Array(values), streaming)
+}
+
+/// The messages a call sends, from a JSON value (a scenario's rendered template): an object, or
+/// for a streaming method an array of them.
+pub fn from_value(
+    desc: &MessageDescriptor,
+    value: Value,
+    streaming: bool,
+) -> Result<Vec<Bytes>, String> {
+    let values = match value {
+        Value::Array(items) if streaming => items,
+        Value::Array(_) => return Err(format!(
+            "{} takes one message, not an array (arrays are for client-streaming and bidi methods)",
+            desc.full_name()
+        )),
+        v => vec![v],
     };
     if values.is_empty() {
         return Err("an empty array sends no message".into());

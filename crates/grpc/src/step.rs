@@ -331,7 +331,7 @@ impl GrpcClient {
             let value = serde_json::from_str(&rendered).unwrap_or(Value::String(rendered));
             place(&mut doc, path, value);
         }
-        method.requests(Some(&doc.to_string()))
+        crate::message::from_value(&method.desc.input(), doc, method.client_streams())
     }
 
     fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<MetadataMap, String> {
