@@ -124,7 +124,7 @@ for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" \
          "sysbench oltp_read_only (mariadb)" "throng oltp_read_only (mariadb)" \
          "sysbench oltp_write_only (mariadb)" "throng oltp_write_only (mariadb)"; do
   [ -n "${TPS[$k]:-}" ] || continue
-  printf '%-34s %12s %14s\n' "$k" "$(echo "${TPS[$k]}" | median)" "$(echo "${CPU[$k]}" | median)"
+  printf '%-34s %12.0f %14s\n' "$k" "$(echo "${TPS[$k]}" | median)" "$(echo "${CPU[$k]}" | median)"
 done
 ratio() { # throng-key peer-key
   [ -n "${TPS[$1]:-}" ] || return 0

@@ -129,8 +129,11 @@ impl Target {
             Ok(Ok(c)) => Ok(c),
             Ok(Err(e)) => {
                 let mut o = failure(&e);
-                // A refused or reset connect is a connect failure whatever sqlx wraps it in.
-                if o.error != Some(ErrorClass::Sql) && o.error != Some(ErrorClass::Tls) {
+                // No connection came of it, whatever the reason (refused, reset, or the
+                // database's refusal: bad credentials, 57P03 while it starts up, too many
+                // connections): class `connect`, so the engine backs off before the next try;
+                // the database's SQLSTATE stays the status.
+                if o.error != Some(ErrorClass::Tls) {
                     o.error = Some(ErrorClass::Connect);
                 }
                 o.message = Some(self.scrub(&format!(
