@@ -47,6 +47,8 @@ pub enum Command {
   throng run http://127.0.0.1:8080/ -q 3000 -z 2m --container web --idle 10s
   throng run scenarios/bank-transfer.yaml --target bank=http://127.0.0.1:9090 -c 10 -z 30s
   throng run grpc://127.0.0.1:50051 --call helloworld.Greeter/SayHello -d '{\"name\":\"x\"}' -c 100 -n 100000
+  throng run 'postgres://bench:pw@localhost:5432/bench' --sql 'SELECT c FROM sbtest1 WHERE id = $1' --param 'rand_int(1, 10000)' -c 10 -z 30s
+  throng run 'mysql://bench:pw@localhost:3306/bench' --workload oltp_read_write --table-size 100000 -c 16 -z 1m --db-stats 'mysql://bench:pw@localhost:3306/bench'
   throng run http://127.0.0.1/ --target a=http://127.0.0.1:8081/ --target b=http://127.0.0.1:8082/ -c 50 -z 30s --rounds 3
   throng run http://127.0.0.1:8080/ -c 50 -z 1m --report html:report.html --samples samples.jtl
 
