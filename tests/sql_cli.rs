@@ -427,3 +427,45 @@ fn open_loop_and_thresholds_on_a_database() {
     ]);
     assert_eq!(o.status.code(), Some(99), "{}", text(&o));
 }
+
+/// `--db-stats` goes with any run: here an HTTP load, with the database idle beside it.
+#[test]
+fn db_stats_go_with_an_http_run_too() {
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    let target = rt
+        .block_on(throng::testbed::HttpTarget::default().start())
+        .expect("the target starts");
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("r.json");
+    let o = throng(&[
+        "run",
+        &target.url(),
+        "-c",
+        "2",
+        "-n",
+        "200",
+        "--db-stats",
+        &pg,
+        "--no-tui",
+        "--quiet",
+        "--json",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = json(&out);
+    assert_eq!(r["total"]["samples"], 200);
+    let db = &r["databases"][0];
+    assert_eq!(db["requests"], 200);
+    assert!(
+        db["counters"].as_array().is_some_and(|c| c.len() == 10),
+        "{db}"
+    );
+    // The HTTP load sent nothing to the database: a handful of transactions at most (the
+    // samplers' own reads), far fewer than one a request.
+    assert!(
+        db["transactions"]["per_request"].as_f64() < Some(0.2),
+        "{db}"
+    );
+    assert!(!text(&o).contains(DB_PASSWORD));
+}
