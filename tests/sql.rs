@@ -505,3 +505,35 @@ async fn a_mariadb_killed_mid_run_gives_errors_then_recovers() {
     )
     .await;
 }
+
+/// A statement that outlives `-t` is a timeout (its latency is the time it waited), its
+/// connection is dropped and reopened for the next one, and the run does not wait for the server.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_statement_past_its_timeout_is_a_timeout_and_nothing_hangs() {
+    let mut cfg = SqlConfig::new(Postgres::shared().expect("PostgreSQL").url());
+    cfg.statements = vec!["SELECT pg_sleep(5)".into()];
+    cfg.timeout = Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    let (snap, driver) = run(cfg, closed(2, Some(6), None)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(snap.total.samples, 6);
+    let timeouts: u64 = snap
+        .errors
+        .iter()
+        .filter(|e| e.class == throng::core::ErrorClass::Timeout)
+        .map(|e| e.count)
+        .sum();
+    assert_eq!(timeouts, 6, "{:?}", snap.errors);
+    // Each timed-out statement cost its connection: the next one opened another.
+    assert!(driver.reconnects() >= 4, "{}", driver.reconnects());
+    let p = throng::core::Percentiles::of(&snap.total.latency);
+    assert!(
+        p.min >= 300_000,
+        "a timeout waited its full 300 ms: {}",
+        p.min
+    );
+}
