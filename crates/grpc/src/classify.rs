@@ -22,6 +22,10 @@ pub fn classify(err: &(dyn StdError + 'static)) -> ErrorClass {
         } else if let Some(c) = throng_net::classify_io(e) {
             return c;
         } else if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            // h2 keeps the socket's error to itself (no `source`).
+            if let Some(c) = h2.get_io().and_then(|io| throng_net::classify_io(io)) {
+                return c;
+            }
             // A connection-level protocol error (GOAWAY with an error, bytes that are not
             // HTTP/2) is the peer not speaking the protocol; a stream reset is a reset.
             if h2.is_go_away() && h2.reason() == Some(h2::Reason::PROTOCOL_ERROR) || h2.is_library()

@@ -1,20 +1,23 @@
-//! HTTP/2 connections for gRPC: TCP (counted by throng-net) and TLS, hyper's HTTP/2 client, and
-//! tonic's `Grpc` client over it; a worker's connections are shared by its sessions.
+//! HTTP/2 connections for gRPC: TCP (counted by throng-net) and TLS, then the h2 crate's client
+//! for the load's calls (see `call.rs`), or hyper's with tonic's `Grpc` over it for reflection; a
+//! worker's connections are shared by its sessions.
 //!
-//! Why hyper's client and not tonic's `Channel`: a `Channel` puts a tower `Buffer` (a task and a
-//! channel hop per call) and a reconnecting layer between the caller and the connection; the
-//! sessions of a worker already live on one thread, so they call hyper's `SendRequest` directly,
-//! as the HTTP driver's HTTP/2 does, and the bytes are counted on the same socket type.
+//! Why not tonic's `Channel`: it puts a tower `Buffer` (a task and a channel hop per call) and a
+//! reconnecting layer between the caller and the connection; the sessions of a worker already
+//! live on one thread, so they open streams on the connection themselves, and the bytes are
+//! counted on the same socket type as HTTP's.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
 use http::Uri;
 use hyper::body::Incoming;
 use hyper::client::conn::http2;
@@ -58,8 +61,6 @@ pub struct Client {
     pub grpc: Grpc<H2>,
     /// The connection's bytes.
     pub counters: Arc<Counters>,
-    /// The connection's sender, to see whether it closed.
-    sender: http2::SendRequest<Body>,
 }
 
 /// How to reach the server: addresses, TLS, the origin of requests' URIs.
@@ -72,58 +73,54 @@ pub struct Connector {
 }
 
 impl Connector {
-    /// Opens a connection: TCP, TLS (ALPN h2) and the HTTP/2 handshake, within the connect
-    /// timeout; a failure is the outcome of the call that needed it.
-    pub async fn connect(&self) -> Result<Client, Outcome> {
-        let ct = self.connect_timeout;
-        let work = async {
-            let mut last = None;
-            let mut tcp = None;
-            for addr in &self.addrs {
-                match TcpStream::connect(addr).await {
-                    Ok(s) => {
-                        tcp = Some(s);
-                        break;
+    /// Opens the socket, TCP and TLS (ALPN h2), counted.
+    async fn open(&self) -> Result<(Stream, Arc<Counters>), Outcome> {
+        let mut last = None;
+        let mut tcp = None;
+        for addr in &self.addrs {
+            match TcpStream::connect(addr).await {
+                Ok(s) => {
+                    tcp = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let Some(tcp) = tcp else {
+            let e = last.unwrap_or_else(|| std::io::Error::other("no address"));
+            let m = format!("connect to {}: {e}", self.authority);
+            return Err(Outcome::failed(ErrorClass::Connect, m));
+        };
+        let _ = tcp.set_nodelay(true);
+        let counters = Arc::new(Counters::default());
+        let counted = CountedTcp {
+            tcp,
+            counters: counters.clone(),
+        };
+        let stream = match &self.tls {
+            None => Stream::Plain(counted),
+            Some((config, name)) => {
+                let connector = tokio_rustls::TlsConnector::from(config.clone());
+                match connector.connect(name.clone(), counted).await {
+                    Ok(s) => Stream::Tls(Box::new(s)),
+                    Err(e) => {
+                        return Err(Outcome::failed(
+                            ErrorClass::Tls,
+                            format!("TLS handshake: {}", message(&e)),
+                        ))
                     }
-                    Err(e) => last = Some(e),
                 }
             }
-            let Some(tcp) = tcp else {
-                let e = last.unwrap_or_else(|| std::io::Error::other("no address"));
-                let m = format!("connect to {}: {e}", self.authority);
-                return Err(Outcome::failed(ErrorClass::Connect, m));
-            };
-            let _ = tcp.set_nodelay(true);
-            let counters = Arc::new(Counters::default());
-            let counted = CountedTcp {
-                tcp,
-                counters: counters.clone(),
-            };
-            let stream = match &self.tls {
-                None => Stream::Plain(counted),
-                Some((config, name)) => {
-                    let connector = tokio_rustls::TlsConnector::from(config.clone());
-                    match connector.connect(name.clone(), counted).await {
-                        Ok(s) => Stream::Tls(Box::new(s)),
-                        Err(e) => {
-                            return Err(Outcome::failed(
-                                ErrorClass::Tls,
-                                format!("TLS handshake: {}", message(&e)),
-                            ))
-                        }
-                    }
-                }
-            };
-            let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
-                .await
-                .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
-            tokio::spawn(conn);
-            Ok(Client {
-                grpc: Grpc::with_origin(H2(sender.clone()), self.origin.clone()),
-                counters,
-                sender,
-            })
         };
+        Ok((stream, counters))
+    }
+
+    /// Runs `work` within the connect timeout.
+    async fn within<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, Outcome>>,
+    ) -> Result<T, Outcome> {
+        let ct = self.connect_timeout;
         match timeout(ct, work).await {
             Ok(r) => r,
             Err(_) => Err(Outcome::failed(
@@ -132,12 +129,68 @@ impl Connector {
             )),
         }
     }
+
+    /// A connection with tonic's client on hyper's HTTP/2 (reflection's questions).
+    pub async fn connect(&self) -> Result<Client, Outcome> {
+        self.within(async {
+            let (stream, counters) = self.open().await?;
+            let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+                .await
+                .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
+            tokio::spawn(conn);
+            Ok(Client {
+                grpc: Grpc::with_origin(H2(sender), self.origin.clone()),
+                counters,
+            })
+        })
+        .await
+    }
+
+    /// A connection for the load's calls, on the h2 crate directly: TCP, TLS and the HTTP/2
+    /// handshake, within the connect timeout; a failure is the outcome of the call that needed
+    /// it.
+    pub async fn connect_h2(&self) -> Result<H2Conn, Outcome> {
+        self.within(async {
+            let (stream, counters) = self.open().await?;
+            // hyper's client windows (5 MB a connection, 2 MB a stream): h2's 64 KiB default
+            // would stall large server streams on round trips.
+            let (sender, conn) = h2::client::Builder::new()
+                .initial_window_size(2 * 1024 * 1024)
+                .initial_connection_window_size(5 * 1024 * 1024)
+                .handshake::<_, Bytes>(stream)
+                .await
+                .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
+            let closed = Arc::new(AtomicBool::new(false));
+            let flag = closed.clone();
+            tokio::spawn(async move {
+                let _ = conn.await;
+                flag.store(true, Ordering::Relaxed);
+            });
+            Ok(H2Conn {
+                sender,
+                counters,
+                closed,
+            })
+        })
+        .await
+    }
+}
+
+/// One HTTP/2 connection of the load (the h2 crate's sender) and its byte counts.
+#[derive(Clone)]
+pub struct H2Conn {
+    /// Opens streams.
+    pub sender: h2::client::SendRequest<Bytes>,
+    /// The connection's bytes.
+    pub counters: Arc<Counters>,
+    /// Set when the connection ended.
+    closed: Arc<AtomicBool>,
 }
 
 /// One HTTP/2 connection shared by several sessions of a worker thread.
 #[derive(Default)]
 pub struct Slot {
-    conn: RefCell<Option<Client>>,
+    conn: RefCell<Option<H2Conn>>,
     connecting: Cell<bool>,
     ready: Notify,
     /// Counter values already attributed to calls.
@@ -149,10 +202,10 @@ pub struct Slot {
 impl Slot {
     /// The connection's client, opened if there is none or it closed; sessions waiting while
     /// another opens it share the result.
-    pub async fn client(&self, connector: &Connector) -> Result<Client, Outcome> {
+    pub async fn client(&self, connector: &Connector) -> Result<H2Conn, Outcome> {
         loop {
             if let Some(c) = self.conn.borrow().as_ref() {
-                if !c.sender.is_closed() {
+                if !c.closed.load(Ordering::Relaxed) {
                     return Ok(c.clone());
                 }
             }
@@ -161,7 +214,7 @@ impl Slot {
                 continue;
             }
             self.connecting.set(true);
-            let r = Box::pin(connector.connect()).await;
+            let r = Box::pin(connector.connect_h2()).await;
             self.connecting.set(false);
             self.ready.notify_waiters();
             if let Ok(c) = &r {

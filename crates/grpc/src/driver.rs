@@ -2,22 +2,21 @@
 //! for the four call kinds.
 
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::header::{CONTENT_TYPE, TE};
 use http::uri::PathAndQuery;
+use http::{HeaderMap, HeaderValue, Request};
 use prost_reflect::{DescriptorPool, MethodDescriptor};
 use rustls::pki_types::ServerName;
 use throng_core::step::Reply;
 use throng_core::{Driver, ErrorClass, Outcome, Status, StepInfo};
-use tokio_stream::{Stream, StreamExt};
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
-use tonic::{Code, Streaming};
 
-use crate::classify::{classify, transport_error};
-use crate::codec::RawCodec;
+use crate::call::{self, CallError};
+use crate::classify::classify;
 use crate::config::{Descriptors, GrpcConfig, GrpcError};
 use crate::conn::{Connector, Pool, Slot};
 use crate::descriptors::{compile_protos, find_method, read_protoset};
@@ -65,6 +64,16 @@ impl Method {
         matches!(self.kind, CallKind::ClientStreaming | CallKind::Bidi)
     }
 
+    /// Encodes `-d` text (JSON) into its requests, framed for the wire (see
+    /// [`message::messages`]).
+    pub fn frames(&self, data: Option<&str>) -> Result<Vec<Bytes>, String> {
+        Ok(self
+            .requests(data)?
+            .iter()
+            .map(|m| call::frame(m))
+            .collect())
+    }
+
     /// Encodes `-d` text (JSON) into its requests (see [`message::messages`]).
     pub fn requests(&self, data: Option<&str>) -> Result<Vec<Bytes>, String> {
         message::messages(&self.desc.input(), data, self.client_streams())
@@ -97,12 +106,6 @@ pub struct Target {
 pub struct Session {
     slot: Rc<Slot>,
     _seat: Rc<()>,
-}
-
-/// What a call got back.
-struct Answer {
-    metadata: MetadataMap,
-    replies: Vec<Bytes>,
 }
 
 impl Target {
@@ -222,27 +225,37 @@ impl Target {
         session.slot.client(&self.connector).await.map(drop)
     }
 
-    /// Sends one call and waits for its end; with `want_reply`, the reply's metadata and
-    /// messages as JSON.
+    /// The headers of every call with `metadata`: gRPC's own, and the deadline as
+    /// `grpc-timeout` (the server's copy of `-t`), written once rather than for every call.
+    pub fn headers(&self, metadata: MetadataMap) -> HeaderMap {
+        let mut h = self.with_deadline(metadata).into_headers();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+        h.insert(TE, HeaderValue::from_static("trailers"));
+        h
+    }
+
+    /// Sends one call (`frames`: its messages, framed) and waits for its end; with
+    /// `want_reply`, the reply's metadata and messages as JSON.
     pub async fn call(
         &self,
         session: &mut Session,
         method: &Method,
-        requests: &[Bytes],
-        metadata: &MetadataMap,
+        frames: &[Bytes],
+        headers: &HeaderMap,
         want_reply: bool,
     ) -> (Outcome, Option<Reply>) {
-        let client = match session.slot.client(&self.connector).await {
+        let conn = match session.slot.client(&self.connector).await {
             Ok(c) => c,
             Err(o) => return (o, None),
         };
+        let mut request = Request::new(());
+        *request.method_mut() = http::Method::POST;
+        *request.uri_mut() = self.uri(method);
+        *request.headers_mut() = headers.clone();
         let t = self.timeout;
-        let result = tokio::time::timeout(
-            t,
-            self.exchange(client.grpc, method, requests, metadata, want_reply),
-        )
-        .await;
-        let (sent, received) = session.slot.take_bytes(&client.counters);
+        let work = call::call(conn.sender, request, frames, self.interval, want_reply);
+        let result = tokio::time::timeout(t, work).await;
+        let (sent, received) = session.slot.take_bytes(&conn.counters);
         let (mut outcome, reply) = match result {
             Err(_) => (
                 Outcome::failed(ErrorClass::Timeout, format!("no end of call within {t:?}")),
@@ -259,121 +272,40 @@ impl Target {
                     reply,
                 )
             }
-            Ok(Err(status)) => failure(method, &status, want_reply),
+            Ok(Err(CallError::Transport(e))) => {
+                (Outcome::failed(classify(&e), throng_net::message(&e)), None)
+            }
+            Ok(Err(CallError::Status(code, text, md))) => {
+                failure(method, code, &text, &md, want_reply)
+            }
         };
         outcome.bytes_sent = sent;
         outcome.bytes_received = received;
         (outcome, reply)
     }
 
-    async fn exchange(
-        &self,
-        mut grpc: tonic::client::Grpc<crate::conn::H2>,
-        method: &Method,
-        requests: &[Bytes],
-        metadata: &MetadataMap,
-        keep: bool,
-    ) -> Result<Answer, tonic::Status> {
-        grpc.ready()
-            .await
-            .map_err(|e| tonic::Status::from_error(Box::new(e)))?;
-        let path = method.path.clone();
-        let first = requests.first().cloned().unwrap_or_default();
-        // The metadata carries `grpc-timeout` already (see `Target::with_deadline`): tonic's
-        // `set_timeout` would format and parse it again for every call.
-        fn request<T>(body: T, metadata: &MetadataMap) -> tonic::Request<T> {
-            let mut r = tonic::Request::new(body);
-            *r.metadata_mut() = metadata.clone();
-            r
-        }
-        match method.kind {
-            CallKind::Unary => {
-                let resp = grpc.unary(request(first, metadata), path, RawCodec).await?;
-                let (md, reply, _) = resp.into_parts();
-                Ok(Answer {
-                    metadata: md,
-                    replies: if keep { vec![reply] } else { Vec::new() },
-                })
-            }
-            CallKind::ClientStreaming => {
-                let resp = grpc
-                    .client_streaming(request(self.outgoing(requests), metadata), path, RawCodec)
-                    .await?;
-                let (md, reply, _) = resp.into_parts();
-                Ok(Answer {
-                    metadata: md,
-                    replies: if keep { vec![reply] } else { Vec::new() },
-                })
-            }
-            CallKind::ServerStreaming => {
-                let resp = grpc
-                    .server_streaming(request(first, metadata), path, RawCodec)
-                    .await?;
-                drain(resp, keep).await
-            }
-            CallKind::Bidi => {
-                let resp = grpc
-                    .streaming(request(self.outgoing(requests), metadata), path, RawCodec)
-                    .await?;
-                drain(resp, keep).await
-            }
-        }
-    }
-
-    /// A client stream's messages: all at once (as fast as the stream takes them), or one per
-    /// `--message-interval`.
-    fn outgoing(&self, requests: &[Bytes]) -> Pin<Box<dyn Stream<Item = Bytes> + Send>> {
-        let items = requests.to_vec();
-        match self.interval {
-            None => Box::pin(tokio_stream::iter(items)),
-            Some(d) => Box::pin(tokio_stream::iter(items.into_iter().enumerate()).then(
-                move |(i, b)| async move {
-                    if i > 0 {
-                        tokio::time::sleep(d).await;
-                    }
-                    b
-                },
-            )),
-        }
+    /// `scheme://authority/package.Service/Method`.
+    fn uri(&self, method: &Method) -> http::Uri {
+        let mut parts = self.connector.origin.clone().into_parts();
+        parts.path_and_query = Some(method.path.clone());
+        http::Uri::from_parts(parts).unwrap_or_default()
     }
 }
 
-/// Reads a reply stream to its end (its status comes in the trailers).
-async fn drain(
-    resp: tonic::Response<Streaming<Bytes>>,
-    keep: bool,
-) -> Result<Answer, tonic::Status> {
-    let (mut md, mut stream, _) = resp.into_parts();
-    let mut replies = Vec::new();
-    while let Some(m) = stream.message().await? {
-        if keep {
-            replies.push(m);
-        }
-    }
-    if let Some(trailers) = stream.trailers().await? {
-        let mut all = md.into_headers();
-        all.extend(trailers.into_headers());
-        md = MetadataMap::from_headers(all);
-    }
-    Ok(Answer {
-        metadata: md,
-        replies,
-    })
-}
-
-/// A failed call's outcome: a status the server sent (`grpc_status`, or `timeout` for
-/// DEADLINE_EXCEEDED), or the transport error tonic wrapped.
-fn failure(method: &Method, status: &tonic::Status, want_reply: bool) -> (Outcome, Option<Reply>) {
-    if let Some(e) = transport_error(status) {
-        return (Outcome::failed(classify(e), throng_net::message(e)), None);
-    }
-    let code = status.code() as i32;
-    let code = u8::try_from(code).unwrap_or(u8::MAX);
-    let class = match status.code() {
-        Code::DeadlineExceeded => ErrorClass::Timeout,
+/// A failed call's outcome: the server's status, as `grpc_status` (DEADLINE_EXCEEDED is a
+/// `timeout`), with its message as the sample.
+fn failure(
+    method: &Method,
+    code: u8,
+    message: &str,
+    md: &HeaderMap,
+    want_reply: bool,
+) -> (Outcome, Option<Reply>) {
+    let class = match code {
+        4 => ErrorClass::Timeout,
         _ => ErrorClass::GrpcStatus,
     };
-    let text = match status.message() {
+    let text = match message {
         "" => throng_core::grpc_name(code).to_string(),
         m => format!("{}: {m}", throng_core::grpc_name(code)),
     };
@@ -383,13 +315,13 @@ fn failure(method: &Method, status: &tonic::Status, want_reply: bool) -> (Outcom
         message: Some(text),
         ..Outcome::default()
     };
-    let reply = want_reply.then(|| reply(method, Status::Grpc(code), status.metadata(), &[]));
+    let reply = want_reply.then(|| reply(method, Status::Grpc(code), md, &[]));
     (outcome, reply)
 }
 
 /// The reply as checks and extraction read it: one message's JSON (unary and client
 /// streaming), or an array of the messages' JSON (server streaming and bidi).
-fn reply(method: &Method, status: Status, md: &MetadataMap, replies: &[Bytes]) -> Reply {
+fn reply(method: &Method, status: Status, md: &HeaderMap, replies: &[Bytes]) -> Reply {
     let output = method.desc.output();
     let decoded: Vec<serde_json::Value> = replies
         .iter()
@@ -403,8 +335,6 @@ fn reply(method: &Method, status: Status, md: &MetadataMap, replies: &[Bytes]) -
         CallKind::ServerStreaming | CallKind::Bidi => Some(serde_json::Value::Array(decoded)),
     };
     let metadata = md
-        .clone()
-        .into_headers()
         .iter()
         .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
         .collect();
@@ -424,8 +354,8 @@ pub struct GrpcDriver {
     cfg: GrpcConfig,
     target: Target,
     method: Method,
-    requests: Vec<Bytes>,
-    metadata: MetadataMap,
+    frames: Vec<Bytes>,
+    headers: HeaderMap,
 }
 
 impl GrpcDriver {
@@ -435,19 +365,19 @@ impl GrpcDriver {
     pub async fn new(cfg: GrpcConfig) -> Result<Self, GrpcError> {
         let (service, method) = cfg.service_method()?;
         let target = Target::new(&cfg)?;
-        let md = target.with_deadline(metadata(&cfg.metadata)?);
+        let headers = target.headers(metadata(&cfg.metadata)?);
         let pool = target.descriptors(&cfg, &service).await?;
         let desc = find_method(&pool, &service, &method, &cfg.descriptors)?;
         let method = Method::new(desc)?;
-        let requests = method
-            .requests(cfg.data.as_deref())
+        let frames = method
+            .frames(cfg.data.as_deref())
             .map_err(GrpcError::Message)?;
         Ok(GrpcDriver {
             cfg,
             target,
             method,
-            requests,
-            metadata: md,
+            frames,
+            headers,
         })
     }
 
@@ -467,8 +397,8 @@ impl GrpcDriver {
             .call(
                 session,
                 &self.method,
-                &self.requests,
-                &self.metadata,
+                &self.frames,
+                &self.headers,
                 want_reply,
             )
             .await

@@ -28,8 +28,8 @@
 //! ```
 #![deny(missing_docs)]
 
+mod call;
 mod classify;
-mod codec;
 mod config;
 mod conn;
 mod descriptors;
@@ -39,7 +39,6 @@ mod reflection;
 mod step;
 
 pub use classify::classify;
-pub use codec::RawCodec;
 pub use config::{parse_url, split_call as parse_call, Descriptors, GrpcConfig, GrpcError};
 pub use conn::Pool;
 pub use descriptors::{compile_protos, find_method, read_protoset};

@@ -121,10 +121,12 @@ pub fn from_value(
 ) -> Result<Vec<Bytes>, String> {
     let values = match value {
         Value::Array(items) if streaming => items,
-        Value::Array(_) => return Err(format!(
+        Value::Array(_) => {
+            return Err(format!(
             "{} takes one message, not an array (arrays are for client-streaming and bidi methods)",
             desc.full_name()
-        )),
+        ))
+        }
         v => vec![v],
     };
     if values.is_empty() {

@@ -20,6 +20,7 @@ use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
+use http::HeaderMap;
 use prost_reflect::DescriptorPool;
 use serde_json::Value;
 use throng_core::step::{
@@ -27,7 +28,6 @@ use throng_core::step::{
     StepProtocol, TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
-use tonic::metadata::MetadataMap;
 
 use crate::config::{split_call, Descriptors, GrpcConfig};
 use crate::conn::Pool;
@@ -202,7 +202,7 @@ impl StepProtocol for GrpcProtocol {
             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect();
         let target = Target::new(&cfg).map_err(|e| e.to_string())?;
-        let base = target.with_deadline(metadata(&cfg.metadata).map_err(|e| e.to_string())?);
+        let base = target.headers(metadata(&cfg.metadata).map_err(|e| e.to_string())?);
         // Steps with their own `proto` need no reflection, so a failure here is theirs to
         // report only for the steps that need it.
         let pool =
@@ -288,8 +288,8 @@ fn resolve(
     let desc = find_method(pool, &step.service, &step.method, source).map_err(|e| e.to_string())?;
     let method = Method::new(desc).map_err(|e| e.to_string())?;
     let fixed = match &step.message {
-        None => Some(method.requests(None)),
-        Some((doc, leaves)) if leaves.is_empty() => Some(method.requests(Some(&doc.to_string()))),
+        None => Some(method.frames(None)),
+        Some((doc, leaves)) if leaves.is_empty() => Some(method.frames(Some(&doc.to_string()))),
         Some(_) => None,
     };
     let fixed = fixed.transpose().map_err(|e| format!("message: {e}"))?;
@@ -301,8 +301,8 @@ struct GrpcClient {
     target: Target,
     /// Its reflection's descriptors, or why there are none.
     pool: Result<DescriptorPool, String>,
-    /// Metadata of every call (`-H`).
-    base: MetadataMap,
+    /// Headers of every call (gRPC's, the deadline, `-H`).
+    base: HeaderMap,
     per_user: f64,
 }
 
@@ -321,7 +321,7 @@ impl GrpcClient {
         r: &dyn Render,
     ) -> Result<Vec<Bytes>, String> {
         let Some((doc, leaves)) = &step.message else {
-            return method.requests(None);
+            return method.frames(None);
         };
         let mut doc = doc.clone();
         for (path, text) in leaves {
@@ -331,10 +331,12 @@ impl GrpcClient {
             let value = serde_json::from_str(&rendered).unwrap_or(Value::String(rendered));
             place(&mut doc, path, value);
         }
-        crate::message::from_value(&method.desc.input(), doc, method.client_streams())
+        let messages =
+            crate::message::from_value(&method.desc.input(), doc, method.client_streams())?;
+        Ok(messages.iter().map(|m| crate::call::frame(m)).collect())
     }
 
-    fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<MetadataMap, String> {
+    fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<HeaderMap, String> {
         if step.metadata.is_empty() {
             return Ok(self.base.clone());
         }
@@ -343,9 +345,9 @@ impl GrpcClient {
             pairs.push((k.clone(), r.render(v)?));
         }
         let extra = metadata(&pairs).map_err(|e| e.to_string())?;
-        let mut all = self.base.clone().into_headers();
+        let mut all = self.base.clone();
         all.extend(extra.into_headers());
-        Ok(MetadataMap::from_headers(all))
+        Ok(all)
     }
 }
 

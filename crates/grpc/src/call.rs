@@ -1,0 +1,208 @@
+//! One gRPC call on the h2 crate directly: the request's frames are built once, the reply's
+//! frames are only counted unless a check or an extraction reads them, and the status comes
+//! from the trailers (or the headers of a trailers-only reply).
+//!
+//! Why not tonic's client for the load: under it, hyper's HTTP/2 client spawns a task for every
+//! request and hands the response back through a channel, and tonic's body encoder and decoder
+//! allocate their buffers per call. On h2 the user's own task sends the frames and reads the
+//! reply. tonic stays for reflection, which is a handful of calls.
+
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use h2::client::SendRequest;
+use h2::RecvStream;
+use http::{HeaderMap, Request, Response};
+
+/// What a call got back when it ended with OK.
+pub(crate) struct Answer {
+    /// Response headers and trailers.
+    pub(crate) metadata: HeaderMap,
+    /// The messages, when they were asked for.
+    pub(crate) replies: Vec<Bytes>,
+}
+
+/// Why a call did not end with OK.
+pub(crate) enum CallError {
+    /// The server's status: code, message, headers and trailers.
+    Status(u8, String, HeaderMap),
+    /// The connection or the stream failed.
+    Transport(h2::Error),
+}
+
+impl From<h2::Error> for CallError {
+    fn from(e: h2::Error) -> Self {
+        CallError::Transport(e)
+    }
+}
+
+/// A message behind gRPC's 5-byte prefix (uncompressed, length).
+pub(crate) fn frame(message: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(5 + message.len());
+    b.put_u8(0);
+    // A message past 4 GiB cannot be framed; prost would not have encoded one.
+    b.put_u32(u32::try_from(message.len()).unwrap_or(u32::MAX));
+    b.put_slice(message);
+    b.freeze()
+}
+
+/// Sends `frames` on a new stream (one per `interval` after the first) and reads the reply.
+pub(crate) async fn call(
+    sender: SendRequest<Bytes>,
+    request: Request<()>,
+    frames: &[Bytes],
+    interval: Option<Duration>,
+    keep: bool,
+) -> Result<Answer, CallError> {
+    let mut sender = sender.ready().await?;
+    let (response, mut body) = sender.send_request(request, false)?;
+    let n = frames.len();
+    let send = async {
+        for (i, f) in frames.iter().enumerate() {
+            if i > 0 {
+                if let Some(d) = interval {
+                    tokio::time::sleep(d).await;
+                }
+            }
+            body.send_data(f.clone(), i + 1 == n)?;
+        }
+        if n == 0 {
+            body.send_data(Bytes::new(), true)?;
+        }
+        Ok::<(), h2::Error>(())
+    };
+    let receive = async { read(response.await?, keep).await };
+    let (sent, received) = tokio::join!(send, receive);
+    // The reply says more than the sending: a server may answer (and close) before it has read
+    // everything.
+    let answer = received?;
+    sent?;
+    Ok(answer)
+}
+
+async fn read(response: Response<RecvStream>, keep: bool) -> Result<Answer, CallError> {
+    let (parts, mut body) = response.into_parts();
+    let mut metadata = parts.headers;
+    if parts.status != http::StatusCode::OK {
+        return Err(CallError::Status(
+            from_http(parts.status.as_u16()),
+            format!("HTTP status {}", parts.status),
+            metadata,
+        ));
+    }
+    // A trailers-only reply: the status is in the headers.
+    if metadata.contains_key("grpc-status") {
+        return ended(metadata, Vec::new());
+    }
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        if keep {
+            buf.extend_from_slice(&chunk);
+        }
+    }
+    if let Some(trailers) = body.trailers().await? {
+        metadata.extend(trailers);
+    }
+    let replies = if keep {
+        messages(buf.freeze())
+    } else {
+        Vec::new()
+    };
+    ended(metadata, replies)
+}
+
+/// The call's end, by its `grpc-status`.
+fn ended(metadata: HeaderMap, replies: Vec<Bytes>) -> Result<Answer, CallError> {
+    let code = metadata
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u8>().ok());
+    match code {
+        Some(0) => Ok(Answer { metadata, replies }),
+        Some(c) => {
+            let text = metadata
+                .get("grpc-message")
+                .map(|v| percent_decode(v.as_bytes()))
+                .unwrap_or_default();
+            Err(CallError::Status(c, text, metadata))
+        }
+        // tonic says the same of a reply without a status.
+        None => Err(CallError::Status(
+            2,
+            "the reply ended without a grpc-status".into(),
+            metadata,
+        )),
+    }
+}
+
+/// The messages of a reply's body (a message cut short is left out).
+fn messages(mut buf: Bytes) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    while buf.len() >= 5 {
+        let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+        if buf.len() < 5 + len {
+            break;
+        }
+        buf.advance(5);
+        out.push(buf.split_to(len));
+    }
+    out
+}
+
+/// The gRPC code of a reply with an HTTP status other than 200 (gRPC's HTTP/2 mapping, as
+/// tonic reads it).
+fn from_http(status: u16) -> u8 {
+    match status {
+        400 => 13,
+        401 => 16,
+        403 => 7,
+        404 => 12,
+        429 | 502..=504 => 14,
+        _ => 2,
+    }
+}
+
+/// `grpc-message` is percent-encoded.
+fn percent_decode(v: &[u8]) -> String {
+    let mut out = Vec::with_capacity(v.len());
+    let mut i = 0;
+    while i < v.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            v[i],
+            v.get(i + 1).copied().and_then(hex),
+            v.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_messages_and_messages_text() {
+        let f = frame(b"ab");
+        assert_eq!(&f[..], [0, 0, 0, 0, 2, b'a', b'b']);
+        let mut two = BytesMut::new();
+        two.extend_from_slice(&frame(b"x"));
+        two.extend_from_slice(&frame(b""));
+        two.extend_from_slice(&[0, 0, 0]);
+        let m = messages(two.freeze());
+        assert_eq!(m, [Bytes::from_static(b"x"), Bytes::new()]);
+        assert_eq!(percent_decode(b"no%20such%3A x%"), "no such: x%");
+        assert_eq!(from_http(503), 14);
+    }
+}
