@@ -537,3 +537,57 @@ async fn a_statement_past_its_timeout_is_a_timeout_and_nothing_hangs() {
         p.min
     );
 }
+
+/// TLS to PostgreSQL: verified against `--cacert`, refused (before any load) when the
+/// certificate cannot be verified, encrypted without verification with `--insecure`; and the
+/// server says the connection is encrypted.
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_to_postgresql_is_verified_against_the_cacert() {
+    let pg = Postgres::start_tls().expect("a PostgreSQL serving TLS");
+    let ssl = |tls: throng::sql::Tls, url: String| async move {
+        let mut cfg = SqlConfig::new(url);
+        cfg.statements = vec!["SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()".into()];
+        cfg.tls = tls;
+        let target = Target::new(&cfg.url, Duration::from_secs(5), 4)
+            .expect("url")
+            .with_tls(&cfg.tls)
+            .expect("tls");
+        let checked = SqlDriver::new(cfg).expect("driver").check().await;
+        let encrypted = match target.connect().await {
+            Ok(mut c) => c
+                .run(
+                    &Arc::from("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"),
+                    &[],
+                    true,
+                )
+                .await
+                .ok()
+                .and_then(|d| d.data[0]["ssl"].as_bool()),
+            Err(_) => None,
+        };
+        (checked, encrypted)
+    };
+    let verified = throng::sql::Tls {
+        insecure: false,
+        cacert: Some(pg.certificate()),
+    };
+    let (checked, encrypted) = ssl(verified, pg.url()).await;
+    assert!(checked.is_ok(), "{checked:?}");
+    assert_eq!(encrypted, Some(true));
+    // Verification without the certificate: the web's roots do not know it.
+    let url = format!("{}?sslmode=verify-full", pg.url());
+    let (checked, encrypted) = ssl(throng::sql::Tls::default(), url).await;
+    let e = checked.unwrap_err();
+    assert!(
+        !e.is_usage() && e.to_string().to_lowercase().contains("certificate"),
+        "{e}"
+    );
+    assert_eq!(encrypted, None);
+    let insecure = throng::sql::Tls {
+        insecure: true,
+        cacert: None,
+    };
+    let (checked, encrypted) = ssl(insecure, pg.url()).await;
+    assert!(checked.is_ok(), "{checked:?}");
+    assert_eq!(encrypted, Some(true));
+}

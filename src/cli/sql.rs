@@ -159,6 +159,10 @@ pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
     };
     cfg.timeout = duration("-t/--timeout", &a.timeout)?;
     cfg.connect_timeout = duration("--connect-timeout", &a.connect_timeout)?;
+    cfg.tls = throng_sql::Tls {
+        insecure: a.insecure,
+        cacert: a.cacert.clone(),
+    };
     Ok(cfg)
 }
 

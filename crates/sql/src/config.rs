@@ -29,6 +29,8 @@ pub struct SqlConfig {
     pub timeout: Duration,
     /// A connection must be made within this.
     pub connect_timeout: Duration,
+    /// TLS beside the URL's own `sslmode`.
+    pub tls: crate::conn::Tls,
 }
 
 impl SqlConfig {
@@ -44,6 +46,7 @@ impl SqlConfig {
             oltp: OltpOptions::default(),
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
+            tls: crate::conn::Tls::default(),
         }
     }
 }

@@ -39,6 +39,17 @@ enum Options {
     Lite(SqliteConnectOptions),
 }
 
+/// TLS to a database server, beside what its URL says (`sslmode=`, `ssl-mode=`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tls {
+    /// Encrypt without checking the server's certificate (PostgreSQL `require`, MySQL
+    /// `REQUIRED`), unless the URL names a mode.
+    pub insecure: bool,
+    /// Trust this PEM file and verify the server against it (`verify-full`,
+    /// `VERIFY_IDENTITY`), unless the URL names a mode.
+    pub cacert: Option<std::path::PathBuf>,
+}
+
 /// An open connection.
 #[derive(Debug)]
 pub enum Conn {
@@ -98,6 +109,50 @@ impl Target {
             options,
             connect_timeout,
         })
+    }
+
+    /// Applies TLS options; a mode written in the URL wins over them. SQLite has no TLS.
+    pub fn with_tls(mut self, tls: &Tls) -> Result<Target, String> {
+        if tls == &Tls::default() {
+            return Ok(self);
+        }
+        let lower = self.url.to_ascii_lowercase();
+        let named = lower.contains("sslmode=") || lower.contains("ssl-mode=");
+        self.options = match self.options {
+            Options::Pg(mut o) => {
+                use sqlx::postgres::PgSslMode;
+                if let Some(ca) = &tls.cacert {
+                    o = o.ssl_root_cert(ca);
+                }
+                if !named {
+                    o = o.ssl_mode(match tls.cacert.is_some() && !tls.insecure {
+                        true => PgSslMode::VerifyFull,
+                        false => PgSslMode::Require,
+                    });
+                }
+                Options::Pg(o)
+            }
+            Options::My(mut o) => {
+                use sqlx::mysql::MySqlSslMode;
+                if let Some(ca) = &tls.cacert {
+                    o = o.ssl_ca(ca);
+                }
+                if !named {
+                    o = o.ssl_mode(match tls.cacert.is_some() && !tls.insecure {
+                        true => MySqlSslMode::VerifyIdentity,
+                        false => MySqlSslMode::Required,
+                    });
+                }
+                Options::My(o)
+            }
+            Options::Lite(_) => {
+                return Err(format!(
+                "{}: SQLite has no TLS; --insecure and --cacert apply to postgres:// and mysql://",
+                self.shown
+            ))
+            }
+        };
+        Ok(self)
     }
 
     /// Which database.

@@ -114,6 +114,7 @@ impl SqlDriver {
             statements_n = w.steps().len() * cfg.oltp.tables.max(1) as usize;
         }
         let target = Target::new(&cfg.url, cfg.connect_timeout, statements_n.max(100) + 16)
+            .and_then(|t| t.with_tls(&cfg.tls))
             .map_err(SqlError::Usage)?;
         let params = cfg
             .params

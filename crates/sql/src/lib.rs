@@ -31,7 +31,7 @@ mod url;
 
 pub use classify::failure;
 pub use config::{label_of, split_statements, SqlConfig};
-pub use conn::{Conn, Done, Target};
+pub use conn::{Conn, Done, Target, Tls};
 pub use driver::{Session, SqlDriver, SqlError};
 pub use oltp::{OltpOptions, Workload};
 pub use step::SqlProtocol;

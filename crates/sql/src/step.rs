@@ -168,6 +168,8 @@ impl StepProtocol for SqlProtocol {
     }
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+        // TLS as the URL says (`?sslmode=verify-full&sslrootcert=FILE`): a scenario's -k and
+        // --cacert are its HTTPS targets', and must not force TLS on a database.
         Ok(Arc::new(SqlClient {
             target: Target::new(url, options.connect_timeout, 100)?,
             timeout: options.timeout,

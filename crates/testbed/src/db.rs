@@ -121,6 +121,8 @@ pub struct Postgres {
     port: u16,
     dir: PathBuf,
     bin: PathBuf,
+    /// Serving TLS with a self-signed certificate (`server.crt` in its directory).
+    tls: bool,
     _watcher: Watcher,
 }
 
@@ -151,12 +153,39 @@ fn pg_bin() -> Result<PathBuf, DbError> {
 impl Postgres {
     /// Starts a fresh server (a few seconds).
     pub fn start() -> Result<Postgres, DbError> {
+        Postgres::launch(false)
+    }
+
+    /// Starts a fresh server that also serves TLS, with a self-signed certificate for
+    /// `127.0.0.1` and `localhost` ([`Postgres::certificate`]).
+    pub fn start_tls() -> Result<Postgres, DbError> {
+        Postgres::launch(true)
+    }
+
+    fn launch(tls: bool) -> Result<Postgres, DbError> {
         let bin = pg_bin()?;
         let dir = temp_dir("pg")?;
         let port = free_port()?;
         let d = dir.display().to_string();
         std::fs::write(dir.join("pw"), DB_PASSWORD).map_err(|e| fail(e.to_string()))?;
         // PostgreSQL refuses to run as root: it runs as the `postgres` user then.
+        if tls {
+            let cert = rcgen::generate_simple_self_signed(vec![
+                "127.0.0.1".to_string(),
+                "localhost".to_string(),
+            ])
+            .map_err(|e| fail(format!("a test certificate: {e}")))?;
+            std::fs::write(dir.join("server.crt"), cert.cert.pem())
+                .and_then(|()| {
+                    std::fs::write(dir.join("server.key"), cert.key_pair.serialize_pem())
+                })
+                .map_err(|e| fail(e.to_string()))?;
+            // PostgreSQL refuses a key others can read.
+            run(
+                Command::new("chmod").args(["600", &format!("{d}/server.key")]),
+                "chmod of the key",
+            )?;
+        }
         let root = is_root();
         if root {
             run(
@@ -205,6 +234,7 @@ impl Postgres {
             port,
             dir,
             bin,
+            tls,
             _watcher: watcher,
         };
         pg.start_again()?;
@@ -258,11 +288,16 @@ impl Postgres {
     /// Starts the server again after [`Postgres::stop`].
     pub fn start_again(&self) -> Result<(), DbError> {
         let d = self.dir.display().to_string();
-        let opts = format!(
+        let mut opts = format!(
             "-p {} -k {d} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
              -c full_page_writes=off -c max_connections=300",
             self.port
         );
+        if self.tls {
+            opts.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={d}/server.crt -c ssl_key_file={d}/server.key"
+            ));
+        }
         self.pg_ctl(
             &[
                 "-o",
@@ -295,6 +330,11 @@ impl Postgres {
             "postgres://{DB_USER}:{DB_PASSWORD}@127.0.0.1:{}/{DB_NAME}",
             self.port
         )
+    }
+
+    /// The certificate it serves TLS with (PEM), for `--cacert`.
+    pub fn certificate(&self) -> PathBuf {
+        self.dir.join("server.crt")
     }
 
     /// The directory of its Unix socket (and its binaries' `pgbench`, for benchmarks).
