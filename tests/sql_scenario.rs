@@ -90,6 +90,17 @@ steps:
       # Conservation: what A lost, B gained.
       - jsonpath: "$.rows[0].b"
         equals: "{{ 2 * opening - a_after }}"
+    extract:
+      # A column of the first row, as metadata (its text).
+      b_text: { metadata: b }
+  - label: balance B again
+    sql:
+      target: db
+      query: SELECT balance FROM clients WHERE id = ?
+      params: ["{{ b }}"]
+    checks:
+      - jsonpath: "$.rows[0].balance"
+        equals: "{{ b_text }}"
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,6 +123,7 @@ async fn http_and_sql_steps_mix_in_one_flow() {
     assert_eq!(s.total.errors, 0, "{:?}", s.errors);
     assert_eq!(row(&s, "balance A in the database").samples, 15);
     assert_eq!(row(&s, "balance B in the database").samples, 15);
+    assert_eq!(row(&s, "balance B again").samples, 15);
     // A wrong expectation is a failed check, not a pass.
     let wrong = std::fs::read_to_string(&path)
         .expect("read")
