@@ -469,3 +469,36 @@ fn db_stats_go_with_an_http_run_too() {
     );
     assert!(!text(&o).contains(DB_PASSWORD));
 }
+
+/// `throng sql prepare` makes a SQLite file that is not there yet; a load never does (a
+/// misspelt path fails before the load instead of testing an empty database).
+#[test]
+fn sqlite_files_are_made_by_prepare_and_never_by_a_load() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("sqlite://{}/new.db", dir.path().display());
+    let o = throng(&["run", &url, "--sql", "SELECT 1", "-n", "1", "--no-tui"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("unable to open database file"),
+        "{}",
+        text(&o)
+    );
+    assert!(!dir.path().join("new.db").exists());
+    let o = throng(&["sql", "prepare", &url, "--table-size", "50"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = throng(&[
+        "run",
+        &url,
+        "--workload",
+        "oltp_read_only",
+        "--table-size",
+        "50",
+        "-c",
+        "1",
+        "-i",
+        "3",
+        "--no-tui",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

@@ -210,7 +210,10 @@ pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
         return Err(usage("--tables and --table-size must be at least 1"));
     }
     let timeout = duration("--connect-timeout", &t.connect_timeout)?;
-    let target = throng_sql::Target::new(&t.url, timeout, 16).map_err(usage)?;
+    let mut target = throng_sql::Target::new(&t.url, timeout, 16).map_err(usage)?;
+    if prepare {
+        target = target.create_if_missing();
+    }
     let mut conn = target
         .connect()
         .await

@@ -155,6 +155,15 @@ impl Target {
         Ok(self)
     }
 
+    /// A SQLite file is created if it is missing (for `throng sql prepare`); a load never
+    /// creates one, so a misspelt path fails before it rather than testing an empty file.
+    pub fn create_if_missing(mut self) -> Target {
+        if let Options::Lite(o) = self.options {
+            self.options = Options::Lite(o.create_if_missing(true));
+        }
+        self
+    }
+
     /// Which database.
     pub fn dialect(&self) -> Dialect {
         self.dialect
