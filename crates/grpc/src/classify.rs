@@ -1,12 +1,13 @@
-//! Failures to classes: a status the server sent is `grpc_status` (DEADLINE_EXCEEDED is a
-//! `timeout`); a status tonic made from a transport error is classified by that error, walking
-//! `source()`: the socket's and TLS's through throng-net, hyper's here.
+//! Transport failures to classes, walking `source()`: the socket's and TLS's through throng-net,
+//! h2's and hyper's here. (A status the server sent is `grpc_status`, DEADLINE_EXCEEDED a
+//! `timeout`: see the driver.) Reflection's calls go through tonic, which keeps a transport
+//! error as its status's source.
 
 use std::error::Error as StdError;
 
 use throng_core::ErrorClass;
 
-/// The class of a transport error (hyper's, or an I/O error below it).
+/// The class of a transport error (h2's or hyper's, or an I/O or TLS error below it).
 pub fn classify(err: &(dyn StdError + 'static)) -> ErrorClass {
     let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
     let mut class = None;
