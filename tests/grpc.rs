@@ -574,3 +574,41 @@ fn a_failed_threshold_exits_99() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("grpc 8 RESOURCE_EXHAUSTED: 10"));
 }
+
+#[test]
+fn two_grpc_targets_compare_in_one_command() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let fast = rt.block_on(target(GrpcTarget::default()));
+    let slow = rt.block_on(target(GrpcTarget {
+        delay: Delay::Fixed(Duration::from_millis(3)),
+        ..GrpcTarget::default()
+    }));
+    let out = throng(&[
+        "run",
+        &fast.url(),
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--target",
+        &format!("fast={}", fast.url()),
+        "--target",
+        &format!("slow={}", slow.url()),
+        "-c",
+        "2",
+        "-n",
+        "100",
+        "--no-tui",
+        "--quiet",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("fast (baseline)") && text.contains("slow"),
+        "{text}"
+    );
+    assert_eq!((fast.calls(), slow.calls()), (100, 100));
+}
