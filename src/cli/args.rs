@@ -31,6 +31,8 @@ pub enum Command {
     Compare(super::compare::CompareArgs),
     /// A result as Markdown, CSV, JUnit or JSON.
     Report(super::compare::ReportArgs),
+    /// The results of a plan's shards as one result.
+    Merge(super::merge::MergeArgs),
 }
 
 /// Flags of `throng run`.
@@ -160,6 +162,25 @@ pub struct RunArgs {
     /// next.
     #[arg(long, default_value = "0s", help_heading = "Request")]
     pub cooldown: String,
+    /// Run shard I of N of the plan (I counts from 0): closed loop, the users u with
+    /// u % N == I and that share of -n; open loop, every N-th arrival of the schedule. Merge
+    /// the shards' results with `throng merge`.
+    #[arg(long, value_name = "I/N", help_heading = "Shards")]
+    pub shard: Option<String>,
+    /// The number of shards, with the index from the scheduler's environment:
+    /// JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs, from 0) or THRONG_SHARD_SLOT (from 1:
+    /// Docker Swarm's {{.Task.Slot}}).
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Shards",
+        conflicts_with = "shard"
+    )]
+    pub shards: Option<u32>,
+    /// Start the load at this instant (RFC 3339, e.g. 2026-11-23T20:30:00Z, or +30s from now),
+    /// so that every shard starts together.
+    #[arg(long, value_name = "TIME", help_heading = "Shards")]
+    pub start_at: Option<String>,
     /// Write the JSON result to this file.
     #[arg(long, help_heading = "Output")]
     pub json: Option<PathBuf>,

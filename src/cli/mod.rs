@@ -7,12 +7,14 @@ pub mod compare;
 pub mod containers;
 pub mod grpc;
 pub mod live;
+pub mod merge;
 mod output;
 pub mod plan;
 pub mod runner;
 mod samples;
 pub mod scenario;
 mod serve;
+pub mod shards;
 mod signals;
 pub mod sql;
 

@@ -31,6 +31,10 @@ pub struct Outputs {
     pub title: Option<String>,
     /// Every request as a line of JMeter's JTL in this file (`--samples`).
     pub samples: Option<std::path::PathBuf>,
+    /// The share of the plan this process runs (`--shard`).
+    pub shard: throng_core::Shard,
+    /// When the load starts (`--start-at`): every shard waits for the same instant.
+    pub start_at: Option<std::time::SystemTime>,
     /// Databases whose own counters go into the result (`--db-stats`).
     pub databases: Option<std::sync::Arc<super::sql::DbWatch>>,
 }
@@ -48,6 +52,7 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Demo(a) => demo(a).await,
         Command::Compare(a) => super::compare::run_compare(&a),
         Command::Report(a) => super::compare::run_report(&a),
+        Command::Merge(a) => super::merge::run_merge(&a),
         Command::Serve(a) => serve(a).await,
         Command::Sql(a) => super::sql::command(a).await,
     }
@@ -62,6 +67,8 @@ impl Outputs {
             tui: super::live::wanted(a.no_tui),
             reports: super::compare::parse_report_specs(&a.reports)?,
             samples: a.samples.clone(),
+            shard: super::shards::shard(a, &|k| std::env::var(k).ok())?,
+            start_at: super::shards::start_at(a)?,
             ..Outputs::default()
         })
     }
@@ -153,6 +160,7 @@ pub async fn run_load<D: throng_core::Driver>(
     if let Some(title) = &out.title {
         plan.target = format!("{title}: {}", plan.target);
     }
+    plan.shard = out.shard;
     // A result that cannot be written is found out now, not after the whole run.
     if let Some(path) = &out.json {
         check_writable(path)?;
@@ -174,6 +182,9 @@ pub async fn run_load<D: throng_core::Driver>(
         let (tx, rx) = super::samples::Samples::channel();
         extras.samples = Some(tx);
         samples = Some((file, rx));
+    }
+    if let Some(at) = out.start_at {
+        super::shards::wait_until(at, out.quiet).await;
     }
     let handle = throng_engine::start_with(plan, driver, extras)
         .await

@@ -26,7 +26,9 @@ pub mod step;
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use driver::{Driver, GroupInfo, Outcome, SetupError, StepInfo};
 pub use error::ErrorClass;
-pub use plan::{Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Stage, Users};
+pub use plan::{
+    Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Shard, Stage, Users,
+};
 pub use sample::Sample;
 pub use snapshot::{
     per_second, Change, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint,

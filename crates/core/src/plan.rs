@@ -122,6 +122,39 @@ pub enum LoadModel {
 /// second), and low enough that the arrivals of a 100-day run still fit the counters.
 pub(crate) const MAX_RATE: f64 = 1e12;
 
+/// Which share of a plan this process runs: shard `index` of `count` (0-based). Closed loop:
+/// the users `u` with `u % count == index`, and that share of `-n`; open loop: positions
+/// `index, index + count, ...` of the schedule. The shards together run the whole plan exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shard {
+    /// This shard, from 0.
+    pub index: u32,
+    /// How many shards run the plan.
+    pub count: u32,
+}
+
+impl Shard {
+    /// The whole plan in one process.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// Whether this is the whole plan.
+    pub fn is_whole(&self) -> bool {
+        self.count <= 1
+    }
+
+    /// This shard's share of `total`: `total / count`, plus one for the first `total % count`.
+    pub fn share(&self, total: u64) -> u64 {
+        let (n, i) = (u64::from(self.count.max(1)), u64::from(self.index));
+        total / n + u64::from(i < total % n)
+    }
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard::WHOLE
+    }
+}
+
 /// A validated description of a run: what the engine takes. Build it from flags or a scenario
 /// file, then call [`RunPlan::validate`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -140,6 +173,9 @@ pub struct RunPlan {
     #[serde(with = "secs")]
     #[schemars(with = "f64")]
     pub late_after: Duration,
+    /// The share of the plan this process runs (`--shard`); the whole plan by default.
+    #[serde(default, skip_serializing_if = "Shard::is_whole")]
+    pub shard: Shard,
 }
 
 /// Why a plan is not runnable.
@@ -169,6 +205,7 @@ impl RunPlan {
             threads: 0,
             grace: Duration::from_secs(2),
             late_after: Duration::from_millis(10),
+            shard: Shard::WHOLE,
         }
     }
 

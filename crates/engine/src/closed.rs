@@ -7,7 +7,7 @@ use std::time::Duration;
 use throng_core::{stages, ClosedLoop, Driver, Users};
 use tokio::time::{sleep, Instant};
 
-use crate::worker::{share, Iteration, Local, Shared};
+use crate::worker::{global_id, split, Iteration, Local, Shared};
 
 /// What became of a closed-loop user slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ enum Slot {
 /// count): a ramp down retires nobody, and the end of the stages only stops new users.
 pub(crate) async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
     let sh = local.shared.clone();
-    let (worker, workers) = (local.worker, sh.workers);
+    let worker = local.worker;
     let target = Rc::new(Cell::new(0u64));
     let slots: Rc<RefCell<Vec<Slot>>> = Rc::default();
     let mut last_t = 0.0;
@@ -48,7 +48,7 @@ pub(crate) async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
         };
         last_t = t;
         let global = (base as i64 + sh.control.user_delta()).max(0) as u64;
-        let mine = share(global, worker, workers);
+        let mine = split(&sh, global, worker);
         target.set(mine);
         for j in 0..mine as usize {
             let mut list = slots.borrow_mut();
@@ -57,7 +57,7 @@ pub(crate) async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
             }
             if list[j] == Slot::Free {
                 list[j] = Slot::Alive;
-                let id = j as u64 * workers as u64 + worker as u64;
+                let id = global_id(&sh, j as u64, worker);
                 let u = user(local.clone(), j as u64, id, c.clone(), target.clone());
                 let slots = slots.clone();
                 local.tasks.spawn(async move {

@@ -141,7 +141,9 @@ pub async fn start_with<D: Driver>(
     };
     let workers = match extras.on_caller {
         true => 1,
-        false => threads.clamp(1, plan.peak_concurrency().max(1) as usize),
+        // No more workers than this shard's users or slots: a worker with none of them but a
+        // share of `-n` would never end.
+        false => threads.clamp(1, plan.shard.share(plan.peak_concurrency()).max(1) as usize),
     };
     let stop = CancellationToken::new();
     let abort = CancellationToken::new();

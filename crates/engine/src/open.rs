@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use crate::closed::unpaused;
 use crate::schedule::Schedule;
-use crate::worker::{share, Local};
+use crate::worker::{global_id, split, Local};
 
 /// Arrivals waiting for a free slot, on one worker.
 #[derive(Default)]
@@ -56,9 +56,15 @@ const BATCH: u32 = 64;
 pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     let sh = local.shared.clone();
     let (worker, workers) = (local.worker, sh.workers);
-    let max_slots = share(u64::from(o.max_in_flight), worker, workers) as usize;
-    let queue_cap = share(u64::from(o.queue), worker, workers) as usize;
-    let mut arrivals_left = o.requests.map_or(u64::MAX, |n| share(n, worker, workers));
+    let max_slots = split(&sh, u64::from(o.max_in_flight), worker).max(1) as usize;
+    let queue_cap = split(&sh, u64::from(o.queue), worker) as usize;
+    let mut arrivals_left = o.requests.map_or(u64::MAX, |n| split(&sh, n, worker));
+    // Shard `i` of `n` follows positions `i, i + n, ...` of the whole schedule, and its workers
+    // take turns among those: worker `w` of `k` follows `i + n·w + n·k·j`.
+    let (sid, scount) = (
+        sh.plan.shard.index as usize,
+        sh.plan.shard.count.max(1) as usize,
+    );
     let end = sh.plan.planned_duration().map(|d| d.as_secs_f64());
     let queue = Rc::new(Queue::default());
     *local.queue.borrow_mut() = Some(queue.clone());
@@ -72,7 +78,7 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
     // connections opened at once (`Driver::prepare`). Without it, slots are only added when an
     // arrival finds none free, which happens mostly when the worker was held up; opening a
     // burst of connections then prolongs the hold-up it answers.
-    let warm = ((o.rate.peak() / workers as f64) * WARM_SECONDS).ceil();
+    let warm = ((o.rate.peak() / (workers * scount) as f64) * WARM_SECONDS).ceil();
     for _ in 0..(warm.max(1.0) as usize).min(max_slots) {
         add_slot(&local, &queue, &mut slots, true);
     }
@@ -81,8 +87,8 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         &o.rate,
         o.arrivals,
         Some(f64::INFINITY),
-        worker,
-        workers,
+        sid + scount * worker,
+        scount * workers,
         rand::random(),
     );
     let (mut base_prev, mut real) = (0.0f64, 0.0f64);
@@ -179,8 +185,7 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
 
 /// Spawns the worker's next open-loop slot, counted free until it takes an arrival.
 fn add_slot<D: Driver>(local: &Rc<Local<D>>, queue: &Rc<Queue>, slots: &mut usize, warm: bool) {
-    let workers = local.shared.workers as u64;
-    let id = *slots as u64 * workers + local.worker as u64;
+    let id = global_id(&local.shared, *slots as u64, local.worker);
     *slots += 1;
     queue.free.set(queue.free.get() + 1);
     local

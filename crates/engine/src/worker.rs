@@ -53,6 +53,19 @@ impl<D> Shared<D> {
     }
 }
 
+/// This worker's share of `total` of the whole plan: the process's shard first, then the worker's
+/// share of that.
+pub(crate) fn split<D>(sh: &Shared<D>, total: u64, worker: usize) -> u64 {
+    share(sh.plan.shard.share(total), worker, sh.workers)
+}
+
+/// The plan-wide number of this process's `k`-th user (or slot) on `worker`: shard `i` of `n`
+/// owns the numbers `u % n == i`, and its workers take turns among them.
+pub(crate) fn global_id<D>(sh: &Shared<D>, k: u64, worker: usize) -> u64 {
+    let s = sh.plan.shard;
+    u64::from(s.index) + u64::from(s.count.max(1)) * (k * sh.workers as u64 + worker as u64)
+}
+
 /// This worker's share of `total`: worker `i` of `n` gets `total / n`, plus one if `i < total % n`.
 pub(crate) fn share(total: u64, worker: usize, workers: usize) -> u64 {
     let (n, i) = (workers as u64, worker as u64);
@@ -282,7 +295,7 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
     let budget = match &shared.plan.model {
         LoadModel::Closed(ClosedLoop {
             requests: Some(n), ..
-        }) => share(*n, worker, shared.workers),
+        }) => split(&shared, *n, worker),
         _ => u64::MAX,
     };
     let state = shared.driver.worker();

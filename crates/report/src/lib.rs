@@ -16,6 +16,7 @@ mod html;
 mod jtl;
 mod junit;
 mod markdown;
+mod merge;
 mod regression;
 mod result;
 mod table;
@@ -31,6 +32,7 @@ pub use html::{render_comparison_html, render_html};
 pub use jtl::{jtl_line, JTL_HEADER};
 pub use junit::render_junit;
 pub use markdown::render_markdown;
+pub use merge::{merge, MergeError};
 pub use regression::{Regression, RegressionResult};
 
 pub use containers::{render_containers, ContainerResult, Usage};

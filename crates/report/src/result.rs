@@ -117,7 +117,7 @@ impl LabelResult {
 
     /// [`LabelResult::from_stats`], adding to `warnings` a histogram that could not be encoded
     /// (its `*_hdr` is then empty: the result says so rather than pass it off as a histogram).
-    fn noting(s: &LabelStats, secs: f64, warnings: &mut Vec<String>) -> Self {
+    pub(crate) fn noting(s: &LabelStats, secs: f64, warnings: &mut Vec<String>) -> Self {
         let d = std::time::Duration::from_secs_f64(secs.max(0.0));
         let mut hdr = |h: &hdrhistogram::Histogram<u64>, what: &str| {
             histogram::encode(h).unwrap_or_else(|e| {

@@ -1,0 +1,75 @@
+//! `throng merge`: the results of a plan's shards as the result of the whole plan, summarised,
+//! judged by thresholds once, and written as one result.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use throng_report::{merge, render_summary};
+
+use super::{CliError, EXIT_OK, EXIT_THRESHOLDS};
+
+/// Flags of `throng merge`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  throng merge shard-0.json shard-1.json shard-2.json
+  throng merge shard-*.json --json merged.json --threshold 'p99<250ms'
+
+Each shard of the plan must be there once (run with --shard I/N). Exit codes: 0 passed,
+2 usage or input error (a missing or repeated shard, shards of different plans), 99 a
+threshold failed.")]
+pub struct MergeArgs {
+    /// The shards' result files (`throng run --shard I/N --json FILE`).
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+    /// Write the merged result to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// A pass/fail condition on the merged result, as for `throng run` (repeatable).
+    #[arg(long = "threshold")]
+    pub thresholds: Vec<String>,
+}
+
+/// Runs `throng merge`.
+pub fn run_merge(a: &MergeArgs) -> Result<u8, CliError> {
+    if let Some(path) = &a.json {
+        super::output::check_writable(path)?;
+    }
+    let results = a
+        .results
+        .iter()
+        .map(|p| super::compare::read_result(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut merged = merge(&results).map_err(|e| {
+        // Positions become the user's file names.
+        let mut m = e.to_string();
+        for (i, p) in a.results.iter().enumerate().rev() {
+            m = m.replace(&format!("result {}", i + 1), &p.display().to_string());
+            m = m.replace(
+                &format!("results {} and", i + 1),
+                &format!("{} and", p.display()),
+            );
+            m = m.replace(
+                &format!("and {} are", i + 1),
+                &format!("and {} are", p.display()),
+            );
+        }
+        CliError::Usage(m)
+    })?;
+    let labels: Vec<String> = merged.labels.iter().map(|l| l.label.clone()).collect();
+    let thresholds = super::plan::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
+    merged.thresholds = thresholds.iter().map(|t| t.evaluate(&merged)).collect();
+    print!("{}", render_summary(&merged));
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&merged)
+            .map_err(|e| CliError::Runtime(anyhow::anyhow!("the merged result as JSON: {e}")))?;
+        std::fs::write(path, text + "\n").map_err(|e| {
+            CliError::Runtime(anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        })?;
+        eprintln!("merged result written to {}", path.display());
+    }
+    Ok(if merged.passed() {
+        EXIT_OK
+    } else {
+        EXIT_THRESHOLDS
+    })
+}
