@@ -76,7 +76,15 @@ async fn every_bundled_scenario_parses_and_runs_clean_against_the_testbed() {
         );
         throng::scenario::load(&path, &throng::protocols()).unwrap_or_else(|e| panic!("{e}"));
         let name = path.file_name().unwrap().to_str().unwrap();
-        let local = scenario_at(dir.path(), name, &text, &bank.url());
+        // A scenario of a plain web service (web-compare.yaml) runs against the testbed's HTTP
+        // target; the others against the bank.
+        let web = throng::testbed::HttpTarget::default().start().await.unwrap();
+        let url = if text.contains("\n  web: http://127.0.0.1:8080") {
+            web.url()
+        } else {
+            bank.url()
+        };
+        let local = scenario_at(dir.path(), name, &text, &url);
         // A few seconds, lighter than the file's own load.
         let s = if text.contains("rate:") {
             run_file(&local, &["-q", "150", "-z", "2s"]).await
