@@ -502,3 +502,77 @@ fn sqlite_files_are_made_by_prepare_and_never_by_a_load() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// `throng serve bank --db URL` keeps the bank on PostgreSQL, and `--db-stats` on that database
+/// sets the service's requests beside the database's transactions (the global-vs-database TPS
+/// of a saga benchmark): every write request of the flow is at least one database transaction.
+#[test]
+fn the_bank_served_on_postgresql_beside_its_databases_counters() {
+    use std::io::BufRead as _;
+    // A database of its own: the other tests of this binary would move its counters.
+    let own = Postgres::start().expect("a PostgreSQL of this test's own");
+    let pg = own.url();
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["serve", "bank", "--port", "0", "--db", &pg])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut line = String::new();
+    std::io::BufReader::new(serve.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("a line");
+    assert!(line.contains("postgres://throng:***@"), "{line}");
+    assert!(!line.contains(DB_PASSWORD), "{line}");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the bank's URL")
+        .to_string();
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("r.json");
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/bank-transfer.yaml");
+    let o = throng(&[
+        "run",
+        scenario,
+        "--target",
+        &format!("bank={url}"),
+        "-c",
+        "2",
+        "-i",
+        "10",
+        "--db-stats",
+        &pg,
+        "--no-tui",
+        "--quiet",
+        "--json",
+        out.to_str().expect("path"),
+    ]);
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = json(&out);
+    assert_eq!(r["total"]["errors"], 0, "{}", r["errors"]);
+    let db = &r["databases"][0];
+    // 20 iterations: 2 client inserts and a transfer (one transaction each) and 4 balance reads
+    // (autocommit: transactions too, on PostgreSQL) = 7 transactions an iteration, 140 in all,
+    // over 140 requests: at least one database transaction a request.
+    let commits = db["counters"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "xact_commit"))
+        .and_then(|c| c["load_total"].as_u64())
+        .expect("xact_commit");
+    assert!(commits >= 140, "{db}");
+    assert!(
+        db["transactions"]["per_request"].as_f64() >= Some(1.0),
+        "{db}"
+    );
+    let inserted = db["counters"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "tup_inserted"))
+        .and_then(|c| c["load_total"].as_u64());
+    // Two clients an iteration; PostgreSQL may also publish now the catalog rows of the bank's
+    // CREATE TABLE, still pending in its idle pool when the idle window was read.
+    assert!(inserted >= Some(40), "two clients an iteration: {db}");
+}

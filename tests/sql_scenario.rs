@@ -288,3 +288,65 @@ async fn the_bundled_oltp_write_only_scenario_runs_sysbenchs_transaction() {
     assert_eq!(n, Some(10_000));
     c.raw("DROP SCHEMA scen CASCADE").await.expect("drop");
 }
+
+/// The bank on PostgreSQL and on MariaDB (`throng serve bank --db URL`): the bundled transfer
+/// flow runs clean against it, and the database itself shows every client made and the money
+/// conserved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bank_runs_on_postgresql_and_mariadb() {
+    for url in [
+        Postgres::shared().expect("PostgreSQL").url(),
+        MariaDb::shared().expect("MariaDB").url(),
+    ] {
+        let mut c = throng::sql::Target::new(&url, std::time::Duration::from_secs(5), 4)
+            .expect("url")
+            .connect()
+            .await
+            .expect("connects");
+        c.raw("DROP TABLE IF EXISTS clients").await.expect("drop");
+        c.raw("DROP TABLE IF EXISTS orders").await.expect("drop");
+        let bank = BankService {
+            storage: Storage::Server(url.clone()),
+            ..BankService::default()
+        }
+        .start()
+        .await
+        .expect("the bank starts on the server");
+        let dir = tempfile::tempdir().expect("dir");
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bank-transfer.yaml"),
+        )
+        .expect("the bundled scenario")
+        .replace("http://127.0.0.1:8080", &bank.url());
+        let path = dir.path().join("bank.yaml");
+        std::fs::write(&path, text).expect("write");
+        let s = run_file(&path, &["-c", "3", "-i", "5"])
+            .await
+            .expect("compiles");
+        assert_eq!(s.total.errors, 0, "{url}: {:?}", s.errors);
+        assert_eq!(row(&s, "transfer").samples, 15);
+        assert_eq!(bank.server_errors(), 0);
+        let d = c
+            .run(
+                &std::sync::Arc::from(
+                    "SELECT COUNT(*) AS n, CAST(SUM(balance) AS CHAR(20)) AS total FROM clients",
+                ),
+                &[],
+                true,
+            )
+            .await
+            .expect("count");
+        assert_eq!(
+            d.data[0]["n"].as_i64(),
+            Some(30),
+            "{url}: two clients an iteration"
+        );
+        assert_eq!(
+            d.data[0]["total"].as_str().map(str::trim),
+            Some("30000"),
+            "{url}: money conserved"
+        );
+        c.raw("DROP TABLE clients").await.expect("drop");
+        c.raw("DROP TABLE orders").await.expect("drop");
+    }
+}

@@ -294,6 +294,11 @@ pub struct ServeArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
+    /// bank: keep the data in this database instead of SQLite in memory: postgres://... or
+    /// mysql://... (its tables made if missing; read its counters with throng run --db-stats),
+    /// or sqlite://FILE.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
     /// Delay before each answer (e.g. 2ms).
     #[arg(long)]
     pub delay: Option<String>,

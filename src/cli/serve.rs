@@ -81,6 +81,9 @@ pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
     if a.target == ServeTarget::Bank {
         return serve_bank(a).await;
     }
+    if a.db.is_some() {
+        return Err(CliError::Usage("--db applies to the bank only".into()));
+    }
     if a.target == ServeTarget::Grpc {
         return super::grpc::serve(a).await;
     }
@@ -130,11 +133,32 @@ async fn serve_bank(a: ServeArgs) -> Result<u8, CliError> {
     let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
         .await
         .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
-    let running = BankService::default()
-        .serve(listener)
-        .await
-        .context("starting the bank")?;
-    println!("serving the bank on {}", running.url());
+    let storage = match a.db.as_deref() {
+        None => throng_testbed::Storage::Memory,
+        Some(url) => match url.split_once("://") {
+            Some(("sqlite", file)) => throng_testbed::Storage::File(file.into()),
+            Some(("postgres" | "postgresql" | "mysql" | "mariadb", _)) => {
+                throng_testbed::Storage::Server(url.to_string())
+            }
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "--db {}: not a database URL (postgres://, mysql://, sqlite://FILE)",
+                    throng_sql::redact(url)
+                )))
+            }
+        },
+    };
+    let shown =
+        a.db.as_deref()
+            .map_or("SQLite in memory".into(), throng_sql::redact);
+    let running = BankService {
+        storage,
+        ..BankService::default()
+    }
+    .serve(listener)
+    .await
+    .context("starting the bank")?;
+    println!("serving the bank on {} ({shown})", running.url());
     wait_for_signal().await;
     eprintln!(
         "served {} requests ({} server errors)",

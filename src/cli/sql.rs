@@ -253,6 +253,8 @@ type Watched = (throng_sql::stats::DbStats, Vec<u64>, Vec<u64>);
 pub struct DbWatch {
     dbs: tokio::sync::Mutex<Vec<Watched>>,
     idle_secs: f64,
+    /// How long the last reading waits after the load (see [`DbWatch::load_ended`]).
+    settle: std::time::Duration,
     results: std::sync::Mutex<Vec<throng_report::DatabaseResult>>,
 }
 
@@ -267,9 +269,11 @@ impl std::fmt::Debug for DbWatch {
 impl DbWatch {
     /// Reads every database again now that the load is over, and keeps their results.
     pub async fn load_ended(&self, snapshot: &throng_core::Snapshot) {
-        // PostgreSQL's backends publish their counters when they go idle or exit, at most once
-        // a second while busy: give the load's last ones a moment.
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        // PostgreSQL's backends publish their counters when they exit, or at most once a
+        // second while busy and then only 10 s after they went idle (pgstat's
+        // PGSTAT_IDLE_INTERVAL): the last second of a service's pooled connections shows only
+        // then. throng's own connections have closed, so for a SQL load half a second is enough.
+        tokio::time::sleep(self.settle).await;
         let load_secs = snapshot.elapsed.as_secs_f64();
         let requests = snapshot.total.samples;
         let mut out = Vec::new();
@@ -357,8 +361,25 @@ where
         let before = d.sample().await.map_err(runtime)?;
         watched.push((d, start, before));
     }
+    let pooled = watched
+        .iter()
+        .any(|(d, _, _)| d.dialect() == throng_sql::Dialect::Postgres)
+        && throng_sql::Dialect::of(&a.url).is_none();
+    let settle = match pooled {
+        true => {
+            if !a.quiet {
+                eprintln!(
+                    "--db-stats: the last reading waits 10.5 s after the load, until PostgreSQL \
+                     has published the counters of the service's idle connections"
+                );
+            }
+            std::time::Duration::from_millis(10_500)
+        }
+        false => std::time::Duration::from_millis(500),
+    };
     out.databases = Some(Arc::new(DbWatch {
         dbs: tokio::sync::Mutex::new(watched),
+        settle,
         idle_secs: t0.elapsed().as_secs_f64(),
         results: std::sync::Mutex::new(Vec::new()),
     }));

@@ -56,6 +56,11 @@ impl DbStats {
         Ok(DbStats { target, conn: None })
     }
 
+    /// Which database.
+    pub fn dialect(&self) -> Dialect {
+        self.target.dialect()
+    }
+
     /// The database, password hidden.
     pub fn shown(&self) -> &str {
         self.target.shown()

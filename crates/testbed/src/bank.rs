@@ -1,6 +1,7 @@
 //! The demo's bank: clients, transfers, orders and an asset catalogue over JSON and HTTP, kept in
 //! an embedded SQLite database.
 
+mod server;
 pub(crate) mod store;
 
 use std::convert::Infallible;
@@ -37,6 +38,9 @@ pub enum Storage {
     /// A database file, created if missing, in WAL mode: one writing connection and
     /// [`BankService::readers`] reading ones.
     File(PathBuf),
+    /// A PostgreSQL or MySQL/MariaDB server (`postgres://...`, `mysql://...`), through a pool
+    /// of [`BankService::readers`] connections; the tables are made if missing.
+    Server(String),
 }
 
 /// The bank service. [`BankService::default`] keeps its data in memory.
@@ -146,6 +150,7 @@ impl BankService {
         let store = match &self.storage {
             Storage::Memory => Store::memory().await?,
             Storage::File(path) => Store::file(path, self.readers).await?,
+            Storage::Server(url) => Store::server(url, self.readers).await?,
         };
         let counters = Arc::new(Counters::default());
         let state = Arc::new(State {

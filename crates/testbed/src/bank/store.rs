@@ -51,8 +51,19 @@ pub(crate) struct Order {
 /// `reader`, which for a file in WAL mode has several connections that never block the writer.
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
-    writer: SqlitePool,
-    reader: SqlitePool,
+    db: Db,
+}
+
+/// Where the tables are.
+#[derive(Debug, Clone)]
+enum Db {
+    /// SQLite, in memory or in a file.
+    Lite {
+        writer: SqlitePool,
+        reader: SqlitePool,
+    },
+    /// A PostgreSQL or MySQL/MariaDB server.
+    Server(super::server::Server),
 }
 
 impl Store {
@@ -69,8 +80,10 @@ impl Store {
             .await?;
         sqlx::raw_sql(SCHEMA).execute(&writer).await?;
         Ok(Store {
-            reader: writer.clone(),
-            writer,
+            db: Db::Lite {
+                reader: writer.clone(),
+                writer,
+            },
         })
     }
 
@@ -92,7 +105,24 @@ impl Store {
             .max_connections(readers.max(1))
             .connect_with(options)
             .await?;
-        Ok(Store { writer, reader })
+        Ok(Store {
+            db: Db::Lite { writer, reader },
+        })
+    }
+
+    /// The tables on a PostgreSQL or MySQL/MariaDB server, through a pool of `connections`.
+    pub(crate) async fn server(url: &str, connections: u32) -> Result<Store, sqlx::Error> {
+        Ok(Store {
+            db: Db::Server(super::server::Server::connect(url, connections).await?),
+        })
+    }
+
+    /// SQLite's pools, or the server that does the operation instead.
+    fn lite(&self) -> Result<(&SqlitePool, &SqlitePool), &super::server::Server> {
+        match &self.db {
+            Db::Lite { writer, reader } => Ok((writer, reader)),
+            Db::Server(s) => Err(s),
+        }
     }
 
     /// Adds a client with `balance` and returns its id.
@@ -102,26 +132,38 @@ impl Store {
                 "balance must not be negative, got {balance}"
             )));
         }
+        let (writer, _) = match self.lite() {
+            Ok(p) => p,
+            Err(server) => return server.new_client(balance).await,
+        };
         let id = sqlx::query_scalar("INSERT INTO clients (balance) VALUES (?1) RETURNING id")
             .bind(balance)
-            .fetch_one(&self.writer)
+            .fetch_one(writer)
             .await?;
         Ok(id)
     }
 
     /// The balance of client `id`.
     pub(crate) async fn balance(&self, id: i64) -> Result<i64, Refusal> {
+        let (_, reader) = match self.lite() {
+            Ok(p) => p,
+            Err(server) => return server.balance(id).await,
+        };
         sqlx::query_scalar("SELECT balance FROM clients WHERE id = ?1")
             .bind(id)
-            .fetch_optional(&self.reader)
+            .fetch_optional(reader)
             .await?
             .ok_or_else(|| unknown_client(id))
     }
 
     /// The sum of all balances.
     pub(crate) async fn total(&self) -> Result<i64, Refusal> {
+        let (_, reader) = match self.lite() {
+            Ok(p) => p,
+            Err(server) => return server.total().await,
+        };
         let total = sqlx::query_scalar("SELECT COALESCE(SUM(balance), 0) FROM clients")
-            .fetch_one(&self.reader)
+            .fetch_one(reader)
             .await?;
         Ok(total)
     }
@@ -138,7 +180,11 @@ impl Store {
                 "from and to are the same client ({from})"
             )));
         }
-        let mut tx = self.writer.begin().await?;
+        let (writer, _) = match self.lite() {
+            Ok(p) => p,
+            Err(server) => return server.transfer(from, to, amount).await,
+        };
+        let mut tx = writer.begin().await?;
         let debited = sqlx::query(
             "UPDATE clients SET balance = balance - ?1 WHERE id = ?2 AND balance >= ?1",
         )
@@ -187,18 +233,26 @@ impl Store {
                 "quantity must be positive, got {quantity}"
             )));
         }
+        let (writer, _) = match self.lite() {
+            Ok(p) => p,
+            Err(server) => return server.new_order(item, quantity).await,
+        };
         let id =
             sqlx::query_scalar("INSERT INTO orders (item, quantity) VALUES (?1, ?2) RETURNING id")
                 .bind(item)
                 .bind(quantity)
-                .fetch_one(&self.writer)
+                .fetch_one(writer)
                 .await?;
         Ok(id)
     }
 
     /// Allocates inventory to order `id`, once.
     pub(crate) async fn allocate(&self, id: i64) -> Result<(), Refusal> {
-        let mut tx = self.writer.begin().await?;
+        let (writer, _) = match self.lite() {
+            Ok(p) => p,
+            Err(server) => return server.allocate(id).await,
+        };
+        let mut tx = writer.begin().await?;
         let changed =
             sqlx::query("UPDATE orders SET allocated = 1 WHERE id = ?1 AND allocated = 0")
                 .bind(id)
@@ -219,10 +273,14 @@ impl Store {
 
     /// Order `id` as stored.
     pub(crate) async fn order(&self, id: i64) -> Result<Order, Refusal> {
+        let (_, reader) = match self.lite() {
+            Ok(p) => p,
+            Err(server) => return server.order(id).await,
+        };
         let row: Option<(i64, String, i64, bool)> =
             sqlx::query_as("SELECT id, item, quantity, allocated FROM orders WHERE id = ?1")
                 .bind(id)
-                .fetch_optional(&self.reader)
+                .fetch_optional(reader)
                 .await?;
         let (id, item, quantity, allocated) = row.ok_or_else(|| unknown_order(id))?;
         Ok(Order {
