@@ -228,3 +228,57 @@ async fn shard_flags_and_merges_refuse_what_is_wrong() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_on_standard_output_merge_from_collected_logs() {
+    let t = delayed(1).await;
+    let url = t.url();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    // What `docker service logs` prints: each task's lines behind a prefix, stderr beside.
+    let mut logs = String::new();
+    for i in 0..2 {
+        let out = throng(&[
+            "run",
+            &url,
+            "-c",
+            "2",
+            "-n",
+            "40",
+            "--shard",
+            &format!("{i}/2"),
+            "--no-tui",
+            "--quiet",
+            "--json",
+            "-",
+        ]);
+        assert_eq!(out.status.code(), Some(0));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout.lines().count(),
+            1,
+            "the result alone on stdout: {stdout}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("Label"),
+            "the summary on stderr"
+        );
+        for l in String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .chain(stdout.lines())
+        {
+            logs.push_str(&format!("throng.{}.x7q2@node1    | {l}\n", i + 1));
+        }
+    }
+    let file = dir.path().join("logs.txt");
+    std::fs::write(&file, logs).expect("writes");
+    let out = throng(&["merge", file.to_str().expect("utf-8")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("40 requests in"), "{stdout}");
+    assert_eq!(t.requests(), 40);
+}

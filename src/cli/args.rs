@@ -181,7 +181,8 @@ pub struct RunArgs {
     /// so that every shard starts together.
     #[arg(long, value_name = "TIME", help_heading = "Shards")]
     pub start_at: Option<String>,
-    /// Write the JSON result to this file.
+    /// Write the JSON result to this file (`-`: on standard output, as one line, with the
+    /// summary on standard error).
     #[arg(long, help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// Write every request as a line of JMeter's CSV results (JTL) to this file, as the run

@@ -18,7 +18,8 @@ Each shard of the plan must be there once (run with --shard I/N). Exit codes: 0 
 2 usage or input error (a missing or repeated shard, shards of different plans), 99 a
 threshold failed.")]
 pub struct MergeArgs {
-    /// The shards' result files (`throng run --shard I/N --json FILE`).
+    /// The shards' result files (`throng run --shard I/N --json FILE`), or logs holding their
+    /// results as lines (`--json -`, then `kubectl logs` or `docker service logs`).
     #[arg(required = true, value_name = "RESULT")]
     pub results: Vec<PathBuf>,
     /// Write the merged result to this file.
@@ -29,20 +30,42 @@ pub struct MergeArgs {
     pub thresholds: Vec<String>,
 }
 
+/// The results in a file: a result file (`--json FILE`), or logs holding results as lines
+/// (`--json -` collected by `kubectl logs` or `docker service logs`, whose lines may carry a
+/// prefix before the JSON).
+fn read_results(path: &std::path::Path) -> Result<Vec<throng_report::RunResult>, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("{}: cannot read the result: {e}", path.display())))?;
+    if let Ok(one) = serde_json::from_str(&text) {
+        return Ok(vec![one]);
+    }
+    let found: Vec<throng_report::RunResult> = text
+        .lines()
+        .filter_map(|l| l.find('{').and_then(|i| serde_json::from_str(&l[i..]).ok()))
+        .collect();
+    if found.is_empty() {
+        // Say what is wrong with it as one result.
+        return super::compare::read_result(path).map(|r| vec![r]);
+    }
+    Ok(found)
+}
+
 /// Runs `throng merge`.
 pub fn run_merge(a: &MergeArgs) -> Result<u8, CliError> {
     if let Some(path) = &a.json {
         super::output::check_writable(path)?;
     }
-    let results = a
-        .results
-        .iter()
-        .map(|p| super::compare::read_result(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut results = Vec::new();
+    let mut files = Vec::new();
+    for p in &a.results {
+        let found = read_results(p)?;
+        files.extend(std::iter::repeat_n(p.clone(), found.len()));
+        results.extend(found);
+    }
     let mut merged = merge(&results).map_err(|e| {
         // Positions become the user's file names.
         let mut m = e.to_string();
-        for (i, p) in a.results.iter().enumerate().rev() {
+        for (i, p) in files.iter().enumerate().rev() {
             m = m.replace(&format!("result {}", i + 1), &p.display().to_string());
             m = m.replace(
                 &format!("results {} and", i + 1),

@@ -23,13 +23,23 @@ pub fn finish(
     if let Some(dbs) = &out.databases {
         result.databases = dbs.results();
     }
-    print!("{}", render_summary(&result));
+    let to_stdout = out.json.as_deref() == Some(std::path::Path::new("-"));
+    if to_stdout {
+        // `--json -`: the result is standard output's (a shard's, for `kubectl logs` or
+        // `docker service logs`); the summary goes to standard error.
+        eprint!("{}", render_summary(&result));
+    } else {
+        print!("{}", render_summary(&result));
+    }
     let mut code = if result.passed() {
         EXIT_OK
     } else {
         EXIT_THRESHOLDS
     };
-    if let Some(path) = &out.json {
+    if to_stdout {
+        let text = serde_json::to_string(&result).context("serialising the result")?;
+        println!("{text}");
+    } else if let Some(path) = &out.json {
         let text = serde_json::to_string_pretty(&result).context("serialising the result")? + "\n";
         if let Err(e) = write_result(path, &text) {
             // The run is over and cannot be had again: keep its result somewhere.
@@ -91,6 +101,9 @@ fn write_result(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 /// Checks, before any load, that a result file can be written at `path`: its directory exists
 /// and takes a new file, or the file exists and can be written. Nothing is left behind.
 pub fn check_writable(path: &std::path::Path) -> Result<(), CliError> {
+    if path == std::path::Path::new("-") {
+        return Ok(());
+    }
     let bad = |why: String| CliError::Usage(format!("--json {}: {why}", path.display()));
     if path.is_dir() {
         return Err(bad("is a directory; name a file".into()));
