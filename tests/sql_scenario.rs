@@ -326,6 +326,30 @@ async fn the_bank_runs_on_postgresql_and_mariadb() {
         assert_eq!(s.total.errors, 0, "{url}: {:?}", s.errors);
         assert_eq!(row(&s, "transfer").samples, 15);
         assert_eq!(bank.server_errors(), 0);
+        if url.starts_with("postgres") {
+            // scenarios/sql/bank-rematch.yaml: the same flow, balances read from PostgreSQL.
+            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios/sql/bank-rematch.yaml");
+            let targets = [format!("bank={}", bank.url()), format!("db={url}")];
+            let s = run_file(
+                &file,
+                &[
+                    "--target",
+                    &targets[0],
+                    "--target",
+                    &targets[1],
+                    "-c",
+                    "3",
+                    "-i",
+                    "5",
+                ],
+            )
+            .await
+            .expect("compiles");
+            assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+            assert_eq!(row(&s, "balance B in the database").samples, 15);
+            assert_eq!(row(&s, "transfer flow").samples, 15);
+        }
         let d = c
             .run(
                 &std::sync::Arc::from(
@@ -336,14 +360,15 @@ async fn the_bank_runs_on_postgresql_and_mariadb() {
             )
             .await
             .expect("count");
-        assert_eq!(
-            d.data[0]["n"].as_i64(),
-            Some(30),
-            "{url}: two clients an iteration"
-        );
+        // Two clients an iteration: 15 iterations, and 15 more of the rematch on PostgreSQL.
+        let clients: i64 = match url.starts_with("postgres") {
+            true => 60,
+            false => 30,
+        };
+        assert_eq!(d.data[0]["n"].as_i64(), Some(clients), "{url}");
         assert_eq!(
             d.data[0]["total"].as_str().map(str::trim),
-            Some("30000"),
+            Some((clients * 1000).to_string().as_str()),
             "{url}: money conserved"
         );
         c.raw("DROP TABLE clients").await.expect("drop");

@@ -1,5 +1,5 @@
 //! The demo's bank: clients, transfers, orders and an asset catalogue over JSON and HTTP, kept in
-//! an embedded SQLite database.
+//! an embedded SQLite database, or on a PostgreSQL or MySQL/MariaDB server (`server.rs`).
 
 mod server;
 pub(crate) mod store;
