@@ -349,6 +349,29 @@ async fn the_bank_runs_on_postgresql_and_mariadb() {
             assert_eq!(s.total.errors, 0, "{:?}", s.errors);
             assert_eq!(row(&s, "balance B in the database").samples, 15);
             assert_eq!(row(&s, "transfer flow").samples, 15);
+            // scenarios/sql/saga-tps.yaml: orders allocated through the service, seen so in
+            // the database.
+            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios/sql/saga-tps.yaml");
+            let targets = [format!("shop={}", bank.url()), format!("db={url}")];
+            let s = run_file(
+                &file,
+                &[
+                    "--target",
+                    &targets[0],
+                    "--target",
+                    &targets[1],
+                    "-c",
+                    "2",
+                    "-i",
+                    "5",
+                ],
+            )
+            .await
+            .expect("compiles");
+            assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+            assert_eq!(row(&s, "saga").samples, 10);
+            assert_eq!(row(&s, "order in the database").samples, 10);
         }
         let d = c
             .run(
