@@ -82,6 +82,11 @@ fn statements_run_with_parameters_and_a_transaction_row() {
         summary.contains("INSERT INTO acc") && summary.contains("pay"),
         "{summary}"
     );
+    // Queries beside transactions, as sysbench prints them.
+    assert!(
+        summary.contains("Operations   120 (") && summary.contains("transactions: pay "),
+        "{summary}"
+    );
     let r = json(&out);
     assert_eq!(row(&r, "INSERT INTO acc")["samples"], 30);
     assert_eq!(row(&r, "UPDATE acc SET v")["samples"], 30);

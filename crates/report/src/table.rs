@@ -127,6 +127,22 @@ pub fn render_summary(r: &RunResult) -> String {
             ms(f.max)
         );
     }
+    // Requests that were several operations each (a SQL transaction's statements, BEGIN and
+    // COMMIT included): their rate beside the groups' passes, as sysbench prints queries per
+    // second beside transactions per second.
+    if t.operations > t.samples {
+        let groups: Vec<String> = r
+            .labels
+            .iter()
+            .filter(|l| l.group)
+            .map(|l| format!("{} {:.1}/s", l.label, l.ok_per_s))
+            .collect();
+        let _ = write!(out, "Operations   {} ({:.1}/s)", t.operations, t.ops_per_s);
+        if !groups.is_empty() {
+            let _ = write!(out, "   transactions: {}", groups.join("   "));
+        }
+        out.push('\n');
+    }
     if !r.status_codes.is_empty() {
         let codes: Vec<String> = r
             .status_codes
