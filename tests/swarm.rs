@@ -69,8 +69,8 @@ fn build_image(tag: &str) -> tempfile::TempDir {
             .last()
             .and_then(|s| s.split_whitespace().next())
         {
-            if p.starts_with('/') {
-                let to = root.join(&p[1..]);
+            if let Some(rel) = p.strip_prefix('/') {
+                let to = root.join(rel);
                 std::fs::create_dir_all(to.parent().unwrap()).unwrap();
                 std::fs::copy(p, &to).unwrap();
             }
