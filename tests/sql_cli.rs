@@ -261,6 +261,22 @@ fn bad_input_exits_2_naming_the_problem() {
             "refused",
         ),
         (
+            vec![
+                "run",
+                "http://127.0.0.1:1/",
+                "--target",
+                "a=http://127.0.0.1:2/",
+                "--target",
+                "b=http://127.0.0.1:3/",
+                "-n",
+                "1",
+                "--db-stats",
+                &pg,
+            ],
+            2,
+            "not with A/B sides",
+        ),
+        (
             vec!["run", &pg, "--sql", "SELECT 1", "-d", "x", "-n", "1"],
             2,
             "HTTP flags",

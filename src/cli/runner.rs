@@ -45,6 +45,9 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Run(a) => {
             let out = Outputs::of(&a)?;
             match super::ab::sides(&a)? {
+                Some(_) if !a.sql.db_stats.is_empty() => Err(CliError::Usage(
+                    "--db-stats reads one database around one load: not with A/B sides".into(),
+                )),
                 Some(sides) => super::ab::run(&a, sides, out).await,
                 None => super::sql::with_db_stats(&a, out, |out| run_once(&a, out)).await,
             }
