@@ -306,10 +306,12 @@ fn counter(out: &str, name: &str) -> (u64, String) {
 fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
     let dir = tempfile::tempdir().expect("dir");
     let result = dir.path().join("r.json");
-    for (url, commits) in [
-        (MariaDb::shared().expect("MariaDB").url(), "Com_commit"),
-        (Postgres::shared().expect("PostgreSQL").url(), "xact_commit"),
-    ] {
+    // Databases of its own: the other tests of this binary would move their counters.
+    let (my, pg) = (
+        MariaDb::start().expect("a MariaDB of this test's own"),
+        Postgres::start().expect("a PostgreSQL of this test's own"),
+    );
+    for (url, commits) in [(my.url(), "Com_commit"), (pg.url(), "xact_commit")] {
         let table = "dbstats";
         let o = throng(&[
             "run",
@@ -456,7 +458,9 @@ fn db_stats_go_with_an_http_run_too() {
     let target = rt
         .block_on(throng::testbed::HttpTarget::default().start())
         .expect("the target starts");
-    let pg = Postgres::shared().expect("PostgreSQL").url();
+    // A database of its own: the other tests of this binary would move its counters.
+    let own = Postgres::start().expect("a PostgreSQL of this test's own");
+    let pg = own.url();
     let dir = tempfile::tempdir().expect("dir");
     let out = dir.path().join("r.json");
     let o = throng(&[
