@@ -112,8 +112,22 @@ fn build_image(tag: &str) -> tempfile::TempDir {
 
 /// Starts a container of `image` with 8080 published on a random 127.0.0.1 port; the port.
 fn run_container(name: &str, image: &str) -> u16 {
+    run_with(name, image, &[])
+}
+
+/// Starts a container of `image` as `throng serve http --delay DELAY`; its published port.
+fn run_delayed(name: &str, image: &str, delay: &str) -> u16 {
+    let serve = [
+        "serve", "http", "--host", "0.0.0.0", "--port", "8080", "--delay", delay,
+    ];
+    run_with(name, image, &serve)
+}
+
+/// Starts a container of `image` (with `args` instead of its command, if any) with 8080
+/// published on a random 127.0.0.1 port, and waits until it answers; the port.
+fn run_with(name: &str, image: &str, args: &[&str]) -> u16 {
     let label = format!("throng-it={name}");
-    docker(&[
+    let mut argv = vec![
         "run",
         "-d",
         "--name",
@@ -123,7 +137,9 @@ fn run_container(name: &str, image: &str) -> u16 {
         "-p",
         "127.0.0.1::8080",
         image,
-    ]);
+    ];
+    argv.extend_from_slice(args);
+    docker(&argv);
     let port = text(&docker(&["port", name, "8080/tcp"]));
     let port: u16 = port
         .lines()
@@ -433,40 +449,6 @@ fn a_scenario_file_names_containers_too() {
         stderr.contains(&format!("no container is named \"{name}\"")),
         "{stderr}"
     );
-}
-
-/// Starts a container of `image` as `throng serve http --delay DELAY`; its published port.
-fn run_delayed(name: &str, image: &str, delay: &str) -> u16 {
-    docker(&[
-        "run",
-        "-d",
-        "--name",
-        name,
-        "-p",
-        "127.0.0.1::8080",
-        image,
-        "serve",
-        "http",
-        "--host",
-        "0.0.0.0",
-        "--port",
-        "8080",
-        "--delay",
-        delay,
-    ]);
-    let port = text(&docker(&["port", name, "8080/tcp"]));
-    let port: u16 = port
-        .lines()
-        .next()
-        .and_then(|l| l.rsplit(':').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no published port in {port:?}"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{name} does not answer");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    port
 }
 
 #[test]
