@@ -78,7 +78,10 @@ async fn every_bundled_scenario_parses_and_runs_clean_against_the_testbed() {
         let name = path.file_name().unwrap().to_str().unwrap();
         // A scenario of a plain web service (web-compare.yaml) runs against the testbed's HTTP
         // target; the others against the bank.
-        let web = throng::testbed::HttpTarget::default().start().await.unwrap();
+        let web = throng::testbed::HttpTarget::default()
+            .start()
+            .await
+            .unwrap();
         let url = if text.contains("\n  web: http://127.0.0.1:8080") {
             web.url()
         } else {

@@ -274,3 +274,44 @@ async fn every_request_is_kept_as_a_sample_when_asked_and_a_full_sink_counts_the
     assert_eq!(s.total.samples, 100);
     assert_eq!(s.lost_samples, 100);
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn shards_together_run_exactly_the_plan() {
+    use throng_core::Shard;
+    // Closed loop: 7 users, 1000 requests, as 3 shards: users 3, 2, 2 and requests 334, 333,
+    // 333; together exactly the plan.
+    let mut total = 0;
+    for index in 0..3 {
+        let mut plan = closed(Users::Fixed(7), None, None);
+        if let LoadModel::Closed(c) = &mut plan.model {
+            c.requests = Some(1000);
+        }
+        plan.shard = Shard { index, count: 3 };
+        let s = run(plan, Duration::from_millis(10)).await;
+        assert_eq!(s.total.samples, Shard { index, count: 3 }.share(1000));
+        total += s.total.samples;
+    }
+    assert_eq!(total, 1000);
+    // Open loop: 300/s for 2 s as 4 shards: every arrival of the whole schedule, once.
+    let mut scheduled = 0;
+    for index in 0..4 {
+        let mut plan = RunPlan::new(
+            "paused",
+            LoadModel::Open(OpenLoop {
+                rate: Rate::Constant(300.0),
+                arrivals: Arrivals::Even,
+                max_in_flight: 20,
+                queue: 20,
+                requests: None,
+                duration: Some(Duration::from_secs(2)),
+            }),
+        );
+        plan.shard = Shard { index, count: 4 };
+        let s = run(plan, Duration::from_millis(5)).await;
+        let lag = s.lag.as_ref().unwrap();
+        assert_eq!((lag.started(), lag.dropped), (lag.scheduled, 0));
+        assert_eq!(s.total.samples, lag.scheduled);
+        scheduled += lag.scheduled;
+    }
+    assert_eq!(scheduled, 600);
+}
