@@ -29,7 +29,7 @@ pub enum Command {
     Sql(super::sql::SqlCommand),
     /// Results side by side, against the first, with regression thresholds.
     Compare(super::compare::CompareArgs),
-    /// A result as Markdown, CSV, JUnit or JSON.
+    /// A result as HTML, Markdown, CSV, JUnit or JSON.
     Report(super::compare::ReportArgs),
     /// The results of a plan's shards as one result.
     Merge(super::merge::MergeArgs),
