@@ -22,10 +22,9 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use http::HeaderMap;
 use prost_reflect::DescriptorPool;
-use serde_json::Value;
 use throng_core::step::{
-    ClientOptions, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient, StepError,
-    StepProtocol, TemplateCompiler, Text,
+    ClientOptions, JsonTemplate, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient,
+    StepError, StepProtocol, TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
@@ -38,9 +37,6 @@ use crate::driver::{metadata, Method, Session, Target};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrpcProtocol;
 
-/// A place in a message template: object keys and array indexes from the root.
-type Leaf = (Vec<Result<String, usize>>, Text);
-
 /// A step's method and, when nothing in its message is a template, its encoded requests.
 type Resolved = (Method, Option<Vec<Bytes>>);
 
@@ -50,7 +46,7 @@ struct GrpcStep {
     service: String,
     method: String,
     /// The message document and its string leaves that are templates.
-    message: Option<(Value, Vec<Leaf>)>,
+    message: Option<JsonTemplate>,
     metadata: Vec<(String, Text)>,
     /// The method and (when nothing in the message is a template) its encoded requests, found
     /// at the first call: a step's target is fixed, so the answer never changes.
@@ -117,9 +113,7 @@ impl StepProtocol for GrpcProtocol {
                         ),
                     ));
                 }
-                let mut leaves = Vec::new();
-                template_leaves(t, m, &mut Vec::new(), &mut leaves)?;
-                Some((m.to_json(), leaves))
+                Some(JsonTemplate::compile(t, m)?)
             }
         };
         let mut md = Vec::new();
@@ -234,51 +228,6 @@ fn reflect(target: &Target, cfg: &GrpcConfig) -> Result<DescriptorPool, String> 
     })
 }
 
-fn template_leaves(
-    t: &mut dyn TemplateCompiler,
-    node: &Node,
-    path: &mut Vec<Result<String, usize>>,
-    out: &mut Vec<Leaf>,
-) -> Result<(), StepError> {
-    match &node.value {
-        NodeValue::String(s) if s.contains("{{") || s.contains("{%") => {
-            out.push((path.clone(), t.text(s, node.at)?));
-        }
-        NodeValue::List(items) => {
-            for (i, x) in items.iter().enumerate() {
-                path.push(Err(i));
-                template_leaves(t, x, path, out)?;
-                path.pop();
-            }
-        }
-        NodeValue::Map(members) => {
-            for (k, x) in members {
-                path.push(Ok(k.clone()));
-                template_leaves(t, x, path, out)?;
-                path.pop();
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-fn place(doc: &mut Value, path: &[Result<String, usize>], value: Value) {
-    let mut cur = doc;
-    for k in path {
-        let next = match (k, cur) {
-            (Ok(k), Value::Object(m)) => m.get_mut(k),
-            (Err(i), Value::Array(a)) => a.get_mut(*i),
-            _ => None,
-        };
-        match next {
-            Some(v) => cur = v,
-            None => return,
-        }
-    }
-    *cur = value;
-}
-
 /// A step's method in `pool`, and its requests when its message has no templates.
 fn resolve(
     pool: &DescriptorPool,
@@ -289,7 +238,7 @@ fn resolve(
     let method = Method::new(desc).map_err(|e| e.to_string())?;
     let fixed = match &step.message {
         None => Some(method.frames(None)),
-        Some((doc, leaves)) if leaves.is_empty() => Some(method.frames(Some(&doc.to_string()))),
+        Some(m) if m.templates() == 0 => Some(method.frames(Some(&m.document().to_string()))),
         Some(_) => None,
     };
     let fixed = fixed.transpose().map_err(|e| format!("message: {e}"))?;
@@ -320,17 +269,11 @@ impl GrpcClient {
         method: &Method,
         r: &dyn Render,
     ) -> Result<Vec<Bytes>, String> {
-        let Some((doc, leaves)) = &step.message else {
+        let Some(message) = &step.message else {
             return method.frames(None);
         };
-        let mut doc = doc.clone();
-        for (path, text) in leaves {
-            let rendered = r.render(text)?;
-            // A rendered number or object is sent as JSON, anything else as a string (the
-            // JSON mapping reads int64 and enums from strings too).
-            let value = serde_json::from_str(&rendered).unwrap_or(Value::String(rendered));
-            place(&mut doc, path, value);
-        }
+        // The JSON mapping reads int64 and enums from strings too.
+        let doc = message.render(r)?;
         let messages =
             crate::message::from_value(&method.desc.input(), doc, method.client_streams())?;
         Ok(messages.iter().map(|m| crate::call::frame(m)).collect())
@@ -440,7 +383,7 @@ mod tests {
         }
     }
 
-    fn node(v: Value) -> Node {
+    fn node(v: serde_json::Value) -> Node {
         Node::from_json(&v, Place { line: 4, column: 2 })
     }
 
@@ -457,7 +400,7 @@ mod tests {
         let step = ok.as_any().downcast_ref::<GrpcStep>().unwrap();
         assert_eq!(step.service, "helloworld.Greeter");
         assert_eq!(step.metadata[0].0, "x-id");
-        assert_eq!(step.message.as_ref().unwrap().1.len(), 1);
+        assert_eq!(step.message.as_ref().unwrap().templates(), 1);
         for (bad, says) in [
             (
                 serde_json::json!({"call": "Greeter"}),
@@ -490,12 +433,5 @@ mod tests {
         );
         assert!(p.status(&node(serde_json::json!(200))).is_err());
         assert!(p.status(&node(serde_json::json!("FINE"))).is_err());
-        let mut doc = serde_json::json!({"a": [1, {"b": "x"}]});
-        place(
-            &mut doc,
-            &[Ok("a".into()), Err(1), Ok("b".into())],
-            serde_json::json!(3),
-        );
-        assert_eq!(doc, serde_json::json!({"a": [1, {"b": 3}]}));
     }
 }

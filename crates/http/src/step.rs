@@ -14,8 +14,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use throng_core::step::{
-    ClientOptions, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient, StepError,
-    StepProtocol, TemplateCompiler, Text,
+    ClientOptions, JsonTemplate, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient,
+    StepError, StepProtocol, TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
@@ -25,20 +25,13 @@ use crate::{H2Pool, HttpConfig, HttpDriver, Session};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HttpProtocol;
 
-/// A key in a JSON body template.
-#[derive(Debug, Clone)]
-enum JsonKey {
-    Key(String),
-    Index(usize),
-}
-
 /// A request body.
 #[derive(Debug, Clone)]
 enum Body {
     None,
     Text(Text),
-    /// The document, and the string leaves that are templates.
-    Json(serde_json::Value, Vec<(Vec<JsonKey>, Text)>),
+    /// A JSON document whose string leaves may be templates.
+    Json(JsonTemplate),
 }
 
 /// A compiled `request:` step.
@@ -138,9 +131,7 @@ impl StepProtocol for HttpProtocol {
                     http::header::CONTENT_TYPE,
                     Text::Static("application/json".into()),
                 ));
-                let mut leaves = Vec::new();
-                json_leaves(t, j, &mut Vec::new(), &mut leaves)?;
-                Body::Json(j.to_json(), leaves)
+                Body::Json(JsonTemplate::compile(t, j)?)
             }
             (None, None) => Body::None,
         };
@@ -209,53 +200,6 @@ fn shown(n: &Node) -> String {
     }
 }
 
-fn json_leaves(
-    t: &mut dyn TemplateCompiler,
-    node: &Node,
-    path: &mut Vec<JsonKey>,
-    out: &mut Vec<(Vec<JsonKey>, Text)>,
-) -> Result<(), StepError> {
-    match &node.value {
-        NodeValue::String(s) if s.contains("{{") || s.contains("{%") => {
-            out.push((path.clone(), t.text(s, node.at)?));
-        }
-        NodeValue::List(items) => {
-            for (i, x) in items.iter().enumerate() {
-                path.push(JsonKey::Index(i));
-                json_leaves(t, x, path, out)?;
-                path.pop();
-            }
-        }
-        NodeValue::Map(members) => {
-            for (k, x) in members {
-                path.push(JsonKey::Key(k.clone()));
-                json_leaves(t, x, path, out)?;
-                path.pop();
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-fn set(doc: &mut serde_json::Value, path: &[JsonKey], value: serde_json::Value) {
-    let mut cur = doc;
-    for k in path {
-        cur = match (k, cur) {
-            (JsonKey::Key(k), serde_json::Value::Object(m)) => match m.get_mut(k) {
-                Some(v) => v,
-                None => return,
-            },
-            (JsonKey::Index(i), serde_json::Value::Array(a)) => match a.get_mut(*i) {
-                Some(v) => v,
-                None => return,
-            },
-            _ => return,
-        };
-    }
-    *cur = value;
-}
-
 /// One HTTP target of a scenario.
 struct HttpClient {
     driver: HttpDriver,
@@ -277,18 +221,8 @@ impl HttpClient {
         let body = match &h.body {
             Body::None => Bytes::new(),
             Body::Text(text) => Bytes::from(r.render(text)?),
-            Body::Json(doc, leaves) if leaves.is_empty() => Bytes::from(doc.to_string()),
-            Body::Json(doc, leaves) => {
-                let mut doc = doc.clone();
-                for (path, text) in leaves {
-                    let rendered = r.render(text)?;
-                    // A rendered number or object is sent as JSON, anything else as a string.
-                    let value = serde_json::from_str(&rendered)
-                        .unwrap_or(serde_json::Value::String(rendered));
-                    set(&mut doc, path, value);
-                }
-                Bytes::from(doc.to_string())
-            }
+            Body::Json(j) if j.templates() == 0 => Bytes::from(j.document().to_string()),
+            Body::Json(j) => Bytes::from(j.render(r)?.to_string()),
         };
         Ok((path, headers, body))
     }
@@ -395,7 +329,7 @@ mod tests {
             .unwrap();
         let step = ok.as_any().downcast_ref::<HttpStep>().unwrap();
         assert_eq!(step.method, Method::POST);
-        assert!(matches!(&step.body, Body::Json(_, leaves) if leaves.len() == 1));
+        assert!(matches!(&step.body, Body::Json(j) if j.templates() == 1));
         for (bad, says) in [
             (serde_json::json!({"path": "x"}), "a path starts with `/`"),
             (
@@ -429,20 +363,5 @@ mod tests {
         );
         assert!(p.status(&node(serde_json::json!(600))).is_err());
         assert!(p.status(&node(serde_json::json!("OK"))).is_err());
-    }
-
-    #[test]
-    fn json_templates_render_as_json_values() {
-        let mut doc = serde_json::json!({"a": {"b": [0, "x"]}});
-        set(
-            &mut doc,
-            &[
-                JsonKey::Key("a".into()),
-                JsonKey::Key("b".into()),
-                JsonKey::Index(1),
-            ],
-            serde_json::json!(5),
-        );
-        assert_eq!(doc, serde_json::json!({"a": {"b": [0, 5]}}));
     }
 }
