@@ -22,7 +22,7 @@ pub struct MergeArgs {
     /// results as lines (`--json -`, then `kubectl logs` or `docker service logs`).
     #[arg(required = true, value_name = "RESULT")]
     pub results: Vec<PathBuf>,
-    /// Write the merged result to this file.
+    /// Write the merged result to this file (`-`: on standard output, as one line).
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// A pass/fail condition on the merged result, as for `throng run` (repeatable).
@@ -81,8 +81,16 @@ pub fn run_merge(a: &MergeArgs) -> Result<u8, CliError> {
     let labels: Vec<String> = merged.labels.iter().map(|l| l.label.clone()).collect();
     let thresholds = super::plan::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
     merged.thresholds = thresholds.iter().map(|t| t.evaluate(&merged)).collect();
-    print!("{}", render_summary(&merged));
-    if let Some(path) = &a.json {
+    if a.json.as_deref() == Some(std::path::Path::new("-")) {
+        eprint!("{}", render_summary(&merged));
+    } else {
+        print!("{}", render_summary(&merged));
+    }
+    if a.json.as_deref() == Some(std::path::Path::new("-")) {
+        let text = serde_json::to_string(&merged)
+            .map_err(|e| CliError::Runtime(anyhow::anyhow!("the merged result as JSON: {e}")))?;
+        println!("{text}");
+    } else if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&merged)
             .map_err(|e| CliError::Runtime(anyhow::anyhow!("the merged result as JSON: {e}")))?;
         std::fs::write(path, text + "\n").map_err(|e| {

@@ -2,6 +2,7 @@
 //! before the load; kept in a spare file if the disk fails at the end), the exit code; and the
 //! headless progress line while it runs.
 
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -38,7 +39,12 @@ pub fn finish(
     };
     if to_stdout {
         let text = serde_json::to_string(&result).context("serialising the result")?;
-        println!("{text}");
+        // A closed standard output (a pipe whose reader left) is an error, not a panic.
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+            eprintln!("throng: error: cannot write the result to standard output: {e}");
+            code = super::EXIT_RUNTIME;
+        }
     } else if let Some(path) = &out.json {
         let text = serde_json::to_string_pretty(&result).context("serialising the result")? + "\n";
         if let Err(e) = write_result(path, &text) {

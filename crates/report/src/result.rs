@@ -210,7 +210,7 @@ pub struct Point {
     pub bytes_sent: u64,
     /// Bytes received.
     pub bytes_received: u64,
-    /// Latency mean, ms (absent from results of throng before 0.1's schema 2 additions: 0).
+    /// Latency mean, ms (0 in results written before the series carried it).
     #[serde(default)]
     pub mean: f64,
     /// Latency median, ms.
