@@ -254,7 +254,11 @@ impl Target {
         *request.headers_mut() = headers.clone();
         let t = self.timeout;
         let work = call::call(conn.sender, request, frames, self.interval, want_reply);
+        let began = tokio::time::Instant::now();
         let result = tokio::time::timeout(t, work).await;
+        // The server saw the same deadline (grpc-timeout) and may end the call first: grpc-go
+        // answers CANCELLED at it. A call that ends so at its deadline is a timeout too.
+        let at_deadline = began.elapsed() >= t.mul_f64(0.95);
         let (sent, received) = session.slot.take_bytes(&conn.counters);
         let (mut outcome, reply) = match result {
             Err(_) => (
@@ -276,7 +280,11 @@ impl Target {
                 (Outcome::failed(classify(&e), throng_net::message(&e)), None)
             }
             Ok(Err(CallError::Status(code, text, md))) => {
-                failure(method, code, &text, &md, want_reply)
+                let mut failed = failure(method, code, &text, &md, want_reply);
+                if code == 1 && at_deadline {
+                    failed.0.error = Some(ErrorClass::Timeout);
+                }
+                failed
             }
         };
         outcome.bytes_sent = sent;
