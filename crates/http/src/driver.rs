@@ -1,4 +1,5 @@
-//! The driver: connections owned by sessions (HTTP/1.1) or shared per thread (HTTP/2).
+//! The driver: connections owned by sessions (HTTP/1.1, on throng's own codec) or shared per
+//! thread (HTTP/2, on hyper).
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -6,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::header::{CONNECTION, HOST};
-use http::{HeaderMap, HeaderValue, Request, Uri};
+use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use rustls::pki_types::ServerName;
 use throng_core::{Driver, ErrorClass, Outcome, Status, StepInfo};
@@ -14,8 +15,9 @@ use tokio::net::TcpStream;
 use tokio::time::timeout;
 
 use crate::classify::classify;
+use crate::codec::write_request;
 use crate::{HttpConfig, HttpConfigError};
-use throng_net::{message, CountedTcp, Counters, Stream};
+use throng_net::{classify_io, message, CountedTcp, Counters, Stream};
 
 mod h1;
 mod h2;
@@ -29,6 +31,8 @@ type Body = Full<Bytes>;
 /// A session's connection state.
 pub struct Session {
     h1: Option<H1>,
+    /// The serialized request of a scenario step (HTTP/1.1), reused from one to the next.
+    wire: Vec<u8>,
     h2: Option<Rc<H2Slot>>,
     /// This session's seat on its HTTP/2 connection (see [`H2Pool`]).
     _seat: Option<Rc<()>>,
@@ -41,11 +45,33 @@ pub struct HttpDriver {
     tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     uri: Uri,
     headers: HeaderMap,
+    /// HTTP/1.1: the configured request, serialized once for the whole run.
+    fixed: Bytes,
 }
 
 enum Failure {
+    /// hyper's (HTTP/2).
     Request(hyper::Error),
+    /// The connection ended before any byte of the response.
     Closed,
+    /// The connection ended in the middle of the response.
+    Cut,
+    /// The socket failed.
+    Io(std::io::Error),
+    /// The response is not HTTP/1.1.
+    Protocol(String),
+}
+
+/// A request to a driver's target, built by [`HttpDriver::build_request`] and sent by
+/// [`HttpDriver::send`].
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    method: Method,
+    /// The path and query.
+    path: String,
+    /// Headers added to (or replacing) the configured ones.
+    headers: HeaderMap,
+    body: Bytes,
 }
 
 impl HttpDriver {
@@ -97,12 +123,19 @@ impl HttpDriver {
             pq.parse()
                 .map_err(|_| HttpConfigError::Url(cfg.url.to_string()))?
         };
+        let mut fixed = Vec::new();
+        if !cfg.http2 {
+            let target = uri.path_and_query().map_or("/", |p| p.as_str());
+            let none = HeaderMap::new();
+            write_request(&mut fixed, &cfg.method, target, &headers, &none, &cfg.body);
+        }
         Ok(HttpDriver {
             cfg,
             addrs,
             tls,
             uri,
             headers,
+            fixed: fixed.into(),
         })
     }
 
@@ -196,39 +229,59 @@ impl HttpDriver {
                 Outcome::failed(ErrorClass::Reset, "connection closed before the response"),
                 None,
             ),
+            Err(Failure::Cut) => (
+                Outcome::failed(
+                    ErrorClass::Reset,
+                    "connection closed before the response was complete",
+                ),
+                None,
+            ),
+            Err(Failure::Io(e)) => (
+                Outcome::failed(classify_io(&e).unwrap_or(ErrorClass::Other), message(&e)),
+                None,
+            ),
+            Err(Failure::Protocol(m)) => (Outcome::failed(ErrorClass::Protocol, m), None),
         }
     }
 
-    /// Builds a request to this driver's target: `path` is the path and query; the URI takes
-    /// the form the protocol wants and HTTP/1.1 gets its `host` header. The configured headers
-    /// come first; `headers` are added after them.
+    /// Builds a request to this driver's target: `path` is the path and query. The configured
+    /// headers are sent, those that `headers` names replaced by its values, then `headers`;
+    /// HTTP/1.1 gets its `host` header.
     pub fn build_request(
         &self,
-        method: http::Method,
+        method: Method,
         path: &str,
-        headers: &HeaderMap,
+        headers: HeaderMap,
         body: Bytes,
-    ) -> Result<Request<Body>, String> {
-        let uri: Uri = if self.cfg.http2 {
-            let scheme = self.cfg.url.scheme_str().unwrap_or("http");
-            let auth = self
-                .cfg
-                .url
-                .authority()
-                .map(|a| a.as_str())
-                .unwrap_or_default();
-            format!("{scheme}://{auth}{path}")
-                .parse()
-                .map_err(|e| format!("bad path {path:?}: {e}"))?
-        } else {
-            path.parse()
-                .map_err(|e| format!("bad path {path:?}: {e}"))?
-        };
-        let mut req = Request::new(Full::new(body));
-        *req.method_mut() = method;
+    ) -> Result<HttpRequest, String> {
+        // The path must make a URI as it stands, in either protocol.
+        path.parse::<Uri>()
+            .map_err(|e| format!("bad path {path:?}: {e}"))?;
+        Ok(HttpRequest {
+            method,
+            path: path.to_string(),
+            headers,
+            body,
+        })
+    }
+
+    /// A built request as hyper's (HTTP/2), with its absolute URI.
+    fn hyper_request(&self, r: HttpRequest) -> Result<Request<Body>, String> {
+        let scheme = self.cfg.url.scheme_str().unwrap_or("http");
+        let auth = self
+            .cfg
+            .url
+            .authority()
+            .map(|a| a.as_str())
+            .unwrap_or_default();
+        let uri: Uri = format!("{scheme}://{auth}{}", r.path)
+            .parse()
+            .map_err(|e| format!("bad path {:?}: {e}", r.path))?;
+        let mut req = Request::new(Full::new(r.body));
+        *req.method_mut() = r.method;
         *req.uri_mut() = uri;
         let mut all = self.headers.clone();
-        for (name, value) in headers {
+        for (name, value) in &r.headers {
             all.insert(name.clone(), value.clone());
         }
         *req.headers_mut() = all;
@@ -254,6 +307,7 @@ impl HttpDriver {
         let seat = h2.as_ref().map(|slot| slot.seats.clone());
         Session {
             h1: None,
+            wire: Vec::new(),
             h2,
             _seat: seat,
         }
@@ -263,14 +317,46 @@ impl HttpDriver {
     pub async fn send(
         &self,
         session: &mut Session,
-        req: Request<Body>,
+        req: HttpRequest,
+        keep: bool,
+    ) -> (Outcome, Option<Response>) {
+        self.within_timeout(session, Some(req), keep).await
+    }
+
+    /// Sends `req`, or the configured request when there is none, within the timeout.
+    async fn within_timeout(
+        &self,
+        session: &mut Session,
+        req: Option<HttpRequest>,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
         let t = self.cfg.timeout;
         let work = async {
-            match session.h2.clone() {
-                Some(slot) => self.execute_h2(&slot, req, keep).await,
-                None => self.execute_h1(session, req, keep).await,
+            match (session.h2.clone(), req) {
+                (Some(slot), None) => self.execute_h2(&slot, self.request(), keep).await,
+                (Some(slot), Some(r)) => match self.hyper_request(r) {
+                    Ok(r) => self.execute_h2(&slot, r, keep).await,
+                    Err(e) => (Outcome::failed(ErrorClass::Check, e), None),
+                },
+                (None, None) => {
+                    let fixed = &self.fixed;
+                    self.execute_h1(session, fixed, &self.cfg.method, keep)
+                        .await
+                }
+                (None, Some(r)) => {
+                    let mut wire = std::mem::take(&mut session.wire);
+                    write_request(
+                        &mut wire,
+                        &r.method,
+                        &r.path,
+                        &self.headers,
+                        &r.headers,
+                        &r.body,
+                    );
+                    let out = self.execute_h1(session, &wire, &r.method, keep).await;
+                    session.wire = wire;
+                    out
+                }
             }
         };
         match timeout(t, work).await {
@@ -346,7 +432,7 @@ impl Driver for HttpDriver {
     }
 
     async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
-        self.send(session, self.request(), false).await.0
+        self.within_timeout(session, None, false).await.0
     }
 
     async fn connect(&self, session: &mut Session) -> Result<(), Outcome> {

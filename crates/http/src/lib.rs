@@ -1,13 +1,18 @@
-//! throng's HTTP driver: HTTP/1.1 and HTTP/2 on raw hyper connections, TLS by rustls.
+//! throng's HTTP driver: HTTP/1.1 on throng's own lean codec (responses parsed by httparse),
+//! HTTP/2 on hyper's connections, TLS by rustls.
 //!
 //! No pooled client sits between the engine and the socket. In HTTP/1.1 each session (a
-//! virtual user, or an in-flight slot of the open loop) owns one connection and drives it in its
-//! own task, so a request costs no hop between tasks. In HTTP/2 the sessions of a worker thread
+//! virtual user, or an in-flight slot of the open loop) owns one connection and reads and writes
+//! it inline in its own task: no dispatcher, no channel, no hop between tasks. The configured
+//! request is serialized once for the whole run and written with one write; the response is
+//! read into the connection's buffer (4 KiB, grown only while a large body streams through) and
+//! only its framing headers are looked at unless a check or an extraction needs the rest. In HTTP/2 the sessions of a worker thread
 //! share connections, `streams` sessions to one connection. Bytes are counted on the socket, so
 //! sent and received totals are what crossed the wire, headers and framing included.
 #![deny(missing_docs)]
 
 mod classify;
+mod codec;
 mod config;
 mod driver;
 mod step;
@@ -15,6 +20,6 @@ mod url;
 
 pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
-pub use driver::{H2Pool, HttpDriver, Response, Session};
+pub use driver::{H2Pool, HttpDriver, HttpRequest, Response, Session};
 pub use step::HttpProtocol;
 pub use url::{parse_url, UrlProblem};

@@ -272,7 +272,7 @@ impl StepClient for HttpClient {
             };
             let req = match self
                 .driver
-                .build_request(h.method.clone(), &path, &headers, body)
+                .build_request(h.method.clone(), &path, headers, body)
             {
                 Ok(r) => r,
                 Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),

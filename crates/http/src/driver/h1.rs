@@ -1,112 +1,172 @@
-//! HTTP/1.1: one connection per session, driven in the session's own task (no hop between
-//! tasks per request); a connection the server closed while idle is replaced, not counted.
+//! HTTP/1.1 on throng's own codec: one connection per session, written and read inline in the
+//! session's own task (no dispatcher, no channel, no second task). A request is one write; the
+//! response is read into the connection's buffer, 4 KiB to start, grown only while a large body
+//! streams through, and parsed in place (see `codec`).
+//!
+//! A connection the server closed while idle is replaced without counting an error. A request
+//! is never sent twice when it may have reached the server, except a GET or HEAD on a reused
+//! connection that gave back no byte at all (the server had closed it as the request left).
 
-use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll, Waker};
 
-use http::Request;
-use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
+use bytes::BytesMut;
+use http::Method;
 use throng_core::{ErrorClass, Outcome};
-use throng_net::{message, Counters, Stream};
+use throng_net::{Counters, Stream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 
-use super::{read_response, Body, Failure, HttpDriver, Response, Session};
-use crate::classify::classify;
+use super::{Failure, HttpDriver, Response, Session};
+use crate::codec::{ReadError, ResponseReader};
 
-type H1Connection = http1::Connection<TokioIo<Stream>, Body>;
+/// The buffer a connection starts with, and reads into at least.
+const BUF_START: usize = 4096;
+/// The most one read asks for while a large body streams through.
+const BUF_MAX: usize = 64 * 1024;
 
 pub(super) struct H1 {
-    pub(super) sender: http1::SendRequest<Body>,
-    pub(super) conn: Pin<Box<H1Connection>>,
-    pub(super) counters: Arc<Counters>,
-    pub(super) fresh: bool,
+    stream: Stream,
+    buf: BytesMut,
+    /// How much the next read asks for: doubles while reads fill it, up to [`BUF_MAX`].
+    read_size: usize,
+    counters: Arc<Counters>,
+    /// No request has been sent on it yet (its handshake's bytes go to its first request).
+    fresh: bool,
+}
+
+impl From<ReadError> for Failure {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Malformed(m) => Failure::Protocol(m),
+            ReadError::Incomplete { started: false } => Failure::Closed,
+            ReadError::Incomplete { started: true } => Failure::Cut,
+        }
+    }
+}
+
+impl H1 {
+    /// Whether the server closed (or wrote to) this idle connection: one read that does not
+    /// wait. Bytes from an idle server (a 408 before its close) make the connection unusable too.
+    fn closed_while_idle(&mut self) -> bool {
+        if self.fresh {
+            return false;
+        }
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut byte = [0u8; 1];
+        let mut probe = ReadBuf::new(&mut byte);
+        let poll = Pin::new(&mut self.stream).poll_read(&mut cx, &mut probe);
+        !matches!(poll, Poll::Pending)
+    }
+
+    /// Writes a request and reads its response. The flag says whether any byte of the
+    /// response arrived.
+    async fn exchange(
+        &mut self,
+        wire: &[u8],
+        head: bool,
+        keep: bool,
+    ) -> (Result<ResponseReader, Failure>, bool) {
+        let mut reader = ResponseReader::new(head, keep);
+        if let Err(e) = self.stream.write_all(wire).await {
+            return (Err(Failure::Io(e)), false);
+        }
+        if let Err(e) = self.stream.flush().await {
+            return (Err(Failure::Io(e)), false);
+        }
+        loop {
+            match reader.advance(&mut self.buf) {
+                Ok(true) => return (Ok(reader), true),
+                Ok(false) => {}
+                Err(e) => return (Err(e.into()), true),
+            }
+            self.buf.reserve(self.read_size);
+            let room = self.buf.capacity() - self.buf.len();
+            match self.stream.read_buf(&mut self.buf).await {
+                Ok(0) => {
+                    let started = reader.started();
+                    return match reader.eof() {
+                        Ok(()) => (Ok(reader), true),
+                        Err(e) => (Err(e.into()), started),
+                    };
+                }
+                Ok(n) => {
+                    if n == room && reader.in_body() {
+                        self.read_size = (self.read_size * 2).min(BUF_MAX);
+                    }
+                }
+                Err(e) => return (Err(Failure::Io(e)), reader.started()),
+            }
+        }
+    }
 }
 
 impl HttpDriver {
     pub(super) async fn connect_h1(&self) -> Result<H1, Outcome> {
         let (stream, counters) = self.connect().await?;
-        // hyper's adaptive read buffer (16 KiB a connection once in use) is kept: a fixed 4 KiB
-        // one saves 5 MB at 1,000 connections but costs 2.3 times the CPU on 1 MB bodies.
-        let (sender, conn) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
         Ok(H1 {
-            sender,
-            conn: Box::pin(conn),
+            stream,
+            buf: BytesMut::new(),
+            read_size: BUF_START,
             counters,
             fresh: true,
         })
     }
 
+    /// Sends one serialized request on the session's connection (opened if it has none).
     pub(super) async fn execute_h1(
         &self,
         session: &mut Session,
-        req: Request<Body>,
+        wire: &[u8],
+        method: &Method,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        let reusable = match &mut session.h1 {
-            Some(h) => {
-                // A connection the server closed while idle is replaced, not counted as a failure.
-                let conn = &mut h.conn;
-                let ended = poll_fn(|cx| Poll::Ready(conn.as_mut().poll(cx).is_ready())).await;
-                !ended && !h.sender.is_closed()
-            }
-            None => false,
-        };
-        if !reusable {
-            session.h1 = None;
-            // Boxed: a connect (with its TLS handshake) is rare, and inline it would make every
-            // user's task several kilobytes larger for the whole run.
-            match Box::pin(self.connect_h1()).await {
-                Ok(h) => session.h1 = Some(h),
-                Err(o) => return (o, None),
-            }
-        }
-        let Some(h) = session.h1.as_mut() else {
-            return (Outcome::failed(ErrorClass::Other, "no connection"), None);
-        };
-        let (s0, r0) = if h.fresh { (0, 0) } else { h.counters.read() };
-        h.fresh = false;
-        let H1 { sender, conn, .. } = h;
-        let result = {
-            let exchange = async {
-                sender.ready().await.map_err(Failure::Request)?;
-                let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-                read_response(resp, keep).await
-            };
-            let mut exchange = std::pin::pin!(exchange);
-            // The connection is driven here, in the user's own task. When it ends (the server
-            // closed it, or sent something that is not HTTP) the exchange still has to be polled to
-            // the end: the response may be complete, or its error is the one that says why.
-            let mut ended: Option<Result<(), hyper::Error>> = None;
-            let result: Result<Response, Failure> = loop {
-                tokio::select! {
-                    biased;
-                    r = &mut exchange => break r,
-                    r = conn.as_mut(), if ended.is_none() => ended = Some(r),
-                }
-            };
-            match (result, ended) {
-                (Err(Failure::Request(e)), Some(Err(conn_err)))
-                    if e.is_canceled() || e.is_closed() =>
-                {
-                    Err(Failure::Request(conn_err))
-                }
-                (Err(Failure::Request(e)), Some(Ok(()))) if e.is_canceled() || e.is_closed() => {
-                    Err(Failure::Closed)
-                }
-                (r, _) => r,
-            }
-        };
-        let (s1, r1) = h.counters.read();
-        let (mut outcome, response) = self.finish(result, keep);
-        outcome.bytes_sent = s1 - s0;
-        outcome.bytes_received = r1 - r0;
-        if outcome.error.is_some_and(|c| c != ErrorClass::HttpStatus) || !self.cfg.keepalive {
+        let safe = matches!(*method, Method::GET | Method::HEAD);
+        let head = *method == Method::HEAD;
+        // A GET or HEAD finds out by itself (no byte back: sent again); other methods look
+        // first, since they are never sent twice.
+        if !safe && session.h1.as_mut().is_some_and(H1::closed_while_idle) {
             session.h1 = None;
         }
-        (outcome, response)
+        let mut retried = false;
+        loop {
+            if session.h1.is_none() {
+                // Boxed: a connect (with its TLS handshake) is rare, and inline it would make
+                // every user's task several kilobytes larger for the whole run.
+                match Box::pin(self.connect_h1()).await {
+                    Ok(h) => session.h1 = Some(h),
+                    Err(o) => return (o, None),
+                }
+            }
+            let Some(h) = session.h1.as_mut() else {
+                return (Outcome::failed(ErrorClass::Other, "no connection"), None);
+            };
+            let reused = !h.fresh;
+            let (s0, r0) = if h.fresh { (0, 0) } else { h.counters.read() };
+            h.fresh = false;
+            let (result, started) = h.exchange(wire, head, keep).await;
+            let (s1, r1) = h.counters.read();
+            if result.is_err() && reused && safe && !started && !retried {
+                retried = true;
+                session.h1 = None;
+                continue;
+            }
+            let close = match &result {
+                Ok(r) => r.close || !h.buf.is_empty(),
+                Err(_) => true,
+            };
+            let result = result.map(|r| Response {
+                status: r.status,
+                headers: r.headers,
+                body: r.body.into(),
+            });
+            let (mut outcome, response) = self.finish(result, keep);
+            outcome.bytes_sent = s1 - s0;
+            outcome.bytes_received = r1 - r0;
+            if close || !self.cfg.keepalive {
+                session.h1 = None;
+            }
+            return (outcome, response);
+        }
     }
 }
