@@ -8,34 +8,15 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
-use throng::cli::args::Command;
-use throng::cli::Cli;
 use throng::core::{ErrorClass, Snapshot, Status};
-use throng::grpc::{CallKind, GrpcDriver, Pool};
+use throng::grpc::{CallKind, Pool};
 use throng::testbed::{Delay, GrpcTarget, RunningGrpc};
 
 use common::{errors_of, throng};
 
 const GREETER: &str = "crates/testbed/proto/greeter.proto";
 
-/// The driver `throng run ARGS...` would build.
-async fn driver(args: &[&str]) -> (throng::core::RunPlan, GrpcDriver) {
-    let mut argv = vec!["throng", "run"];
-    argv.extend_from_slice(args);
-    let Command::Run(run) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a run")
-    };
-    let plan = throng::cli::plan::build_plan(&run).expect("load flags");
-    let cfg = throng::cli::grpc::config(&run).expect("gRPC flags");
-    (plan, GrpcDriver::new(cfg).await.expect("the driver"))
-}
-
-/// Runs `throng run ARGS...` in-process.
-async fn run(args: &[&str]) -> Arc<Snapshot> {
-    let (plan, d) = driver(args).await;
-    throng::engine::run(plan, Arc::new(d)).await.expect("run")
-}
+use common::{grpc_driver as driver, grpc_run as run};
 
 async fn target(t: GrpcTarget) -> RunningGrpc {
     t.start().await.expect("the gRPC target starts")

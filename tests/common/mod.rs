@@ -37,6 +37,29 @@ pub(crate) fn result(s: &Snapshot) -> RunResult {
     RunResult::from_snapshot(s)
 }
 
+/// The plan and the gRPC driver `throng run ARGS...` would build (a `grpc://` URL).
+pub(crate) async fn grpc_driver(
+    args: &[&str],
+) -> (throng::core::RunPlan, throng::grpc::GrpcDriver) {
+    let mut argv = vec!["throng", "run"];
+    argv.extend_from_slice(args);
+    let Command::Run(run) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not a run")
+    };
+    let plan = throng::cli::plan::build_plan(&run).expect("load flags");
+    let cfg = throng::cli::grpc::config(&run).expect("gRPC flags");
+    let driver = throng::grpc::GrpcDriver::new(cfg)
+        .await
+        .expect("the driver");
+    (plan, driver)
+}
+
+/// Runs `throng run grpc://... ARGS...` in-process.
+pub(crate) async fn grpc_run(args: &[&str]) -> Arc<Snapshot> {
+    let (plan, d) = grpc_driver(args).await;
+    throng::engine::run(plan, Arc::new(d)).await.expect("run")
+}
+
 /// Errors of a class in a snapshot.
 pub(crate) fn errors_of(s: &Snapshot, class: throng::core::ErrorClass) -> u64 {
     s.errors

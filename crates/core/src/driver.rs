@@ -21,6 +21,17 @@ pub struct GroupInfo {
     pub last: usize,
 }
 
+/// A row that times the parts of one step's reply (a server stream's messages): each part a
+/// sample, timed from the part before it (the first from the request's start), so its
+/// throughput is parts per second. Its samples are not requests: TOTAL leaves them out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartsInfo {
+    /// The row label in the results.
+    pub label: String,
+    /// Index of the step whose replies it times.
+    pub step: usize,
+}
+
 /// What one request did. Drivers fill it in; the engine times it and records it.
 ///
 /// Only a failure carries a message: a success allocates nothing.
@@ -44,6 +55,10 @@ pub struct Outcome {
     pub proceed: bool,
     /// Think time: pause this long after the step, outside its timing.
     pub pause: Option<std::time::Duration>,
+    /// The parts of the reply, each timed from the one before (the first from the request's
+    /// start), recorded in the step's [`PartsInfo`] row if it has one. Empty (no allocation)
+    /// for a driver that declares none.
+    pub parts: Vec<std::time::Duration>,
 }
 
 impl Outcome {
@@ -87,6 +102,11 @@ pub trait Driver: Send + Sync + 'static {
 
     /// Groups of steps reported as transactions (none by default).
     fn groups(&self) -> Vec<GroupInfo> {
+        Vec::new()
+    }
+
+    /// Rows timing the parts of steps' replies (none by default), each named for one step.
+    fn parts(&self) -> Vec<PartsInfo> {
         Vec::new()
     }
 

@@ -24,7 +24,7 @@ mod status;
 pub mod step;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
-pub use driver::{Driver, GroupInfo, Outcome, SetupError, StepInfo};
+pub use driver::{Driver, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{
     Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Shard, Stage, Users,

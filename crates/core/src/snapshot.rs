@@ -55,6 +55,9 @@ pub struct LabelStats {
     pub label: String,
     /// Whether the row is a group of steps (a flow) rather than one request.
     pub group: bool,
+    /// Whether the row times parts of another row's requests (a server stream's messages,
+    /// see [`crate::PartsInfo`]): its samples are parts, so TOTAL leaves them out.
+    pub parts: bool,
     /// Requests that ended: succeeded, failed, or aborted at the end of the run.
     pub samples: u64,
     /// Requests that failed, aborted ones included.
@@ -84,6 +87,7 @@ impl LabelStats {
         LabelStats {
             label: label.into(),
             group: false,
+            parts: false,
             samples: 0,
             errors: 0,
             aborted: 0,
@@ -222,9 +226,10 @@ pub struct Snapshot {
     pub elapsed: Duration,
     /// Running, stopping or done.
     pub state: RunState,
-    /// Per-label cumulative rows, in step order.
+    /// Per-label cumulative rows: the steps in order, then the parts rows, then the groups.
     pub labels: Vec<LabelStats>,
-    /// The request rows added together (group rows are not: their requests are already counted).
+    /// The request rows added together (group rows are not: their requests are already counted;
+    /// nor are parts rows: their samples are not requests).
     pub total: LabelStats,
     /// Statistics of the last complete interval (about one second), for live views.
     pub last: LabelStats,

@@ -84,7 +84,7 @@ impl Aggregator {
         let s = &mut self.snapshot;
         for (row, add) in s.labels.iter_mut().zip(&iv.labels) {
             row.add(add);
-            if !row.group {
+            if !row.group && !row.parts {
                 s.total.add(add);
             }
         }
@@ -124,7 +124,7 @@ impl Aggregator {
         p.active += iv.active;
         p.end = p.end.max(elapsed.min(iv.index as f64 + 1.0));
         for (l, row) in iv.labels.iter().zip(&self.snapshot.labels) {
-            if !row.group {
+            if !row.group && !row.parts {
                 p.total.add(l);
             }
         }

@@ -125,12 +125,23 @@ pub async fn start_with<D: Driver>(
         .into_iter()
         .filter(|g| g.first <= g.last && g.last < steps)
         .collect();
+    let parts: Vec<throng_core::PartsInfo> = driver
+        .parts()
+        .into_iter()
+        .filter(|p| p.step < steps)
+        .collect();
+    // Rows: the steps, their parts rows, the groups (a step's index is its row's).
     let labels: Vec<String> = driver
         .steps()
         .into_iter()
         .map(|s| s.label)
+        .chain(parts.iter().map(|p| p.label.clone()))
         .chain(groups.iter().map(|g| g.label.clone()))
         .collect();
+    let mut parts_row = vec![None; steps];
+    for (i, p) in parts.iter().enumerate() {
+        parts_row[p.step] = Some(steps + i);
+    }
     let plan = Arc::new(plan);
     let threads = if plan.threads == 0 {
         std::thread::available_parallelism()
@@ -160,6 +171,7 @@ pub async fn start_with<D: Driver>(
         plan: plan.clone(),
         labels: labels.clone(),
         steps,
+        parts_row,
         groups: groups.clone(),
         workers,
         start,
@@ -193,6 +205,9 @@ pub async fn start_with<D: Driver>(
             .spawn(move || worker::run(worker, shared, rt))?;
     }
     let mut empty = Snapshot::empty(plan.clone(), &labels, groups.len());
+    for row in &mut empty.labels[steps..steps + parts.len()] {
+        row.parts = true;
+    }
     empty.started_at = std::time::SystemTime::now() + Duration::from_millis(20);
     let empty = Arc::new(empty);
     let (snap_tx, snap_rx) = watch::channel(empty.clone());

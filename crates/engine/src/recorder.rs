@@ -64,6 +64,8 @@ pub(crate) struct GroupPass {
 pub struct Recorder {
     names: Vec<String>,
     labels: Vec<LabelStats>,
+    /// Per step, the row its reply's parts go to (none unless the driver declares parts rows).
+    parts_row: Vec<Option<usize>>,
     lag: Histogram<u64>,
     late_after_us: u64,
     late: u64,
@@ -91,6 +93,7 @@ impl Recorder {
     pub fn new(names: Vec<String>, late_after: std::time::Duration) -> Self {
         Recorder {
             labels: names.iter().map(LabelStats::new).collect(),
+            parts_row: Vec::new(),
             names,
             lag: histogram::new(),
             late_after_us: micros(late_after),
@@ -105,6 +108,11 @@ impl Recorder {
             unstarted: 0,
             log: None,
         }
+    }
+
+    /// Records the parts of step `i`'s replies in row `rows[i]` (see `Driver::parts`).
+    pub fn parts_rows(&mut self, rows: Vec<Option<usize>>) {
+        self.parts_row = rows;
     }
 
     /// Keeps each request as a [`Sample`] too, timed from `start`, as worker `worker`'s.
@@ -162,6 +170,9 @@ impl Recorder {
                 message,
             );
         }
+        if !outcome.parts.is_empty() {
+            self.record_parts(step, &outcome.parts);
+        }
         let Some(row) = self.labels.get_mut(step) else {
             return;
         };
@@ -194,6 +205,27 @@ impl Recorder {
             if self.samples[i].is_none() {
                 self.samples[i] = Some(outcome.message.unwrap_or_else(|| class.name().to_string()));
             }
+        }
+    }
+
+    /// Records the parts of one reply of step `step` in its parts row: each a sample, its
+    /// latency the time since the part before. Bytes and errors stay with the request's row.
+    #[cold]
+    fn record_parts(&mut self, step: usize, parts: &[std::time::Duration]) {
+        let Some(row) = self
+            .parts_row
+            .get(step)
+            .copied()
+            .flatten()
+            .and_then(|r| self.labels.get_mut(r))
+        else {
+            return;
+        };
+        row.samples += parts.len() as u64;
+        row.operations += parts.len() as u64;
+        for d in parts {
+            histogram::record(&mut row.latency, micros(*d));
+            histogram::record(&mut row.service, micros(*d));
         }
     }
 

@@ -25,6 +25,8 @@ pub(crate) struct Shared<D> {
     pub labels: Vec<String>,
     /// How many of the labels are steps.
     pub steps: usize,
+    /// Per step, the row of its reply's parts, if it has one (see `Driver::parts`).
+    pub parts_row: Vec<Option<usize>>,
     pub groups: Vec<throng_core::GroupInfo>,
     /// How many worker threads run the plan.
     pub workers: usize,
@@ -203,7 +205,7 @@ impl<D: Driver> Local<D> {
                     // A group cut short by a failure counts as a failed pass; one cut short by
                     // the end of the run does not count at all.
                     if g.last == step || (stop && error.is_some() && !proceed) {
-                        let row = sh.steps + i;
+                        let row = sh.labels.len() - sh.groups.len() + i;
                         self.rec.borrow_mut().record_group(row, pass, ended);
                         *span = None;
                     }
@@ -300,6 +302,7 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
     };
     let state = shared.driver.worker();
     let mut rec = Recorder::new(shared.labels.clone(), shared.plan.late_after);
+    rec.parts_rows(shared.parts_row.clone());
     if shared.keep_samples {
         rec.keep_samples(shared.start, worker);
     }

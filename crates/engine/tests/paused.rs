@@ -315,3 +315,109 @@ async fn shards_together_run_exactly_the_plan() {
     }
     assert_eq!(scheduled, 600);
 }
+
+/// Two steps: `stream` answers three parts (after 5 ms, then 20 ms apart), `plain` one reply
+/// after 10 ms; a group spans both.
+struct Streamer;
+
+impl Driver for Streamer {
+    type Worker = ();
+    type Session = ();
+
+    fn steps(&self) -> Vec<StepInfo> {
+        ["stream", "plain"]
+            .map(|l| StepInfo { label: l.into() })
+            .to_vec()
+    }
+
+    fn parts(&self) -> Vec<throng_core::PartsInfo> {
+        vec![throng_core::PartsInfo {
+            label: "stream (messages)".into(),
+            step: 0,
+        }]
+    }
+
+    fn groups(&self) -> Vec<throng_core::GroupInfo> {
+        vec![throng_core::GroupInfo {
+            label: "flow".into(),
+            first: 0,
+            last: 1,
+        }]
+    }
+
+    fn worker(&self) {}
+
+    fn session(&self, _w: &(), _user: u64) {}
+
+    async fn execute(&self, _s: &mut (), step: usize) -> Outcome {
+        if step == 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            return Outcome::default();
+        }
+        let mut last = tokio::time::Instant::now();
+        let mut parts = Vec::new();
+        for gap in [5, 20, 20] {
+            tokio::time::sleep(Duration::from_millis(gap)).await;
+            let now = tokio::time::Instant::now();
+            parts.push(now - last);
+            last = now;
+        }
+        Outcome {
+            parts,
+            ..Outcome::default()
+        }
+    }
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_reply_in_parts_fills_its_own_row_and_not_the_total() {
+    // 2 users, 3 iterations each: 6 passes of the flow, so 6 streams of 3 parts each.
+    let plan = RunPlan::new(
+        "parts",
+        LoadModel::Closed(ClosedLoop {
+            users: Users::Fixed(2),
+            requests: None,
+            iterations: Some(3),
+            duration: None,
+            think_time: None,
+        }),
+    );
+    let set = tokio::task::LocalSet::new();
+    let s = set
+        .run_until(async move {
+            let extras = Extras {
+                on_caller: true,
+                ..Extras::default()
+            };
+            let handle = start_with(plan, Arc::new(Streamer), extras).await.unwrap();
+            handle.wait().await
+        })
+        .await;
+    let rows: Vec<(&str, u64, bool, bool)> = s
+        .labels
+        .iter()
+        .map(|l| (l.label.as_str(), l.samples, l.group, l.parts))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("stream", 6, false, false),
+            ("plain", 6, false, false),
+            ("stream (messages)", 18, false, true),
+            ("flow", 6, true, false),
+        ]
+    );
+    // The parts are not requests.
+    assert_eq!((s.total.samples, s.total.errors), (12, 0));
+    let p = Percentiles::of(&s.labels[2].latency);
+    assert_eq!(p.count, 18);
+    assert!(within(p.min as f64, 5_000.0, 0.002), "{p:?}");
+    assert!(within(p.p50 as f64, 20_000.0, 0.002), "{p:?}");
+    assert!(within(p.max as f64, 20_000.0, 0.002), "{p:?}");
+    // The whole call is its own row's: 45 ms.
+    let call = Percentiles::of(&s.labels[0].latency);
+    assert!(within(call.p50 as f64, 45_000.0, 0.002), "{call:?}");
+    // A flow is 55 ms: the group row is still the group's.
+    let flow = Percentiles::of(&s.labels[3].latency);
+    assert!(within(flow.p50 as f64, 55_000.0, 0.002), "{flow:?}");
+}

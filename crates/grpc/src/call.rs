@@ -13,6 +13,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use h2::client::SendRequest;
 use h2::RecvStream;
 use http::{HeaderMap, Request, Response};
+use tokio::time::Instant;
 
 /// What a call got back when it ended with OK.
 pub(crate) struct Answer {
@@ -46,14 +47,17 @@ pub(crate) fn frame(message: &[u8]) -> Bytes {
     b.freeze()
 }
 
-/// Sends `frames` on a new stream (one per `interval` after the first) and reads the reply.
+/// Sends `frames` on a new stream (one per `interval` after the first) and reads the reply;
+/// with `gaps`, pushes each reply message's time since the one before (the first's since now).
 pub(crate) async fn call(
     sender: SendRequest<Bytes>,
     request: Request<()>,
     frames: &[Bytes],
     interval: Option<Duration>,
     keep: bool,
+    gaps: Option<&mut Vec<Duration>>,
 ) -> Result<Answer, CallError> {
+    let gaps = gaps.map(|g| (g, Messages::default(), Instant::now()));
     let mut sender = sender.ready().await?;
     let (response, mut body) = sender.send_request(request, false)?;
     let n = frames.len();
@@ -71,7 +75,7 @@ pub(crate) async fn call(
         }
         Ok::<(), h2::Error>(())
     };
-    let receive = async { read(response.await?, keep).await };
+    let receive = async { read(response.await?, keep, gaps).await };
     let (sent, received) = tokio::join!(send, receive);
     // The reply says more than the sending: a server may answer (and close) before it has read
     // everything.
@@ -80,7 +84,49 @@ pub(crate) async fn call(
     Ok(answer)
 }
 
-async fn read(response: Response<RecvStream>, keep: bool) -> Result<Answer, CallError> {
+/// Where a reply's messages end, read chunk by chunk without keeping their bytes.
+#[derive(Default)]
+struct Messages {
+    /// Bytes of the current message's 5-byte prefix read so far, and the prefix.
+    head: usize,
+    prefix: [u8; 5],
+    /// Bytes of the current message's body still to come.
+    left: usize,
+}
+
+impl Messages {
+    /// How many messages end in `chunk`.
+    fn ends(&mut self, mut chunk: &[u8]) -> usize {
+        let mut n = 0;
+        while !chunk.is_empty() {
+            if self.head < 5 {
+                let take = (5 - self.head).min(chunk.len());
+                self.prefix[self.head..self.head + take].copy_from_slice(&chunk[..take]);
+                self.head += take;
+                chunk = &chunk[take..];
+                if self.head < 5 {
+                    break;
+                }
+                let p = self.prefix;
+                self.left = u32::from_be_bytes([p[1], p[2], p[3], p[4]]) as usize;
+            }
+            let take = self.left.min(chunk.len());
+            self.left -= take;
+            chunk = &chunk[take..];
+            if self.left == 0 {
+                n += 1;
+                self.head = 0;
+            }
+        }
+        n
+    }
+}
+
+async fn read(
+    response: Response<RecvStream>,
+    keep: bool,
+    mut gaps: Option<(&mut Vec<Duration>, Messages, Instant)>,
+) -> Result<Answer, CallError> {
     let (parts, mut body) = response.into_parts();
     let mut metadata = parts.headers;
     if parts.status != http::StatusCode::OK {
@@ -98,6 +144,16 @@ async fn read(response: Response<RecvStream>, keep: bool) -> Result<Answer, Call
     while let Some(chunk) = body.data().await {
         let chunk = chunk?;
         let _ = body.flow_control().release_capacity(chunk.len());
+        if let Some((gaps, messages, last)) = &mut gaps {
+            let n = messages.ends(&chunk);
+            if n > 0 {
+                let now = Instant::now();
+                gaps.push(now - *last);
+                // Messages that came in one chunk came at once.
+                gaps.extend(std::iter::repeat_n(Duration::ZERO, n - 1));
+                *last = now;
+            }
+        }
         if keep {
             buf.extend_from_slice(&chunk);
         }
@@ -204,5 +260,30 @@ mod tests {
         assert_eq!(m, [Bytes::from_static(b"x"), Bytes::new()]);
         assert_eq!(percent_decode(b"no%20such%3A x%"), "no such: x%");
         assert_eq!(from_http(503), 14);
+    }
+
+    #[test]
+    fn message_ends_are_found_across_chunks() {
+        let mut wire = BytesMut::new();
+        for m in [&b"hello"[..], b"", b"0123456789"] {
+            wire.extend_from_slice(&frame(m));
+        }
+        let wire = wire.freeze();
+        // Whole, then one byte at a time, then split inside a prefix and inside a body.
+        assert_eq!(Messages::default().ends(&wire), 3);
+        let mut m = Messages::default();
+        let ones: Vec<usize> = wire.iter().map(|b| m.ends(&[*b])).collect();
+        assert_eq!(ones.iter().sum::<usize>(), 3);
+        assert_eq!(ones[9], 1, "the first ends with its 10th byte");
+        assert_eq!(ones[14], 1, "the empty one with its prefix");
+        let mut m = Messages::default();
+        assert_eq!(
+            [
+                m.ends(&wire[..2]),
+                m.ends(&wire[2..12]),
+                m.ends(&wire[12..])
+            ],
+            [0, 1, 2]
+        );
     }
 }

@@ -12,7 +12,7 @@ use http::{HeaderMap, HeaderValue, Request};
 use prost_reflect::{DescriptorPool, MethodDescriptor};
 use rustls::pki_types::ServerName;
 use throng_core::step::Reply;
-use throng_core::{Driver, ErrorClass, Outcome, Status, StepInfo};
+use throng_core::{Driver, ErrorClass, Outcome, PartsInfo, Status, StepInfo};
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 
 use crate::call::{self, CallError};
@@ -253,7 +253,17 @@ impl Target {
         *request.uri_mut() = self.uri(method);
         *request.headers_mut() = headers.clone();
         let t = self.timeout;
-        let work = call::call(conn.sender, request, frames, self.interval, want_reply);
+        // A server stream's messages are timed for the `(messages)` row.
+        let mut gaps = Vec::new();
+        let timed = (method.kind == CallKind::ServerStreaming).then_some(&mut gaps);
+        let work = call::call(
+            conn.sender,
+            request,
+            frames,
+            self.interval,
+            want_reply,
+            timed,
+        );
         let began = tokio::time::Instant::now();
         let result = tokio::time::timeout(t, work).await;
         // The server saw the same deadline (grpc-timeout) and may end the call first: grpc-go
@@ -289,6 +299,7 @@ impl Target {
         };
         outcome.bytes_sent = sent;
         outcome.bytes_received = received;
+        outcome.parts = gaps;
         (outcome, reply)
     }
 
@@ -421,6 +432,17 @@ impl Driver for GrpcDriver {
         vec![StepInfo {
             label: self.cfg.label(),
         }]
+    }
+
+    /// A server-streaming method's messages: `LABEL (messages)`.
+    fn parts(&self) -> Vec<PartsInfo> {
+        match self.method.kind {
+            CallKind::ServerStreaming => vec![PartsInfo {
+                label: format!("{} (messages)", self.cfg.label()),
+                step: 0,
+            }],
+            _ => Vec::new(),
+        }
     }
 
     fn worker(&self) -> Pool {

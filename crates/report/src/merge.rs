@@ -45,6 +45,7 @@ fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeError> {
     };
     let mut s = LabelStats::new(l.label.clone());
     s.group = l.group;
+    s.parts = l.parts;
     s.samples = l.samples;
     s.errors = l.errors;
     s.aborted = l.aborted;

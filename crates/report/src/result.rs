@@ -60,6 +60,11 @@ pub struct LabelResult {
     pub label: String,
     /// Whether the row is a group of steps (a flow) rather than one request.
     pub group: bool,
+    /// Whether the row times the parts of another row's replies (a server stream's messages,
+    /// each from the one before): its samples are parts, not requests, and its throughput
+    /// parts per second; TOTAL leaves it out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parts: bool,
     /// Requests that ended: succeeded, failed, or aborted at the end of the run (for a group:
     /// passes through it).
     pub samples: u64,
@@ -128,6 +133,7 @@ impl LabelResult {
         LabelResult {
             label: s.label.clone(),
             group: s.group,
+            parts: s.parts,
             samples: s.samples,
             errors: s.errors,
             aborted: s.aborted,
