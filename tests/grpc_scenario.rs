@@ -237,3 +237,98 @@ async fn steps_with_their_own_proto_need_no_reflection() {
         assert!(e.contains(at) && e.contains(says), "{e}");
     }
 }
+
+/// `--proto` (with `-I`) or `--protoset` on the command line describe the steps that name no
+/// `proto`: no reflection needed, and a method that is not there is an error before any load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_line_protos_serve_steps_without_their_own() {
+    let bare = GrpcTarget {
+        reflection: false,
+        ..GrpcTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = bare.url();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/testbed/proto");
+    let flow = |call: &str| {
+        format!("targets: {{ g: {url} }}\nsteps:\n  - label: hello\n    grpc:\n      call: {call}\n      message: {{ name: a }}\n    checks:\n      - jsonpath: $.message\n        equals: Hello a\n")
+    };
+    let hello = flow("helloworld.Greeter/SayHello");
+    let proto = format!("{dir}/greeter.proto");
+    let s = run(&hello, &["-c", "1", "-i", "3", "--proto", &proto])
+        .await
+        .unwrap();
+    assert_eq!(
+        (s.labels[0].samples, s.labels[0].errors),
+        (3, 0),
+        "{:?}",
+        s.errors
+    );
+    // With an import path (which reaches the compiler: a missing one is named below).
+    let s = run(&hello, &["-n", "2", "--proto", &proto, "-I", dir])
+        .await
+        .unwrap();
+    assert_eq!((s.total.samples, s.total.errors), (2, 0), "{:?}", s.errors);
+    assert_eq!(bare.calls(), 5);
+    // A method the file lacks: at the step's `call` (line 5), before any call.
+    let e = run(
+        &flow("helloworld.Greeter/Nope"),
+        &["-n", "1", "--proto", &proto],
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.contains(":5:") && e.contains("has no method `Nope`"),
+        "{e}"
+    );
+    assert_eq!(bare.calls(), 5);
+    // So is one missing from what reflection serves.
+    let served = GrpcTarget::default().start().await.unwrap();
+    let text = flow("helloworld.Greeter/Nope").replace(&url, &served.url());
+    let e = run(&text, &["-n", "1"]).await.unwrap_err();
+    assert!(
+        e.contains(":5:") && e.contains("has no method `Nope`"),
+        "{e}"
+    );
+    assert_eq!(served.calls(), 0);
+    // Bad flags, from the binary: exit 2, naming the problem.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("flow.yaml");
+    std::fs::write(&file, &hello).unwrap();
+    let http = tmp.path().join("http.yaml");
+    std::fs::write(
+        &http,
+        "targets: { w: http://127.0.0.1:9 }\nsteps:\n  - label: w\n    request: { target: w, path: / }\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec![f, "--proto", "/nonexistent.proto"],
+            "nonexistent.proto",
+        ),
+        (vec![f, "-I", dir], "-I/--import-path is for --proto files"),
+        (
+            vec![f, "--proto", &proto, "-I", "/nonexistent-dir"],
+            "-I /nonexistent-dir: no such directory",
+        ),
+        (
+            vec![f, "--call", "a.B/C"],
+            "--call and --message-interval do not apply",
+        ),
+        (
+            vec![http.to_str().unwrap(), "--proto", &proto],
+            "has no grpc:// target",
+        ),
+    ] {
+        let mut argv = vec!["run"];
+        argv.extend(args);
+        argv.extend(["-n", "1", "--no-tui"]);
+        let out = common::throng(&argv);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+        assert!(err.contains(says), "{argv:?}: {err}");
+    }
+    assert_eq!(bare.calls(), 5);
+}

@@ -24,7 +24,8 @@ pub struct GrpcArgs {
     #[arg(long, value_name = "METHOD", help_heading = "gRPC")]
     pub call: Option<String>,
     /// gRPC: a .proto file with the method (repeatable), compiled at run time (no protoc).
-    /// Without --proto or --protoset, the server's reflection is asked (v1, then v1alpha).
+    /// Without --proto or --protoset, the server's reflection is asked (v1, then v1alpha). With
+    /// a scenario: for its grpc steps that name no `proto` of their own.
     #[arg(long = "proto", value_name = "FILE", help_heading = "gRPC")]
     pub protos: Vec<PathBuf>,
     /// gRPC: an import path for --proto (repeatable; each file's own directory is one too).

@@ -125,6 +125,23 @@ pub fn build_from(
     for h in &a.headers {
         probe.header(h).map_err(|e| usage(format!("-H {e}")))?;
     }
+    let g = &a.grpc;
+    if g.call.is_some() || g.message_interval.is_some() {
+        return Err(usage(
+            "--call and --message-interval do not apply to a scenario file: its grpc steps say \
+             what they call",
+        ));
+    }
+    let grpc_targets = scenario.targets.iter().any(|t| t.protocol.name() == "grpc");
+    if (!g.protos.is_empty() || g.protoset.is_some()) && !grpc_targets {
+        return Err(usage(format!(
+            "--proto and --protoset describe gRPC methods, and {} has no grpc:// target",
+            a.url
+        )));
+    }
+    if !g.import_paths.is_empty() && g.protos.is_empty() {
+        return Err(usage("-I/--import-path is for --proto files; give one"));
+    }
     let mut names = scenario.containers.clone();
     names.extend(a.containers.iter().cloned());
     let containers = super::containers::watch_from(&names, &a.container_labels, a.idle.as_deref())?;
@@ -146,6 +163,9 @@ pub fn build_from(
                 )
             })
             .collect(),
+        protos: g.protos.clone(),
+        import_paths: g.import_paths.clone(),
+        protoset: g.protoset.clone(),
     };
     assemble(
         scenario,

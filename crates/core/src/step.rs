@@ -386,6 +386,13 @@ pub struct ClientOptions {
     pub keepalive: bool,
     /// Headers (gRPC: metadata) added to every request, `name: value` parsed.
     pub headers: Vec<(String, String)>,
+    /// gRPC: `.proto` files with the methods of steps that name no `proto` of their own
+    /// (instead of the server's reflection).
+    pub protos: Vec<PathBuf>,
+    /// gRPC: where the imports of `protos` are looked for.
+    pub import_paths: Vec<PathBuf>,
+    /// gRPC: a FileDescriptorSet with those methods (instead of `protos` or reflection).
+    pub protoset: Option<PathBuf>,
 }
 
 impl Default for ClientOptions {
@@ -399,6 +406,9 @@ impl Default for ClientOptions {
             streams: 100,
             keepalive: true,
             headers: Vec::new(),
+            protos: Vec::new(),
+            import_paths: Vec::new(),
+            protoset: None,
         }
     }
 }
@@ -444,6 +454,13 @@ pub trait StepClient: Send + Sync + 'static {
     /// Connections a user of this client holds at most (for the open-file check).
     fn connections_per_user(&self) -> f64 {
         1.0
+    }
+
+    /// Checks a compiled step of this target against what the client learnt when it was made
+    /// (a gRPC method in the target's descriptors), before any load: an error, at the step's
+    /// place, stops the run. Nothing by default.
+    fn check(&self, _step: &dyn StepCall) -> Result<(), StepError> {
+        Ok(())
     }
 }
 

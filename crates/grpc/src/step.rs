@@ -23,8 +23,8 @@ use bytes::Bytes;
 use http::HeaderMap;
 use prost_reflect::DescriptorPool;
 use throng_core::step::{
-    ClientOptions, JsonTemplate, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient,
-    StepError, StepProtocol, TemplateCompiler, Text,
+    ClientOptions, JsonTemplate, LocalFuture, Node, NodeValue, Place, Render, Reply, StepCall,
+    StepClient, StepError, StepProtocol, TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
@@ -43,6 +43,8 @@ type Resolved = (Method, Option<Vec<Bytes>>);
 /// A compiled `grpc:` step.
 #[derive(Debug)]
 struct GrpcStep {
+    /// Where its `call` is written.
+    at: Place,
     service: String,
     method: String,
     /// The message document and its string leaves that are templates.
@@ -127,6 +129,7 @@ impl StepProtocol for GrpcProtocol {
             }
         }
         let step = GrpcStep {
+            at: call.at,
             service,
             method,
             message,
@@ -197,13 +200,28 @@ impl StepProtocol for GrpcProtocol {
             .collect();
         let target = Target::new(&cfg).map_err(|e| e.to_string())?;
         let base = target.headers(metadata(&cfg.metadata).map_err(|e| e.to_string())?);
-        // Steps with their own `proto` need no reflection, so a failure here is theirs to
-        // report only for the steps that need it.
-        let pool =
-            reflect(&target, &cfg).map_err(|e| format!("reflection at {}: {e}", cfg.authority()));
+        let source = match (&options.protoset, options.protos.is_empty()) {
+            (Some(p), _) => Descriptors::Protoset(p.clone()),
+            (None, false) => Descriptors::Protos {
+                files: options.protos.clone(),
+                includes: options.import_paths.clone(),
+            },
+            (None, true) => Descriptors::Reflection,
+        };
+        let pool = match &source {
+            // Steps with their own `proto` need no reflection, so a failure here is theirs to
+            // report only for the steps that need it.
+            Descriptors::Reflection => reflect(&target, &cfg)
+                .map_err(|e| format!("reflection at {}: {e}", cfg.authority())),
+            Descriptors::Protos { files, includes } => {
+                Ok(crate::compile_protos(files, includes).map_err(|e| e.to_string())?)
+            }
+            Descriptors::Protoset(p) => Ok(crate::read_protoset(p).map_err(|e| e.to_string())?),
+        };
         Ok(Arc::new(GrpcClient {
             target,
             pool,
+            source,
             base,
             per_user: 1.0 / cfg.streams as f64,
         }))
@@ -248,8 +266,11 @@ fn resolve(
 /// One gRPC target of a scenario.
 struct GrpcClient {
     target: Target,
-    /// Its reflection's descriptors, or why there are none.
+    /// Its descriptors (from the command line's `.proto` files or protoset, or the server's
+    /// reflection), or why there are none.
     pool: Result<DescriptorPool, String>,
+    /// Where they came from.
+    source: Descriptors,
     /// Headers of every call (gRPC's, the deadline, `-H`).
     base: HeaderMap,
     per_user: f64,
@@ -258,7 +279,7 @@ struct GrpcClient {
 impl GrpcClient {
     fn resolve(&self, step: &GrpcStep) -> Result<Resolved, String> {
         match &self.pool {
-            Ok(pool) => resolve(pool, step, &Descriptors::Reflection),
+            Ok(pool) => resolve(pool, step, &self.source),
             Err(e) => Err(format!("{e} (a step with `proto` needs no reflection)")),
         }
     }
@@ -366,12 +387,26 @@ impl StepClient for GrpcClient {
     fn connections_per_user(&self) -> f64 {
         self.per_user
     }
+
+    /// A step's method must be in the descriptors the client has (a target whose reflection
+    /// could not be asked leaves its steps to fail when they run, with the reason).
+    fn check(&self, call: &dyn StepCall) -> Result<(), StepError> {
+        let Some(step) = call.as_any().downcast_ref::<GrpcStep>() else {
+            return Ok(());
+        };
+        if self.pool.is_err() {
+            return Ok(());
+        }
+        match step.resolved.get_or_init(|| self.resolve(step)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(StepError::at(step.at, e.clone())),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use throng_core::step::Place;
 
     struct Plain;
     impl TemplateCompiler for Plain {

@@ -104,7 +104,7 @@ fn at(file: &str, loc: Location, message: String) -> ScenarioError {
 }
 
 /// An error at a place a protocol named.
-fn place_error(file: &str, at: Place, message: String) -> ScenarioError {
+pub(crate) fn place_error(file: &str, at: Place, message: String) -> ScenarioError {
     if at.line == 0 {
         return ScenarioError::Built {
             name: file.to_string(),

@@ -268,6 +268,14 @@ impl ScenarioDriver {
                 .map_err(|e| built(format!("target `{}`: {e}", t.name)))?;
             clients.push(client);
         }
+        for s in &scenario.steps {
+            if let StepKind::Request(r) = &s.kind {
+                clients[r.target].check(r.call.as_ref()).map_err(|e| {
+                    let message = format!("step `{}`: {}", s.label, e.message);
+                    crate::compile::place_error(&scenario.name, e.at, message)
+                })?;
+            }
+        }
         Ok(ScenarioDriver {
             scenario: Arc::new(scenario),
             clients,
