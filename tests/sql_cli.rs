@@ -1,25 +1,11 @@
 //! `throng run DATABASE-URL` and `throng sql` from the built binary: exit codes, messages that
 //! name the problem, rows in the summary and the JSON, and passwords absent from all of them.
 
-use std::process::Output;
+mod common;
 
 use throng::testbed::{MariaDb, Postgres, DB_PASSWORD};
 
-fn throng(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{said as text, throng_bin as throng};
 
 fn json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("the result")).expect("JSON")

@@ -229,7 +229,8 @@ pub struct RunArgs {
         help_heading = "Containers"
     )]
     pub container_labels: Vec<String>,
-    /// Sample the containers this long before the load starts, for the idle row (e.g. 10s).
+    /// Sample the containers (--container) and databases (--db-stats) this long before the load
+    /// starts, for the idle row (e.g. 10s; databases: 1s by default).
     #[arg(long, value_name = "DURATION", help_heading = "Containers")]
     pub idle: Option<String>,
 

@@ -20,11 +20,23 @@ pub struct Watch {
     pub idle: Duration,
 }
 
-/// Validates the flags; `None` when no container is selected.
+/// The containers `throng run`'s flags select; `None` when none is.
+pub fn watch_of(a: &super::args::RunArgs) -> Result<Option<Watch>, CliError> {
+    watch_from(
+        &a.containers,
+        &a.container_labels,
+        a.idle.as_deref(),
+        !a.sql.db_stats.is_empty(),
+    )
+}
+
+/// Validates the flags; `None` when no container is selected. `databases`: `--db-stats` reads
+/// databases through the `--idle` period too, so it needs no container then.
 pub fn watch_from(
     containers: &[String],
     labels: &[String],
     idle: Option<&str>,
+    databases: bool,
 ) -> Result<Option<Watch>, CliError> {
     for name in containers {
         if name.trim().is_empty() {
@@ -55,10 +67,10 @@ pub fn watch_from(
     };
     if selection.is_empty() {
         return match idle {
-            Some(_) => Err(CliError::Usage(
-                "--idle samples containers before the load: name them with --container or --container-label".into(),
+            Some(_) if !databases => Err(CliError::Usage(
+                "--idle samples containers or databases before the load: name them with --container, --container-label or --db-stats".into(),
             )),
-            None => Ok(None),
+            _ => Ok(None),
         };
     }
     Ok(Some(Watch {

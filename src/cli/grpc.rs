@@ -139,8 +139,7 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     let plan = build_plan(a)?;
     let cfg = config(a)?;
     let thresholds = parse_thresholds(&a.thresholds, "--threshold", &[cfg.label()])?;
-    let containers =
-        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
+    let containers = super::containers::watch_of(a)?;
     let streams = cfg.streams as u64;
     let driver = GrpcDriver::new(cfg)
         .await

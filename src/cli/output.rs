@@ -20,10 +20,7 @@ pub fn finish(
     thresholds: &[Threshold],
     out: &Outputs,
 ) -> Result<u8, CliError> {
-    let mut result = throng_report::finish(snapshot, thresholds);
-    if let Some(dbs) = &out.databases {
-        result.databases = dbs.results();
-    }
+    let result = throng_report::finish(snapshot, thresholds);
     let to_stdout = out.json.as_deref() == Some(std::path::Path::new("-"));
     if to_stdout {
         // `--json -`: the result is standard output's (a shard's, for `kubectl logs` or

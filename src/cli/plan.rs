@@ -75,8 +75,7 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
     }
     http.label = a.label.clone();
     let thresholds = parse_thresholds(&a.thresholds, "--threshold", &[http.label()])?;
-    let containers =
-        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
+    let containers = super::containers::watch_of(a)?;
     Ok(RunSetup {
         plan,
         http,

@@ -187,6 +187,9 @@ pub async fn run_load<D: throng_core::Driver>(
         samples = Some((file, rx));
     }
     if let Some(at) = out.start_at {
+    if let Some(dbs) = &out.databases {
+        extras.databases = dbs.load_starts_now().await;
+    }
         super::shards::wait_until(at, out.quiet).await;
     }
     let handle = throng_engine::start_with(plan, driver, extras)
@@ -200,7 +203,7 @@ pub async fn run_load<D: throng_core::Driver>(
     let writer = samples.map(|(file, rx)| file.spawn(rx, &handle.snapshots().borrow()));
     let signals = tokio::spawn(stop_on_signal(handle.stop_token(), handle.abort_token()));
     let mut headless = None;
-    let snapshot = if out.tui {
+    let mut snapshot = if out.tui {
         super::live::show(handle).await.snapshot
     } else {
         headless = (!out.quiet).then(|| tokio::spawn(progress(handle.snapshots())));
@@ -219,7 +222,7 @@ pub async fn run_load<D: throng_core::Driver>(
         p.abort();
     }
     if let Some(dbs) = &out.databases {
-        dbs.load_ended(&snapshot).await;
+        dbs.load_ended(&mut snapshot).await;
     }
     let mut code = finish(&snapshot, thresholds, &out)?;
     if let Some(w) = writer {

@@ -144,7 +144,12 @@ pub fn build_from(
     }
     let mut names = scenario.containers.clone();
     names.extend(a.containers.iter().cloned());
-    let containers = super::containers::watch_from(&names, &a.container_labels, a.idle.as_deref())?;
+    let containers = super::containers::watch_from(
+        &names,
+        &a.container_labels,
+        a.idle.as_deref(),
+        !a.sql.db_stats.is_empty(),
+    )?;
     let options = ClientOptions {
         timeout: probe.timeout,
         connect_timeout: probe.connect_timeout,

@@ -51,10 +51,11 @@ pub struct SqlArgs {
     /// --workload: rows in each table [default: 10000].
     #[arg(long, value_name = "ROWS", help_heading = "SQL")]
     pub table_size: Option<u32>,
-    /// Read this database's own counters before the load (for 1s, or --idle with --container) and
-    /// around it, and print them beside the load's requests: PostgreSQL's pg_stat_database
-    /// (xact_commit, tup_returned, ...), MySQL/MariaDB's SHOW GLOBAL STATUS (Com_commit,
-    /// Questions, Innodb_rows_*). Any run, HTTP or gRPC too (repeatable).
+    /// Read this database's own counters once a second: before the load (1s, or --idle),
+    /// through it (the dashboard) and after it; print them beside the load's requests and keep
+    /// every reading in the JSON result: PostgreSQL's pg_stat_database (xact_commit,
+    /// tup_returned, ...), MySQL/MariaDB's SHOW GLOBAL STATUS (Com_commit, Questions,
+    /// Innodb_rows_*). Any run, HTTP or gRPC too (repeatable).
     #[arg(long = "db-stats", value_name = "URL", help_heading = "SQL")]
     pub db_stats: Vec<String>,
 }
@@ -185,8 +186,7 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     // The result names the database without its password.
     plan.target = driver.shown().to_string();
     let thresholds = parse_thresholds(&a.thresholds, "--threshold", &driver.labels())?;
-    let containers =
-        super::containers::watch_from(&a.containers, &a.container_labels, a.idle.as_deref())?;
+    let containers = super::containers::watch_of(a)?;
     ensure_open_files(plan.peak_concurrency())?;
     driver.check().await.map_err(sql_error)?;
     let driver = Arc::new(driver);
@@ -245,83 +245,81 @@ pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
     Ok(super::EXIT_OK)
 }
 
-/// A database, and its counters at the idle window's start and end.
-type Watched = (throng_sql::stats::DbStats, Vec<u64>, Vec<u64>);
-
-/// The databases of `--db-stats` being watched: read before the load (the idle window) and, by
-/// [`DbWatch::load_ended`], after it, before the result is made.
+/// The databases of `--db-stats` being watched: read once a second through an idle window
+/// before the load, through the load (the readings go to the engine, so the dashboard and the
+/// result have them) and once after it ([`DbWatch::load_ended`]).
 pub struct DbWatch {
-    dbs: tokio::sync::Mutex<Vec<Watched>>,
-    idle_secs: f64,
+    state: tokio::sync::Mutex<Watching>,
     /// How long the last reading waits after the load (see [`DbWatch::load_ended`]).
     settle: std::time::Duration,
-    results: std::sync::Mutex<Vec<throng_report::DatabaseResult>>,
+}
+
+enum Watching {
+    Idle(throng_sql::monitor::Monitor),
+    Load(throng_sql::monitor::Sampling),
+    Over,
 }
 
 impl std::fmt::Debug for DbWatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DbWatch")
-            .field("idle_secs", &self.idle_secs)
+            .field("settle", &self.settle)
             .finish_non_exhaustive()
     }
 }
 
 impl DbWatch {
-    /// Reads every database again now that the load is over, and keeps their results.
-    pub async fn load_ended(&self, snapshot: &throng_core::Snapshot) {
+    /// Starts reading once a second through the load; the receiver goes to the engine.
+    pub async fn load_starts_now(
+        &self,
+    ) -> Option<tokio::sync::mpsc::Receiver<throng_core::DatabaseEvent>> {
+        let mut state = self.state.lock().await;
+        match std::mem::replace(&mut *state, Watching::Over) {
+            Watching::Idle(m) => {
+                let (sampling, rx) = m.load_starts_now();
+                *state = Watching::Load(sampling);
+                Some(rx)
+            }
+            other => {
+                *state = other;
+                None
+            }
+        }
+    }
+
+    /// Reads every database once more now that the load is over, into the final snapshot.
+    pub async fn load_ended(&self, snapshot: &mut std::sync::Arc<throng_core::Snapshot>) {
+        let Watching::Load(sampling) =
+            std::mem::replace(&mut *self.state.lock().await, Watching::Over)
+        else {
+            return;
+        };
         // PostgreSQL's backends publish their counters when they exit, or at most once a
         // second while busy and then only 10 s after they went idle (pgstat's
         // PGSTAT_IDLE_INTERVAL): the last second of a service's pooled connections shows only
         // then. throng's own connections have closed, so for a SQL load half a second is enough.
-        tokio::time::sleep(self.settle).await;
-        let load_secs = snapshot.elapsed.as_secs_f64();
-        let requests = snapshot.total.samples;
-        let mut out = Vec::new();
-        for (d, start, before) in self.dbs.lock().await.iter_mut() {
-            let after = match d.sample().await {
-                Ok(a) => a,
-                Err(e) => {
-                    eprintln!("warning: --db-stats {}: {e}", d.shown());
-                    continue;
-                }
-            };
-            let rates = |ix: &[usize]| {
-                let sum = |v: &[u64]| ix.iter().map(|&i| v.get(i).copied().unwrap_or(0)).sum();
-                throng_report::Rates::of(
-                    sum(start),
-                    sum(before),
-                    sum(&after),
-                    self.idle_secs,
-                    load_secs,
-                    requests,
-                )
-            };
-            out.push(throng_report::DatabaseResult {
-                name: d.shown().to_string(),
-                idle_seconds: self.idle_secs,
-                load_seconds: load_secs,
-                requests,
-                transactions: rates(&d.transactions()),
-                statements: d.statements().map(|i| rates(&[i])),
-                counters: d
-                    .names()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, name)| throng_report::CounterResult {
-                        name: name.to_string(),
-                        rates: rates(&[i]),
-                    })
-                    .collect(),
-            });
+        let dropped = sampling.dropped();
+        let failures = sampling.failures();
+        let last = sampling.finish(self.settle).await;
+        let snap = std::sync::Arc::make_mut(snapshot);
+        for (i, (d, reading)) in snap.databases.iter_mut().zip(last).enumerate() {
+            if let Some(r) = reading {
+                d.samples.push(r);
+            }
+            if let Some(f) = failures.get(i).filter(|f| f.count > 0) {
+                eprintln!(
+                    "warning: --db-stats {}: {} readings failed, the first: {}",
+                    d.info.name,
+                    f.count,
+                    f.first.as_deref().unwrap_or("")
+                );
+            }
         }
-        if let Ok(mut r) = self.results.lock() {
-            *r = out;
+        if dropped > 0 {
+            eprintln!(
+                "warning: --db-stats: {dropped} readings were dropped (the run was too busy to take them)"
+            );
         }
-    }
-
-    /// The databases' results (empty before [`DbWatch::load_ended`]).
-    pub fn results(&self) -> Vec<throng_report::DatabaseResult> {
-        self.results.lock().map(|r| r.clone()).unwrap_or_default()
     }
 }
 
@@ -340,7 +338,7 @@ where
         Some(v) => duration("--idle", v)?,
         None => std::time::Duration::from_secs(1),
     };
-    let mut dbs = a
+    let dbs = a
         .sql
         .db_stats
         .iter()
@@ -350,20 +348,9 @@ where
         })
         .collect::<Result<Vec<_>, _>>()?;
     let runtime = |e: String| CliError::Runtime(anyhow::anyhow!("--db-stats: {e}"));
-    let mut start = Vec::new();
-    for d in &mut dbs {
-        start.push(d.sample().await.map_err(runtime)?);
-    }
-    let t0 = std::time::Instant::now();
-    tokio::time::sleep(idle).await;
-    let mut watched = Vec::new();
-    for (mut d, start) in dbs.into_iter().zip(start) {
-        let before = d.sample().await.map_err(runtime)?;
-        watched.push((d, start, before));
-    }
-    let pooled = watched
+    let pooled = dbs
         .iter()
-        .any(|(d, _, _)| d.dialect() == throng_sql::Dialect::Postgres)
+        .any(|d| d.dialect() == throng_sql::Dialect::Postgres)
         && throng_sql::Dialect::of(&a.url).is_none();
     let settle = match pooled {
         true => {
@@ -377,11 +364,12 @@ where
         }
         false => std::time::Duration::from_millis(500),
     };
+    let monitor = throng_sql::monitor::Monitor::start(dbs, idle)
+        .await
+        .map_err(runtime)?;
     out.databases = Some(Arc::new(DbWatch {
-        dbs: tokio::sync::Mutex::new(watched),
+        state: tokio::sync::Mutex::new(Watching::Idle(monitor)),
         settle,
-        idle_secs: t0.elapsed().as_secs_f64(),
-        results: std::sync::Mutex::new(Vec::new()),
     }));
     run(out).await
 }

@@ -107,4 +107,22 @@ pub(crate) async fn faulty(fault: throng::testbed::Fault) -> throng::testbed::Ru
     .start()
     .await
     .expect("the target starts")
+
+/// Runs the built binary with `args` (no standard input) to its end.
+pub(crate) fn throng_bin(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// Standard output then standard error, as text.
+pub(crate) fn said(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
 }

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod container;
+mod database;
 mod driver;
 mod error;
 pub mod histogram;
@@ -24,6 +25,7 @@ mod status;
 pub mod step;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
+pub use database::{DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries};
 pub use driver::{Driver, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{

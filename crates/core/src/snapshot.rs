@@ -249,6 +249,8 @@ pub struct Snapshot {
     pub lost_intervals: u64,
     /// The target's containers, when watched.
     pub containers: Vec<ContainerSeries>,
+    /// The databases whose own counters are read (`--db-stats`).
+    pub databases: Vec<crate::DatabaseSeries>,
     /// Per-request samples (`Extras::samples`) the writer could not take in time: missing from
     /// the log, though counted in every number here.
     pub lost_samples: u64,
@@ -301,6 +303,7 @@ impl Snapshot {
             active: 0,
             lost_intervals: 0,
             containers: Vec::new(),
+            databases: Vec::new(),
             lost_samples: 0,
             changes: Vec::new(),
         }

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use throng_core::{
-    ContainerEvent, ContainerSeries, ErrorClass, ErrorStat, LabelStats, Percentiles, RunState,
-    Sample, SeriesPoint, Snapshot,
+    ContainerEvent, ContainerSeries, DatabaseEvent, DatabaseSeries, ErrorClass, ErrorStat,
+    LabelStats, Percentiles, RunState, Sample, SeriesPoint, Snapshot,
 };
 use tokio::sync::mpsc;
 
@@ -206,6 +206,22 @@ impl Aggregator {
             ContainerEvent::Gone(id, why) => {
                 if let Some(c) = list.iter_mut().find(|c| c.info.id == id) {
                     c.info.gone = Some(why);
+                }
+            }
+        }
+    }
+
+    /// Adds what the database monitor read.
+    pub fn add_database(&mut self, event: DatabaseEvent) {
+        let list = &mut self.snapshot.databases;
+        match event {
+            DatabaseEvent::Info(info) => list.push(DatabaseSeries {
+                info,
+                samples: Vec::new(),
+            }),
+            DatabaseEvent::Sample(i, sample) => {
+                if let Some(d) = list.get_mut(i) {
+                    d.samples.push(sample);
                 }
             }
         }

@@ -4,7 +4,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::{ContainerEvent, Driver, GroupInfo, LoadModel, RunPlan, RunState, Snapshot};
+use throng_core::{
+    ContainerEvent, DatabaseEvent, Driver, GroupInfo, LoadModel, RunPlan, RunState, Snapshot,
+};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -43,6 +45,9 @@ pub struct RunHandle {
 pub struct Extras {
     /// Container readings to keep in the snapshots (from the `docker` crate's monitor).
     pub containers: Option<mpsc::Receiver<ContainerEvent>>,
+    /// Database counter readings to keep in the snapshots (`--db-stats`, from the `sql`
+    /// crate's monitor).
+    pub databases: Option<mpsc::Receiver<DatabaseEvent>>,
     /// Run on the caller's runtime instead of worker threads: one worker, spawned as a local
     /// task, so the caller must be inside a [`tokio::task::LocalSet`] on a current-thread
     /// runtime. Its use is determinism: on tokio's paused clock (`start_paused`) a whole run,
@@ -223,7 +228,10 @@ pub async fn start_with<D: Driver>(
         aggregate(
             &mut agg,
             rx,
-            extras.containers,
+            Watched {
+                containers: extras.containers,
+                databases: extras.databases,
+            },
             &snap_tx,
             start,
             &stop2,
@@ -248,10 +256,16 @@ pub async fn start_with<D: Driver>(
     })
 }
 
+/// The monitors' readings for the aggregator; each `None` once its sender is gone.
+struct Watched {
+    containers: Option<mpsc::Receiver<ContainerEvent>>,
+    databases: Option<mpsc::Receiver<DatabaseEvent>>,
+}
+
 async fn aggregate<D: Driver>(
     agg: &mut Aggregator,
     mut rx: mpsc::Receiver<Interval>,
-    mut containers: Option<mpsc::Receiver<ContainerEvent>>,
+    mut watched: Watched,
     snap_tx: &watch::Sender<Arc<Snapshot>>,
     start: Instant,
     stop: &CancellationToken,
@@ -274,10 +288,16 @@ async fn aggregate<D: Driver>(
                     snap_tx.send_replace(agg.snapshot(start.elapsed(), state));
                 }
             }
-            event = recv_container(&mut containers) => {
+            event = recv(&mut watched.containers) => {
                 match event {
                     Some(e) => agg.add_container(e),
-                    None => containers = None,
+                    None => watched.containers = None,
+                }
+            }
+            event = recv(&mut watched.databases) => {
+                match event {
+                    Some(e) => agg.add_database(e),
+                    None => watched.databases = None,
                 }
             }
             _ = stop.cancelled(), if !stopping => {
@@ -288,7 +308,7 @@ async fn aggregate<D: Driver>(
     }
 }
 
-async fn recv_container(rx: &mut Option<mpsc::Receiver<ContainerEvent>>) -> Option<ContainerEvent> {
+async fn recv<T>(rx: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,

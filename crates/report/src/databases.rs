@@ -1,12 +1,13 @@
 //! A database's own counters in the result (`--db-stats`): what the database says it did while
 //! idle and under the load, beside what the load says it sent, so a service test shows how many
-//! database transactions each of its requests costs. The counters are read by the protocol
-//! crate that speaks to the database; here they are only numbers with names.
+//! database transactions each of its requests costs. The counters are read once a second by
+//! the protocol crate that speaks to the database; here they are only numbers with names.
 
 use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use throng_core::{DatabaseSample, DatabaseSeries};
 
 /// One database's counters over the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -23,8 +24,104 @@ pub struct DatabaseResult {
     pub transactions: Rates,
     /// The database's statements per second, when it counts them (MySQL's `Questions`).
     pub statements: Option<Rates>,
+    /// The database's transactions in each second of the load (from its readings), when it
+    /// was read at least twice from the load's start.
+    #[serde(default)]
+    pub transactions_per_second: Option<Spread>,
     /// Every counter read.
     pub counters: Vec<CounterResult>,
+    /// Every reading, once a second: idle ones first (negative `t`: seconds before the load
+    /// started), the last one after the load; values in the order of `counters`, as the
+    /// database keeps them (totals since it started). Absent from results of throng before
+    /// it read databases once a second.
+    #[serde(default)]
+    pub samples: Vec<DatabaseSample>,
+}
+
+/// How a per-second rate spread over the readings of the load.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Spread {
+    /// Intervals between readings it is over.
+    pub intervals: usize,
+    /// The median of the intervals' rates, per second.
+    pub median: f64,
+    /// The highest interval's rate, per second.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of the rate of the counters at `ix` between consecutive readings.
+    fn of(samples: &[DatabaseSample], ix: &[usize]) -> Option<Spread> {
+        let mut rates: Vec<f64> = samples
+            .windows(2)
+            .filter(|w| w[1].t > w[0].t)
+            .map(|w| {
+                let d =
+                    DatabaseSeries::sum(&w[1], ix).saturating_sub(DatabaseSeries::sum(&w[0], ix));
+                d as f64 / (w[1].t - w[0].t)
+            })
+            .collect();
+        if rates.is_empty() {
+            return None;
+        }
+        rates.sort_by(f64::total_cmp);
+        let n = rates.len();
+        let median = match n % 2 {
+            1 => rates[n / 2],
+            _ => (rates[n / 2 - 1] + rates[n / 2]) / 2.0,
+        };
+        Some(Spread {
+            intervals: n,
+            median,
+            max: rates[n - 1],
+        })
+    }
+}
+
+impl DatabaseResult {
+    /// The result of one database's readings: the idle rates from its first reading to its last
+    /// before the load, the load's from there to its last reading (taken after the load);
+    /// `load_seconds` and `requests` are the load's.
+    pub fn from_series(d: &DatabaseSeries, load_seconds: f64, requests: u64) -> DatabaseResult {
+        let split = d.samples.partition_point(|s| s.t < 0.0);
+        let empty = DatabaseSample::default();
+        let start = d.samples.first().unwrap_or(&empty);
+        let before = d.samples[..split].last().unwrap_or(start);
+        let after = d.samples.last().unwrap_or(before);
+        let idle_seconds = before.t - start.t;
+        let rates = |ix: &[usize]| {
+            let sum = |s: &DatabaseSample| DatabaseSeries::sum(s, ix);
+            Rates::of(
+                sum(start),
+                sum(before),
+                sum(after),
+                idle_seconds,
+                load_seconds,
+                requests,
+            )
+        };
+        let load = &d.samples[split.saturating_sub(1)..];
+        DatabaseResult {
+            name: d.info.name.clone(),
+            idle_seconds,
+            load_seconds,
+            requests,
+            transactions: rates(&d.info.transactions),
+            statements: d.info.statements.map(|i| rates(&[i])),
+            transactions_per_second: Spread::of(load, &d.info.transactions),
+            counters: d
+                .info
+                .counters
+                .iter()
+                .enumerate()
+                .map(|(i, name)| CounterResult {
+                    name: name.clone(),
+                    rates: rates(&[i]),
+                })
+                .collect(),
+            samples: d.samples.clone(),
+        }
+    }
 }
 
 /// A rate at idle and under load.
@@ -99,6 +196,13 @@ pub fn render_databases(dbs: &[DatabaseResult]) -> String {
                 out,
                 "   database transactions per request of the load: {:.2}",
                 d.transactions.per_request
+            );
+        }
+        if let Some(p) = &d.transactions_per_second {
+            let _ = write!(
+                out,
+                "\n  transactions/s second by second under load  median {:.1}  max {:.1}  ({} intervals)",
+                p.median, p.max, p.intervals
             );
         }
         let _ = writeln!(

@@ -6,7 +6,7 @@ use throng_core::histogram;
 use throng_core::per_second;
 use throng_core::{LabelStats, LoadModel, Percentiles, RunPlan, SeriesPoint, Snapshot};
 
-use crate::{ContainerResult, ThresholdResult};
+use crate::{ContainerResult, DatabaseResult, ThresholdResult};
 
 /// The version of the JSON result's shape. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -392,7 +392,11 @@ impl RunResult {
                     what: c.what.clone(),
                 })
                 .collect(),
-            databases: Vec::new(),
+            databases: s
+                .databases
+                .iter()
+                .map(|d| DatabaseResult::from_series(d, secs, s.total.samples))
+                .collect(),
         }
     }
 }

@@ -23,6 +23,7 @@ mod classify;
 mod config;
 mod conn;
 mod driver;
+pub mod monitor;
 pub mod oltp;
 pub mod param;
 pub mod stats;

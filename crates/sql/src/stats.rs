@@ -37,6 +37,7 @@ const MY: &[&str] = &[
 pub struct DbStats {
     target: Target,
     conn: Option<Conn>,
+    timeout: Duration,
 }
 
 /// Counter values, in [`DbStats::names`] order.
@@ -53,7 +54,11 @@ impl DbStats {
                 target.shown()
             ));
         }
-        Ok(DbStats { target, conn: None })
+        Ok(DbStats {
+            target,
+            conn: None,
+            timeout: connect_timeout,
+        })
     }
 
     /// Which database.
@@ -85,9 +90,35 @@ impl DbStats {
         (self.target.dialect() != Dialect::Postgres).then_some(2)
     }
 
+    /// This database as the snapshot knows it ([`throng_core::DatabaseInfo`]).
+    pub fn info(&self) -> throng_core::DatabaseInfo {
+        throng_core::DatabaseInfo {
+            name: self.shown().to_string(),
+            counters: self.names().iter().map(|n| n.to_string()).collect(),
+            transactions: self.transactions().to_vec(),
+            statements: self.statements(),
+        }
+    }
+
     /// Reads the counters now (connecting first if need be; a lost connection is reopened at
-    /// the next call).
+    /// the next call). A database that does not answer within the connect timeout is an error
+    /// (its connection is dropped), never a wait without end.
     pub async fn sample(&mut self) -> Result<Sample, String> {
+        let limit = self.timeout;
+        match tokio::time::timeout(limit, self.read()).await {
+            Ok(read) => read,
+            Err(_) => {
+                self.conn = None;
+                Err(format!(
+                    "{}: no answer within {} ms",
+                    self.shown(),
+                    limit.as_millis()
+                ))
+            }
+        }
+    }
+
+    async fn read(&mut self) -> Result<Sample, String> {
         if self.conn.is_none() {
             let c = self
                 .target

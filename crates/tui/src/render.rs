@@ -11,8 +11,8 @@ use throng_core::{Percentiles, Snapshot};
 use crate::format;
 use crate::state::{View, ViewState};
 use crate::widgets::{
-    ContainersPanel, ContainersView, ErrorsPanel, Footer, Header, LabelTable, LatencyPanel, Metric,
-    SeriesChart, StatusPanel, TabBar, TrafficPanel,
+    ContainersPanel, ContainersView, DatabasesPanel, ErrorsPanel, Footer, Header, LabelTable,
+    LatencyPanel, Metric, SeriesChart, StatusPanel, TabBar, TrafficPanel,
 };
 
 /// The narrowest terminal the dashboard draws in.
@@ -60,7 +60,8 @@ pub fn render(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) 
     Footer { snap, state }.render(footer, buf);
 }
 
-/// Latency and charts on top, then the label table, errors and status codes, containers.
+/// Latency and charts on top, then the label table, errors and status codes, containers,
+/// databases.
 fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
     let top_min = LatencyPanel::height(snap);
     let mut left = area.height.saturating_sub(top_min);
@@ -73,12 +74,19 @@ fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
     };
     let containers = if containers <= left { containers } else { 0 };
     left -= containers;
+    let databases = match snap.databases.is_empty() {
+        true => 0,
+        false => DatabasesPanel::height(&snap.databases).min(5),
+    };
+    let databases = if databases <= left { databases } else { 0 };
+    left -= databases;
     let errors = if left >= 5 { 5 } else { 0 };
-    let [top, table_area, errors_area, containers_area] = Layout::vertical([
+    let [top, table_area, errors_area, containers_area, databases_area] = Layout::vertical([
         Constraint::Min(top_min),
         Constraint::Length(table),
         Constraint::Length(errors),
         Constraint::Length(containers),
+        Constraint::Length(databases),
     ])
     .areas(area);
 
@@ -114,6 +122,12 @@ fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
             containers: &snap.containers,
         }
         .render(containers_area, buf);
+    }
+    if databases > 0 {
+        DatabasesPanel {
+            databases: &snap.databases,
+        }
+        .render(databases_area, buf);
     }
 }
 

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use throng_core::Percentiles;
 use throng_tui::widgets::{
-    ContainersPanel, ErrorsPanel, Footer, LabelTable, LatencyPanel, StatusPanel,
+    ContainersPanel, DatabasesPanel, ErrorsPanel, Footer, LabelTable, LatencyPanel, StatusPanel,
 };
 use throng_tui::{format, render, View, ViewState};
 
@@ -191,6 +191,36 @@ fn containers_panel_shows_cpu_memory_and_network_rates() {
 }
 
 #[test]
+fn databases_panel_shows_the_last_seconds_rates_and_the_loads_total() {
+    let snap = common::with_database();
+    let lines = draw(
+        DatabasesPanel {
+            databases: &snap.databases,
+        },
+        110,
+        DatabasesPanel::height(&snap.databases),
+    );
+    let row = lines
+        .iter()
+        .find(|l| l.contains("mysql://bench:***@"))
+        .expect("a row");
+    // 390 commits and 10 rollbacks a second; 6,400 statements; 4,000 transactions since the
+    // last idle reading.
+    assert!(row.contains(" 400 "), "{row}");
+    assert!(row.contains("6,400"), "{row}");
+    assert!(row.contains("4,000│"), "{row}");
+    // On the overview, below the rest, when databases are read; not otherwise.
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    render(buf.area, &mut buf, &snap, &ViewState::default());
+    assert!(text(&buf)
+        .concat()
+        .contains("Databases (their own counters)"));
+    let snap = common::closed();
+    render(buf.area, &mut buf, &snap, &ViewState::default());
+    assert!(!text(&buf).concat().contains("Databases"));
+}
+
+#[test]
 fn no_containers_no_panel_and_no_tab() {
     let snap = common::closed();
     let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
@@ -205,7 +235,12 @@ fn no_containers_no_panel_and_no_tab() {
 
 #[test]
 fn every_size_renders_without_panicking() {
-    let snaps = [common::closed(), common::open(), common::with_containers()];
+    let snaps = [
+        common::closed(),
+        common::open(),
+        common::with_containers(),
+        common::with_database(),
+    ];
     for snap in &snaps {
         for w in [1u16, 20, 71, 72, 80, 100, 200] {
             for h in [1u16, 5, 19, 20, 24, 40, 80] {

@@ -60,10 +60,7 @@ const NET: u16 = 23;
 
 impl Widget for ContainersPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let block = Block::bordered()
-            .title(" Containers ")
-            .border_style(Style::new().fg(Color::DarkGray))
-            .title_style(Style::new().fg(Color::White).bold());
+        let block = super::panel(" Containers ");
         let inner = block.inner(area);
         block.render(area, buf);
         let widths = [
@@ -74,20 +71,16 @@ impl Widget for ContainersPanel<'_> {
             Constraint::Length(NET),
         ];
         let mut rows = inner.rows();
-        let dim = Style::new().fg(Color::Cyan).bold();
         if let Some(head) = rows.next() {
             let cols = Layout::horizontal(widths).spacing(1).split(head);
-            Line::styled("container", dim).render(cols[0], buf);
-            Line::styled("CPU", dim)
-                .right_aligned()
-                .render(cols[1], buf);
-            Line::styled("CPU over time", dim).render(cols[2], buf);
-            Line::styled("memory", dim)
-                .right_aligned()
-                .render(cols[3], buf);
-            Line::styled("net rx/s  tx/s", dim)
-                .right_aligned()
-                .render(cols[4], buf);
+            let titles = [
+                ("container", false),
+                ("CPU", true),
+                ("CPU over time", false),
+                ("memory", true),
+                ("net rx/s  tx/s", true),
+            ];
+            super::heading(&cols, &titles, buf);
         }
         for (c, row) in self.containers.iter().zip(rows) {
             let cols = Layout::horizontal(widths).spacing(1).split(row);

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use throng_core::histogram::record;
 use throng_core::{
-    Arrivals, ClosedLoop, ContainerInfo, ContainerSample, ContainerSeries, ErrorClass, ErrorStat,
-    LabelStats, LoadModel, OpenLoop, Rate, RunPlan, SeriesPoint, Snapshot, Users,
+    Arrivals, ClosedLoop, ContainerInfo, ContainerSample, ContainerSeries, DatabaseInfo,
+    DatabaseSample, DatabaseSeries, ErrorClass, ErrorStat, LabelStats, LoadModel, OpenLoop, Rate,
+    RunPlan, SeriesPoint, Snapshot, Users,
 };
 
 fn closed_plan() -> RunPlan {
@@ -167,5 +168,36 @@ pub(crate) fn with_containers() -> Snapshot {
         series("bank-go", "bank-go:latest", 80.0, 40 << 20),
         series("bank-java", "bank-java:latest", 160.0, 300 << 20),
     ];
+    s
+}
+
+/// The closed loop with one database read once a second (`--db-stats`): 2 idle readings, then
+/// 10 of the load at 400 transactions and 6,400 statements a second.
+pub(crate) fn with_database() -> Snapshot {
+    let mut s = closed();
+    let reading = |t: f64, trx: u64, rollbacks: u64, stmts: u64| DatabaseSample {
+        t,
+        values: vec![trx, rollbacks, stmts],
+    };
+    let mut samples = vec![
+        reading(-1.0, 1000, 5, 20_000),
+        reading(-0.01, 1001, 5, 20_010),
+    ];
+    samples.extend(
+        (1..=10u64).map(|i| reading(i as f64, 1001 + 390 * i, 5 + 10 * i, 20_010 + 6_400 * i)),
+    );
+    s.databases = vec![DatabaseSeries {
+        info: DatabaseInfo {
+            name: "mysql://bench:***@127.0.0.1:3306/bench".into(),
+            counters: vec![
+                "Com_commit".into(),
+                "Com_rollback".into(),
+                "Questions".into(),
+            ],
+            transactions: vec![0, 1],
+            statements: Some(2),
+        },
+        samples,
+    }];
     s
 }

@@ -1,0 +1,118 @@
+//! `--db-stats` read once a second: the readings in the JSON result, idle and under load,
+//! against the real PostgreSQL and MariaDB the test command starts (each test its own server, so
+//! no other test moves its counters).
+
+mod common;
+
+use throng::testbed::{MariaDb, Postgres, DB_PASSWORD};
+
+use common::{said as text, throng_bin as throng};
+
+/// The value of counter `name` in a reading.
+fn value(db: &serde_json::Value, sample: &serde_json::Value, name: &str) -> u64 {
+    let i = db["counters"]
+        .as_array()
+        .and_then(|c| c.iter().position(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no counter {name}: {db}"));
+    sample["values"][i].as_u64().expect("a count")
+}
+
+/// oltp_read_only for 5 s with the database read once a second: readings about a second apart
+/// before and through the load, their per-second increases adding up to the load's total, and
+/// the database's transactions per second about the load's (each sysbench transaction is one
+/// BEGIN ... COMMIT).
+fn readings_each_second(url: &str, commits: &str) {
+    let o = throng(&["sql", "prepare", url, "--table-size", "500"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dir = tempfile::tempdir().expect("dir");
+    let result = dir.path().join("r.json");
+    let o = throng(&[
+        "run",
+        url,
+        "--workload",
+        "oltp_read_only",
+        "--table-size",
+        "500",
+        "-c",
+        "2",
+        "-z",
+        "5s",
+        "--db-stats",
+        url,
+        "--idle",
+        "2s",
+        "--no-tui",
+        "--json",
+        result.to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains(DB_PASSWORD), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("transactions/s second by second under load  median"),
+        "{out}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).expect("the result")).expect("JSON");
+    let db = &r["databases"][0];
+    let samples = db["samples"].as_array().expect("readings");
+    let t: Vec<f64> = samples
+        .iter()
+        .map(|s| s["t"].as_f64().expect("t"))
+        .collect();
+    let idle = t.iter().filter(|t| **t < 0.0).count();
+    // --idle 2s: readings at its start, a second in and at its end.
+    assert_eq!(idle, 3, "{t:?}");
+    assert!(t[0] < -1.5, "{t:?}");
+    // Through the 5 s load, one a second (a busy machine delays some), then the last after it.
+    let load = samples.len() - idle;
+    assert!((4..=8).contains(&load), "{t:?}");
+    for w in t.windows(2) {
+        assert!(w[1] > w[0] && w[1] - w[0] < 2.5, "{t:?}");
+    }
+    assert!(*t.last().expect("a reading") > 5.0, "{t:?}");
+    // The increases second by second add up to the total over the load, for every counter.
+    for c in db["counters"].as_array().expect("counters") {
+        let name = c["name"].as_str().expect("a name");
+        let per_second: u64 = samples[idle - 1..]
+            .windows(2)
+            .map(|w| value(db, &w[1], name) - value(db, &w[0], name))
+            .sum();
+        assert_eq!(c["load_total"].as_u64(), Some(per_second), "{name}");
+    }
+    let trx = r["labels"]
+        .as_array()
+        .and_then(|l| l.iter().find(|l| l["label"] == "oltp_read_only"))
+        .expect("the transaction row");
+    let done = trx["samples"].as_u64().expect("transactions");
+    let load_tps = done as f64 / r["duration"].as_f64().expect("duration");
+    let total: u64 = samples[idle - 1..]
+        .windows(2)
+        .map(|w| value(db, &w[1], commits) - value(db, &w[0], commits))
+        .sum();
+    match commits {
+        // MariaDB counts COMMIT statements: exactly the load's transactions.
+        "Com_commit" => assert_eq!(total, done),
+        // PostgreSQL counts every transaction, the readings' own too (one a second).
+        _ => assert!((done..=done + 20).contains(&total), "{total} vs {done}"),
+    }
+    let median = db["transactions_per_second"]["median"]
+        .as_f64()
+        .expect("a spread");
+    assert!(
+        median > load_tps * 0.4 && median < load_tps * 2.5,
+        "database {median}/s against the load's {load_tps}/s"
+    );
+}
+
+#[test]
+fn postgresql_is_read_once_a_second() {
+    let pg = Postgres::start().expect("a PostgreSQL of this test's own");
+    readings_each_second(&pg.url(), "xact_commit");
+}
+
+#[test]
+fn mariadb_is_read_once_a_second() {
+    let my = MariaDb::start().expect("a MariaDB of this test's own");
+    readings_each_second(&my.url(), "Com_commit");
+}
