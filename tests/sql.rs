@@ -264,6 +264,7 @@ async fn oltp_workloads_run_sysbenchs_statement_counts() {
             tables: 2,
             table_size: 500,
             range_size: 100,
+            ..throng::sql::OltpOptions::default()
         };
         throng::sql::oltp::prepare(&mut c, target.dialect(), &o, |_| {})
             .await

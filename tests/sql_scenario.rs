@@ -260,6 +260,7 @@ async fn the_bundled_oltp_write_only_scenario_runs_sysbenchs_transaction() {
         tables: 1,
         table_size: 10_000,
         range_size: 100,
+        ..throng::sql::OltpOptions::default()
     };
     throng::sql::oltp::prepare(&mut scoped, target.dialect(), &o, |_| {})
         .await

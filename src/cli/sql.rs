@@ -51,6 +51,12 @@ pub struct SqlArgs {
     /// --workload: rows in each table [default: 10000].
     #[arg(long, value_name = "ROWS", help_heading = "SQL")]
     pub table_size: Option<u32>,
+    /// --workload: how row ids are drawn, as sysbench's --rand-type computes them: special
+    /// (sysbench 1.0's default: three quarters of the ids from the middle 1% of the table, the
+    /// rest bell-shaped over it), uniform, gaussian or pareto (80% from the first 20%)
+    /// [default: special].
+    #[arg(long, value_name = "NAME", help_heading = "SQL", value_parser = rand_type)]
+    pub rand_type: Option<throng_sql::RandType>,
     /// Read this database's own counters once a second: before the load (1s, or --idle),
     /// through it (the dashboard) and after it; print them beside the load's requests and keep
     /// every reading in the JSON result: PostgreSQL's pg_stat_database (xact_commit,
@@ -68,6 +74,15 @@ fn workload(v: &str) -> Result<String, String> {
             Workload::ALL.map(|(_, n)| n).join(", ")
         )),
     }
+}
+
+fn rand_type(v: &str) -> Result<throng_sql::RandType, String> {
+    throng_sql::RandType::named(v).ok_or_else(|| {
+        format!(
+            "not a distribution; one of {}",
+            throng_sql::RandType::ALL.map(|(_, n)| n).join(", ")
+        )
+    })
 }
 
 /// `throng sql`: sysbench's tables.
@@ -149,14 +164,19 @@ pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
     cfg.transaction = s.transaction;
     cfg.label = a.label.clone();
     cfg.workload = s.workload.as_deref().and_then(Workload::named);
-    if cfg.workload.is_none() && (s.tables.is_some() || s.table_size.is_some()) {
-        return Err(usage("--tables and --table-size go with --workload"));
+    if cfg.workload.is_none()
+        && (s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some())
+    {
+        return Err(usage(
+            "--tables, --table-size and --rand-type go with --workload",
+        ));
     }
     let d = OltpOptions::default();
     cfg.oltp = OltpOptions {
         tables: s.tables.unwrap_or(d.tables),
         table_size: s.table_size.unwrap_or(d.table_size),
         range_size: d.range_size,
+        rand: s.rand_type.unwrap_or(d.rand),
     };
     cfg.timeout = duration("-t/--timeout", &a.timeout)?;
     cfg.connect_timeout = duration("--connect-timeout", &a.connect_timeout)?;

@@ -22,6 +22,7 @@
 mod classify;
 mod config;
 mod conn;
+mod dist;
 mod driver;
 pub mod monitor;
 pub mod oltp;
@@ -34,6 +35,6 @@ pub use classify::failure;
 pub use config::{label_of, split_statements, SqlConfig};
 pub use conn::{Conn, Done, Target, Tls};
 pub use driver::{Session, SqlDriver, SqlError};
-pub use oltp::{OltpOptions, Workload};
+pub use oltp::{OltpOptions, RandType, Workload};
 pub use step::SqlProtocol;
 pub use url::{check as check_url, redact, Dialect, SCHEMES};

@@ -2,14 +2,15 @@
 //! the same tables (`sbtestN`: id, k, c CHAR(120), pad CHAR(60), an index on k), the same
 //! statements with the same parameters, and the same number of statements per transaction
 //! (point select 1, read only 16, write only 6, read write 20, insert 1, BEGIN and COMMIT
-//! counted as sysbench counts them). Ids are drawn uniformly (sysbench 1.1's default; 1.0's
-//! `special` distribution is not reproduced).
+//! counted as sysbench counts them). Ids are drawn from sysbench's distributions
+//! ([`RandType`]), `special` by default as in sysbench 1.0.
 
 use std::sync::Arc;
 
 use rand::Rng;
 
 use crate::conn::Conn;
+pub use crate::dist::RandType;
 use crate::param::{digits, Value};
 use crate::url::Dialect;
 
@@ -99,6 +100,8 @@ pub struct OltpOptions {
     pub table_size: u32,
     /// Rows a range select spans.
     pub range_size: u32,
+    /// How ids are drawn (`--rand-type`).
+    pub rand: RandType,
 }
 
 impl Default for OltpOptions {
@@ -107,6 +110,7 @@ impl Default for OltpOptions {
             tables: 1,
             table_size: 10_000,
             range_size: 100,
+            rand: RandType::default(),
         }
     }
 }
@@ -187,7 +191,7 @@ impl Kind {
         out: &mut Vec<Value>,
     ) {
         out.clear();
-        let id = |rng: &mut R| i64::from(rng.random_range(1..=o.table_size.max(1)));
+        let id = |rng: &mut R| i64::from(o.rand.draw(rng, 1, o.table_size.max(1)));
         match self {
             Kind::PointSelects | Kind::IndexUpdates => out.push(Value::Int(id(rng))),
             Kind::SimpleRanges | Kind::SumRanges | Kind::OrderRanges | Kind::DistinctRanges => {
@@ -277,7 +281,7 @@ pub async fn prepare(
                 .map(|_| {
                     format!(
                         "({}, '{}', '{}')",
-                        rng.random_range(1..=o.table_size),
+                        o.rand.draw(&mut rng, 1, o.table_size),
                         digits(&mut rng, C),
                         digits(&mut rng, PAD)
                     )
