@@ -609,3 +609,62 @@ fn the_bank_served_on_postgresql_beside_its_databases_counters() {
     // CREATE TABLE, still pending in its idle pool when the idle window was read.
     assert!(inserted >= Some(40), "two clients an iteration: {db}");
 }
+
+/// `seq()` keys are unique across shards: shard I of N takes I+1, I+1+N, ..., so two shards
+/// inserting `seq()` into one primary key never collide, and together fill 1..=n.
+#[test]
+fn seq_is_unique_across_shards() {
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    for sql in [
+        "DROP TABLE IF EXISTS sharded",
+        "CREATE TABLE sharded (id BIGINT PRIMARY KEY)",
+    ] {
+        let o = throng(&["run", &pg, "--sql", sql, "-n", "1", "-c", "1", "--quiet"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    for shard in ["0/2", "1/2"] {
+        let out = dir.path().join(format!("{}.json", &shard[..1]));
+        let o = throng(&[
+            "run",
+            &pg,
+            "--sql",
+            "INSERT INTO sharded (id) VALUES ($1)",
+            "--param",
+            "seq()",
+            "-c",
+            "3",
+            "-n",
+            "100",
+            "--shard",
+            shard,
+            "--no-tui",
+            "--quiet",
+            "--json",
+            out.to_str().expect("path"),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{shard}: {}", text(&o));
+        let r = json(&out);
+        // Half the statements each, none a unique violation.
+        assert_eq!(r["total"]["samples"], 50, "{shard}");
+        assert_eq!(r["total"]["errors"], 0, "{shard}: {}", r["errors"]);
+    }
+    let o = throng(&[
+        "run",
+        &pg,
+        "--sql",
+        // Division by zero (an error) unless the ids are exactly 1..=100.
+        "SELECT 1 / (CASE WHEN count(*) = 100 AND min(id) = 1 AND max(id) = 100 THEN 1 ELSE 0 END) \
+         FROM sharded",
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "--quiet",
+        "--json",
+        dir.path().join("check.json").to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = json(&dir.path().join("check.json"));
+    assert_eq!(r["total"]["errors"], 0, "{}", r["errors"]);
+}

@@ -27,8 +27,8 @@ pub struct SqlArgs {
     pub sql_file: Option<PathBuf>,
     /// A value for the next placeholder, evaluated per execution (repeatable; taken in order,
     /// statement by statement): a number, 'text', null, true, false, rand_int(A, B) (uniform,
-    /// both ends included), rand_str(N), seq() (1, 2, ... across the run), user() (the user's
-    /// number).
+    /// both ends included), rand_str(N), seq() (1, 2, ... across the run; shard I of N of a
+    /// --shard run: I+1, I+1+N, ..., unique across the shards), user() (the user's number).
     #[arg(
         long = "param",
         value_name = "EXPR",
@@ -197,7 +197,8 @@ fn sql_error(e: SqlError) -> CliError {
 /// Runs a SQL load to its end: the statements are checked against the database first (exit 1
 /// when it cannot be reached, 2 when a statement does not prepare), then the load runs.
 pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
-    let cfg = config(a)?;
+    let mut cfg = config(a)?;
+    cfg.shard = out.shard;
     let driver = SqlDriver::new(cfg).map_err(sql_error)?;
     let mut plan = build_plan(a).map_err(|e| match e {
         CliError::Usage(m) => usage(throng_sql::redact(&m).replace(&a.url, driver.shown())),

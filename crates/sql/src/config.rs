@@ -31,6 +31,9 @@ pub struct SqlConfig {
     pub connect_timeout: Duration,
     /// TLS beside the URL's own `sslmode`.
     pub tls: crate::conn::Tls,
+    /// The share of the run this process makes (`--shard`): `seq()` interleaves with the
+    /// other shards' ([`crate::param::Seq`]).
+    pub shard: throng_core::Shard,
 }
 
 impl SqlConfig {
@@ -47,6 +50,7 @@ impl SqlConfig {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             tls: crate::conn::Tls::default(),
+            shard: throng_core::Shard::WHOLE,
         }
     }
 }

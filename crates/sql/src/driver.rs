@@ -1,7 +1,7 @@
 //! The driver: one connection per session, statements prepared once per connection (sqlx's
 //! per-connection statement cache) and run with fresh parameters each time.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rand::rngs::SmallRng;
@@ -12,7 +12,7 @@ use crate::classify::{failure, lost};
 use crate::config::{is_control, label_of, unique, SqlConfig};
 use crate::conn::{Conn, Target};
 use crate::oltp::{statements, Kind, OltpOptions};
-use crate::param::{Context, Expr, Value};
+use crate::param::{Context, Expr, Seq, Value};
 
 /// Why a SQL load cannot start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -89,7 +89,7 @@ pub struct SqlDriver {
     params: Vec<Expr>,
     oltp: OltpOptions,
     timeout: std::time::Duration,
-    seq: AtomicI64,
+    seq: Seq,
     reconnects: AtomicU64,
     checked: AtomicBool,
 }
@@ -211,7 +211,7 @@ impl SqlDriver {
             params,
             oltp: cfg.oltp,
             timeout: cfg.timeout,
-            seq: AtomicI64::new(1),
+            seq: Seq::new(cfg.shard.index, cfg.shard.count),
             reconnects: AtomicU64::new(0),
             checked: AtomicBool::new(false),
         })

@@ -5,7 +5,8 @@
 //! 42   -7   2.5   'text'   "text"   null   true   false
 //! rand_int(1, 100000)   a whole number drawn uniformly, both ends included
 //! rand_str(120)         that many random letters and digits
-//! seq()                 1, 2, 3, ... across the whole run (unique keys for inserts)
+//! seq()                 1, 2, 3, ... across the whole run (unique keys for inserts; shard I of
+//!                       N takes I+1, I+1+N, ...: unique across shards too)
 //! user()                the virtual user's number, from 0
 //! ```
 
@@ -43,12 +44,38 @@ pub enum Expr {
     User,
 }
 
+/// The run's `seq()`: shared by every user of the process, and interleaved with the other
+/// shards' (shard `I` of `N` gives `I+1, I+1+N, I+1+2N, ...`), so keys made of it are unique
+/// across a sharded run, and together the shards use `1..` without gaps.
+#[derive(Debug)]
+pub struct Seq {
+    taken: AtomicI64,
+    first: i64,
+    stride: i64,
+}
+
+impl Seq {
+    /// The sequence of shard `index` of `count` (0 of 1 for a whole run).
+    pub fn new(index: u32, count: u32) -> Seq {
+        Seq {
+            taken: AtomicI64::new(0),
+            first: i64::from(index) + 1,
+            stride: i64::from(count.max(1)),
+        }
+    }
+
+    /// The next value.
+    pub fn next(&self) -> i64 {
+        self.taken.fetch_add(1, Ordering::Relaxed) * self.stride + self.first
+    }
+}
+
 /// What an expression needs when it is evaluated.
 pub struct Context<'a, R: Rng> {
     /// The session's random numbers.
     pub rng: &'a mut R,
     /// The run's sequence (shared by every user).
-    pub seq: &'a AtomicI64,
+    pub seq: &'a Seq,
     /// The user's number.
     pub user: u64,
 }
@@ -125,7 +152,7 @@ impl Expr {
             Expr::Literal(v) => v.clone(),
             Expr::RandInt(lo, hi) => Value::Int(cx.rng.random_range(*lo..=*hi)),
             Expr::RandStr(n) => Value::Text(rand_str(cx.rng, *n)),
-            Expr::Seq => Value::Int(cx.seq.fetch_add(1, Ordering::Relaxed)),
+            Expr::Seq => Value::Int(cx.seq.next()),
             Expr::User => Value::Int(i64::try_from(cx.user).unwrap_or(i64::MAX)),
         }
     }
@@ -185,7 +212,7 @@ mod tests {
     #[test]
     fn evaluates_within_bounds() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
-        let seq = AtomicI64::new(1);
+        let seq = Seq::new(0, 1);
         let mut cx = Context {
             rng: &mut rng,
             seq: &seq,
@@ -202,5 +229,17 @@ mod tests {
         assert_eq!(Expr::User.eval(&mut cx), Value::Int(3));
         let s = digits(cx.rng, "###-##");
         assert!(s.len() == 6 && s.as_bytes()[3] == b'-', "{s}");
+    }
+
+    #[test]
+    fn shards_sequences_interleave_without_overlap_or_gaps() {
+        let shards: Vec<Seq> = (0..3).map(|i| Seq::new(i, 3)).collect();
+        let mut all: Vec<i64> = shards
+            .iter()
+            .flat_map(|s| (0..4).map(|_| s.next()).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(&all[..4], &[1, 4, 7, 10], "shard 0 of 3");
+        all.sort_unstable();
+        assert_eq!(all, (1..=12).collect::<Vec<_>>());
     }
 }
