@@ -315,7 +315,7 @@ async fn command_line_protos_serve_steps_without_their_own() {
         ),
         (
             vec![f, "--call", "a.B/C"],
-            "--call and --message-interval do not apply",
+            "--call, --message-interval and --connections do not apply",
         ),
         (
             vec![http.to_str().unwrap(), "--proto", &proto],

@@ -65,7 +65,6 @@ pub struct RunArgs {
     #[arg(
         short = 'c',
         long = "users",
-        visible_alias = "connections",
         help_heading = "Load",
         value_parser = at_least_one::<u32>,
         allow_negative_numbers = true
@@ -241,7 +240,9 @@ pub struct RunArgs {
 
 /// A whole number of at least 1, with a message a person reads (clap's own says
 /// `invalid digit found in string` for `-3`).
-fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(v: &str) -> Result<T, String> {
+pub(crate) fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(
+    v: &str,
+) -> Result<T, String> {
     match v.trim().parse::<T>() {
         Ok(n) if n >= T::from(1) => Ok(n),
         _ => Err(format!("must be a whole number of at least 1, not {v:?}")),

@@ -92,7 +92,15 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     // The URL's scheme picks the protocol (`throng::protocols()`); a URL no protocol
     // claims goes to HTTP's checks, which say what is wrong with it.
     let protocols = crate::protocols();
-    match protocols.for_url(&a.url).map(|p| p.name()) {
+    let protocol = protocols.for_url(&a.url).map(|p| p.name());
+    if a.grpc.connections.is_some() && protocol != Some("grpc") {
+        return Err(CliError::Usage(format!(
+            "--connections applies to grpc:// targets; {} is not one (HTTP/1.1 opens a \
+             connection per user: -c; HTTP/2 shares one among --streams users)",
+            a.url
+        )));
+    }
+    match protocol {
         Some("grpc") => return super::grpc::run(a, out).await,
         Some("sql") => return super::sql::run(a, out).await,
         Some("http") | None => {}

@@ -126,10 +126,10 @@ pub fn build_from(
         probe.header(h).map_err(|e| usage(format!("-H {e}")))?;
     }
     let g = &a.grpc;
-    if g.call.is_some() || g.message_interval.is_some() {
+    if g.call.is_some() || g.message_interval.is_some() || g.connections.is_some() {
         return Err(usage(
-            "--call and --message-interval do not apply to a scenario file: its grpc steps say \
-             what they call",
+            "--call, --message-interval and --connections do not apply to a scenario file: its \
+             grpc steps say what they call, and --streams users share a connection",
         ));
     }
     let grpc_targets = scenario.targets.iter().any(|t| t.protocol.name() == "grpc");

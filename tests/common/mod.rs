@@ -46,8 +46,7 @@ pub(crate) async fn grpc_driver(
     let Command::Run(run) = Cli::try_parse_from(&argv).expect("flags parse").command else {
         panic!("not a run")
     };
-    let plan = throng::cli::plan::build_plan(&run).expect("load flags");
-    let cfg = throng::cli::grpc::config(&run).expect("gRPC flags");
+    let (plan, cfg) = throng::cli::grpc::build(&run).expect("flags validate");
     let driver = throng::grpc::GrpcDriver::new(cfg)
         .await
         .expect("the driver");
@@ -107,6 +106,7 @@ pub(crate) async fn faulty(fault: throng::testbed::Fault) -> throng::testbed::Ru
     .start()
     .await
     .expect("the target starts")
+}
 
 /// Runs the built binary with `args` (no standard input) to its end.
 pub(crate) fn throng_bin(args: &[&str]) -> std::process::Output {
@@ -124,5 +124,4 @@ pub(crate) fn said(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
-}
 }

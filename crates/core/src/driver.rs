@@ -86,7 +86,7 @@ pub struct SetupError(pub String);
 /// connection. Workers' state and sessions live on one thread, so neither they nor the futures
 /// of [`Driver::execute`] need to be `Send`.
 ///
-/// The engine calls, in order: [`Driver::setup`] once; per worker, [`Driver::worker`]; per
+/// The engine calls, in order: [`Driver::setup`] once; per worker, [`Driver::worker_of`]; per
 /// user, [`Driver::session`] and [`Driver::connect`] (before its first step: its time is not the
 /// request's; again after a connection failed); per iteration, [`Driver::begin_iteration`],
 /// [`Driver::execute`] for each step, and [`Driver::end_iteration`]; after the run,
@@ -124,6 +124,13 @@ pub trait Driver: Send + Sync + 'static {
 
     /// The state of one worker thread, made on that thread before its first session.
     fn worker(&self) -> Self::Worker;
+
+    /// The state of worker `index` of the run's `workers` threads, which the engine calls:
+    /// [`Driver::worker`] unless a driver splits something fixed among the workers (gRPC's
+    /// `--connections`) and takes this worker's share here.
+    fn worker_of(&self, _index: usize, _workers: usize) -> Self::Worker {
+        self.worker()
+    }
 
     /// A fresh session for user number `user` (0-based, unique across the run) on a worker.
     fn session(&self, worker: &Self::Worker, user: u64) -> Self::Session;

@@ -300,7 +300,7 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
         }) => split(&shared, *n, worker),
         _ => u64::MAX,
     };
-    let state = shared.driver.worker();
+    let state = shared.driver.worker_of(worker, shared.workers);
     let mut rec = Recorder::new(shared.labels.clone(), shared.plan.late_after);
     rec.parts_rows(shared.parts_row.clone());
     if shared.keep_samples {

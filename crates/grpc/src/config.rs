@@ -41,6 +41,11 @@ pub struct GrpcConfig {
     pub connect_timeout: Duration,
     /// Sessions (users, in-flight slots) sharing one HTTP/2 connection.
     pub streams: usize,
+    /// HTTP/2 connections carrying the calls, in all, the sessions spread evenly over them;
+    /// `None`: a connection per `streams` sessions on each worker thread. Each worker thread
+    /// opens its share, at least one (the command line runs no more threads than connections,
+    /// and refuses more sessions than `connections × streams`).
+    pub connections: Option<usize>,
     /// Client streaming and bidi: the pause before each message after the first.
     pub message_interval: Option<Duration>,
     /// Accept any server certificate (`grpcs://`).
@@ -136,6 +141,7 @@ impl GrpcConfig {
             timeout: Duration::from_secs(20),
             connect_timeout: Duration::from_secs(10),
             streams: 100,
+            connections: None,
             message_interval: None,
             insecure: false,
             cacert: None,

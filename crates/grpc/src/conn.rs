@@ -234,22 +234,38 @@ impl Slot {
     }
 }
 
-/// One worker's connections, each shared by up to `streams` sessions.
+/// One worker's connections: each shared by up to `streams` sessions, or a fixed number of them
+/// with the sessions spread evenly (`--connections`).
 #[derive(Default)]
 pub struct Pool {
     slots: RefCell<Vec<Rc<Slot>>>,
+    /// This worker's share of `--connections`, if set.
+    fixed: Option<usize>,
 }
 
 impl Pool {
-    /// The connection a new session joins: the first with a free seat, or a new one. A session
-    /// that ends frees its seat, so a ramp that retires and restarts users opens no new
-    /// connections.
+    /// A pool of `n` connections (at least one), opened as sessions join, each new session on
+    /// the one with the fewest.
+    pub fn fixed(n: usize) -> Self {
+        Pool {
+            slots: RefCell::default(),
+            fixed: Some(n.max(1)),
+        }
+    }
+
+    /// The connection a new session joins: the first with a free seat, or a new one (with a
+    /// fixed number: a new one until there are that many, then the one with the fewest
+    /// sessions). A session that ends frees its seat, so a ramp that retires and restarts
+    /// users opens no new connections.
     pub fn join(&self, streams: usize) -> Rc<Slot> {
+        let seated = |s: &Rc<Slot>| Rc::strong_count(&s.seats) - 1;
         let mut slots = self.slots.borrow_mut();
-        if let Some(slot) = slots
-            .iter()
-            .find(|s| Rc::strong_count(&s.seats) - 1 < streams)
-        {
+        let free = match self.fixed {
+            Some(n) if slots.len() >= n => slots.iter().min_by_key(|s| seated(s)),
+            Some(_) => None,
+            None => slots.iter().find(|s| seated(s) < streams),
+        };
+        if let Some(slot) = free {
             return slot.clone();
         }
         let slot = Rc::new(Slot::default());

@@ -446,7 +446,19 @@ impl Driver for GrpcDriver {
     }
 
     fn worker(&self) -> Pool {
-        Pool::default()
+        self.worker_of(0, 1)
+    }
+
+    /// With `connections`, this worker's share of them (worker `i` of `n`: `N / n`, plus one
+    /// if `i < N % n`; at least one).
+    fn worker_of(&self, index: usize, workers: usize) -> Pool {
+        match self.cfg.connections {
+            Some(total) => {
+                let n = workers.max(1);
+                Pool::fixed(total / n + usize::from(index < total % n))
+            }
+            None => Pool::default(),
+        }
     }
 
     fn session(&self, pool: &Pool, _user: u64) -> Session {
