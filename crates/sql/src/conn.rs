@@ -19,6 +19,7 @@ use throng_core::{ErrorClass, Outcome};
 use crate::classify::failure;
 use crate::param::Value;
 use crate::url::{redact, Dialect};
+use crate::wire::{Peer, Wire};
 
 /// How to reach a database: its connection options, parsed once from the URL.
 #[derive(Debug, Clone)]
@@ -50,14 +51,17 @@ pub struct Tls {
     pub cacert: Option<std::path::PathBuf>,
 }
 
-/// An open connection.
+/// An open connection, and its socket's byte counts when they can be read (see the `wire` module).
 #[derive(Debug)]
-pub enum Conn {
-    /// PostgreSQL.
+pub struct Conn {
+    db: Db,
+    wire: Option<Wire>,
+}
+
+#[derive(Debug)]
+enum Db {
     Pg(PgConnection),
-    /// MySQL or MariaDB.
     My(MySqlConnection),
-    /// SQLite.
     Lite(SqliteConnection),
 }
 
@@ -108,6 +112,20 @@ impl Target {
             url: url.to_string(),
             options,
             connect_timeout,
+        })
+    }
+
+    /// The database's TCP address, when it is reached over TCP.
+    fn peer(&self) -> Option<Peer> {
+        let (host, port, socket) = match &self.options {
+            Options::Pg(o) => (o.get_host(), o.get_port(), o.get_socket()),
+            Options::My(o) => (o.get_host(), o.get_port(), o.get_socket()),
+            Options::Lite(_) => return None,
+        };
+        // PostgreSQL takes a host that is a path as its socket's directory.
+        (socket.is_none() && !host.starts_with('/')).then(|| Peer {
+            port,
+            ip: host.trim_matches(['[', ']']).parse().ok(),
         })
     }
 
@@ -184,13 +202,16 @@ impl Target {
     pub async fn connect(&self) -> Result<Conn, Outcome> {
         let attempt = async {
             Ok::<_, sqlx::Error>(match &self.options {
-                Options::Pg(o) => Conn::Pg(o.connect().await?),
-                Options::My(o) => Conn::My(o.connect().await?),
-                Options::Lite(o) => Conn::Lite(o.connect().await?),
+                Options::Pg(o) => Db::Pg(o.connect().await?),
+                Options::My(o) => Db::My(o.connect().await?),
+                Options::Lite(o) => Db::Lite(o.connect().await?),
             })
         };
         match tokio::time::timeout(self.connect_timeout, attempt).await {
-            Ok(Ok(c)) => Ok(c),
+            Ok(Ok(db)) => Ok(Conn {
+                db,
+                wire: self.peer().as_ref().and_then(Wire::take),
+            }),
             Ok(Err(e)) => {
                 let mut o = failure(&e);
                 // No connection came of it, whatever the reason (refused, reset, or the
@@ -263,10 +284,10 @@ impl Conn {
         args: &[Value],
         keep: bool,
     ) -> Result<Done, sqlx::Error> {
-        match self {
-            Conn::Pg(c) => run_on!(c, sql, args, keep, pg_json),
-            Conn::My(c) => run_on!(c, sql, args, keep, my_json),
-            Conn::Lite(c) => run_on!(c, sql, args, keep, lite_json),
+        match &mut self.db {
+            Db::Pg(c) => run_on!(c, sql, args, keep, pg_json),
+            Db::My(c) => run_on!(c, sql, args, keep, my_json),
+            Db::Lite(c) => run_on!(c, sql, args, keep, lite_json),
         }
     }
 
@@ -274,10 +295,10 @@ impl Conn {
     /// statements).
     pub async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
         let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
-        match self {
-            Conn::Pg(c) => c.execute(q).await.map(drop),
-            Conn::My(c) => c.execute(q).await.map(drop),
-            Conn::Lite(c) => c.execute(q).await.map(drop),
+        match &mut self.db {
+            Db::Pg(c) => c.execute(q).await.map(drop),
+            Db::My(c) => c.execute(q).await.map(drop),
+            Db::Lite(c) => c.execute(q).await.map(drop),
         }
     }
 
@@ -285,20 +306,27 @@ impl Conn {
     pub async fn parameters(&mut self, sql: &str) -> Result<usize, sqlx::Error> {
         let sql = AssertSqlSafe(sql.to_string());
         use sqlx::SqlSafeStr as _;
-        Ok(match self {
-            Conn::Pg(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
-            Conn::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
-            Conn::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
+        Ok(match &mut self.db {
+            Db::Pg(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
+            Db::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
+            Db::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
         })
     }
 
     /// Closes the connection politely (the server logs no broken connection).
     pub async fn close(self) {
-        let _ = match self {
-            Conn::Pg(c) => c.close().await,
-            Conn::My(c) => c.close().await,
-            Conn::Lite(c) => c.close().await,
+        let _ = match self.db {
+            Db::Pg(c) => c.close().await,
+            Db::My(c) => c.close().await,
+            Db::Lite(c) => c.close().await,
         };
+    }
+
+    /// Bytes sent and received on the connection's socket since the last call (or since it
+    /// was opened), as the kernel counts them; `(0, 0)` when they cannot be read (SQLite, a
+    /// Unix-domain socket).
+    pub fn traffic(&mut self) -> (u64, u64) {
+        self.wire.as_mut().map_or((0, 0), Wire::since_last)
     }
 }
 

@@ -392,6 +392,35 @@ impl SqlDriver {
         }
         Ok(())
     }
+
+    /// Runs a step within the timeout: its outcome, without bytes.
+    async fn outcome(&self, s: &mut Session, st: &Step) -> Outcome {
+        match tokio::time::timeout(self.timeout, self.run_step(s, st)).await {
+            Ok(Ok(ops)) => Outcome {
+                status: crate::step::OK,
+                operations: ops,
+                ..Outcome::default()
+            },
+            Ok(Err(e)) => {
+                let mut o = failure(&e);
+                o.message = o.message.map(|m| self.target.scrub(&m));
+                if lost(&e) {
+                    s.conn = None;
+                    s.in_tx = false;
+                }
+                o
+            }
+            Err(_) => {
+                // The statement may still run on the server: this connection is done.
+                s.conn = None;
+                s.in_tx = false;
+                Outcome::failed(
+                    ErrorClass::Timeout,
+                    format!("`{}` took longer than {:?}", st.label, self.timeout),
+                )
+            }
+        }
+    }
 }
 
 impl Driver for SqlDriver {
@@ -451,31 +480,11 @@ impl Driver for SqlDriver {
         if let Err(o) = self.reopen(s).await {
             return o;
         }
-        match tokio::time::timeout(self.timeout, self.run_step(s, st)).await {
-            Ok(Ok(ops)) => Outcome {
-                status: crate::step::OK,
-                operations: ops,
-                ..Outcome::default()
-            },
-            Ok(Err(e)) => {
-                let mut o = failure(&e);
-                o.message = o.message.map(|m| self.target.scrub(&m));
-                if lost(&e) {
-                    s.conn = None;
-                    s.in_tx = false;
-                }
-                o
-            }
-            Err(_) => {
-                // The statement may still run on the server: this connection is done.
-                s.conn = None;
-                s.in_tx = false;
-                Outcome::failed(
-                    ErrorClass::Timeout,
-                    format!("`{}` took longer than {:?}", st.label, self.timeout),
-                )
-            }
+        let mut o = self.outcome(s, st).await;
+        if let Some(c) = s.conn.as_mut() {
+            (o.bytes_sent, o.bytes_received) = c.traffic();
         }
+        o
     }
 
     async fn end_iteration(&self, s: &mut Session, _failed: Option<ErrorClass>) {

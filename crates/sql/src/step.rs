@@ -343,7 +343,12 @@ impl StepClient for SqlClient {
                     },
                 });
             }
-            self.call(session(s), step, &args, want_reply).await
+            let s = session(s);
+            let (mut o, reply) = self.call(s, step, &args, want_reply).await;
+            if let Some(c) = s.conn.as_mut() {
+                (o.bytes_sent, o.bytes_received) = c.traffic();
+            }
+            (o, reply)
         })
     }
 
