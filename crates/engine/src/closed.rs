@@ -58,7 +58,8 @@ pub(crate) async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
             if list[j] == Slot::Free {
                 list[j] = Slot::Alive;
                 let id = global_id(&sh, j as u64, worker);
-                let u = user(local.clone(), j as u64, id, c.clone(), target.clone());
+                // Boxed, as in `Tasks::spawn`: the block below would hold it twice.
+                let u = Box::pin(user(local.clone(), j as u64, id, c.clone(), target.clone()));
                 let slots = slots.clone();
                 local.tasks.spawn(async move {
                     let end = u.await;

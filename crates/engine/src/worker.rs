@@ -353,6 +353,9 @@ impl Tasks {
             alive: self.alive.clone(),
             changed: self.changed.clone(),
         };
+        // Boxed: an `async` block that captures a future and awaits it stores it twice (the
+        // capture and the awaited value), and the task would be twice the user's size.
+        let f = Box::pin(f);
         let h = tokio::task::spawn_local(async move {
             let _alive = alive;
             f.await

@@ -320,58 +320,57 @@ impl HttpDriver {
         req: HttpRequest,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        self.within_timeout(session, Some(req), keep).await
-    }
-
-    /// Sends `req`, or the configured request when there is none, within the timeout.
-    async fn within_timeout(
-        &self,
-        session: &mut Session,
-        req: Option<HttpRequest>,
-        keep: bool,
-    ) -> (Outcome, Option<Response>) {
-        let t = self.cfg.timeout;
-        let work = async {
-            match (session.h2.clone(), req) {
-                (Some(slot), None) => self.execute_h2(&slot, self.request(), keep).await,
-                (Some(slot), Some(r)) => match self.hyper_request(r) {
-                    Ok(r) => self.execute_h2(&slot, r, keep).await,
-                    Err(e) => (Outcome::failed(ErrorClass::Check, e), None),
-                },
-                (None, None) => {
-                    let fixed = &self.fixed;
-                    self.execute_h1(session, fixed, &self.cfg.method, keep)
-                        .await
-                }
-                (None, Some(r)) => {
-                    let mut wire = std::mem::take(&mut session.wire);
-                    write_request(
-                        &mut wire,
-                        &r.method,
-                        &r.path,
-                        &self.headers,
-                        &r.headers,
-                        &r.body,
-                    );
-                    let out = self.execute_h1(session, &wire, &r.method, keep).await;
-                    session.wire = wire;
-                    out
-                }
+        let r = match session.h2.clone() {
+            // HTTP/2 is boxed, here and in `execute`: inline, its hyper futures would make every
+            // HTTP/1.1 user's task a kilobyte larger for the whole run.
+            Some(slot) => match self.hyper_request(req) {
+                Ok(r) => Box::pin(self.limit(self.execute_h2(&slot, r, keep))).await,
+                Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
+            },
+            None => {
+                let mut wire = std::mem::take(&mut session.wire);
+                let r = &req;
+                write_request(
+                    &mut wire,
+                    &r.method,
+                    &r.path,
+                    &self.headers,
+                    &r.headers,
+                    &r.body,
+                );
+                let out = self
+                    .limit(self.execute_h1(session, &wire, &req.method, keep))
+                    .await;
+                session.wire = wire;
+                out
             }
         };
-        match timeout(t, work).await {
-            Ok(r) => r,
-            Err(_) => {
-                session.h1 = None;
-                (
-                    Outcome::failed(
-                        ErrorClass::Timeout,
-                        format!("no complete response within {t:?}"),
-                    ),
-                    None,
-                )
-            }
-        }
+        self.timed_out(session, r)
+    }
+
+    /// Runs a request's future within the request timeout.
+    async fn limit<T>(&self, work: impl std::future::Future<Output = T>) -> Option<T> {
+        timeout(self.cfg.timeout, work).await.ok()
+    }
+
+    /// The outcome of a request that had to finish within the timeout: past it, a `timeout`,
+    /// and the connection (which may still carry the late response) is dropped.
+    fn timed_out(
+        &self,
+        session: &mut Session,
+        r: Option<(Outcome, Option<Response>)>,
+    ) -> (Outcome, Option<Response>) {
+        r.unwrap_or_else(|| {
+            session.h1 = None;
+            let t = self.cfg.timeout;
+            (
+                Outcome::failed(
+                    ErrorClass::Timeout,
+                    format!("no complete response within {t:?}"),
+                ),
+                None,
+            )
+        })
     }
 }
 
@@ -432,7 +431,15 @@ impl Driver for HttpDriver {
     }
 
     async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
-        self.within_timeout(session, None, false).await.0
+        let r = match session.h2.clone() {
+            Some(slot) => Box::pin(self.limit(self.execute_h2(&slot, self.request(), false))).await,
+            None => {
+                let (fixed, method) = (&self.fixed, &self.cfg.method);
+                self.limit(self.execute_h1(session, fixed, method, false))
+                    .await
+            }
+        };
+        self.timed_out(session, r).0
     }
 
     async fn connect(&self, session: &mut Session) -> Result<(), Outcome> {

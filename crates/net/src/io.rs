@@ -38,6 +38,23 @@ pub struct CountedTcp {
     pub counters: Arc<Counters>,
 }
 
+impl CountedTcp {
+    /// Waits until the socket has something to read (data, its end, or an error).
+    pub async fn readable(&self) -> io::Result<()> {
+        self.tcp.readable().await
+    }
+
+    /// Reads what the socket holds into `buf` without waiting, counting it; `WouldBlock` when
+    /// it holds nothing after all.
+    pub fn try_read_buf(&self, buf: &mut impl bytes::BufMut) -> io::Result<usize> {
+        let n = self.tcp.try_read_buf(buf)?;
+        self.counters
+            .received
+            .fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 impl AsyncRead for CountedTcp {
     fn poll_read(
         self: Pin<&mut Self>,

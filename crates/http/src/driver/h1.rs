@@ -1,12 +1,20 @@
 //! HTTP/1.1 on throng's own codec: one connection per session, written and read inline in the
 //! session's own task (no dispatcher, no channel, no second task). A request is one write; the
-//! response is read into the connection's buffer, 4 KiB to start, grown only while a large body
-//! streams through, and parsed in place (see `codec`).
+//! response is read into a buffer of 4 KiB, grown only while a large body streams through, and
+//! parsed in place (see `codec`).
+//!
+//! A cleartext connection holds its buffer only while a response arrives: it waits for the
+//! socket to be readable first, then takes a buffer from its worker thread's spares and gives it
+//! back once the response is complete. A thousand users waiting on a slow server hold no
+//! buffer; the few whose bytes are being parsed at once share them. (TLS keeps one per
+//! connection: rustls reads ahead into its own.)
 //!
 //! A connection the server closed while idle is replaced without counting an error. A request
 //! is never sent twice when it may have reached the server, except a GET or HEAD on a reused
 //! connection that gave back no byte at all (the server had closed it as the request left).
 
+use std::cell::RefCell;
+use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -24,10 +32,39 @@ use crate::codec::{ReadError, ResponseReader};
 const BUF_START: usize = 4096;
 /// The most one read asks for while a large body streams through.
 const BUF_MAX: usize = 64 * 1024;
+/// The most spare buffers a worker thread keeps.
+const SPARES: usize = 256;
+
+thread_local! {
+    /// This worker thread's spare read buffers, of [`BUF_START`] bytes each.
+    static SPARE: RefCell<Vec<BytesMut>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A read buffer: a spare one of this thread's, or a new one.
+fn take_buffer() -> BytesMut {
+    SPARE
+        .with_borrow_mut(Vec::pop)
+        .unwrap_or_else(|| BytesMut::with_capacity(BUF_START))
+}
+
+/// Gives an empty buffer back to this thread's spares, unless it grew (a large body passed
+/// through it) or there are enough.
+fn give_back(mut buf: BytesMut) {
+    buf.clear();
+    buf.reserve(BUF_START);
+    if buf.capacity() <= BUF_START {
+        SPARE.with_borrow_mut(|spare| {
+            if spare.len() < SPARES {
+                spare.push(buf);
+            }
+        });
+    }
+}
 
 pub(super) struct H1 {
     stream: Stream,
-    buf: BytesMut,
+    /// The read buffer, while a response is being read or bytes wait in it.
+    buf: Option<BytesMut>,
     /// How much the next read asks for: doubles while reads fill it, up to [`BUF_MAX`].
     read_size: usize,
     counters: Arc<Counters>,
@@ -75,27 +112,62 @@ impl H1 {
             return (Err(Failure::Io(e)), false);
         }
         loop {
-            match reader.advance(&mut self.buf) {
-                Ok(true) => return (Ok(reader), true),
-                Ok(false) => {}
-                Err(e) => return (Err(e.into()), true),
+            if let Some(buf) = self.buf.as_mut() {
+                match reader.advance(buf) {
+                    Ok(true) => {
+                        if buf.is_empty() {
+                            if let Some(b) = self.buf.take() {
+                                give_back(b);
+                            }
+                        }
+                        return (Ok(reader), true);
+                    }
+                    Ok(false) => {}
+                    Err(e) => return (Err(e.into()), true),
+                }
             }
-            self.buf.reserve(self.read_size);
-            let room = self.buf.capacity() - self.buf.len();
-            match self.stream.read_buf(&mut self.buf).await {
-                Ok(0) => {
+            let (read, room) = match self.read().await {
+                Ok(Some(r)) => r,
+                Ok(None) => continue,
+                Err(e) => return (Err(Failure::Io(e)), reader.started()),
+            };
+            match read {
+                0 => {
                     let started = reader.started();
                     return match reader.eof() {
                         Ok(()) => (Ok(reader), true),
                         Err(e) => (Err(e.into()), started),
                     };
                 }
-                Ok(n) => {
+                n => {
                     if n == room && reader.in_body() {
                         self.read_size = (self.read_size * 2).min(BUF_MAX);
                     }
                 }
-                Err(e) => return (Err(Failure::Io(e)), reader.started()),
+            }
+        }
+    }
+
+    /// One read into the buffer (taken when the socket is readable, in cleartext): how many
+    /// bytes and how many there was room for, or `None` when the socket had nothing after all.
+    async fn read(&mut self) -> io::Result<Option<(usize, usize)>> {
+        match &mut self.stream {
+            Stream::Plain(tcp) => {
+                tcp.readable().await?;
+                let buf = self.buf.get_or_insert_with(take_buffer);
+                buf.reserve(self.read_size);
+                let room = buf.capacity() - buf.len();
+                match tcp.try_read_buf(buf) {
+                    Ok(n) => Ok(Some((n, room))),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+            stream => {
+                let buf = self.buf.get_or_insert_with(take_buffer);
+                buf.reserve(self.read_size);
+                let room = buf.capacity() - buf.len();
+                stream.read_buf(buf).await.map(|n| Some((n, room)))
             }
         }
     }
@@ -106,7 +178,7 @@ impl HttpDriver {
         let (stream, counters) = self.connect().await?;
         Ok(H1 {
             stream,
-            buf: BytesMut::new(),
+            buf: None,
             read_size: BUF_START,
             counters,
             fresh: true,
@@ -152,7 +224,8 @@ impl HttpDriver {
                 continue;
             }
             let close = match &result {
-                Ok(r) => r.close || !h.buf.is_empty(),
+                // Bytes after the response: the server is not speaking HTTP/1.1 as we are.
+                Ok(r) => r.close || h.buf.is_some(),
                 Err(_) => true,
             };
             let result = result.map(|r| Response {
