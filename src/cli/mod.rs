@@ -57,6 +57,10 @@ impl CliError {
 /// Parses the process arguments, runs the command, and returns its exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Nothing is logged (no logger, no tracing subscriber); the no-op subscriber tells tracing
+    // so. Without it every disabled span of h2's (several a gRPC call) is offered to `log`,
+    // because sqlx turns tracing's `log` bridge on for the whole build.
+    let _ = tracing::subscriber::set_global_default(tracing::subscriber::NoSubscriber::default());
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -12,8 +12,12 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use h2::client::SendRequest;
 use h2::RecvStream;
-use http::{HeaderMap, Request, Response};
+use http::{HeaderMap, HeaderName, Request, Response};
 use tokio::time::Instant;
+
+// Header names parsed once, not at every lookup.
+const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
+const GRPC_MESSAGE: HeaderName = HeaderName::from_static("grpc-message");
 
 /// What a call got back when it ended with OK.
 pub(crate) struct Answer {
@@ -49,8 +53,11 @@ pub(crate) fn frame(message: &[u8]) -> Bytes {
 
 /// Sends `frames` on a new stream (one per `interval` after the first) and reads the reply;
 /// with `gaps`, pushes each reply message's time since the one before (the first's since now).
+///
+/// The sender is the session's own handle, borrowed: cloning h2's `SendRequest` for each call
+/// (as `ready()` wants) locks the connection's state twice more per call.
 pub(crate) async fn call(
-    sender: SendRequest<Bytes>,
+    sender: &mut SendRequest<Bytes>,
     request: Request<()>,
     frames: &[Bytes],
     interval: Option<Duration>,
@@ -58,7 +65,7 @@ pub(crate) async fn call(
     gaps: Option<&mut Vec<Duration>>,
 ) -> Result<Answer, CallError> {
     let gaps = gaps.map(|g| (g, Messages::default(), Instant::now()));
-    let mut sender = sender.ready().await?;
+    std::future::poll_fn(|cx| sender.poll_ready(cx)).await?;
     let (response, mut body) = sender.send_request(request, false)?;
     let n = frames.len();
     let send = async {
@@ -137,7 +144,7 @@ async fn read(
         ));
     }
     // A trailers-only reply: the status is in the headers.
-    if metadata.contains_key("grpc-status") {
+    if metadata.contains_key(&GRPC_STATUS) {
         return ended(metadata, Vec::new());
     }
     let mut buf = BytesMut::new();
@@ -158,8 +165,12 @@ async fn read(
             buf.extend_from_slice(&chunk);
         }
     }
+    // The status is in the trailers; headers and trailers together only for a reply asked for.
     if let Some(trailers) = body.trailers().await? {
-        metadata.extend(trailers);
+        match keep {
+            true => metadata.extend(trailers),
+            false => metadata = trailers,
+        }
     }
     let replies = if keep {
         messages(buf.freeze())
@@ -172,14 +183,14 @@ async fn read(
 /// The call's end, by its `grpc-status`.
 fn ended(metadata: HeaderMap, replies: Vec<Bytes>) -> Result<Answer, CallError> {
     let code = metadata
-        .get("grpc-status")
+        .get(&GRPC_STATUS)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u8>().ok());
     match code {
         Some(0) => Ok(Answer { metadata, replies }),
         Some(c) => {
             let text = metadata
-                .get("grpc-message")
+                .get(&GRPC_MESSAGE)
                 .map(|v| percent_decode(v.as_bytes()))
                 .unwrap_or_default();
             Err(CallError::Status(c, text, metadata))

@@ -187,6 +187,13 @@ pub struct H2Conn {
     closed: Arc<AtomicBool>,
 }
 
+impl H2Conn {
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+}
+
 /// One HTTP/2 connection shared by several sessions of a worker thread.
 #[derive(Default)]
 pub struct Slot {

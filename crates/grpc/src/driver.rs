@@ -18,7 +18,7 @@ use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 use crate::call::{self, CallError};
 use crate::classify::classify;
 use crate::config::{Descriptors, GrpcConfig, GrpcError};
-use crate::conn::{Connector, Pool, Slot};
+use crate::conn::{Connector, H2Conn, Pool, Slot};
 use crate::descriptors::{compile_protos, find_method, read_protoset};
 use crate::message;
 
@@ -102,10 +102,12 @@ pub struct Target {
     interval: Option<Duration>,
 }
 
-/// A user's session: its seat on one of its worker's connections.
+/// A user's session: its seat on one of its worker's connections, and its own handle on that
+/// connection while it is open.
 pub struct Session {
     slot: Rc<Slot>,
     _seat: Rc<()>,
+    conn: Option<H2Conn>,
 }
 
 impl Target {
@@ -217,12 +219,19 @@ impl Target {
     pub fn session(&self, pool: &Pool) -> Session {
         let slot = pool.join(self.streams);
         let seat = slot.seats.clone();
-        Session { slot, _seat: seat }
+        Session {
+            slot,
+            _seat: seat,
+            conn: None,
+        }
     }
 
-    /// Opens the session's connection if it has none.
+    /// Opens the session's connection if it has none (or its connection closed).
     pub async fn connect(&self, session: &mut Session) -> Result<(), Outcome> {
-        session.slot.client(&self.connector).await.map(drop)
+        if session.conn.as_ref().is_none_or(H2Conn::is_closed) {
+            session.conn = Some(session.slot.client(&self.connector).await?);
+        }
+        Ok(())
     }
 
     /// The headers of every call with `metadata`: gRPC's own, and the deadline as
@@ -244,9 +253,12 @@ impl Target {
         headers: &HeaderMap,
         want_reply: bool,
     ) -> (Outcome, Option<Reply>) {
-        let conn = match session.slot.client(&self.connector).await {
-            Ok(c) => c,
-            Err(o) => return (o, None),
+        if let Err(o) = self.connect(session).await {
+            return (o, None);
+        }
+        // Just opened, or still open.
+        let Some(conn) = session.conn.as_mut() else {
+            return (Outcome::failed(ErrorClass::Connect, "no connection"), None);
         };
         let mut request = Request::new(());
         *request.method_mut() = http::Method::POST;
@@ -257,18 +269,18 @@ impl Target {
         let mut gaps = Vec::new();
         let timed = (method.kind == CallKind::ServerStreaming).then_some(&mut gaps);
         let work = call::call(
-            conn.sender,
+            &mut conn.sender,
             request,
             frames,
             self.interval,
             want_reply,
             timed,
         );
-        let began = tokio::time::Instant::now();
-        let result = tokio::time::timeout(t, work).await;
+        let deadline = tokio::time::Instant::now() + t;
+        let result = tokio::time::timeout_at(deadline, work).await;
         // The server saw the same deadline (grpc-timeout) and may end the call first: grpc-go
         // answers CANCELLED at it. A call that ends so at its deadline is a timeout too.
-        let at_deadline = began.elapsed() >= t.mul_f64(0.95);
+        let at_deadline = || tokio::time::Instant::now() + t.mul_f64(0.05) >= deadline;
         let (sent, received) = session.slot.take_bytes(&conn.counters);
         let (mut outcome, reply) = match result {
             Err(_) => (
@@ -291,7 +303,7 @@ impl Target {
             }
             Ok(Err(CallError::Status(code, text, md))) => {
                 let mut failed = failure(method, code, &text, &md, want_reply);
-                if code == 1 && at_deadline {
+                if code == 1 && at_deadline() {
                     failed.0.error = Some(ErrorClass::Timeout);
                 }
                 failed
