@@ -68,22 +68,31 @@ pub(crate) async fn call(
     std::future::poll_fn(|cx| sender.poll_ready(cx)).await?;
     let (response, mut body) = sender.send_request(request, false)?;
     let n = frames.len();
-    let send = async {
-        for (i, f) in frames.iter().enumerate() {
-            if i > 0 {
-                if let Some(d) = interval {
-                    tokio::time::sleep(d).await;
-                }
-            }
-            body.send_data(f.clone(), i + 1 == n)?;
-        }
-        if n == 0 {
-            body.send_data(Bytes::new(), true)?;
-        }
-        Ok::<(), h2::Error>(())
+    let mut send = |i: usize| match frames.get(i) {
+        Some(f) => body.send_data(f.clone(), i + 1 == n),
+        None => body.send_data(Bytes::new(), true),
     };
-    let receive = async { read(response.await?, keep, gaps).await };
-    let (sent, received) = tokio::join!(send, receive);
+    let (sent, received) = match interval {
+        // Without pauses, h2 takes every frame at once (it buffers what the windows do not
+        // let out yet): no second future to poll beside the reply's.
+        None => {
+            let sent = (0..n.max(1)).try_for_each(&mut send);
+            (sent, read(response.await?, keep, gaps).await)
+        }
+        Some(d) => {
+            let send = async {
+                for i in 0..n.max(1) {
+                    if i > 0 {
+                        tokio::time::sleep(d).await;
+                    }
+                    send(i)?;
+                }
+                Ok::<(), h2::Error>(())
+            };
+            let receive = async { read(response.await?, keep, gaps).await };
+            tokio::join!(send, receive)
+        }
+    };
     // The reply says more than the sending: a server may answer (and close) before it has read
     // everything.
     let answer = received?;

@@ -243,12 +243,14 @@ impl Target {
         h
     }
 
-    /// Sends one call (`frames`: its messages, framed) and waits for its end; with
-    /// `want_reply`, the reply's metadata and messages as JSON.
+    /// Sends one call of `method` at `uri` (see [`Target::uri`]; `frames`: its messages,
+    /// framed) and waits for its end; with `want_reply`, the reply's metadata and messages as
+    /// JSON.
     pub async fn call(
         &self,
         session: &mut Session,
         method: &Method,
+        uri: &http::Uri,
         frames: &[Bytes],
         headers: &HeaderMap,
         want_reply: bool,
@@ -262,7 +264,7 @@ impl Target {
         };
         let mut request = Request::new(());
         *request.method_mut() = http::Method::POST;
-        *request.uri_mut() = self.uri(method);
+        *request.uri_mut() = uri.clone();
         *request.headers_mut() = headers.clone();
         let t = self.timeout;
         // A server stream's messages are timed for the `(messages)` row.
@@ -315,8 +317,8 @@ impl Target {
         (outcome, reply)
     }
 
-    /// `scheme://authority/package.Service/Method`.
-    fn uri(&self, method: &Method) -> http::Uri {
+    /// `scheme://authority/package.Service/Method`, the URI of `method`'s calls.
+    pub fn uri(&self, method: &Method) -> http::Uri {
         let mut parts = self.connector.origin.clone().into_parts();
         parts.path_and_query = Some(method.path.clone());
         http::Uri::from_parts(parts).unwrap_or_default()
@@ -385,6 +387,7 @@ pub struct GrpcDriver {
     cfg: GrpcConfig,
     target: Target,
     method: Method,
+    uri: http::Uri,
     frames: Vec<Bytes>,
     headers: HeaderMap,
 }
@@ -405,6 +408,7 @@ impl GrpcDriver {
             .map_err(GrpcError::Message)?;
         Ok(GrpcDriver {
             cfg,
+            uri: target.uri(&method),
             target,
             method,
             frames,
@@ -428,6 +432,7 @@ impl GrpcDriver {
             .call(
                 session,
                 &self.method,
+                &self.uri,
                 &self.frames,
                 &self.headers,
                 want_reply,

@@ -380,7 +380,10 @@ impl StepClient for GrpcClient {
                     )
                 }
             };
-            self.target.call(s, method, requests, &md, want_reply).await
+            let uri = self.target.uri(method);
+            self.target
+                .call(s, method, &uri, requests, &md, want_reply)
+                .await
         })
     }
 
