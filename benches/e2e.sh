@@ -6,25 +6,38 @@
 # connections, and 10,000 connections held.
 #
 #   benches/e2e.sh            # needs: nginx-light, wrk, nghttp2-client (apt), oha (cargo install oha --locked)
-#   DURATION=10 CONNS=50 ROUNDS=3 LONG=60 benches/e2e.sh
+#   DURATION=10 CONNS=50 ROUNDS=3 LONG=120 benches/e2e.sh
+#   PARTS="closed https" THRONG=/path/to/throng benches/e2e.sh   # some parts, a given build
+#
+# Parts: closed (HTTP/1.1 closed loop in two layouts, against wrk and oha, and a one-step
+# scenario), https (HTTPS against oha on the testbed's TLS target), h2 (HTTP/2 against h2load),
+# open (the open loop at 20,000 req/s against oha, rounds alternating), memory (RSS at 1,000
+# connections over LONG seconds, and at 10,000 connections).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-50}
 PORT=${PORT:-18480}
-LONG=${LONG:-60}
+LONG=${LONG:-120}
 ROUNDS=${ROUNDS:-3}
+PARTS=${PARTS:-closed https h2 open memory}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
-command -v oha >/dev/null || { echo "install oha (cargo install oha --locked)"; exit 2; }
+if want https || want open; then
+  command -v oha >/dev/null || { echo "install oha (cargo install oha --locked)"; exit 2; }
+fi
+HAVE_OHA=$(command -v oha >/dev/null && echo 2 || echo none)   # the layout oha runs in
 command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }
-cargo build --release -q
-THRONG=$PWD/target/release/throng
+if [ -z "${THRONG:-}" ]; then
+  cargo build --release -q
+  THRONG=$PWD/target/release/throng
+fi
 
 work=$(mktemp -d)
-trap 'nginx -p "$work" -c "$work/nginx.conf" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'nginx -p "$work" -c "$work/nginx.conf" -s stop 2>/dev/null || true; [ -n "${tls_pid:-}" ] && kill "$tls_pid" 2>/dev/null; rm -rf "$work"' EXIT
 chmod 755 "$work"   # nginx's workers run as another user and must read the page
 mkdir -p "$work/logs"
 echo -n "hello, world" > "$work/index.html"
@@ -66,40 +79,71 @@ steps:
     request: { path: / }
 YAML
 
-# The machine is shared and noisy: the four generators take turns, ROUNDS times, and each
-# figure is the median of its rounds.
-declare -A RPS CPU
-echo "== closed loop: $CONNS connections, ${DURATION}s a run, $ROUNDS rounds, target nginx at $URL"
-for round in $(seq "$ROUNDS"); do
-  cpu=$(measure "$work/wrk.out" wrk -t2 -c"$CONNS" -d"${DURATION}s" "$URL")
-  req=$(awk '/requests in/ {print $1}' "$work/wrk.out")
-  RPS[wrk]+=" $(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")"; CPU[wrk]+=" $(per_million "$cpu" "$req")"
-
-  cpu=$(measure "$work/oha.json" oha --no-tui --output-format json -c "$CONNS" -z "${DURATION}s" "$URL")
-  rps=$(json "$work/oha.json" "r['summary']['requestsPerSec']")
-  req=$(echo "$rps $DURATION" | awk '{print $1 * $2}')
-  RPS[oha]+=" $rps"; CPU[oha]+=" $(per_million "$cpu" "$req")"
-
-  for kind in url scenario; do
-    what=$URL; [ "$kind" = scenario ] && what=$work/one.yaml
-    cpu=$(measure "$work/t.out" "$THRONG" run "$what" -c "$CONNS" -z "${DURATION}s" --quiet --no-tui --json "$work/t.json")
-    req=$(json "$work/t.json" "r['total']['samples']")
-    RPS[$kind]+=" $(json "$work/t.json" "round(r['total']['throughput'], 1)")"; CPU[$kind]+=" $(per_million "$cpu" "$req")"
-  done
-  echo "round $round: req/s wrk ${RPS[wrk]##* }  oha ${RPS[oha]##* }  throng ${RPS[url]##* }  scenario ${RPS[scenario]##* }"
-done
-declare -A MR MC
-for g in wrk oha url scenario; do
-  MR[$g]=$(echo "${RPS[$g]}" | median); MC[$g]=$(echo "${CPU[$g]}" | median)
-  printf "%-16s %10s req/s   %6s CPU-s per million requests   (rounds: req/s%s)\n" \
-    "$([ "$g" = url ] && echo throng || { [ "$g" = scenario ] && echo "throng scenario" || echo "$g"; })" \
-    "${MR[$g]}" "${MC[$g]}" "${RPS[$g]}"
-done
+# The machine is shared and noisy: the generators take turns, ROUNDS times, and each figure is
+# the median of its rounds. Two layouts: one thread each (wrk -t1, throng --threads 1), and the
+# defaults (two threads each: wrk -t2, throng's one worker per core). oha runs in the second.
+declare -A RPS CPU MR MC P99
 ratio() { echo "$1 $2" | awk '{printf "%.3f", $1 / $2}'; }
-echo "ratios  throng/wrk req/s $(ratio "${MR[url]}" "${MR[wrk]}")   CPU/req $(ratio "${MC[url]}" "${MC[wrk]}")"
-echo "        throng/oha req/s $(ratio "${MR[url]}" "${MR[oha]}")   CPU/req $(ratio "${MC[url]}" "${MC[oha]}")"
-echo "        scenario/url req/s $(ratio "${MR[scenario]}" "${MR[url]}")   CPU/req $(ratio "${MC[scenario]}" "${MC[url]}")"
+want closed && for threads in 1 2; do
+  echo "== closed loop, $threads thread(s) each: $CONNS connections, ${DURATION}s a run, $ROUNDS rounds, target nginx at $URL"
+  gens="wrk url scenario"; [ "$threads" = "$HAVE_OHA" ] && gens="wrk oha url scenario"
+  for round in $(seq "$ROUNDS"); do
+    cpu=$(measure "$work/wrk.out" wrk -t"$threads" -c"$CONNS" -d"${DURATION}s" "$URL")
+    req=$(awk '/requests in/ {print $1}' "$work/wrk.out")
+    RPS[wrk$threads]+=" $(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")"; CPU[wrk$threads]+=" $(per_million "$cpu" "$req")"
 
+    if [ "$threads" = "$HAVE_OHA" ]; then
+      cpu=$(measure "$work/oha.json" oha --no-tui --output-format json -c "$CONNS" -z "${DURATION}s" "$URL")
+      rps=$(json "$work/oha.json" "r['summary']['requestsPerSec']")
+      req=$(echo "$rps $DURATION" | awk '{print $1 * $2}')
+      RPS[oha$threads]+=" $rps"; CPU[oha$threads]+=" $(per_million "$cpu" "$req")"
+    fi
+
+    for kind in url scenario; do
+      what=$URL; [ "$kind" = scenario ] && what=$work/one.yaml
+      cpu=$(measure "$work/t.out" "$THRONG" run "$what" -c "$CONNS" --threads "$threads" -z "${DURATION}s" --quiet --no-tui --json "$work/t.json")
+      req=$(json "$work/t.json" "r['total']['samples']")
+      RPS[$kind$threads]+=" $(json "$work/t.json" "round(r['total']['throughput'], 1)")"; CPU[$kind$threads]+=" $(per_million "$cpu" "$req")"
+    done
+    echo "round $round: req/s wrk ${RPS[wrk$threads]##* }  throng ${RPS[url$threads]##* }  scenario ${RPS[scenario$threads]##* }$([ "$threads" = "$HAVE_OHA" ] && echo "  oha ${RPS[oha2]##* }")"
+  done
+  for g in $gens; do
+    MR[$g$threads]=$(echo "${RPS[$g$threads]}" | median); MC[$g$threads]=$(echo "${CPU[$g$threads]}" | median)
+    printf "%-16s %10s req/s   %6s CPU-s per million requests   (rounds: req/s%s; CPU%s)\n" \
+      "$([ "$g" = url ] && echo throng || { [ "$g" = scenario ] && echo "throng scenario" || echo "$g"; })" \
+      "${MR[$g$threads]}" "${MC[$g$threads]}" "${RPS[$g$threads]}" "${CPU[$g$threads]}"
+  done
+  echo "ratios  throng/wrk req/s $(ratio "${MR[url$threads]}" "${MR[wrk$threads]}")   CPU/req $(ratio "${MC[url$threads]}" "${MC[wrk$threads]}")"
+  [ "$threads" = "$HAVE_OHA" ] && echo "        throng/oha req/s $(ratio "${MR[url2]}" "${MR[oha2]}")   CPU/req $(ratio "${MC[url2]}" "${MC[oha2]}")"
+  echo "        scenario/url req/s $(ratio "${MR[scenario$threads]}" "${MR[url$threads]}")   CPU/req $(ratio "${MC[scenario$threads]}" "${MC[url$threads]}")"
+done
+
+if want https; then
+  TLS_PORT=$((PORT + 2))
+  "$THRONG" serve http --tls --port "$TLS_PORT" > "$work/tls.out" 2>&1 &
+  tls_pid=$!
+  sleep 1
+  TLS_URL=https://127.0.0.1:$TLS_PORT/
+  echo "== HTTPS (the testbed's TLS target, its own self-signed certificate): $CONNS connections, ${DURATION}s a run, $ROUNDS rounds, throng against oha"
+  for round in $(seq "$ROUNDS"); do
+    cpu=$(measure "$work/oha.json" oha --no-tui --output-format json --insecure -c "$CONNS" -z "${DURATION}s" "$TLS_URL")
+    rps=$(json "$work/oha.json" "r['summary']['requestsPerSec']")
+    req=$(echo "$rps $DURATION" | awk '{print $1 * $2}')
+    RPS[ohatls]+=" $rps"; CPU[ohatls]+=" $(per_million "$cpu" "$req")"
+    cpu=$(measure "$work/t.out" "$THRONG" run "$TLS_URL" --insecure -c "$CONNS" -z "${DURATION}s" --quiet --no-tui --json "$work/t.json")
+    req=$(json "$work/t.json" "r['total']['samples']")
+    RPS[tls]+=" $(json "$work/t.json" "round(r['total']['throughput'], 1)")"; CPU[tls]+=" $(per_million "$cpu" "$req")"
+    echo "round $round: req/s oha ${RPS[ohatls]##* }  throng ${RPS[tls]##* }"
+  done
+  for g in ohatls tls; do
+    MR[$g]=$(echo "${RPS[$g]}" | median); MC[$g]=$(echo "${CPU[$g]}" | median)
+    printf "%-16s %10s req/s   %6s CPU-s per million requests\n" "$([ "$g" = tls ] && echo "throng" || echo "oha")" "${MR[$g]}" "${MC[$g]}"
+  done
+  echo "ratios  throng/oha req/s $(ratio "${MR[tls]}" "${MR[ohatls]}")   CPU/req $(ratio "${MC[tls]}" "${MC[ohatls]}")   (the target shares the machine)"
+  kill "$tls_pid"; wait "$tls_pid" 2>/dev/null || true; tls_pid=
+fi
+
+want h2 && {
 echo "== HTTP/2 (h2c): 10 connections x 10 streams, ${DURATION}s a run, $ROUNDS rounds, throng against h2load"
 H2URL=http://127.0.0.1:$((PORT + 1))/
 for round in $(seq "$ROUNDS"); do
@@ -117,47 +161,60 @@ for g in h2load h2; do
   printf "%-16s %10s req/s   %6s CPU-s per million requests\n" "$([ "$g" = h2 ] && echo "throng --http2" || echo "$g")" "${MR[$g]}" "${MC[$g]}"
 done
 echo "ratios  throng/h2load req/s $(ratio "${MR[h2]}" "${MR[h2load]}")   CPU/req $(ratio "${MC[h2]}" "${MC[h2load]}")"
+}
 
-echo "== open loop: 20000 req/s for ${DURATION}s, throng and then oha (--latency-correction)"
-"$THRONG" run "$URL" -q 20000 -z "${DURATION}s" --max-in-flight 1000 --quiet --no-tui --json "$work/o.json" > /dev/null
-python3 - "$work/o.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-o = r["open_loop"]; t = r["total"]; l = t["latency"]
-err = (o["achieved_rate"] - 20000) / 20000 * 100
-print(f"throng  achieved {o['achieved_rate']:.1f}/s ({err:+.3f}% of target)   p50 {l['p50']:.2f} ms   "
-      f"p99 {l['p99']:.2f} ms   lag p99 {o['lag']['p99']:.2f} ms   late {o['late']}   dropped {o['dropped']}")
-PY
-oha --no-tui --output-format json -q 20000 -z "${DURATION}s" -c 1000 --latency-correction "$URL" > "$work/oq.json"
-python3 - "$work/oq.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-s = r["summary"]; p = r["latencyPercentiles"]
-err = (s["requestsPerSec"] - 20000) / 20000 * 100
-print(f"oha     achieved {s['requestsPerSec']:.1f}/s ({err:+.3f}% of target)   p50 {p['p50']*1e3:.2f} ms   "
-      f"p99 {p['p99']*1e3:.2f} ms")
-PY
+if want open; then
+  echo "== open loop: 20000 req/s for ${DURATION}s, $ROUNDS rounds alternating throng and oha (--latency-correction), 1000 in flight at most"
+  for round in $(seq "$ROUNDS"); do
+    cpu=$(measure "$work/t.out" "$THRONG" run "$URL" -q 20000 -z "${DURATION}s" --max-in-flight 1000 --quiet --no-tui --json "$work/o.json")
+    read -r rate p99 n <<< "$(json "$work/o.json" "'%f %f %d' % (r['open_loop']['achieved_rate'], r['total']['latency']['p99'], r['total']['samples'])")"
+    RPS[openT]+=" $rate"; CPU[openT]+=" $(per_million "$cpu" "$n")"; P99[openT]+=" $p99"
+    cpu=$(measure "$work/oq.json" oha --no-tui --output-format json -q 20000 -z "${DURATION}s" -c 1000 --latency-correction "$URL")
+    read -r rate p99 <<< "$(json "$work/oq.json" "'%f %f' % (r['summary']['requestsPerSec'], r['latencyPercentiles']['p99'] * 1e3)")"
+    n=$(echo "$rate $DURATION" | awk '{print $1 * $2}')
+    RPS[openO]+=" $rate"; CPU[openO]+=" $(per_million "$cpu" "$n")"; P99[openO]+=" $p99"
+    echo "round $round: achieved throng ${RPS[openT]##* }/s p99 ${P99[openT]##* } ms   oha ${RPS[openO]##* }/s p99 ${P99[openO]##* } ms"
+  done
+  for g in openT openO; do
+    MR[$g]=$(echo "${RPS[$g]}" | median); MC[$g]=$(echo "${CPU[$g]}" | median); MP=$(echo "${P99[$g]}" | median)
+    printf "%-8s achieved %10s/s (%+.3f%% of target)   %6s CPU-s per million requests   median p99 %s ms\n" \
+      "$([ "$g" = openT ] && echo throng || echo oha)" "${MR[$g]}" "$(echo "${MR[$g]}" | awk '{print ($1 - 20000) / 200}')" "${MC[$g]}" "$MP"
+  done
+  echo "ratios  throng/oha CPU/req $(ratio "${MC[openT]}" "${MC[openO]}")"
+fi
 
-echo "== memory: 1000 connections, RSS after 10 s and after ${LONG} s"
-"$THRONG" run "$URL" -c 1000 -z "$((LONG + 2))s" --quiet --no-tui > /dev/null &
-pid=$!
-sleep 10; rss10=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
-sleep $((LONG - 10)); rss60=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
-peak=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
-wait $pid
-echo "RSS ${rss10} kB at 10 s, ${rss60} kB at ${LONG} s, peak ${peak} kB"
+# Samples a process's RSS (kB) every 10 s until it ends; prints them.
+rss_series() {
+  local pid=$1 out=""
+  while sleep 10; do
+    r=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
+    [ -n "$r" ] || break
+    out+=" $r"
+  done
+  echo "$out"
+}
 
-echo "== 10000 connections held for ${DURATION}s"
-"$THRONG" run "$URL" -c 10000 -z "$((DURATION + 5))s" --quiet --no-tui --json "$work/k.json" > /dev/null &
-pid=$!
-sleep $((DURATION / 2 + 5))
-held=$(ss -Htn state established "( dport = :$PORT )" | wc -l)
-wait $pid
-python3 - "$work/k.json" "$held" <<'PY'
+if want memory; then
+  echo "== memory: 1000 connections for ${LONG}s, RSS every 10 s (throng, then wrk -t2 for scale)"
+  "$THRONG" run "$URL" -c 1000 -z "${LONG}s" --quiet --no-tui --json "$work/m.json" > /dev/null &
+  series=$(rss_series $!)
+  echo "throng RSS kB:$series   (requests $(json "$work/m.json" "r['total']['samples']"), errors $(json "$work/m.json" "r['total']['errors']"))"
+  wrk -t2 -c1000 -d30s "$URL" > /dev/null &
+  echo "wrk    RSS kB:$(rss_series $!)"
+
+  echo "== 10000 connections for $((DURATION + 20))s"
+  "$THRONG" run "$URL" -c 10000 -z "$((DURATION + 20))s" --quiet --no-tui --json "$work/k.json" > /dev/null &
+  pid=$!
+  sleep $((DURATION + 10))
+  held=$(ss -Htn state established "( dport = :$PORT )" | wc -l)
+  rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
+  wait $pid
+  python3 - "$work/k.json" "$held" "$rss" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); t = r["total"]
-print(f"established {sys.argv[2]} connections mid-run   {t['samples']} requests   {t['throughput']:.1f}/s   "
-      f"errors {t['errors']}   p99 {t['latency']['p99']:.2f} ms")
+print(f"established {sys.argv[2]} connections mid-run   RSS {int(sys.argv[3]) / 1024:.1f} MB   {t['samples']} requests   "
+      f"{t['throughput']:.1f}/s   errors {t['errors']}   p99 {t['latency']['p99']:.2f} ms")
 for e in r.get("errors", []):
     print("  error", e)
 PY
+fi

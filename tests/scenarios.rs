@@ -8,9 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use clap::Parser;
-use throng::cli::args::Command as Cmd;
-use throng::cli::Cli;
 use throng::core::{ErrorClass, Snapshot};
 use throng::testbed::BankService;
 
@@ -29,23 +26,7 @@ fn scenario_at(dir: &Path, name: &str, text: &str, url: &str) -> PathBuf {
     path
 }
 
-/// Runs `throng run FILE ARGS...` in-process, through the command line's own validation.
-async fn run_file(file: &Path, args: &[&str]) -> Arc<Snapshot> {
-    let mut argv = vec![
-        "throng".to_string(),
-        "run".into(),
-        file.display().to_string(),
-    ];
-    argv.extend(args.iter().map(|s| s.to_string()));
-    let cli = Cli::try_parse_from(&argv).unwrap();
-    let Cmd::Run(run) = cli.command else {
-        unreachable!()
-    };
-    let setup = throng::cli::scenario::build_scenario(&run).unwrap_or_else(|e| panic!("{e}"));
-    throng::engine::run(setup.plan, Arc::new(setup.driver))
-        .await
-        .unwrap()
-}
+use common::run_file;
 
 fn row<'a>(s: &'a Snapshot, label: &str) -> &'a throng::core::LabelStats {
     s.labels

@@ -32,6 +32,25 @@ pub(crate) async fn run(args: &[&str]) -> Arc<Snapshot> {
         .expect("run starts")
 }
 
+/// Runs `throng run FILE ARGS...` (a scenario file) in-process, through the command line's own
+/// validation, and returns the final snapshot.
+pub(crate) async fn run_file(file: &std::path::Path, args: &[&str]) -> Arc<Snapshot> {
+    let mut argv = vec![
+        "throng".to_string(),
+        "run".into(),
+        file.display().to_string(),
+    ];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let cli = Cli::try_parse_from(&argv).expect("flags parse");
+    let Command::Run(run) = cli.command else {
+        panic!("not a run")
+    };
+    let setup = throng::cli::scenario::build_scenario(&run).unwrap_or_else(|e| panic!("{e}"));
+    throng::engine::run(setup.plan, Arc::new(setup.driver))
+        .await
+        .expect("run starts")
+}
+
 /// The JSON-result view of a snapshot.
 pub(crate) fn result(s: &Snapshot) -> RunResult {
     RunResult::from_snapshot(s)
