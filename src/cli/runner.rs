@@ -187,6 +187,9 @@ pub async fn run_load<D: throng_core::Driver>(
     if let Some(s) = &mut sampling {
         s.load_starts_now();
     }
+    if let Some(dbs) = &out.databases {
+        extras.databases = dbs.load_starts_now().await;
+    }
     let mut samples = None;
     if let Some(path) = &out.samples {
         let file = super::samples::Samples::create(path)?;
@@ -195,9 +198,6 @@ pub async fn run_load<D: throng_core::Driver>(
         samples = Some((file, rx));
     }
     if let Some(at) = out.start_at {
-    if let Some(dbs) = &out.databases {
-        extras.databases = dbs.load_starts_now().await;
-    }
         super::shards::wait_until(at, out.quiet).await;
     }
     let handle = throng_engine::start_with(plan, driver, extras)
