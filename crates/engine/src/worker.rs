@@ -141,7 +141,12 @@ impl<D: Driver> Local<D> {
             if !self.take_request() {
                 break;
             }
-            let mut started = Instant::now();
+            // The clock was read just now (the closed loop's intended start, the previous
+            // step's end or its pause's): only an open-loop arrival starts later than it is due.
+            let mut started = match open && step == 0 {
+                true => Instant::now(),
+                false => due,
+            };
             let mut guard = AbortGuard {
                 local: self,
                 step,
@@ -214,10 +219,13 @@ impl<D: Driver> Local<D> {
             if stop {
                 break;
             }
-            if let Some(p) = pause {
-                sleep(p).await;
-            }
-            due = Instant::now();
+            due = match pause {
+                Some(p) => {
+                    sleep(p).await;
+                    Instant::now()
+                }
+                None => ended,
+            };
         }
         sh.driver.end_iteration(session, first_failure).await;
         match first_failure {
