@@ -38,6 +38,11 @@ impl Queue {
     }
 }
 
+/// How much earlier than its intended start an arrival may start, so that one wake-up starts
+/// every arrival due within it: the precise pacer's own precision (it wakes some tens of
+/// microseconds late), so the start is no further from the intended one than a wait would make it.
+const EARLY: Duration = Duration::from_micros(50);
+
 /// How many arrivals that were already due the loop handles before it yields to the slots.
 /// Behind schedule, the pacer does not wait, and without a yield the slots that would send the
 /// requests (and the worker's stop signal) would never run.
@@ -116,7 +121,11 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
             break;
         }
         let at = sh.start + Duration::from_secs_f64(real);
-        if at > Instant::now() {
+        // An arrival due within the wake-up's precision starts in this wake-up rather than in
+        // one of its own (a timer could not wake for it more exactly). Its latency counts from
+        // when it was handed to a slot, which is then before `at` by less than the precision:
+        // never from later than its start, so no latency is less than its service time.
+        if at > Instant::now() + EARLY {
             unpaced = 0;
             tokio::select! {
                 biased;
@@ -165,7 +174,7 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
             tokio::task::yield_now().await;
             continue;
         }
-        queue.tickets.borrow_mut().push_back(at);
+        queue.tickets.borrow_mut().push_back(at.min(Instant::now()));
         // The slot that waited least: its connection and buffers are the warmest.
         queue.ready.notify_last();
     }
