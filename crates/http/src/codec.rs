@@ -230,13 +230,15 @@ impl ResponseReader {
 
     /// Parses a response head if the buffer holds it all; `Ok(false)` when more is needed.
     fn head(&mut self, buf: &mut BytesMut) -> Result<bool, ReadError> {
-        let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut resp = httparse::Response::new(&mut slots);
+        // Uninitialized: filling 100 empty headers (3.2 KB) was a twentieth of a request's cost.
+        let mut slots =
+            [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut []);
         let parsed = httparse::ParserConfig::default()
             .allow_spaces_after_header_name_in_responses(true)
             .allow_obsolete_multiline_headers_in_responses(true)
             .allow_multiple_spaces_in_response_status_delimiters(true)
-            .parse_response(&mut resp, buf);
+            .parse_response_with_uninit_headers(&mut resp, buf, &mut slots);
         let len = match parsed {
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
