@@ -96,13 +96,31 @@ fn readings_each_second(url: &str, commits: &str) {
         // PostgreSQL counts every transaction, the readings' own too (one a second).
         _ => assert!((done..=done + 20).contains(&total), "{total} vs {done}"),
     }
-    let median = db["transactions_per_second"]["median"]
-        .as_f64()
-        .expect("a spread");
+    // The database's transactions per second under load are about the load's.
+    let db_tps = db["transactions"]["load_per_s"].as_f64().expect("a rate");
     assert!(
-        median > load_tps * 0.4 && median < load_tps * 2.5,
-        "database {median}/s against the load's {load_tps}/s"
+        db_tps > load_tps * 0.7 && db_tps < load_tps * 1.6,
+        "database {db_tps}/s against the load's {load_tps}/s"
     );
+    // And so are they second by second: MariaDB counts each COMMIT as it happens, so its median
+    // second is about the load's; PostgreSQL's busy backends publish their counts at most once a
+    // second (and later when the shared entry is busy), so its seconds are lumpy: its busiest
+    // second shows the load.
+    let spread = &db["transactions_per_second"];
+    let (median, max) = (
+        spread["median"].as_f64().expect("a median"),
+        spread["max"].as_f64().expect("a max"),
+    );
+    match commits {
+        "Com_commit" => assert!(
+            median > load_tps * 0.4 && median < load_tps * 2.5,
+            "median second {median}/s against the load's {load_tps}/s: {samples:?}"
+        ),
+        _ => assert!(
+            max > load_tps * 0.5,
+            "busiest second {max}/s against the load's {load_tps}/s: {samples:?}"
+        ),
+    }
 }
 
 #[test]

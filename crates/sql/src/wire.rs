@@ -10,12 +10,14 @@
 //! same database (a library user's pool) may have one of them taken instead. Unix-domain
 //! sockets, SQLite and systems other than Linux are not measured: their bytes are 0.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
 
-/// Sockets taken by connections, by file descriptor and local port.
-static TAKEN: Mutex<Option<HashSet<(i32, u16)>>> = Mutex::new(None);
+/// Sockets taken by connections: their file descriptors (and local ports). A taken descriptor
+/// is skipped before any system call, so a thousand users' connects do not each ask about every
+/// socket of the others (the lock is held on a worker thread).
+static TAKEN: Mutex<Option<HashMap<i32, u16>>> = Mutex::new(None);
 
 /// The database's address as the connection options give it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +42,7 @@ impl Wire {
     /// none to take (or the system cannot say).
     pub(crate) fn take(peer: &Peer) -> Option<Wire> {
         let mut taken = TAKEN.lock().ok()?;
-        let taken = taken.get_or_insert_with(HashSet::new);
+        let taken = taken.get_or_insert_with(HashMap::new);
         for entry in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
             let Some(fd) = entry
                 .file_name()
@@ -58,11 +60,8 @@ impl Wire {
             let Some((_, local_port)) = address(fd, true) else {
                 continue;
             };
-            if taken.contains(&(fd, local_port)) {
-                continue;
-            }
             let (sent, received) = counters(fd)?;
-            taken.insert((fd, local_port));
+            taken.insert(fd, local_port);
             return Some(Wire {
                 fd,
                 local_port,
@@ -93,7 +92,10 @@ impl Drop for Wire {
     fn drop(&mut self) {
         if let Ok(mut taken) = TAKEN.lock() {
             if let Some(t) = taken.as_mut() {
-                t.remove(&(self.fd, self.local_port));
+                // Only this connection's entry: its descriptor is not yet reused.
+                if t.get(&self.fd) == Some(&self.local_port) {
+                    t.remove(&self.fd);
+                }
             }
         }
     }
