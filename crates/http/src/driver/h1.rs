@@ -159,7 +159,16 @@ impl H1 {
                 let room = buf.capacity() - buf.len();
                 match tcp.try_read_buf(buf) {
                     Ok(n) => Ok(Some((n, room))),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        // Readiness left over from the last response (whose read did not meet
+                        // `WouldBlock`): nothing yet, so the buffer goes back while we wait.
+                        if buf.is_empty() {
+                            if let Some(b) = self.buf.take() {
+                                give_back(b);
+                            }
+                        }
+                        Ok(None)
+                    }
                     Err(e) => Err(e),
                 }
             }
