@@ -102,9 +102,18 @@ async fn a_flow_mixes_http_and_grpc_steps() {
         .replace("MISSING", &missing.url());
     // One user, so `user0` and `u-0` are known; 3 iterations.
     let s = run(&text, &["-c", "1", "-i", "3"]).await.unwrap();
-    for row in &s.labels {
+    for row in s.labels.iter().filter(|l| !l.parts) {
         assert_eq!(row.samples, 3, "{}: {:?}", row.label, s.errors);
     }
+    // The server stream's 4 messages a call have a row of their own, after the steps.
+    let parts: Vec<(&str, u64)> = s
+        .labels
+        .iter()
+        .filter(|l| l.parts)
+        .map(|l| (l.label.as_str(), l.samples))
+        .collect();
+    assert_eq!(parts, [("stream (messages)", 12)]);
+    assert_eq!(s.labels.len(), 7);
     assert_eq!(s.total.errors, 0, "{:?}", s.errors);
     assert_eq!(common::errors_of(&s, ErrorClass::Check), 0);
     assert_eq!(web.requests(), 3);

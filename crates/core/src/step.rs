@@ -462,6 +462,13 @@ pub trait StepClient: Send + Sync + 'static {
     fn check(&self, _step: &dyn StepCall) -> Result<(), StepError> {
         Ok(())
     }
+
+    /// The label of a row timing the parts of a step's replies (a gRPC server stream's
+    /// messages, see [`crate::PartsInfo`]), given the step's own label; asked after
+    /// [`StepClient::check`]. None by default.
+    fn parts(&self, _step: &dyn StepCall, _label: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A protocol as scenarios see it: which targets and steps are its, how they compile, and a

@@ -391,6 +391,18 @@ impl StepClient for GrpcClient {
         self.per_user
     }
 
+    /// A server-streaming step's messages: `LABEL (messages)` (known once its method is; a
+    /// step whose target's reflection could not be asked has none).
+    fn parts(&self, call: &dyn StepCall, label: &str) -> Option<String> {
+        let step = call.as_any().downcast_ref::<GrpcStep>()?;
+        match step.resolved.get()? {
+            Ok((method, _)) if method.kind == crate::CallKind::ServerStreaming => {
+                Some(format!("{label} (messages)"))
+            }
+            _ => None,
+        }
+    }
+
     /// A step's method must be in the descriptors the client has (a target whose reflection
     /// could not be asked leaves its steps to fail when they run, with the reason).
     fn check(&self, call: &dyn StepCall) -> Result<(), StepError> {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use rand::Rng;
 use serde_json_path::JsonPath;
 use throng_core::step::{ClientOptions, Render, Reply, StepCall, StepClient, StepProtocol, Text};
-use throng_core::{Driver, ErrorClass, GroupInfo, Outcome, StepInfo};
+use throng_core::{Driver, ErrorClass, GroupInfo, Outcome, PartsInfo, StepInfo};
 use tokio::time::Instant;
 
 use crate::compile::ScenarioError;
@@ -447,6 +447,19 @@ impl Driver for ScenarioDriver {
 
     fn groups(&self) -> Vec<GroupInfo> {
         self.scenario.groups.clone()
+    }
+
+    fn parts(&self) -> Vec<PartsInfo> {
+        let steps = self.scenario.steps.iter().enumerate();
+        steps
+            .filter_map(|(i, s)| match &s.kind {
+                StepKind::Request(r) => {
+                    let label = self.clients[r.target].parts(r.call.as_ref(), &s.label)?;
+                    Some(PartsInfo { label, step: i })
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     fn worker(&self) -> Vec<Box<dyn Any>> {
