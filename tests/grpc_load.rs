@@ -59,6 +59,26 @@ async fn a_server_stream_has_a_row_of_its_messages() {
     let secs = s.elapsed;
     let per_s = |l: usize| throng::core::per_second(s.labels[l].completed(), secs);
     assert!((per_s(1) / per_s(0) - 4.0).abs() < 1e-9);
+    // Thresholds read the row: its messages come 40 ms apart, none within 1 ms.
+    let url = t.url();
+    for (limit, code) in [("1ms", 99), ("5s", 0)] {
+        let threshold = format!("p50{{helloworld.Greeter/SayHellos (messages)}}<{limit}");
+        let out = common::throng(&[
+            "run",
+            &url,
+            "--call",
+            "helloworld.Greeter/SayHellos",
+            "-d",
+            r#"{"count":3}"#,
+            "-n",
+            "4",
+            "--no-tui",
+            "--threshold",
+            &threshold,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{threshold}: {err}");
+    }
     // A unary method has no such row.
     let s = run(&[&t.url(), "--call", "helloworld.Greeter/SayHello", "-n", "3"]).await;
     assert_eq!(s.labels.len(), 1);

@@ -181,12 +181,20 @@ pub fn build(a: &RunArgs) -> Result<(throng_core::RunPlan, GrpcConfig), CliError
 /// request encoded) before any load, so bad input exits 2 having sent nothing.
 pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     let (plan, cfg) = build(a)?;
-    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &[cfg.label()])?;
     let containers = super::containers::watch_of(a)?;
     let connections = cfg.connections.unwrap_or(1) as u64;
     let driver = GrpcDriver::new(cfg)
         .await
         .map_err(|e| usage(e.to_string()))?;
+    // A server stream's `(messages)` row takes thresholds too.
+    let labels: Vec<String> = std::iter::once(driver.config().label())
+        .chain(
+            throng_core::Driver::parts(&driver)
+                .into_iter()
+                .map(|p| p.label),
+        )
+        .collect();
+    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &labels)?;
     ensure_open_files(connections)?;
     run_load(
         plan,

@@ -195,8 +195,16 @@ pub fn assemble(
 ) -> Result<ScenarioSetup, CliError> {
     let mut labels: Vec<String> = scenario.steps.iter().map(|s| s.label.clone()).collect();
     labels.extend(scenario.groups.iter().map(|g| g.label.clone()));
+    let file_thresholds = scenario.thresholds.clone();
+    let driver = ScenarioDriver::new(scenario, options).map_err(|e| usage(e.to_string()))?;
+    // Server streams' `(messages)` rows take thresholds too.
+    labels.extend(
+        throng_core::Driver::parts(&driver)
+            .into_iter()
+            .map(|p| p.label),
+    );
     let mut thresholds = Vec::new();
-    for (text, place) in &scenario.thresholds {
+    for (text, place) in &file_thresholds {
         thresholds.extend(parse_thresholds(
             std::slice::from_ref(text),
             &format!("{place}:"),
@@ -204,11 +212,10 @@ pub fn assemble(
         )?);
     }
     let plan = flags
-        .over(&scenario.load)
+        .over(&driver.scenario().load)
         .plan(source, &super::plan::flag)
         .map_err(|e| usage(format!("{e} (load from {source} and the flags)")))?;
     thresholds.extend(parse_thresholds(extra, "--threshold", &labels)?);
-    let driver = ScenarioDriver::new(scenario, options).map_err(|e| usage(e.to_string()))?;
     let connections =
         (plan.peak_concurrency() as f64 * driver.connections_per_user()).ceil() as u64;
     Ok(ScenarioSetup {
