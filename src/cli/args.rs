@@ -60,8 +60,9 @@ pub struct RunArgs {
     /// .yml).
     pub url: String,
 
-    /// Closed loop: virtual users, each with its own connection [default: 50]. With -q, the
-    /// most requests in flight (as oha and hey read `-c` with `-q`).
+    /// Closed loop: virtual users, each with its own connection (HTTP/1.1; HTTP/2 and gRPC
+    /// users share theirs: --streams, --connections) [default: 50]. With -q, the most requests
+    /// in flight (as oha and hey read `-c` with `-q`).
     #[arg(
         short = 'c',
         long = "users",
@@ -120,7 +121,7 @@ pub struct RunArgs {
     /// Speak HTTP/2 (h2c prior knowledge over http://, ALPN h2 over https://).
     #[arg(long, help_heading = "Request")]
     pub http2: bool,
-    /// HTTP/2: how many users or in-flight requests share one connection.
+    /// HTTP/2 and gRPC: how many users or in-flight requests share one connection.
     #[arg(long, default_value_t = 100, help_heading = "Request")]
     pub streams: usize,
     /// HTTP/1.1: open a new connection for every request.
