@@ -72,7 +72,7 @@ fn within(v: f64, want: f64, tolerance: f64) -> bool {
     (v - want).abs() <= want * tolerance
 }
 
-/// Arrivals 25 µs apart (40,000/s) are each within the pacer's 50 µs precision of the last
+/// Arrivals 25 µs apart (40,000/s) fall within the open loop's early-start window of the last
 /// wake-up, so they start early, in batches; counted from when they were handed out, no
 /// latency is below the 1 ms every request takes (counted from their intended starts, a request
 /// started 25 µs early would show 975 µs).
