@@ -22,10 +22,8 @@ use http::Uri;
 use hyper::body::Incoming;
 use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use rustls::pki_types::ServerName;
 use throng_core::{ErrorClass, Outcome};
-use throng_net::{message, CountedTcp, Counters, Stream};
-use tokio::net::TcpStream;
+use throng_net::{message, Counters, Stream};
 use tokio::sync::Notify;
 use tokio::time::timeout;
 use tonic::body::Body;
@@ -68,51 +66,15 @@ pub struct Connector {
     pub(crate) addrs: Vec<SocketAddr>,
     pub(crate) authority: String,
     pub(crate) origin: Uri,
-    pub(crate) tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    pub(crate) tls: Option<throng_net::TlsTarget>,
     pub(crate) connect_timeout: Duration,
 }
 
 impl Connector {
     /// Opens the socket, TCP and TLS (ALPN h2), counted.
     async fn open(&self) -> Result<(Stream, Arc<Counters>), Outcome> {
-        let mut last = None;
-        let mut tcp = None;
-        for addr in &self.addrs {
-            match TcpStream::connect(addr).await {
-                Ok(s) => {
-                    tcp = Some(s);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let Some(tcp) = tcp else {
-            let e = last.unwrap_or_else(|| std::io::Error::other("no address"));
-            let m = format!("connect to {}: {e}", self.authority);
-            return Err(Outcome::failed(ErrorClass::Connect, m));
-        };
-        let _ = tcp.set_nodelay(true);
-        let counters = Arc::new(Counters::default());
-        let counted = CountedTcp {
-            tcp,
-            counters: counters.clone(),
-        };
-        let stream = match &self.tls {
-            None => Stream::Plain(counted),
-            Some((config, name)) => {
-                let connector = tokio_rustls::TlsConnector::from(config.clone());
-                match connector.connect(name.clone(), counted).await {
-                    Ok(s) => Stream::Tls(Box::new(s)),
-                    Err(e) => {
-                        return Err(Outcome::failed(
-                            ErrorClass::Tls,
-                            format!("TLS handshake: {}", message(&e)),
-                        ))
-                    }
-                }
-            }
-        };
-        Ok((stream, counters))
+        let tls = self.tls.as_ref();
+        throng_net::open(&self.addrs, &self.authority, tls, self.connect_timeout).await
     }
 
     /// Runs `work` within the connect timeout.

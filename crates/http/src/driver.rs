@@ -11,13 +11,12 @@ use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use rustls::pki_types::ServerName;
 use throng_core::{Driver, ErrorClass, Outcome, Status, StepInfo};
-use tokio::net::TcpStream;
 use tokio::time::timeout;
 
 use crate::classify::classify;
 use crate::codec::write_request;
 use crate::{HttpConfig, HttpConfigError};
-use throng_net::{classify_io, message, CountedTcp, Counters, Stream};
+use throng_net::{classify_io, message, Counters, Stream};
 
 mod h1;
 mod h2;
@@ -42,7 +41,7 @@ pub struct Session {
 pub struct HttpDriver {
     cfg: HttpConfig,
     addrs: Vec<SocketAddr>,
-    tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    tls: Option<throng_net::TlsTarget>,
     uri: Uri,
     headers: HeaderMap,
     /// HTTP/1.1: the configured request, serialized once for the whole run.
@@ -153,56 +152,9 @@ impl HttpDriver {
     }
 
     async fn connect(&self) -> Result<(Stream, Arc<Counters>), Outcome> {
-        let ct = self.cfg.connect_timeout;
-        let attempt = async {
-            let mut last = None;
-            for addr in &self.addrs {
-                match TcpStream::connect(addr).await {
-                    Ok(s) => return Ok(s),
-                    Err(e) => last = Some(e),
-                }
-            }
-            Err(last.unwrap_or_else(|| std::io::Error::other("no address")))
-        };
-        let tcp = match timeout(ct, attempt).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                let m = format!("connect to {}: {e}", self.cfg.authority());
-                return Err(Outcome::failed(ErrorClass::Connect, m));
-            }
-            Err(_) => {
-                let m = format!("connect to {} timed out after {ct:?}", self.cfg.authority());
-                return Err(Outcome::failed(ErrorClass::Timeout, m));
-            }
-        };
-        let _ = tcp.set_nodelay(true);
-        let counters = Arc::new(Counters::default());
-        let counted = CountedTcp {
-            tcp,
-            counters: counters.clone(),
-        };
-        let stream = match &self.tls {
-            None => Stream::Plain(counted),
-            Some((config, name)) => {
-                let connector = tokio_rustls::TlsConnector::from(config.clone());
-                match timeout(ct, connector.connect(name.clone(), counted)).await {
-                    Ok(Ok(s)) => Stream::Tls(Box::new(s)),
-                    Ok(Err(e)) => {
-                        return Err(Outcome::failed(
-                            ErrorClass::Tls,
-                            format!("TLS handshake: {}", message(&e)),
-                        ))
-                    }
-                    Err(_) => {
-                        return Err(Outcome::failed(
-                            ErrorClass::Timeout,
-                            "TLS handshake timed out",
-                        ))
-                    }
-                }
-            }
-        };
-        Ok((stream, counters))
+        let authority = self.cfg.authority();
+        let tls = self.tls.as_ref();
+        throng_net::open(&self.addrs, &authority, tls, self.cfg.connect_timeout).await
     }
 
     fn finish(&self, result: Result<Response, Failure>, keep: bool) -> (Outcome, Option<Response>) {

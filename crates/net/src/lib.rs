@@ -1,4 +1,5 @@
-//! Network plumbing every protocol on TCP needs, in one place: a TCP stream that counts the
+//! Network plumbing every protocol on TCP needs, in one place: opening a connection (TCP to the
+//! first address that accepts, then TLS, within the connect timeout: [`open`]), a TCP stream that counts the
 //! bytes each way (under TLS, the encrypted bytes, as they cross the wire), plain or TLS
 //! [`Stream`]s over it, the rustls client configuration (web roots, a CA file, or no
 //! verification), and the classes of I/O and TLS failures.
@@ -8,9 +9,11 @@
 #![deny(missing_docs)]
 
 mod classify;
+mod connect;
 pub mod io;
 pub mod tls;
 
 pub use classify::{classify_io, message};
+pub use connect::{open, TlsTarget};
 pub use io::{CountedTcp, Counters, Stream};
 pub use tls::{client_config, TlsError, TlsOptions};
