@@ -403,6 +403,7 @@ async fn a_large_body_streams_through_and_is_counted() {
 
 /// nginx from Debian's nginx-light, on a free port in a temporary prefix; stopped on drop.
 struct Nginx {
+    bin: &'static str,
     dir: tempfile::TempDir,
     port: u16,
     /// A second server that closes a connection after 5 requests and after 1 s idle.
@@ -468,6 +469,7 @@ http {{
             std::thread::sleep(Duration::from_millis(20));
         }
         Nginx {
+            bin,
             dir,
             port,
             port_short,
@@ -505,7 +507,7 @@ http {{
 impl Drop for Nginx {
     fn drop(&mut self) {
         let p = self.dir.path().display().to_string();
-        let _ = Command::new("/usr/sbin/nginx")
+        let _ = Command::new(self.bin)
             .args(["-p", &p, "-c", &format!("{p}/nginx.conf"), "-s", "stop"])
             .output();
     }

@@ -129,7 +129,8 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         // Its latency counts from when it was handed to a slot, which is then before `at` by
         // less than `EARLY`: never from later than its start, so no latency is less than its
         // service time.
-        if at > Instant::now() + EARLY {
+        let now = Instant::now();
+        let ticket = if at > now + EARLY {
             unpaced = 0;
             tokio::select! {
                 biased;
@@ -137,12 +138,14 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
                 _ = sh.stop.cancelled() => break,
                 _ = pacer.until(at) => {}
             }
+            at
         } else {
             unpaced += 1;
             if unpaced.is_multiple_of(BATCH) {
                 tokio::task::yield_now().await;
             }
-        }
+            at.min(now)
+        };
         arrivals_left -= 1;
         local.rec.borrow_mut().record_scheduled(1);
         if sh.stopping() {
@@ -178,7 +181,7 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
             tokio::task::yield_now().await;
             continue;
         }
-        queue.tickets.borrow_mut().push_back(at.min(Instant::now()));
+        queue.tickets.borrow_mut().push_back(ticket);
         // The slot that waited least: its connection and buffers are the warmest.
         queue.ready.notify_last();
     }
