@@ -7,6 +7,7 @@
 #
 #   benches/sql.sh            # needs: postgresql (initdb, pg_ctl, pgbench), mariadb-server, sysbench (apt)
 #   DURATION=10 CONNS=10 ROUNDS=3 SIZE=100000 benches/sql.sh
+#   PARTS="pg" WORKLOADS=oltp_read_only benches/sql.sh   # parts: pgbench pg mariadb
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,10 @@ SIZE=${SIZE:-100000}
 PGPORT=${PGPORT:-18532}
 MYPORT=${MYPORT:-18533}
 SYSBENCH=${SYSBENCH:-1}
+# Which parts: pgbench (point select), sysbench's workloads on pg and on mariadb.
+PARTS=${PARTS:-pgbench pg mariadb}
+WORKLOADS=${WORKLOADS:-oltp_read_only oltp_write_only}
+has() { [[ " $PARTS " == *" $1 "* ]]; }
 
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$pgbin/initdb" ] || { echo "install postgresql (apt-get install postgresql)"; exit 2; }
@@ -24,7 +29,7 @@ command -v pgbench >/dev/null || { echo "install pgbench (apt-get install postgr
 [ -x /usr/sbin/mariadbd ] || { echo "install mariadb-server (apt-get install mariadb-server)"; exit 2; }
 command -v sysbench >/dev/null || { echo "install sysbench (apt-get install sysbench)"; exit 2; }
 cargo build --release -q --bin throng
-THRONG=$PWD/target/release/throng
+THRONG=${THRONG:-${CARGO_TARGET_DIR:-$PWD/target}/release/throng}
 
 work=$(mktemp -d)
 chmod 755 "$work"
@@ -103,16 +108,22 @@ SB_MY="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$MYPORT --mysql-use
 
 for round in $(seq "$ROUNDS"); do
   echo "round $round of $ROUNDS"
-  cpu=$(measure "$work/out" pgbench -S -c "$CONNS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$PGPORT" -U bench bench)
-  t=$(awk '/^tps = / {print $3; exit}' "$work/out")
-  add "pgbench -S (pg)" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
-  throng_round "throng oltp_point_select (pg)" "$PG" oltp_point_select
+  if has pgbench; then
+    cpu=$(measure "$work/out" pgbench -S -c "$CONNS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$PGPORT" -U bench bench)
+    t=$(awk '/^tps = / {print $3; exit}' "$work/out")
+    add "pgbench -S (pg)" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
+    throng_round "throng oltp_point_select (pg)" "$PG" oltp_point_select
+  fi
   if [ "$SYSBENCH" = 1 ]; then
-    for w in oltp_read_only oltp_write_only; do
-      sysbench_round "sysbench $w (pg)" "$SB_PG" "$w"
-      throng_round "throng $w (pg)" "$PG" "$w"
-      sysbench_round "sysbench $w (mariadb)" "$SB_MY" "$w"
-      throng_round "throng $w (mariadb)" "$MY" "$w"
+    for w in $WORKLOADS; do
+      if has pg; then
+        sysbench_round "sysbench $w (pg)" "$SB_PG" "$w"
+        throng_round "throng $w (pg)" "$PG" "$w"
+      fi
+      if has mariadb; then
+        sysbench_round "sysbench $w (mariadb)" "$SB_MY" "$w"
+        throng_round "throng $w (mariadb)" "$MY" "$w"
+      fi
     done
   fi
 done

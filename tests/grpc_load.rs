@@ -1,5 +1,6 @@
-//! gRPC load's shape against the testbed: a server stream's messages timed in their own row,
-//! and `--connections` fixing how many HTTP/2 connections carry the calls.
+//! gRPC load's shape against the testbed: the messages of a server stream and of a bidi
+//! stream's replies timed in their own row, and `--connections` fixing how many HTTP/2
+//! connections carry the calls.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod common;
@@ -7,58 +8,61 @@ mod common;
 use std::time::Duration;
 
 use throng::core::Percentiles;
-use throng::testbed::{Delay, GrpcTarget};
+use throng::testbed::{Delay, GrpcTarget, RunningGrpc};
 
 use common::grpc_run as run;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_stream_has_a_row_of_its_messages() {
-    // Each of the 4 messages comes 40 ms after the one before (the first 40 ms after the call).
-    let t = GrpcTarget {
+/// A greeter that waits 40 ms before each reply message.
+async fn slow_greeter() -> RunningGrpc {
+    GrpcTarget {
         delay: Delay::Fixed(Duration::from_millis(40)),
         ..GrpcTarget::default()
     }
     .start()
     .await
-    .unwrap();
-    let s = run(&[
-        &t.url(),
-        "--call",
-        "helloworld.Greeter/SayHellos",
-        "-d",
-        r#"{"name":"s","count":4}"#,
-        "-c",
-        "3",
-        "-n",
-        "12",
-    ])
-    .await;
+    .unwrap()
+}
+
+/// Runs `calls` calls of `method` with `data` on `t` (a [`slow_greeter`]), each answered by
+/// `messages` messages, and checks the rows: the call's, timed whole, and its messages', each
+/// timed from the one before (the first from the call's start).
+async fn stream(t: &RunningGrpc, method: &str, data: &str, calls: u64, messages: u64) {
+    let call = format!("helloworld.Greeter/{method}");
+    let n = calls.to_string();
+    let s = run(&[&t.url(), "--call", &call, "-d", data, "-c", "2", "-n", &n]).await;
     let rows: Vec<(&str, u64, u64, bool)> = s
         .labels
         .iter()
         .map(|l| (l.label.as_str(), l.samples, l.errors, l.parts))
         .collect();
+    let parts = format!("{call} (messages)");
     assert_eq!(
         rows,
         [
-            ("helloworld.Greeter/SayHellos", 12, 0, false),
-            ("helloworld.Greeter/SayHellos (messages)", 48, 0, true),
+            (call.as_str(), calls, 0, false),
+            (parts.as_str(), calls * messages, 0, true),
         ]
     );
     // TOTAL counts calls, not messages.
-    assert_eq!(s.total.samples, 12);
+    assert_eq!(s.total.samples, calls);
     let m = Percentiles::of(&s.labels[1].latency);
-    assert_eq!(m.count, 48);
+    assert_eq!(m.count, calls * messages);
     // A message's wait is the server's delay, give or take when the one before arrived.
     assert!((20_000..120_000).contains(&m.min), "{m:?}");
     assert!((30_000..120_000).contains(&m.p50), "{m:?}");
-    // The call is timed whole: four delays.
-    let call = Percentiles::of(&s.labels[0].latency);
-    assert!((155_000..480_000).contains(&call.p50), "{call:?}");
-    // Messages per second: four times the calls'.
-    let secs = s.elapsed;
-    let per_s = |l: usize| throng::core::per_second(s.labels[l].completed(), secs);
-    assert!((per_s(1) / per_s(0) - 4.0).abs() < 1e-9);
+    // The call is timed whole: a delay for each message.
+    let whole = Percentiles::of(&s.labels[0].latency);
+    let (low, high) = (messages * 40_000 - 5_000, messages * 120_000);
+    assert!((low..high).contains(&whole.p50), "{whole:?}");
+    // Messages per second: `messages` times the calls'.
+    let per_s = |l: usize| throng::core::per_second(s.labels[l].completed(), s.elapsed);
+    assert!((per_s(1) / per_s(0) - messages as f64).abs() < 1e-9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_stream_has_a_row_of_its_messages() {
+    let t = slow_greeter().await;
+    stream(&t, "SayHellos", r#"{"name":"s","count":4}"#, 12, 4).await;
     // Thresholds read the row: its messages come 40 ms apart, none within 1 ms.
     let url = t.url();
     for (limit, code) in [("1ms", 99), ("5s", 0)] {
@@ -81,6 +85,27 @@ async fn a_server_stream_has_a_row_of_its_messages() {
     }
     // A unary method has no such row.
     let s = run(&[&t.url(), "--call", "helloworld.Greeter/SayHello", "-n", "3"]).await;
+    assert_eq!(s.labels.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bidi_stream_has_a_row_of_its_replies() {
+    // The greeter answers each message 40 ms after reading it; the 3 are sent at once.
+    let t = slow_greeter().await;
+    let three = r#"[{"name":"a"},{"name":"b"},{"name":"c"}]"#;
+    stream(&t, "Chat", three, 8, 3).await;
+    // A client stream has one reply: no such row.
+    let one = r#"[{"name":"a"}]"#;
+    let s = run(&[
+        &t.url(),
+        "--call",
+        "helloworld.Greeter/CollectHellos",
+        "-d",
+        one,
+        "-n",
+        "2",
+    ])
+    .await;
     assert_eq!(s.labels.len(), 1);
 }
 

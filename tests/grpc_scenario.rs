@@ -58,6 +58,14 @@ steps:
     checks:
       - jsonpath: $.message
         equals: "Hello a, Hello user0"
+  - label: chat
+    grpc:
+      target: greeter
+      call: helloworld.Greeter/Chat
+      message: [{ name: a }, { name: b }]
+    checks:
+      - jsonpath: $[1].message
+        equals: "Hello b"
   - label: not found
     grpc:
       target: missing
@@ -105,27 +113,28 @@ async fn a_flow_mixes_http_and_grpc_steps() {
     for row in s.labels.iter().filter(|l| !l.parts) {
         assert_eq!(row.samples, 3, "{}: {:?}", row.label, s.errors);
     }
-    // The server stream's 4 messages a call have a row of their own, after the steps.
+    // The server stream's 4 messages a call, and the bidi stream's 2 replies, have rows of
+    // their own, after the steps.
     let parts: Vec<(&str, u64)> = s
         .labels
         .iter()
         .filter(|l| l.parts)
         .map(|l| (l.label.as_str(), l.samples))
         .collect();
-    assert_eq!(parts, [("stream (messages)", 12)]);
-    assert_eq!(s.labels.len(), 7);
+    assert_eq!(parts, [("stream (messages)", 12), ("chat (messages)", 6)]);
+    assert_eq!(s.labels.len(), 9);
     assert_eq!(s.total.errors, 0, "{:?}", s.errors);
     assert_eq!(common::errors_of(&s, ErrorClass::Check), 0);
     assert_eq!(web.requests(), 3);
-    // hello, echo, stream and collect on one target; not found on the other.
-    assert_eq!(greeter.calls(), 12);
+    // hello, echo, stream, collect and chat on one target; not found on the other.
+    assert_eq!(greeter.calls(), 15);
     assert_eq!(missing.calls(), 3);
     let statuses: Vec<String> = s
         .statuses
         .iter()
         .map(|(st, n)| format!("{st}={n}"))
         .collect();
-    assert_eq!(statuses, ["200=3", "grpc 0 OK=12", "grpc 5 NOT_FOUND=3"]);
+    assert_eq!(statuses, ["200=3", "grpc 0 OK=15", "grpc 5 NOT_FOUND=3"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -324,7 +333,19 @@ async fn command_line_protos_serve_steps_without_their_own() {
         ),
         (
             vec![f, "--call", "a.B/C"],
-            "--call, --message-interval and --connections do not apply",
+            "--call and --message-interval do not apply",
+        ),
+        (
+            vec![http.to_str().unwrap(), "--connections", "2"],
+            "--connections applies to grpc:// targets, and",
+        ),
+        (
+            vec![f, "-c", "3", "--connections", "4"],
+            "--connections 4: more connections than the",
+        ),
+        (
+            vec![f, "-c", "30", "--connections", "2", "--streams", "10"],
+            "--connections 2 with --streams 10 carry 20 calls at once",
         ),
         (
             vec![http.to_str().unwrap(), "--proto", &proto],
@@ -340,4 +361,43 @@ async fn command_line_protos_serve_steps_without_their_own() {
         assert!(err.contains(says), "{argv:?}: {err}");
     }
     assert_eq!(bare.calls(), 5);
+}
+
+/// `--connections N`: a gRPC target's calls go over N connections in all, the users spread over
+/// them, as for a URL; without it, each worker thread has one per `--streams` users.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_fix_how_many_connections_carry_a_targets_calls() {
+    let proto = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/testbed/proto/greeter.proto"
+    );
+    for (extra, want) in [
+        (&["--connections", "3"][..], 3),
+        (&["--connections", "5"], 5),
+        // One connection: one thread drives it.
+        (&["--connections", "1"], 1),
+        (&[], 2),
+        (&["--streams", "3"], 4),
+    ] {
+        // No reflection (its question would be one more connection): the steps' method from
+        // --proto.
+        let t = GrpcTarget {
+            reflection: false,
+            ..GrpcTarget::default()
+        }
+        .start()
+        .await
+        .unwrap();
+        let text = format!(
+            "targets: {{ g: {} }}\nsteps:\n  - label: hello\n    grpc:\n      target: g\n      \
+             call: helloworld.Greeter/SayHello\n",
+            t.url()
+        );
+        let mut args = vec!["-c", "12", "-n", "120", "--threads", "2", "--proto", proto];
+        args.extend(extra);
+        let s = run(&text, &args).await.unwrap();
+        assert_eq!((s.total.samples, s.total.errors), (120, 0), "{extra:?}");
+        assert_eq!(t.calls(), 120, "{extra:?}");
+        assert_eq!(t.connections(), want, "{extra:?}");
+    }
 }

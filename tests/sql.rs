@@ -594,3 +594,116 @@ async fn tls_to_postgresql_is_verified_against_the_cacert() {
     assert!(checked.is_ok(), "{checked:?}");
     assert_eq!(encrypted, Some(true));
 }
+
+/// TLS to MariaDB goes to sqlx (the wire codec speaks none): with the default ssl-mode
+/// (PREFERRED) against a server that offers it, with `--insecure`, and verified against
+/// `--cacert`; the server says each session is encrypted. `ssl-mode=DISABLED` stays in the
+/// clear, and a connection over a Unix-domain socket counts its bytes (the codec's counts;
+/// sqlx's sockets there give none).
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_to_mariadb_goes_to_sqlx_and_the_rest_to_the_codec() {
+    let my = MariaDb::start_tls().expect("a MariaDB serving TLS");
+    let cipher = |tls: throng::sql::Tls, url: String| async move {
+        let target = Target::new(&url, Duration::from_secs(5), 4)
+            .expect("url")
+            .with_tls(&tls)
+            .expect("tls");
+        let mut c = target.connect().await.expect("connects");
+        let d = c
+            .run(
+                &Arc::from("SHOW SESSION STATUS LIKE 'Ssl_cipher'"),
+                &[],
+                true,
+            )
+            .await
+            .expect("status");
+        d.data[0]["Value"].as_str().expect("a cipher").to_string()
+    };
+    let preferred = cipher(throng::sql::Tls::default(), my.url()).await;
+    assert!(!preferred.is_empty(), "PREFERRED, offered: encrypted");
+    let insecure = throng::sql::Tls {
+        insecure: true,
+        cacert: None,
+    };
+    assert!(!cipher(insecure, my.url()).await.is_empty());
+    let verified = throng::sql::Tls {
+        insecure: false,
+        cacert: Some(my.certificate()),
+    };
+    assert!(!cipher(verified, my.url()).await.is_empty());
+    let clear = format!("{}?ssl-mode=DISABLED", my.url());
+    assert_eq!(cipher(throng::sql::Tls::default(), clear).await, "");
+    let shared = MariaDb::shared().expect("MariaDB");
+    let url = format!(
+        "mysql://throng:throng-pw@localhost/throng?socket={}",
+        shared.socket().display()
+    );
+    let mut c = conn(&url).await;
+    let d = c
+        .run(
+            &Arc::from("SELECT ? + 1 AS n"),
+            &[throng::sql::param::Value::Int(41)],
+            true,
+        )
+        .await
+        .expect("runs");
+    assert_eq!(d.data, vec![serde_json::json!({"n": 42})]);
+    let (sent, received) = c.traffic();
+    assert!(sent > 0 && received > 0, "{sent} {received}");
+}
+
+/// MariaDB on the wire codec: a script of several statements, some giving rows, runs to its
+/// end (and one that fails mid-way gives that error and leaves the connection usable); kept
+/// rows come back typed from the binary protocol.
+#[tokio::test(flavor = "multi_thread")]
+async fn mariadb_scripts_and_kept_rows_on_the_codec() {
+    let mut c = conn(&MariaDb::shared().expect("MariaDB").url()).await;
+    c.raw(
+        "CREATE TEMPORARY TABLE codec (id INT PRIMARY KEY, v VARCHAR(10)); \
+         SELECT 1, 2; INSERT INTO codec VALUES (1, 'a'), (2, 'b'); SELECT * FROM codec; \
+         UPDATE codec SET v = 'c' WHERE id = 2",
+    )
+    .await
+    .expect("the script runs");
+    let e = c
+        .raw("INSERT INTO codec VALUES (3, 'x'); INSERT INTO codec VALUES (1, 'dup'); INSERT INTO codec VALUES (4, 'y')")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        throng::sql::failure(&e).status,
+        Status::sqlstate("23000").expect("a SQLSTATE")
+    );
+    let d = c
+        .run(
+            &Arc::from(
+                "SELECT COUNT(*) AS n, GROUP_CONCAT(v ORDER BY id) AS vs, \
+                 CAST(12.50 AS DECIMAL(6,2)) AS d, CAST(18446744073709551615 AS UNSIGNED) AS u, \
+                 DATE('2026-11-24') AS day, TIMESTAMP('2026-11-24 01:02:03.5') AS at, \
+                 CAST(NULL AS CHAR) AS nothing, ? AS t, ? AS f FROM codec",
+            ),
+            &[
+                throng::sql::param::Value::Text("é".into()),
+                throng::sql::param::Value::Float(0.25),
+            ],
+            true,
+        )
+        .await
+        .expect("runs");
+    assert_eq!(
+        d.data,
+        vec![serde_json::json!({
+            "n": 3, "vs": "a,c,x", "d": 12.5, "u": 18446744073709551615u64, "day": "2026-11-24",
+            "at": "2026-11-24 01:02:03.500000", "nothing": null, "t": "é", "f": 0.25
+        })]
+    );
+    // An UPDATE counts the rows it matched (FOUND_ROWS, as sqlx asks), changed or not.
+    let d = c
+        .run(
+            &Arc::from("UPDATE codec SET v = 'c' WHERE id >= ?"),
+            &[throng::sql::param::Value::Int(2)],
+            false,
+        )
+        .await
+        .expect("updates");
+    assert_eq!((d.rows, d.affected), (0, 2));
+}

@@ -668,3 +668,75 @@ fn seq_is_unique_across_shards() {
     let r = json(&dir.path().join("check.json"));
     assert_eq!(r["total"]["errors"], 0, "{}", r["errors"]);
 }
+
+/// A port where something other than the database answers (an HTTP server) or where a server
+/// accepts and never says a word: exit 1 before any load, the problem named, within the
+/// connect timeout, for PostgreSQL (TLS asked first, or not) and MySQL alike.
+#[test]
+fn a_server_that_is_not_the_database_fails_before_the_load() {
+    use std::io::{Read as _, Write as _};
+    let listen = |answer: &'static [u8]| {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for mut s in l.incoming().flatten() {
+                if !answer.is_empty() {
+                    let mut buf = [0u8; 512];
+                    let _ = s.read(&mut buf);
+                    let _ = s.write_all(answer);
+                    continue;
+                }
+                held.push(s);
+            }
+        });
+        port
+    };
+    let http =
+        listen(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    let mute = listen(b"");
+    for (url, says) in [
+        (
+            format!("postgres://u:sekrit-pw@127.0.0.1:{http}/db"),
+            "SSLRequest",
+        ),
+        (
+            format!("postgres://u:sekrit-pw@127.0.0.1:{http}/db?sslmode=disable"),
+            "does not speak PostgreSQL's protocol: it answered `HTTP/1.1 400",
+        ),
+        // MySQL's server speaks first; an HTTP server waits for a request: neither says a word.
+        (
+            format!("mysql://u:sekrit-pw@127.0.0.1:{http}/db"),
+            "timed out",
+        ),
+        (
+            format!("postgres://u:sekrit-pw@127.0.0.1:{mute}/db"),
+            "timed out",
+        ),
+        (
+            format!("mysql://u:sekrit-pw@127.0.0.1:{mute}/db"),
+            "timed out",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let o = throng(&[
+            "run",
+            &url,
+            "--sql",
+            "SELECT 1",
+            "-n",
+            "5",
+            "--connect-timeout",
+            "2s",
+            "--no-tui",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{url}: {}", text(&o));
+        assert!(text(&o).contains(says), "{url}: {}", text(&o));
+        assert!(!text(&o).contains("sekrit-pw"), "{}", text(&o));
+        assert!(!text(&o).contains("panicked"), "{}", text(&o));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{url}"
+        );
+    }
+}

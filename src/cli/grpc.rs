@@ -44,10 +44,11 @@ pub struct GrpcArgs {
         conflicts_with = "protos"
     )]
     pub protoset: Option<PathBuf>,
-    /// gRPC: how many HTTP/2 connections carry the calls, in all, with the users (or in-flight
-    /// requests) spread evenly over them, at most --streams on each, and no more worker threads
-    /// than connections [default: the fewest that carry the users at --streams each, measured
-    /// the cheapest per call].
+    /// gRPC: how many HTTP/2 connections carry the calls (in a scenario, each grpc:// target's),
+    /// in all, with the users (or in-flight requests) spread evenly over them, at most --streams
+    /// on each, and no more worker threads than connections [default: the fewest that carry the
+    /// users at --streams each, measured the cheapest per call; in a scenario, one per --streams
+    /// users on each worker thread].
     #[arg(long, value_name = "N", help_heading = "gRPC", value_parser = super::args::at_least_one::<usize>)]
     pub connections: Option<usize>,
     /// gRPC, client streaming and bidi: pause this long before each message after the first
@@ -141,16 +142,28 @@ pub fn config(a: &RunArgs) -> Result<GrpcConfig, CliError> {
     Ok(cfg)
 }
 
-/// The plan and the gRPC configuration of `throng run grpc://...`. `--connections N` is by
-/// default the fewest that carry the users (or in-flight requests) at `--streams` each, which
-/// measured the cheapest (README: at `-c 50`, one connection took 4.3-4.8 CPU-seconds per
-/// million calls, two 4.9-6.5, ten 6.9-7.5, fifty 16-19). No more worker threads than
-/// connections (a thread drives its own), no more users than `N × --streams`, nor fewer than `N`.
+/// The plan and the gRPC configuration of `throng run grpc://...`, with its connections fitted
+/// to the load (see [`fit_connections`]).
 pub fn build(a: &RunArgs) -> Result<(throng_core::RunPlan, GrpcConfig), CliError> {
     let mut plan = build_plan(a)?;
     let mut cfg = config(a)?;
+    cfg.connections = Some(fit_connections(&mut plan, cfg.connections, cfg.streams)?);
+    Ok((plan, cfg))
+}
+
+/// The HTTP/2 connections that carry a gRPC target's calls, in all: `connections` (the flag's
+/// value) if it fits the load, by default the fewest that carry the users (or in-flight
+/// requests) at `streams` each, which measured the cheapest (README: at `-c 50`, one
+/// connection took 4.3-4.8 CPU-seconds per million calls, two 4.9-6.5, ten 6.9-7.5, fifty
+/// 16-19). No more users than `N × streams`, nor fewer than `N`; and no more worker threads in
+/// `plan` than connections (a thread drives its own, and each worker has at least one).
+pub fn fit_connections(
+    plan: &mut throng_core::RunPlan,
+    connections: Option<usize>,
+    streams: usize,
+) -> Result<usize, CliError> {
     let users = plan.shard.share(plan.peak_concurrency());
-    let n = match cfg.connections {
+    let n = match connections {
         Some(n) if n as u64 > users => {
             return Err(usage(format!(
                 "--connections {n}: more connections than the {users} users (or requests in \
@@ -158,23 +171,21 @@ pub fn build(a: &RunArgs) -> Result<(throng_core::RunPlan, GrpcConfig), CliError
             )))
         }
         Some(n) => n,
-        None => users.div_ceil(cfg.streams as u64).max(1) as usize,
+        None => users.div_ceil(streams as u64).max(1) as usize,
     };
-    let most = n as u64 * cfg.streams as u64;
+    let most = n as u64 * streams as u64;
     if users > most {
         return Err(usage(format!(
-            "--connections {n} with --streams {} carry {most} calls at once, and the load has \
-             {users}: raise --streams or --connections",
-            cfg.streams
+            "--connections {n} with --streams {streams} carry {most} calls at once, and the \
+             load has {users}: raise --streams or --connections"
         )));
     }
-    cfg.connections = Some(n);
     let threads = match plan.threads {
         0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
         t => t,
     };
     plan.threads = threads.min(n);
-    Ok((plan, cfg))
+    Ok(n)
 }
 
 /// Runs `throng run grpc://...` to its end: the driver is prepared (descriptors loaded, the

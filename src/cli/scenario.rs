@@ -126,18 +126,28 @@ pub fn build_from(
         probe.header(h).map_err(|e| usage(format!("-H {e}")))?;
     }
     let g = &a.grpc;
-    if g.call.is_some() || g.message_interval.is_some() || g.connections.is_some() {
+    if g.call.is_some() || g.message_interval.is_some() {
         return Err(usage(
-            "--call, --message-interval and --connections do not apply to a scenario file: its \
-             grpc steps say what they call, and --streams users share a connection",
+            "--call and --message-interval do not apply to a scenario file: its grpc steps say \
+             what they call and send",
         ));
     }
-    let grpc_targets = scenario.targets.iter().any(|t| t.protocol.name() == "grpc");
-    if (!g.protos.is_empty() || g.protoset.is_some()) && !grpc_targets {
-        return Err(usage(format!(
-            "--proto and --protoset describe gRPC methods, and {} has no grpc:// target",
+    let grpc_targets = scenario
+        .targets
+        .iter()
+        .filter(|t| t.protocol.name() == "grpc")
+        .count();
+    let none = |flags: &str, what: &str| {
+        usage(format!(
+            "{flags} {what}, and {} has no grpc:// target",
             a.url
-        )));
+        ))
+    };
+    if (!g.protos.is_empty() || g.protoset.is_some()) && grpc_targets == 0 {
+        return Err(none("--proto and --protoset", "describe gRPC methods"));
+    }
+    if g.connections.is_some() && grpc_targets == 0 {
+        return Err(none("--connections", "applies to grpc:// targets"));
     }
     if !g.import_paths.is_empty() && g.protos.is_empty() {
         return Err(usage("-I/--import-path is for --proto files; give one"));
@@ -157,6 +167,7 @@ pub fn build_from(
         cacert: probe.cacert.clone(),
         http2: probe.http2,
         streams: probe.streams,
+        connections: g.connections,
         keepalive: probe.keepalive,
         headers: probe
             .headers
@@ -172,14 +183,20 @@ pub fn build_from(
         import_paths: g.import_paths.clone(),
         protoset: g.protoset.clone(),
     };
-    assemble(
+    let mut setup = assemble(
         scenario,
         &super::plan::spec(a),
         &a.url,
         &a.thresholds,
         &options,
         containers,
-    )
+    )?;
+    // Each gRPC target's calls on N connections in all, as for `throng run grpc://...`.
+    if let Some(n) = g.connections {
+        super::grpc::fit_connections(&mut setup.plan, Some(n), probe.streams)?;
+        setup.connections += (n * grpc_targets) as u64;
+    }
+    Ok(setup)
 }
 
 /// A scenario run from its parts: `flags` over the file's load section (messages name them as

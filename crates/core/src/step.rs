@@ -382,6 +382,10 @@ pub struct ClientOptions {
     pub http2: bool,
     /// HTTP/2 and gRPC: sessions sharing one connection.
     pub streams: usize,
+    /// gRPC: the HTTP/2 connections that carry each target's calls, in all, shared out among
+    /// the worker threads (see [`StepClient::worker_of`]); `None`: one per `streams` sessions
+    /// on each worker.
+    pub connections: Option<usize>,
     /// HTTP/1.1: keep connections open between requests.
     pub keepalive: bool,
     /// Headers (gRPC: metadata) added to every request, `name: value` parsed.
@@ -404,6 +408,7 @@ impl Default for ClientOptions {
             cacert: None,
             http2: false,
             streams: 100,
+            connections: None,
             keepalive: true,
             headers: Vec::new(),
             protos: Vec::new(),
@@ -423,6 +428,12 @@ pub trait StepCall: fmt::Debug + Send + Sync + 'static {
 pub trait StepClient: Send + Sync + 'static {
     /// The state a worker thread shares among its users' sessions.
     fn worker(&self) -> Box<dyn Any>;
+
+    /// The state of worker `index` of `workers` (see [`crate::Driver::worker_of`]):
+    /// [`StepClient::worker`] unless the client splits something fixed among the workers.
+    fn worker_of(&self, _index: usize, _workers: usize) -> Box<dyn Any> {
+        self.worker()
+    }
 
     /// A fresh session for user `user` on a worker.
     fn session(&self, worker: &dyn Any, user: u64) -> Box<dyn Any>;

@@ -30,6 +30,7 @@ use tonic::body::Body;
 use tonic::client::Grpc;
 
 use crate::classify::classify;
+use crate::coalesce::Coalesce;
 
 /// hyper's HTTP/2 sender as the tower service tonic's client calls.
 #[derive(Clone)]
@@ -119,7 +120,7 @@ impl Connector {
             let (sender, conn) = h2::client::Builder::new()
                 .initial_window_size(2 * 1024 * 1024)
                 .initial_connection_window_size(5 * 1024 * 1024)
-                .handshake::<_, Bytes>(stream)
+                .handshake::<_, Bytes>(Coalesce::new(stream))
                 .await
                 .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
             let closed = Arc::new(AtomicBool::new(false));
@@ -219,6 +220,19 @@ impl Pool {
         Pool {
             slots: RefCell::default(),
             fixed: Some(n.max(1)),
+        }
+    }
+
+    /// Worker `index`'s pool of `workers`: its share of `connections` in all (`N / workers`,
+    /// plus one if `index < N % workers`; at least one), or one connection per `--streams`
+    /// sessions without.
+    pub fn share(connections: Option<usize>, index: usize, workers: usize) -> Self {
+        match connections {
+            Some(total) => {
+                let n = workers.max(1);
+                Pool::fixed(total / n + usize::from(index < total % n))
+            }
+            None => Pool::default(),
         }
     }
 

@@ -64,6 +64,12 @@ impl Method {
         matches!(self.kind, CallKind::ClientStreaming | CallKind::Bidi)
     }
 
+    /// Whether it answers with a stream of replies, whose messages have a `LABEL (messages)`
+    /// row.
+    pub fn server_streams(&self) -> bool {
+        matches!(self.kind, CallKind::ServerStreaming | CallKind::Bidi)
+    }
+
     /// Encodes `-d` text (JSON) into its requests, framed for the wire (see
     /// [`message::messages`]).
     pub fn frames(&self, data: Option<&str>) -> Result<Vec<Bytes>, String> {
@@ -267,9 +273,9 @@ impl Target {
         *request.uri_mut() = uri.clone();
         *request.headers_mut() = headers.clone();
         let t = self.timeout;
-        // A server stream's messages are timed for the `(messages)` row.
+        // A stream of replies has its messages timed for the `(messages)` row.
         let mut gaps = Vec::new();
-        let timed = (method.kind == CallKind::ServerStreaming).then_some(&mut gaps);
+        let timed = method.server_streams().then_some(&mut gaps);
         let work = call::call(
             &mut conn.sender,
             request,
@@ -451,14 +457,14 @@ impl Driver for GrpcDriver {
         }]
     }
 
-    /// A server-streaming method's messages: `LABEL (messages)`.
+    /// The messages of a server-streaming or bidi method's replies: `LABEL (messages)`.
     fn parts(&self) -> Vec<PartsInfo> {
-        match self.method.kind {
-            CallKind::ServerStreaming => vec![PartsInfo {
+        match self.method.server_streams() {
+            true => vec![PartsInfo {
                 label: format!("{} (messages)", self.cfg.label()),
                 step: 0,
             }],
-            _ => Vec::new(),
+            false => Vec::new(),
         }
     }
 
@@ -466,16 +472,9 @@ impl Driver for GrpcDriver {
         self.worker_of(0, 1)
     }
 
-    /// With `connections`, this worker's share of them (worker `i` of `n`: `N / n`, plus one
-    /// if `i < N % n`; at least one).
+    /// With `connections`, this worker's share of them (see [`Pool::share`]).
     fn worker_of(&self, index: usize, workers: usize) -> Pool {
-        match self.cfg.connections {
-            Some(total) => {
-                let n = workers.max(1);
-                Pool::fixed(total / n + usize::from(index < total % n))
-            }
-            None => Pool::default(),
-        }
+        Pool::share(self.cfg.connections, index, workers)
     }
 
     fn session(&self, pool: &Pool, _user: u64) -> Session {

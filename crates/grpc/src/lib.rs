@@ -31,6 +31,7 @@
 
 mod call;
 mod classify;
+mod coalesce;
 mod config;
 mod conn;
 mod descriptors;

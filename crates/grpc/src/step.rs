@@ -193,6 +193,7 @@ impl StepProtocol for GrpcProtocol {
         cfg.insecure = options.insecure;
         cfg.cacert = options.cacert.clone();
         cfg.streams = options.streams.max(1);
+        cfg.connections = options.connections;
         cfg.metadata = options
             .headers
             .iter()
@@ -224,6 +225,7 @@ impl StepProtocol for GrpcProtocol {
             source,
             base,
             per_user: 1.0 / cfg.streams as f64,
+            connections: cfg.connections,
         }))
     }
 }
@@ -274,6 +276,8 @@ struct GrpcClient {
     /// Headers of every call (gRPC's, the deadline, `-H`).
     base: HeaderMap,
     per_user: f64,
+    /// HTTP/2 connections in all (`--connections`), shared out among the workers.
+    connections: Option<usize>,
 }
 
 impl GrpcClient {
@@ -321,7 +325,12 @@ fn session(s: &mut dyn Any) -> Option<&mut Session> {
 
 impl StepClient for GrpcClient {
     fn worker(&self) -> Box<dyn Any> {
-        Box::new(Pool::default())
+        self.worker_of(0, 1)
+    }
+
+    /// With `--connections`, this worker's share of them (see [`Pool::share`]).
+    fn worker_of(&self, index: usize, workers: usize) -> Box<dyn Any> {
+        Box::new(Pool::share(self.connections, index, workers))
     }
 
     fn session(&self, worker: &dyn Any, _user: u64) -> Box<dyn Any> {
@@ -391,14 +400,12 @@ impl StepClient for GrpcClient {
         self.per_user
     }
 
-    /// A server-streaming step's messages: `LABEL (messages)` (known once its method is; a
-    /// step whose target's reflection could not be asked has none).
+    /// The messages of a server-streaming or bidi step's replies: `LABEL (messages)` (known
+    /// once its method is; a step whose target's reflection could not be asked has none).
     fn parts(&self, call: &dyn StepCall, label: &str) -> Option<String> {
         let step = call.as_any().downcast_ref::<GrpcStep>()?;
         match step.resolved.get()? {
-            Ok((method, _)) if method.kind == crate::CallKind::ServerStreaming => {
-                Some(format!("{label} (messages)"))
-            }
+            Ok((method, _)) if method.server_streams() => Some(format!("{label} (messages)")),
             _ => None,
         }
     }

@@ -466,6 +466,11 @@ impl Driver for ScenarioDriver {
         self.clients.iter().map(|c| c.worker()).collect()
     }
 
+    fn worker_of(&self, index: usize, workers: usize) -> Vec<Box<dyn Any>> {
+        let clients = self.clients.iter();
+        clients.map(|c| c.worker_of(index, workers)).collect()
+    }
+
     fn session(&self, workers: &Vec<Box<dyn Any>>, user: u64) -> ScenarioSession {
         ScenarioSession {
             sessions: self

@@ -1,6 +1,7 @@
 //! One connection to one of the three databases, behind one enum so the driver's code is
-//! written once; each arm calls sqlx's concrete connection (no `Any` driver converting every
-//! row on the hot path).
+//! written once. PostgreSQL and MySQL go through throng's own wire codecs (`pg`, `my`) unless
+//! the connection needs what only sqlx speaks (TLS, other logins); each other arm calls
+//! sqlx's concrete connection (no `Any` driver converting every row on the hot path).
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -60,6 +61,10 @@ pub struct Conn {
 
 #[derive(Debug)]
 enum Db {
+    /// PostgreSQL on throng's own wire codec (see the `pg` module).
+    PgWire(crate::pg::PgConn),
+    /// MySQL and MariaDB on throng's own wire codec (see the `my` module).
+    MyWire(crate::my::MyConn),
     Pg(PgConnection),
     My(MySqlConnection),
     Lite(SqliteConnection),
@@ -202,15 +207,25 @@ impl Target {
     pub async fn connect(&self) -> Result<Conn, Outcome> {
         let attempt = async {
             Ok::<_, sqlx::Error>(match &self.options {
-                Options::Pg(o) => Db::Pg(o.connect().await?),
-                Options::My(o) => Db::My(o.connect().await?),
+                Options::Pg(o) => match crate::pg::open(o, &self.url).await? {
+                    crate::pg::Opened::Ready(c) => Db::PgWire(c),
+                    crate::pg::Opened::Sqlx => Db::Pg(o.connect().await?),
+                },
+                Options::My(o) => match crate::my::open(o, &self.url).await? {
+                    crate::my::Opened::Ready(c) => Db::MyWire(c),
+                    crate::my::Opened::Sqlx => Db::My(o.connect().await?),
+                },
                 Options::Lite(o) => Db::Lite(o.connect().await?),
             })
         };
         match tokio::time::timeout(self.connect_timeout, attempt).await {
             Ok(Ok(db)) => Ok(Conn {
+                // The codec counts its own bytes.
+                wire: match db {
+                    Db::PgWire(_) | Db::MyWire(_) => None,
+                    _ => self.peer().as_ref().and_then(Wire::take),
+                },
                 db,
-                wire: self.peer().as_ref().and_then(Wire::take),
             }),
             Ok(Err(e)) => {
                 let mut o = failure(&e);
@@ -285,6 +300,8 @@ impl Conn {
         keep: bool,
     ) -> Result<Done, sqlx::Error> {
         match &mut self.db {
+            Db::PgWire(c) => c.run(sql, args, keep).await,
+            Db::MyWire(c) => c.run(sql, args, keep).await,
             Db::Pg(c) => run_on!(c, sql, args, keep, pg_json),
             Db::My(c) => run_on!(c, sql, args, keep, my_json),
             Db::Lite(c) => run_on!(c, sql, args, keep, lite_json),
@@ -296,6 +313,8 @@ impl Conn {
     pub async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
         let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
         match &mut self.db {
+            Db::PgWire(c) => c.raw(sql).await,
+            Db::MyWire(c) => c.raw(sql).await,
             Db::Pg(c) => c.execute(q).await.map(drop),
             Db::My(c) => c.execute(q).await.map(drop),
             Db::Lite(c) => c.execute(q).await.map(drop),
@@ -307,6 +326,8 @@ impl Conn {
         let sql = AssertSqlSafe(sql.to_string());
         use sqlx::SqlSafeStr as _;
         Ok(match &mut self.db {
+            Db::PgWire(c) => c.parameters(&sql.0).await?,
+            Db::MyWire(c) => c.parameters(&sql.0).await?,
             Db::Pg(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
             Db::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
             Db::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
@@ -316,6 +337,14 @@ impl Conn {
     /// Closes the connection politely (the server logs no broken connection).
     pub async fn close(self) {
         let _ = match self.db {
+            Db::PgWire(c) => {
+                c.close().await;
+                Ok(())
+            }
+            Db::MyWire(c) => {
+                c.close().await;
+                Ok(())
+            }
             Db::Pg(c) => c.close().await,
             Db::My(c) => c.close().await,
             Db::Lite(c) => c.close().await,
@@ -323,9 +352,15 @@ impl Conn {
     }
 
     /// Bytes sent and received on the connection's socket since the last call (or since it
-    /// was opened), as the kernel counts them; `(0, 0)` when they cannot be read (SQLite, a
-    /// Unix-domain socket).
+    /// was opened, the login left out): as the wire codecs count them, or for sqlx's
+    /// connections as the kernel counts them; `(0, 0)` when they cannot be read (SQLite, a
+    /// Unix-domain socket of sqlx's).
     pub fn traffic(&mut self) -> (u64, u64) {
+        match &mut self.db {
+            Db::PgWire(c) => return c.traffic(),
+            Db::MyWire(c) => return c.traffic(),
+            _ => {}
+        }
         self.wire.as_mut().map_or((0, 0), Wire::since_last)
     }
 }

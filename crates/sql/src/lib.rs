@@ -1,10 +1,12 @@
-//! throng's SQL driver: PostgreSQL, MySQL/MariaDB and SQLite through sqlx, and sysbench's OLTP
-//! workloads.
+//! throng's SQL driver: PostgreSQL, MySQL/MariaDB and SQLite, and sysbench's OLTP workloads.
+//! PostgreSQL and MySQL/MariaDB run on wire codecs of throng's own (`pg`, `my`: sqlx's per-row
+//! decoding cost more client CPU than the whole of sysbench's client), with sqlx for what they
+//! do not speak (TLS, other logins); SQLite runs on sqlx.
 //!
 //! The main decision: no pool. Each session (a virtual user, or an open-loop slot) owns one
 //! connection, opened by `Driver::connect` before its first statement (so connect time is not
 //! statement latency) and reopened when it is lost; each statement is prepared once per
-//! connection (sqlx's statement cache, sized to hold every statement of the run) and executed
+//! connection (kept by its text; sqlx's statement cache is sized to hold every one) and executed
 //! with fresh parameters, with no health-check query before it. A transaction's statements are
 //! steps (rows: queries per second) inside a group (the transaction's row: transactions per
 //! second); BEGIN and COMMIT ride with the first and last step and count as operations, as
@@ -15,19 +17,23 @@
 //! count apart. Passwords never leave the URL: every message, label and target shown goes
 //! through [`redact`].
 //!
-//! Bytes: sqlx owns its sockets and exposes no counts, so each TCP connection's socket is found
-//! among the process's files and its bytes are read from the kernel's counters (`wire`); SQLite
-//! and Unix-domain sockets report 0.
+//! Bytes: the codecs count what crosses their sockets, the login left out. sqlx owns its sockets
+//! and exposes no counts, so each of its TCP connections' socket is found among the process's
+//! files and its bytes are read from the kernel's counters (`wire`); SQLite and sqlx's
+//! Unix-domain sockets report 0.
 #![deny(missing_docs)]
 
 mod classify;
+mod codec;
 mod config;
 mod conn;
 mod dist;
 mod driver;
 pub mod monitor;
+mod my;
 pub mod oltp;
 pub mod param;
+mod pg;
 pub mod stats;
 mod step;
 mod url;

@@ -84,27 +84,61 @@ pub fn redact(url: &str) -> String {
 /// Removes every occurrence of the URL's password from `text` (a driver's message that quotes
 /// the URL or the password), so nothing shown can leak it.
 pub(crate) fn scrub(url: &str, text: &str) -> String {
-    match password(url) {
-        Some(pw) if !pw.is_empty() => text.replace(url, &redact(url)).replace(&pw, "***"),
+    match written_password(url) {
+        Some(pw) if !pw.is_empty() => text.replace(url, &redact(url)).replace(pw, "***"),
         _ => text.to_string(),
     }
 }
 
-/// The password of a URL, if it has one (user info or `password=`), percent-decoded as the
-/// drivers decode it, and as written.
-fn password(url: &str) -> Option<String> {
+/// The password of a URL as written: its user-info part, or a `password=` parameter (which
+/// wins, as sqlx reads PostgreSQL's).
+fn written_password(url: &str) -> Option<&str> {
     let rest = url.split_once("://")?.1;
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    if let Some((info, _)) = rest[..end].rsplit_once('@') {
-        if let Some((_, pw)) = info.split_once(':') {
-            return Some(pw.to_string());
-        }
-    }
+    let info = rest[..end].rsplit_once('@').map(|(info, _)| info);
+    let from_info = info.and_then(|i| i.split_once(':')).map(|(_, p)| p);
+    written_param(url, "password").or(from_info)
+}
+
+/// The password of a URL, percent-decoded: what a login sends.
+pub(crate) fn password(url: &str) -> Option<String> {
+    written_password(url).map(percent_decode)
+}
+
+/// A query parameter of a URL (its name in any case), percent-decoded.
+pub(crate) fn param(url: &str, name: &str) -> Option<String> {
+    written_param(url, name).map(percent_decode)
+}
+
+fn written_param<'u>(url: &'u str, name: &str) -> Option<&'u str> {
     let query = url.split_once('?')?.1;
     query.split('&').find_map(|kv| match kv.split_once('=') {
-        Some((k, v)) if k.eq_ignore_ascii_case("password") => Some(v.to_string()),
+        Some((k, v)) if k.eq_ignore_ascii_case(name) => Some(v),
         _ => None,
     })
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Checks a database URL before anything connects: a known scheme and, for servers, a host.
@@ -169,6 +203,27 @@ mod tests {
         assert_eq!(
             scrub(url, "cannot reach postgres://bob:hunter2@h/db (hunter2)"),
             "cannot reach postgres://bob:***@h/db (***)"
+        );
+    }
+
+    #[test]
+    fn passwords_come_from_the_url_decoded() {
+        assert_eq!(
+            password("postgres://u:p%40ss@h/db").as_deref(),
+            Some("p@ss")
+        );
+        assert_eq!(
+            password("postgres://u:a:b@h:5/db?x=1").as_deref(),
+            Some("a:b")
+        );
+        assert_eq!(
+            password("postgres://u@h/db?password=s%2Fcret").as_deref(),
+            Some("s/cret")
+        );
+        assert_eq!(password("mysql://u@h/db"), None);
+        assert_eq!(
+            param("mysql://u@h/db?a=1&Time-Zone=%2B08:00", "time-zone").as_deref(),
+            Some("+08:00")
         );
     }
 

@@ -116,6 +116,17 @@ impl Drop for Watcher {
     }
 }
 
+/// Writes a self-signed certificate for `127.0.0.1` and `localhost` into `dir` (`server.crt`,
+/// and its key `server.key`).
+fn self_signed(dir: &Path) -> Result<(), DbError> {
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .map_err(|e| fail(format!("a test certificate: {e}")))?;
+    std::fs::write(dir.join("server.crt"), cert.cert.pem())
+        .and_then(|()| std::fs::write(dir.join("server.key"), cert.key_pair.serialize_pem()))
+        .map_err(|e| fail(e.to_string()))
+}
+
 /// A throwaway PostgreSQL.
 pub struct Postgres {
     port: u16,
@@ -170,16 +181,7 @@ impl Postgres {
         std::fs::write(dir.join("pw"), DB_PASSWORD).map_err(|e| fail(e.to_string()))?;
         // PostgreSQL refuses to run as root: it runs as the `postgres` user then.
         if tls {
-            let cert = rcgen::generate_simple_self_signed(vec![
-                "127.0.0.1".to_string(),
-                "localhost".to_string(),
-            ])
-            .map_err(|e| fail(format!("a test certificate: {e}")))?;
-            std::fs::write(dir.join("server.crt"), cert.cert.pem())
-                .and_then(|()| {
-                    std::fs::write(dir.join("server.key"), cert.key_pair.serialize_pem())
-                })
-                .map_err(|e| fail(e.to_string()))?;
+            self_signed(&dir)?;
             // PostgreSQL refuses a key others can read.
             run(
                 Command::new("chmod").args(["600", &format!("{d}/server.key")]),
@@ -348,6 +350,8 @@ pub struct MariaDb {
     port: u16,
     child: std::sync::Mutex<Option<Child>>,
     dir: PathBuf,
+    /// Serving TLS with a self-signed certificate (`server.crt` in its directory).
+    tls: bool,
     _watcher: Watcher,
 }
 
@@ -360,6 +364,16 @@ fn which(name: &str, dirs: &[&str]) -> Option<PathBuf> {
 impl MariaDb {
     /// Starts a fresh server (a few seconds).
     pub fn start() -> Result<MariaDb, DbError> {
+        MariaDb::launch(false)
+    }
+
+    /// Starts a fresh server that also offers TLS, with a self-signed certificate for
+    /// `127.0.0.1` and `localhost` ([`MariaDb::certificate`]).
+    pub fn start_tls() -> Result<MariaDb, DbError> {
+        MariaDb::launch(true)
+    }
+
+    fn launch(tls: bool) -> Result<MariaDb, DbError> {
         let missing = || {
             fail(
                 "MariaDB's server (mariadb-install-db, mariadbd) is not installed: \
@@ -394,8 +408,12 @@ impl MariaDb {
             ),
         )
         .map_err(|e| fail(e.to_string()))?;
+        if tls {
+            self_signed(&dir)?;
+        }
         let db = MariaDb {
             port,
+            tls,
             child: std::sync::Mutex::new(None),
             _watcher: Watcher::new(
                 "kill -9 $(cat \"$1/pid\") 2>/dev/null; rm -rf \"$1\"",
@@ -420,6 +438,13 @@ impl MariaDb {
         let d = self.dir.display().to_string();
         let mariadbd = which("mariadbd", &["/usr/sbin", "/usr/bin", "/usr/local/bin"])
             .ok_or_else(|| fail("mariadbd is missing: apt-get install mariadb-server"))?;
+        let tls = match self.tls {
+            true => vec![
+                format!("--ssl-cert={d}/server.crt"),
+                format!("--ssl-key={d}/server.key"),
+            ],
+            false => Vec::new(),
+        };
         let child = Command::new(mariadbd)
             .args([
                 "--no-defaults",
@@ -435,6 +460,7 @@ impl MariaDb {
                 "--max-connections=300",
                 "--skip-log-bin",
             ])
+            .args(tls)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(
@@ -475,6 +501,16 @@ impl MariaDb {
             "mysql://{DB_USER}:{DB_PASSWORD}@127.0.0.1:{}/{DB_NAME}",
             self.port
         )
+    }
+
+    /// Its Unix-domain socket.
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("sock")
+    }
+
+    /// The certificate it serves TLS with (PEM), for `--cacert`.
+    pub fn certificate(&self) -> PathBuf {
+        self.dir.join("server.crt")
     }
 }
 

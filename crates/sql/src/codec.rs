@@ -1,0 +1,203 @@
+//! What the two wire codecs (`pg` for PostgreSQL, `my` for MySQL and MariaDB) share: the
+//! socket with its buffers and byte counts, what opening one gives, and the database's error
+//! as sqlx's callers see it, so failures are classified alike on every path.
+
+use std::borrow::Cow;
+use std::io;
+use std::path::Path;
+
+use sqlx::error::ErrorKind;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpStream, UnixStream};
+
+/// What opening a codec's connection made.
+#[derive(Debug)]
+pub(crate) enum Opened<C> {
+    /// A connection of the codec's.
+    Ready(C),
+    /// Something the codec does not speak (TLS, a login it does not know): connect with sqlx.
+    Sqlx,
+}
+
+#[derive(Debug)]
+enum Io {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+/// A connection's socket, what it received and has not consumed, what is to be sent, and the
+/// bytes that crossed it.
+#[derive(Debug)]
+pub(crate) struct Socket {
+    io: Io,
+    /// Bytes received; those before `at` are consumed.
+    pub(crate) rx: Vec<u8>,
+    pub(crate) at: usize,
+    /// Bytes to send at the next [`Socket::flush`].
+    pub(crate) tx: Vec<u8>,
+    /// Bytes sent and received since the last [`Socket::traffic`].
+    sent: u64,
+    received: u64,
+}
+
+impl Socket {
+    fn new(io: Io) -> Socket {
+        Socket {
+            io,
+            rx: Vec::with_capacity(8192),
+            at: 0,
+            tx: Vec::with_capacity(1024),
+            sent: 0,
+            received: 0,
+        }
+    }
+
+    /// Connects over TCP, with Nagle's algorithm off: a statement is one small write that
+    /// must not wait for the last one's acknowledgement.
+    pub(crate) async fn tcp(host: &str, port: u16) -> io::Result<Socket> {
+        let s = TcpStream::connect((host, port)).await?;
+        s.set_nodelay(true)?;
+        Ok(Socket::new(Io::Tcp(s)))
+    }
+
+    /// Connects to a Unix-domain socket.
+    pub(crate) async fn unix(path: impl AsRef<Path>) -> io::Result<Socket> {
+        Ok(Socket::new(Io::Unix(UnixStream::connect(path).await?)))
+    }
+
+    /// Whether it is a TCP connection.
+    pub(crate) fn is_tcp(&self) -> bool {
+        matches!(self.io, Io::Tcp(_))
+    }
+
+    /// Sends what is in `tx`.
+    pub(crate) async fn flush(&mut self) -> io::Result<()> {
+        let r = match &mut self.io {
+            Io::Tcp(s) => s.write_all(&self.tx).await,
+            Io::Unix(s) => s.write_all(&self.tx).await,
+        };
+        self.sent += self.tx.len() as u64;
+        self.tx.clear();
+        r
+    }
+
+    /// Reads what the server sent next, with room for at least `want` unconsumed bytes; the
+    /// consumed ones are dropped first when that is cheap (all of them) or due (they fill
+    /// half the buffer). A closed connection is an I/O error.
+    pub(crate) async fn fill(&mut self, want: usize) -> Result<(), sqlx::Error> {
+        if self.at > 0 && self.at == self.rx.len() {
+            self.rx.clear();
+            self.at = 0;
+        } else if self.at > self.rx.capacity() / 2 {
+            self.rx.drain(..self.at);
+            self.at = 0;
+        }
+        let have = self.rx.len() - self.at;
+        if want > have {
+            // In steps: a length from a server that is not the database may say a gigabyte.
+            self.rx.reserve((want - have).min(1 << 16));
+        }
+        if self.rx.capacity() - self.rx.len() < 4096 {
+            self.rx.reserve(8192);
+        }
+        let n = match &mut self.io {
+            Io::Tcp(s) => s.read_buf(&mut self.rx).await?,
+            Io::Unix(s) => s.read_buf(&mut self.rx).await?,
+        };
+        if n == 0 {
+            return Err(sqlx::Error::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the database closed the connection",
+            )));
+        }
+        self.received += n as u64;
+        Ok(())
+    }
+
+    /// Bytes sent and received since the last call.
+    pub(crate) fn traffic(&mut self) -> (u64, u64) {
+        (
+            std::mem::take(&mut self.sent),
+            std::mem::take(&mut self.received),
+        )
+    }
+}
+
+/// A database's error: its SQLSTATE and message as sqlx's own errors carry them (MySQL's also
+/// its error number, which is what says a unique or foreign-key violation there).
+#[derive(Debug)]
+pub(crate) struct WireError {
+    code: String,
+    number: Option<u16>,
+    message: String,
+}
+
+impl WireError {
+    /// PostgreSQL's error: its SQLSTATE says everything.
+    pub(crate) fn postgres(code: String, message: String) -> sqlx::Error {
+        sqlx::Error::Database(Box::new(WireError {
+            code,
+            number: None,
+            message,
+        }))
+    }
+
+    /// MySQL's error: its number, its SQLSTATE (empty when it sent none) and message.
+    pub(crate) fn mysql(number: u16, code: String, message: String) -> sqlx::Error {
+        sqlx::Error::Database(Box::new(WireError {
+            code,
+            number: Some(number),
+            message,
+        }))
+    }
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.number {
+            Some(n) => write!(f, "{n} ({}): {}", self.code, self.message),
+            None => write!(f, "{}: {}", self.code, self.message),
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
+
+impl sqlx::error::DatabaseError for WireError {
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn code(&self) -> Option<Cow<'_, str>> {
+        (!self.code.is_empty()).then_some(Cow::Borrowed(&self.code))
+    }
+
+    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self
+    }
+
+    /// As sqlx's own errors say it: by SQLSTATE for PostgreSQL, by error number for MySQL.
+    fn kind(&self) -> ErrorKind {
+        match (self.number, self.code.as_str()) {
+            (None, "23505") | (Some(1022 | 1062 | 1169 | 1586 | 1859), _) => {
+                ErrorKind::UniqueViolation
+            }
+            (None, "23503") | (Some(1216 | 1217 | 1451 | 1452 | 1830 | 1834), _) => {
+                ErrorKind::ForeignKeyViolation
+            }
+            (None, "23502") | (Some(1048 | 1364), _) => ErrorKind::NotNullViolation,
+            // MariaDB's 4025 (CONSTRAINT ... failed) is a check; MySQL uses the number for
+            // something else, with another SQLSTATE.
+            (None, "23514") | (Some(3819), _) | (Some(4025), "23000") => ErrorKind::CheckViolation,
+            _ => ErrorKind::Other,
+        }
+    }
+}
