@@ -76,7 +76,12 @@ steps:
 
 async fn run(text: &str, args: &[&str]) -> Result<Arc<Snapshot>, String> {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("flow.yaml");
+    run_in(dir.path(), text, args).await
+}
+
+/// `run` with the scenario file written into `dir`.
+async fn run_in(dir: &std::path::Path, text: &str, args: &[&str]) -> Result<Arc<Snapshot>, String> {
+    let file = dir.join("flow.yaml");
     std::fs::write(&file, text).unwrap();
     let mut argv = vec![
         "throng".to_string(),
@@ -254,6 +259,22 @@ async fn steps_with_their_own_proto_need_no_reflection() {
         let e = run(&text, &["-n", "1"]).await.unwrap_err();
         assert!(e.contains(at) && e.contains(says), "{e}");
     }
+
+    // A relative `proto` and `import_paths` are read from the scenario file's folder, as its
+    // CSV data is, wherever throng is started (here the crate's root, which has no `protos/`).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("protos/inc")).unwrap();
+    std::fs::copy(proto, dir.path().join("protos/inc/greeter.proto")).unwrap();
+    let text = format!(
+        "targets: {{ g: {url} }}\nsteps:\n  - label: relative\n    grpc:\n      call: helloworld.Greeter/SayHello\n      proto: protos/inc/greeter.proto\n      import_paths: protos/inc\n      message: {{ name: b }}\n"
+    );
+    let s = run_in(dir.path(), &text, &["-n", "2"]).await.unwrap();
+    assert_eq!((s.labels[0].samples, s.labels[0].errors), (2, 0));
+    let text = text.replace("proto: greeter.proto", "proto: protos/inc/greeter.proto");
+    let text = text.replace("      import_paths: protos/inc\n", "");
+    let s = run_in(dir.path(), &text, &["-n", "2"]).await.unwrap();
+    assert_eq!((s.labels[0].samples, s.labels[0].errors), (2, 0));
+    assert!(!std::path::Path::new("protos/inc/greeter.proto").exists());
 }
 
 /// `--proto` (with `-I`) or `--protoset` on the command line describe the steps that name no

@@ -235,6 +235,12 @@ impl Text {
 pub trait TemplateCompiler {
     /// Compiles `source`; text without `{{` or `{%` stays static.
     fn text(&mut self, source: &str, at: Place) -> Result<Text, StepError>;
+
+    /// The folder a step's relative file paths (a `.proto`, say) are read from: the scenario
+    /// file's own, as for its CSV data; empty (the working directory) when there is no file.
+    fn dir(&self) -> &std::path::Path {
+        std::path::Path::new("")
+    }
 }
 
 /// Renders a step's templates with the user's variables when it runs.

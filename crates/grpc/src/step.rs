@@ -6,7 +6,8 @@
 //!   call: helloworld.Greeter/SayHello
 //!   message: { name: "{{ user }}" }       # the protobuf JSON mapping; a list streams
 //!   metadata: { x-trace: "{{ uuid() }}" }
-//!   proto: protos/greeter.proto           # optional (a list too), with import_paths
+//!   proto: protos/greeter.proto           # optional (a list too), with import_paths;
+//!                                         # relative to the scenario file
 //! ```
 //!
 //! A step with `proto` compiles it when the scenario loads: its method is found and its static
@@ -17,6 +18,7 @@
 //! fails the steps that need it, with the reason as the sample.
 
 use std::any::Any;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
@@ -64,10 +66,12 @@ impl StepCall for GrpcStep {
 const FIELDS: &[&str] = &["call", "message", "metadata", "proto", "import_paths"];
 
 /// A list of paths: one string, or a list of strings.
-fn paths(node: &Node, what: &str) -> Result<Vec<std::path::PathBuf>, StepError> {
+/// A `proto` or `import_paths` value (one path or a list), relative paths read from `dir`.
+fn paths(node: &Node, what: &str, dir: &Path) -> Result<Vec<PathBuf>, StepError> {
+    let one = |n: &Node| n.text(what).map(|p| dir.join(p));
     match &node.value {
-        NodeValue::List(items) => items.iter().map(|n| n.text(what).map(Into::into)).collect(),
-        _ => Ok(vec![node.text(what)?.into()]),
+        NodeValue::List(items) => items.iter().map(one).collect(),
+        _ => Ok(vec![one(node)?]),
     }
 }
 
@@ -137,9 +141,9 @@ impl StepProtocol for GrpcProtocol {
             resolved: OnceLock::new(),
         };
         if let Some(p) = f.get("proto") {
-            let files = paths(p, "proto")?;
+            let files = paths(p, "proto", t.dir())?;
             let includes = match f.get("import_paths") {
-                Some(i) => paths(i, "import_paths")?,
+                Some(i) => paths(i, "import_paths", t.dir())?,
                 None => Vec::new(),
             };
             let pool = crate::compile_protos(&files, &includes)

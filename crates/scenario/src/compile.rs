@@ -70,6 +70,10 @@ impl TemplateCompiler for Ctx<'_> {
         }
         Ok(text)
     }
+
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
 }
 
 impl Ctx<'_> {
