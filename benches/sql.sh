@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SQL benchmark: throng against pgbench and sysbench on the same throwaway databases, taking
 # turns, in one run. Prints transactions/s and load-generator CPU seconds per million
-# transactions for each, and throng's ratios:
+# transactions for each, and throng's ratios (of the medians, and the median of each round's own):
 #   - PostgreSQL: `pgbench -S -c C -j 2 -T D` against `throng run URL --workload oltp_point_select -c C`
 #   - PostgreSQL and MariaDB: `sysbench oltp_read_only|oltp_write_only` against the same workloads.
 #
@@ -116,14 +116,20 @@ for round in $(seq "$ROUNDS"); do
   fi
   if [ "$SYSBENCH" = 1 ]; then
     for w in $WORKLOADS; do
-      if has pg; then
-        sysbench_round "sysbench $w (pg)" "$SB_PG" "$w"
-        throng_round "throng $w (pg)" "$PG" "$w"
-      fi
-      if has mariadb; then
-        sysbench_round "sysbench $w (mariadb)" "$SB_MY" "$w"
-        throng_round "throng $w (mariadb)" "$MY" "$w"
-      fi
+      # Who goes first alternates: a database still busy after the last workload (PostgreSQL's
+      # autovacuum after writes) slows whichever runs first.
+      for db in pg mariadb; do
+        has $db || continue
+        url=$PG sb=$SB_PG
+        [ $db = mariadb ] && url=$MY sb=$SB_MY
+        if (( round % 2 )); then
+          sysbench_round "sysbench $w ($db)" "$sb" "$w"
+          throng_round "throng $w ($db)" "$url" "$w"
+        else
+          throng_round "throng $w ($db)" "$url" "$w"
+          sysbench_round "sysbench $w ($db)" "$sb" "$w"
+        fi
+      done
     done
   fi
 done
@@ -139,12 +145,17 @@ for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" \
   [ -n "${TPS[$k]:-}" ] || continue
   printf '%-34s %12.0f %14s\n' "$k" "$(echo "${TPS[$k]}" | median)" "$(echo "${CPU[$k]}" | median)"
 done
+# The median of the rounds' own ratios: each round's two runs are back to back, so a machine that
+# drifts between rounds (a shared one does) moves both sides of a ratio together.
+paired() { # throng-values peer-values
+  python3 -c "import sys,statistics as s; a=sys.argv[1].split(); b=sys.argv[2].split(); print('%.2f' % s.median(float(x)/float(y) for x,y in zip(a,b)))" "$1" "$2"
+}
 ratio() { # throng-key peer-key
   [ -n "${TPS[$1]:-}" ] || return 0
   local tt pt tc pc
   tt=$(echo "${TPS[$1]}" | median); pt=$(echo "${TPS[$2]}" | median)
   tc=$(echo "${CPU[$1]}" | median); pc=$(echo "${CPU[$2]}" | median)
-  echo "$1 / $2: TPS x$(echo "$tt $pt" | awk '{printf "%.2f", $1/$2}'), CPU per transaction x$(echo "$tc $pc" | awk '{printf "%.2f", $1/$2}')"
+  echo "$1 / $2: TPS x$(echo "$tt $pt" | awk '{printf "%.2f", $1/$2}') (rounds' own: x$(paired "${TPS[$1]}" "${TPS[$2]}")), CPU per transaction x$(echo "$tc $pc" | awk '{printf "%.2f", $1/$2}') (x$(paired "${CPU[$1]}" "${CPU[$2]}"))"
 }
 echo
 ratio "throng oltp_point_select (pg)" "pgbench -S (pg)"

@@ -707,3 +707,90 @@ async fn mariadb_scripts_and_kept_rows_on_the_codec() {
         .expect("updates");
     assert_eq!((d.rows, d.affected), (0, 2));
 }
+
+/// `COPY … FROM STDIN` has no data to read from throng: the copy is failed at once, with the
+/// server's error, and the connection goes on (it used to wait for data until the timeout).
+/// `COPY … TO STDOUT` counts its rows.
+#[tokio::test(flavor = "multi_thread")]
+async fn copy_from_stdin_fails_at_once_and_copy_to_stdout_counts_rows() {
+    let url = Postgres::shared().expect("PostgreSQL starts").url();
+    let mut c = conn(&url).await;
+    c.raw("DROP TABLE IF EXISTS copied").await.expect("drop");
+    c.raw("CREATE TABLE copied (id INT)").await.expect("create");
+    let five = Duration::from_secs(5);
+    let copy_in: Arc<str> = Arc::from("COPY copied FROM STDIN");
+    let e = tokio::time::timeout(five, c.run(&copy_in, &[], false))
+        .await
+        .expect("no wait for data")
+        .expect_err("a copy without data fails");
+    assert!(e.to_string().contains("COPY FROM STDIN"), "{e}");
+    let e = tokio::time::timeout(five, c.raw("COPY copied FROM STDIN"))
+        .await
+        .expect("no wait for data")
+        .expect_err("a copy without data fails");
+    assert!(e.to_string().contains("COPY FROM STDIN"), "{e}");
+    let out = c
+        .run(
+            &Arc::from("COPY (SELECT generate_series(1, 7)) TO STDOUT"),
+            &[],
+            false,
+        )
+        .await
+        .expect("copies out");
+    assert_eq!(out.rows, 7);
+    assert_eq!(count(&url, "copied").await, 0);
+    // The same connection still answers.
+    let one = c
+        .run(&Arc::from("SELECT 1"), &[], false)
+        .await
+        .expect("runs");
+    assert_eq!(one.rows, 1);
+}
+
+/// MariaDB keeps a statement's parameter types from one execution to the next, so the codec
+/// sends them only when they change (as libmysqlclient does): the values come back right when
+/// the types stay, change, and change back.
+#[tokio::test(flavor = "multi_thread")]
+async fn mariadb_parameters_keep_or_change_their_types() {
+    use throng::sql::param::Value;
+    let url = MariaDb::shared().expect("MariaDB starts").url();
+    let mut c = conn(&url).await;
+    let sql: Arc<str> = Arc::from("SELECT CONCAT('[', COALESCE(?, 'null'), ']') AS v, ? + 1 AS n");
+    for (arg, n, want) in [
+        (Value::Int(5), 1, "[5]"),
+        (Value::Int(-7), 2, "[-7]"),
+        (Value::Null, 3, "[null]"),
+        (Value::Text("ab".into()), 4, "[ab]"),
+        (Value::Text("cd".into()), 5, "[cd]"),
+        (Value::Int(9), 6, "[9]"),
+    ] {
+        let done = c
+            .run(&sql, &[arg, Value::Int(n)], true)
+            .await
+            .expect("runs");
+        assert_eq!(done.data[0]["v"], want);
+        assert_eq!(done.data[0]["n"], n + 1);
+    }
+    // `LOAD DATA LOCAL` asks the client for a file: throng offers none, so the server refuses
+    // it at once and the connection goes on.
+    c.raw("CREATE TABLE IF NOT EXISTS loaded (v TEXT)")
+        .await
+        .expect("create");
+    let e = tokio::time::timeout(
+        Duration::from_secs(5),
+        c.raw("LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE loaded"),
+    )
+    .await
+    .expect("no wait")
+    .expect_err("refused");
+    assert!(
+        e.to_string().to_lowercase().contains("load data local")
+            || e.to_string().contains("not allowed"),
+        "{e}"
+    );
+    let done = c
+        .run(&sql, &[Value::Int(1), Value::Int(1)], true)
+        .await
+        .expect("runs");
+    assert_eq!(done.data[0]["v"], "[1]");
+}

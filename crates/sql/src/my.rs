@@ -87,6 +87,9 @@ struct Statement {
     /// Its column definitions from COM_STMT_PREPARE, when the server caches them (for rows
     /// kept as JSON when an execution sends none).
     columns: Option<Arc<[row::Column]>>,
+    /// The parameter types of its last execution: the server keeps them, so an execution
+    /// with the same types sends none (as libmysqlclient does after its first).
+    types: Vec<u8>,
 }
 
 /// An open connection, ready for commands.
@@ -99,7 +102,9 @@ pub(crate) struct MyConn {
     deprecate_eof: bool,
     /// The server sends column definitions with an execution only when they changed.
     cache_metadata: bool,
-    statements: HashMap<Arc<str>, Statement>,
+    /// Each statement's place in `prepared`, by its text.
+    statements: HashMap<Arc<str>, usize>,
+    prepared: Vec<Statement>,
 }
 
 /// What [`open`] made.
@@ -322,11 +327,14 @@ impl MyConn {
     }
 
     /// Reads a command's response to its end: an OK, an ERR, or result sets, as many as the
-    /// server says follow. Rows are counted, and decoded (binary rows) when `keep`.
+    /// server says follow. Rows are counted, and decoded (binary rows) when `keep`. For a
+    /// prepared statement's execution (`cached` is `Some`, holding its cached definitions),
+    /// definitions the server sends because they changed (a parameter's type decides a
+    /// column's) are read and put in the cache for the executions that follow.
     async fn response(
         &mut self,
         keep: bool,
-        cached: Option<&Arc<[row::Column]>>,
+        mut cached: Option<&mut Option<Arc<[row::Column]>>>,
     ) -> Result<Done, sqlx::Error> {
         let mut done = Done::default();
         loop {
@@ -354,26 +362,30 @@ impl MyConn {
                     (n, !self.cache_metadata || f.u8()? != 0)
                 }
             };
-            let columns: Option<Arc<[row::Column]>> = match (keep, follows) {
-                (false, false) => None,
-                (true, false) => Some(cached.cloned().ok_or_else(|| {
+            let recache = follows && self.cache_metadata && cached.is_some();
+            let columns: Option<Arc<[row::Column]>> = if follows && (keep || recache) {
+                let mut columns = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let r = self.packet().await?;
+                    columns.push(row::Column::parse(&self.s.rx[r])?);
+                }
+                if !self.deprecate_eof {
+                    self.packet().await?;
+                }
+                let columns: Arc<[row::Column]> = columns.into();
+                if let (true, Some(slot)) = (recache, cached.as_deref_mut()) {
+                    *slot = Some(columns.clone());
+                }
+                Some(columns)
+            } else if follows {
+                self.skip(n).await?;
+                None
+            } else if keep {
+                Some(cached.as_deref().cloned().flatten().ok_or_else(|| {
                     protocol("MariaDB sent no column definitions for a statement it did not cache")
-                })?),
-                (true, true) => {
-                    let mut columns = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        let r = self.packet().await?;
-                        columns.push(row::Column::parse(&self.s.rx[r])?);
-                    }
-                    if !self.deprecate_eof {
-                        self.packet().await?;
-                    }
-                    Some(columns.into())
-                }
-                (false, true) => {
-                    self.skip(n).await?;
-                    None
-                }
+                })?)
+            } else {
+                None
             };
             loop {
                 let r = self.packet().await?;
@@ -428,6 +440,7 @@ impl MyConn {
                 id,
                 params,
                 columns: None,
+                types: Vec::new(),
             });
         }
         // Kept: an execution will not send them again (no EOF after them: cached metadata is
@@ -441,6 +454,7 @@ impl MyConn {
             id,
             params,
             columns: Some(defs.into()),
+            types: Vec::new(),
         })
     }
 
@@ -462,14 +476,16 @@ impl MyConn {
         args: &[Value],
         keep: bool,
     ) -> Result<Done, sqlx::Error> {
-        if !self.statements.contains_key(sql) {
-            let st = self.prepare(sql).await?;
-            self.statements.insert(sql.clone(), st);
-        }
-        let st = &self.statements[sql];
-        let (id, params) = (st.id, st.params);
-        // The cached columns only for rows kept: no reference count touched per execution.
-        let cached = if keep { st.columns.clone() } else { None };
+        let i = match self.statements.get(sql) {
+            Some(&i) => i,
+            None => {
+                let st = self.prepare(sql).await?;
+                self.prepared.push(st);
+                self.statements.insert(sql.clone(), self.prepared.len() - 1);
+                self.prepared.len() - 1
+            }
+        };
+        let params = self.prepared[i].params;
         if args.len() != params {
             return Err(protocol(format!(
                 "prepared statement expected {params} parameters but {} parameters were provided",
@@ -477,10 +493,15 @@ impl MyConn {
             )));
         }
         let at = self.command(COM_STMT_EXECUTE);
-        execute(&mut self.s.tx, id, args);
+        execute(&mut self.s.tx, &mut self.prepared[i], args);
         self.end(at);
         self.s.flush().await?;
-        self.response(keep, cached.as_ref()).await
+        // The cache is taken out for the response and put back (with what it may have
+        // learned): the response reads through `self`, which holds the statements.
+        let mut cached = self.prepared[i].columns.take();
+        let done = self.response(keep, Some(&mut cached)).await;
+        self.prepared[i].columns = cached;
+        done
     }
 
     /// Runs text as it is (COM_QUERY: transaction control, DDL, scripts), reading every
@@ -506,10 +527,22 @@ impl MyConn {
     }
 }
 
+/// A parameter's type code in COM_STMT_EXECUTE.
+fn type_of(a: &Value) -> u8 {
+    match a {
+        Value::Int(_) => 0x08,   // LONGLONG
+        Value::Float(_) => 0x05, // DOUBLE
+        Value::Text(_) => 0xFD,  // VAR_STRING
+        Value::Bool(_) => 0x01,  // TINY
+        Value::Null => 0x06,     // NULL
+    }
+}
+
 /// COM_STMT_EXECUTE's body after its command byte: the statement, no cursor, one
-/// iteration, then the parameters' null bitmap, their types (bound anew each time) and values.
-fn execute(tx: &mut Vec<u8>, id: u32, args: &[Value]) {
-    tx.extend_from_slice(&id.to_le_bytes());
+/// iteration, then the parameters' null bitmap, their types (only when they differ from the
+/// statement's last execution: the server keeps them) and values.
+fn execute(tx: &mut Vec<u8>, st: &mut Statement, args: &[Value]) {
+    tx.extend_from_slice(&st.id.to_le_bytes());
     tx.push(0);
     tx.extend_from_slice(&1u32.to_le_bytes());
     if args.is_empty() {
@@ -522,16 +555,15 @@ fn execute(tx: &mut Vec<u8>, id: u32, args: &[Value]) {
             tx[nulls + i / 8] |= 1 << (i % 8);
         }
     }
-    tx.push(1);
-    for a in args {
-        tx.push(match a {
-            Value::Int(_) => 0x08,   // LONGLONG
-            Value::Float(_) => 0x05, // DOUBLE
-            Value::Text(_) => 0xFD,  // VAR_STRING
-            Value::Bool(_) => 0x01,  // TINY
-            Value::Null => 0x06,     // NULL
-        });
-        tx.push(0);
+    let same =
+        st.types.len() == args.len() && st.types.iter().zip(args).all(|(t, a)| *t == type_of(a));
+    tx.push(u8::from(!same));
+    if !same {
+        st.types.clear();
+        for a in args {
+            st.types.push(type_of(a));
+            tx.extend_from_slice(&[type_of(a), 0]);
+        }
     }
     for a in args {
         match a {

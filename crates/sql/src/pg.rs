@@ -292,6 +292,25 @@ impl PgConn {
         self.s.at = body.end;
     }
 
+    /// Answers a CopyInResponse (`COPY … FROM STDIN`): throng has no data to send, so it fails
+    /// the copy, and the server answers with an error (57014, "COPY from stdin failed: …")
+    /// rather than waiting for data until the timeout. After an extended-protocol statement a
+    /// Sync follows: the server ignored the one sent with Execute while it was copying.
+    async fn refuse_copy(&mut self, extended: bool) -> Result<(), sqlx::Error> {
+        let tx = &mut self.s.tx;
+        let at = begin(tx, b'f');
+        cstr(
+            tx,
+            b"throng sends no data to COPY FROM STDIN: load a file on the server instead",
+        );
+        end(tx, at);
+        if extended {
+            let at = begin(tx, b'S');
+            end(tx, at);
+        }
+        Ok(self.s.flush().await?)
+    }
+
     /// Reads to ReadyForQuery, returning the first error the server sent on the way.
     async fn until_ready(&mut self, mut err: Option<sqlx::Error>) -> Result<(), sqlx::Error> {
         loop {
@@ -300,6 +319,9 @@ impl PgConn {
                 err = Some(database_error(&self.s.rx[body.clone()]));
             }
             self.consume(&body);
+            if tag == b'G' {
+                self.refuse_copy(false).await?;
+            }
             if tag == b'Z' {
                 return err.map_or(Ok(()), Err);
             }
@@ -407,6 +429,13 @@ impl PgConn {
                     self.consume(&body);
                     return err.map_or(Ok(done), Err);
                 }
+                b'G' => {
+                    self.consume(&body);
+                    self.refuse_copy(true).await?;
+                    continue;
+                }
+                // `COPY … TO STDOUT`: a row a CopyData.
+                b'd' => done.rows += 1,
                 _ => {}
             }
             self.consume(&body);

@@ -119,6 +119,7 @@ pub(crate) async fn open(o: &MySqlConnectOptions, url: &str) -> Result<Opened, s
         deprecate_eof: false,
         cache_metadata: false,
         statements: HashMap::new(),
+        prepared: Vec::new(),
     };
     let r = c.packet().await?;
     let hello = greeting(&c.s.rx[r])?;

@@ -166,26 +166,50 @@ fn greetings_give_capabilities_plugin_and_nonce() {
 }
 
 #[test]
-fn parameters_are_bound_in_binary() {
+fn parameters_are_bound_in_binary_with_their_types_sent_when_they_change() {
+    let mut st = Statement {
+        id: 7,
+        params: 5,
+        columns: None,
+        types: Vec::new(),
+    };
+    let args = [
+        Value::Int(-2),
+        Value::Null,
+        Value::Text("ab".into()),
+        Value::Bool(true),
+        Value::Float(0.5),
+    ];
     let mut tx = Vec::new();
-    execute(
-        &mut tx,
-        7,
-        &[
-            Value::Int(-2),
-            Value::Null,
-            Value::Text("ab".into()),
-            Value::Bool(true),
-            Value::Float(0.5),
-        ],
-    );
+    execute(&mut tx, &mut st, &args);
     let mut want = vec![7, 0, 0, 0, 0, 1, 0, 0, 0];
     want.extend_from_slice(&[0b10, 1]);
     want.extend_from_slice(&[8, 0, 6, 0, 0xFD, 0, 1, 0, 5, 0]);
-    want.extend_from_slice(&(-2i64).to_le_bytes());
-    want.extend_from_slice(&[2, b'a', b'b', 1]);
-    want.extend_from_slice(&0.5f64.to_le_bytes());
+    let values = {
+        let mut v = (-2i64).to_le_bytes().to_vec();
+        v.extend_from_slice(&[2, b'a', b'b', 1]);
+        v.extend_from_slice(&0.5f64.to_le_bytes());
+        v
+    };
+    want.extend_from_slice(&values);
     assert_eq!(tx, want);
+    // The same types again: flag 0 and no types.
+    let mut again = Vec::new();
+    execute(&mut again, &mut st, &args);
+    let mut want = vec![7, 0, 0, 0, 0, 1, 0, 0, 0, 0b10, 0];
+    want.extend_from_slice(&values);
+    assert_eq!(again, want);
+    // A NULL where an integer was: the types are sent anew.
+    let mut changed = Vec::new();
+    let args = [
+        Value::Null,
+        Value::Null,
+        Value::Text("ab".into()),
+        Value::Bool(true),
+        Value::Float(0.5),
+    ];
+    execute(&mut changed, &mut st, &args);
+    assert_eq!(&changed[9..13], &[0b11, 1, 6, 0]);
 }
 
 fn column(name: &str, ty: u8, flags: u16, collation: u16) -> Vec<u8> {
