@@ -500,7 +500,13 @@ impl MyConn {
         // learned): the response reads through `self`, which holds the statements.
         let mut cached = self.prepared[i].columns.take();
         let done = self.response(keep, Some(&mut cached)).await;
-        self.prepared[i].columns = cached;
+        let st = &mut self.prepared[i];
+        st.columns = cached;
+        if done.is_err() {
+            // Whether the server kept the types of a failed execution is not ours to know:
+            // the next one sends them again.
+            st.types.clear();
+        }
         done
     }
 
