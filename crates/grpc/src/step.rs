@@ -65,7 +65,6 @@ impl StepCall for GrpcStep {
 
 const FIELDS: &[&str] = &["call", "message", "metadata", "proto", "import_paths"];
 
-/// A list of paths: one string, or a list of strings.
 /// A `proto` or `import_paths` value (one path or a list), relative paths read from `dir`.
 fn paths(node: &Node, what: &str, dir: &Path) -> Result<Vec<PathBuf>, StepError> {
     let one = |n: &Node| n.text(what).map(|p| dir.join(p));
