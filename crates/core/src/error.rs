@@ -88,6 +88,17 @@ impl ErrorClass {
         matches!(self, ErrorClass::Connect | ErrorClass::Tls)
     }
 
+    /// Whether a user that failed this way waits before it tries again, on a new connection:
+    /// the connection could not be made, or the peer does not speak the protocol (an HTTP/1.1
+    /// server asked for HTTP/2, garbage for an answer). Retried at once, such a target fails
+    /// as fast as it is asked, and the run would report those instant failures as its load.
+    pub fn backs_off(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::Connect | ErrorClass::Tls | ErrorClass::Protocol
+        )
+    }
+
     /// The position of this class in [`ErrorClass::ALL`], for array-indexed counters.
     pub fn index(self) -> usize {
         self as usize

@@ -154,10 +154,10 @@ async fn user<D: Driver>(
             .iterate(&mut session, Instant::now(), false, connect)
             .await;
         iteration += 1;
-        connect = matches!(pass, Iteration::Failed(c) if c.unconnected());
+        connect = pass.unreached();
         match pass {
             Iteration::Ended => break Slot::Finished,
-            Iteration::Failed(class) if class.unconnected() => {
+            p if p.unreached() => {
                 sleep(backoff.next()).await;
                 continue;
             }

@@ -236,7 +236,7 @@ async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: b
         queue.free.set(queue.free.get().saturating_sub(1));
         local.active.set(local.active.get() + 1);
         let pass = local.iterate(&mut session, intended, true, connect).await;
-        connect = matches!(pass, crate::worker::Iteration::Failed(c) if c.unconnected());
+        connect = pass.unreached();
         local.active.set(local.active.get() - 1);
         queue.free.set(queue.free.get() + 1);
     }

@@ -81,8 +81,25 @@ pub(crate) enum Iteration {
     Passed,
     /// A step failed; the class of the first failure.
     Failed(ErrorClass),
+    /// The session's connection could not be made (`Driver::connect` failed, whatever its
+    /// class).
+    Unreached,
     /// The driver ended the user (its data ran out).
     Ended,
+}
+
+impl Iteration {
+    /// Whether the target could not be reached or does not speak the protocol (see
+    /// [`ErrorClass::backs_off`]): the session connects again before its next iteration, and a
+    /// closed-loop user waits first. Without the wait, a target that refuses or answers
+    /// garbage at once would be retried in a tight loop, thousands of times a second.
+    pub(crate) fn unreached(self) -> bool {
+        match self {
+            Iteration::Unreached => true,
+            Iteration::Failed(c) => c.backs_off(),
+            Iteration::Passed | Iteration::Ended => false,
+        }
+    }
 }
 
 /// State local to one worker thread.
@@ -131,6 +148,7 @@ impl<D: Driver> Local<D> {
         }
         let mut due = intended;
         let mut first_failure = None;
+        let mut unreached = false;
         // Per group: the pass so far; no allocation without groups.
         let mut spans: Vec<Option<GroupPass>> = if sh.groups.is_empty() {
             Vec::new()
@@ -168,6 +186,7 @@ impl<D: Driver> Local<D> {
                     }
                     (guard.due, guard.started) = (due, started);
                 }
+                unreached = c.is_err();
                 c
             } else {
                 Ok(())
@@ -216,6 +235,11 @@ impl<D: Driver> Local<D> {
                     }
                 }
             }
+            // A driver whose futures end without ever waiting (a send on a connection that
+            // already failed) would otherwise keep this thread to itself: the worker's ticks,
+            // deadline, stop and abort could never run. Cheap: it yields once in 128 calls,
+            // and only when nothing else in the task waited.
+            tokio::task::consume_budget().await;
             if stop {
                 break;
             }
@@ -229,6 +253,7 @@ impl<D: Driver> Local<D> {
         }
         sh.driver.end_iteration(session, first_failure).await;
         match first_failure {
+            Some(_) if unreached => Iteration::Unreached,
             Some(class) => Iteration::Failed(class),
             None => Iteration::Passed,
         }
