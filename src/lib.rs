@@ -2,27 +2,28 @@
 //!
 //! Everything the command line does is a library call. Build a [`core::RunPlan`] (the load
 //! model: when requests are due) and a [`core::Driver`] (the protocol: how they are sent), then
-//! [`engine::run`] returns the final [`core::Snapshot`], which [`report`] turns into the JSON
-//! result and the aggregate table.
+//! [`Run`] runs it as `throng run` does (thresholds, the JSON result and reports, containers
+//! and databases watched, the dashboard or a progress line, signals, shards) and returns the
+//! result and its exit code. [`engine::run`] alone returns only the final [`core::Snapshot`].
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use throng::core::{ClosedLoop, LoadModel, RunPlan, Users};
+//! use throng::core::LoadSpec;
 //! use throng::http::{HttpConfig, HttpDriver};
 //!
-//! let driver = Arc::new(HttpDriver::new(HttpConfig::new("http://127.0.0.1:8080/")?)?);
-//! let model = LoadModel::Closed(ClosedLoop {
-//!     users: Users::Fixed(10),
-//!     requests: Some(10_000),
-//!     iterations: None,
-//!     duration: None,
-//!     think_time: None,
-//! });
-//! let snapshot = throng::engine::run(RunPlan::new("http://127.0.0.1:8080/", model), driver).await?;
-//! let result = throng::report::RunResult::from_snapshot(&snapshot);
-//! println!("{}", throng::report::render_table(&result));
-//! # Ok(()) }
+//! let url = "http://127.0.0.1:8080/";
+//! let driver = Arc::new(HttpDriver::new(HttpConfig::new(url)?)?);
+//! let spec = LoadSpec { users: Some(10), requests: Some(10_000), ..LoadSpec::default() };
+//! let plan = spec.plan(url, &throng::core::spec::keys)?;
+//! let finished = throng::Run::new(plan, driver)
+//!     .thresholds(["p99<250ms".parse()?])
+//!     .json("result.json")
+//!     .summary(true)
+//!     .execute()
+//!     .await?;
+//! std::process::exit(finished.exit_code().into());
+//! # }
 //! ```
 //!
 //! Features (all on by default): `cli` (the command line, and the three below), `testbed` (the
@@ -40,6 +41,8 @@ pub use throng_engine as engine;
 pub use throng_grpc as grpc;
 pub use throng_http as http;
 pub use throng_report as report;
+pub use throng_run as run;
+pub use throng_run::Run;
 pub use throng_scenario as scenario;
 pub use throng_sql as sql;
 #[cfg(feature = "testbed")]

@@ -3,7 +3,6 @@
 //! side's containers watched during its own runs, then prints the comparison.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use throng_report::{
     compare, comparison_markdown, render_comparison, render_comparison_html, Format, RunResult,
@@ -144,12 +143,11 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
         }
     }
     if let Some(path) = &out.json {
-        super::runner::check_writable(path)?;
+        super::writable("--json", path)?;
     }
     let cooldown = throng_core::stages::parse_duration(&a.cooldown)
         .map_err(|e| usage(format!("--cooldown {:?}: not a duration ({e})", a.cooldown)))?;
     let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
-    let keep = Arc::new(Mutex::new(Vec::new()));
     let mut results: Vec<Side> = sides
         .iter()
         .map(|s| Side {
@@ -178,40 +176,28 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
                 eprintln!("run {n} of {total}: {title} ({})", side.url);
             }
             // Each run's samples in a file of its own: `s.jtl` -> `s.go-1.jtl`.
-            let samples = out.samples.as_ref().map(|p| {
-                let stem = p
-                    .file_stem()
-                    .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-                let ext = p
-                    .extension()
-                    .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
-                p.with_file_name(format!("{stem}.{}-{round}{ext}", side.name))
-            });
+            let samples = out
+                .samples
+                .as_ref()
+                .map(|p| throng_run::beside(p, &format!("{}-{round}", side.name)));
             let run_out = Outputs {
                 quiet: out.quiet,
                 tui: out.tui,
-                keep: Some(keep.clone()),
                 title: Some(title),
                 samples,
                 ..Outputs::default()
             };
-            let c = run_once(&side_args(a, side, &names), run_out).await?;
-            if c == EXIT_THRESHOLDS {
-                code = EXIT_THRESHOLDS;
-            } else if c != EXIT_OK {
-                return Ok(c);
+            let finished = run_once(&side_args(a, side, &names), run_out).await?;
+            match finished.exit_code() {
+                EXIT_OK => {}
+                EXIT_THRESHOLDS => code = EXIT_THRESHOLDS,
+                other => return Ok(other),
             }
-            let last = keep.lock().ok().and_then(|mut k| k.pop());
-            match last {
-                Some(r) => {
-                    let stopped = r.interrupted;
-                    results[i].runs.push(r);
-                    if stopped {
-                        // A signal stopped this run: the comparison is of what ran.
-                        return finish(&results, &out, code);
-                    }
-                }
-                None => return Err(CliError::Runtime(anyhow::anyhow!("run {n} left no result"))),
+            let stopped = finished.result.interrupted;
+            results[i].runs.push(finished.result);
+            if stopped {
+                // A signal stopped this run: the comparison is of what ran.
+                return finish(&results, &out, code);
             }
         }
     }

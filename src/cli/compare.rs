@@ -138,7 +138,7 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
         )));
     }
     if let Some(path) = &a.json {
-        super::output::check_writable(path)?;
+        super::writable("--json", path)?;
     }
     let sides = sides(&a.results)?;
     let c = compare(&sides, a.force).map_err(|e| usage(e.to_string()))?;
@@ -191,33 +191,10 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
     Ok(code)
 }
 
-/// The file a report document goes to: the user's name, or for a secondary document (CSV's
-/// series) that name with the suffix before its extension (`t.csv` -> `t.series.csv`).
-fn document_path(path: &Path, suffix: &str) -> PathBuf {
-    if suffix.is_empty() {
-        return path.to_path_buf();
-    }
-    let stem = path
-        .file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    let ext = path
-        .extension()
-        .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
-    path.with_file_name(format!("{stem}.{suffix}{ext}"))
-}
-
 /// Writes `result` in `format` to `path` (and its secondary documents beside it).
 pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), CliError> {
-    for (suffix, text) in render_report(result, format) {
-        let p = document_path(path, suffix);
-        std::fs::write(&p, text).map_err(|e| {
-            CliError::Runtime(anyhow::anyhow!(
-                "cannot write the report {}: {e}",
-                p.display()
-            ))
-        })?;
-    }
-    Ok(())
+    throng_run::write_report(result, format, path)
+        .map_err(|e| CliError::Runtime(anyhow::anyhow!(e)))
 }
 
 /// Runs `throng report`.
@@ -255,7 +232,7 @@ pub fn parse_report_specs(specs: &[String]) -> Result<Vec<(Format, PathBuf)>, Cl
                 .parse::<Format>()
                 .map_err(|e| usage(format!("--report {s:?}: {e}")))?;
             let path = PathBuf::from(path);
-            super::output::check_writable(&path)?;
+            super::writable(&format!("--report {s:?}:"), &path)?;
             Ok((format, path))
         })
         .collect()

@@ -1,24 +1,13 @@
-//! `--container`, `--container-label` and `--idle`: watching the target's containers through
-//! the Docker engine during `throng run`.
+//! `--container`, `--container-label` and `--idle`: the containers a run watches (the library's
+//! [`throng_run::Containers`]), every bad value named with its flag.
 
 use std::time::Duration;
 
-use anyhow::anyhow;
 use throng_core::stages::parse_duration;
-use throng_core::ContainerEvent;
-use throng_docker::{Client, DockerError, Monitor, Sampling, Selection};
-use tokio::sync::mpsc;
+use throng_docker::Selection;
+pub use throng_run::Containers as Watch;
 
 use super::CliError;
-
-/// The containers to watch and how long to sample them before the load.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Watch {
-    /// Names, ids and labels.
-    pub selection: Selection,
-    /// Sampling before the load starts (the idle row).
-    pub idle: Duration,
-}
 
 /// The containers `throng run`'s flags select; `None` when none is.
 pub fn watch_of(a: &super::args::RunArgs) -> Result<Option<Watch>, CliError> {
@@ -77,37 +66,4 @@ pub fn watch_from(
         selection,
         idle: idle.unwrap_or(Duration::ZERO),
     }))
-}
-
-fn docker_error(e: DockerError) -> CliError {
-    if e.is_selection() {
-        CliError::Usage(e.to_string())
-    } else {
-        CliError::Runtime(anyhow!(e))
-    }
-}
-
-/// Resolves the containers (errors before any load: an unknown name is a usage error) and
-/// samples them for the idle period; the receiver goes to the engine.
-pub async fn start(
-    watch: &Watch,
-    quiet: bool,
-) -> Result<(Sampling, mpsc::Receiver<ContainerEvent>), CliError> {
-    let client = Client::from_env().await.map_err(docker_error)?;
-    let monitor = Monitor::resolve(client, &watch.selection)
-        .await
-        .map_err(docker_error)?;
-    if !quiet {
-        let names: Vec<&str> = monitor
-            .containers()
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
-        eprintln!(
-            "watching {}; sampling them for {} before the load",
-            names.join(", "),
-            humantime::format_duration(watch.idle.max(Duration::from_secs(1)))
-        );
-    }
-    Ok(monitor.start(watch.idle).await)
 }

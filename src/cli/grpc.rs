@@ -190,7 +190,7 @@ pub fn fit_connections(
 
 /// Runs `throng run grpc://...` to its end: the driver is prepared (descriptors loaded, the
 /// request encoded) before any load, so bad input exits 2 having sent nothing.
-pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliError> {
     let (plan, cfg) = build(a)?;
     let containers = super::containers::watch_of(a)?;
     let connections = cfg.connections.unwrap_or(1) as u64;
@@ -265,7 +265,7 @@ pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
         println!("{pem}");
     }
     println!("serving gRPC on {}", running.url());
-    super::signals::wait_for_signal().await;
+    throng_run::wait_for_signal().await;
     eprintln!("served {} calls", running.calls());
     Ok(super::EXIT_OK)
 }

@@ -53,7 +53,7 @@ fn read_results(path: &std::path::Path) -> Result<Vec<throng_report::RunResult>,
 /// Runs `throng merge`.
 pub fn run_merge(a: &MergeArgs) -> Result<u8, CliError> {
     if let Some(path) = &a.json {
-        super::output::check_writable(path)?;
+        super::writable("--json", path)?;
     }
     let mut results = Vec::new();
     let mut files = Vec::new();

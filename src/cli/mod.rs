@@ -6,16 +6,12 @@ pub mod args;
 pub mod compare;
 pub mod containers;
 pub mod grpc;
-pub mod live;
 pub mod merge;
-mod output;
 pub mod plan;
 pub mod runner;
-mod samples;
 pub mod scenario;
 mod serve;
 pub mod shards;
-mod signals;
 pub mod sql;
 
 use std::process::ExitCode;
@@ -24,14 +20,12 @@ use clap::Parser;
 
 pub use args::{Cli, Command};
 
-/// Exit code: the run passed.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a runtime error.
-pub const EXIT_RUNTIME: u8 = 1;
-/// Exit code: a usage or input error.
-pub const EXIT_USAGE: u8 = 2;
-/// Exit code: a threshold failed.
-pub const EXIT_THRESHOLDS: u8 = 99;
+pub use throng_run::{EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS, EXIT_USAGE};
+
+/// Checks before any work that the file a flag names can be written.
+fn writable(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
+    throng_run::check_writable(path).map_err(|e| CliError::Usage(format!("{flag} {e}")))
+}
 
 /// A failure of a command, with the exit code it maps to.
 #[derive(Debug, thiserror::Error)]

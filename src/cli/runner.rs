@@ -4,14 +4,12 @@ use std::sync::Arc;
 
 use throng_http::HttpDriver;
 use throng_report::Threshold;
+use throng_run::{Finished, Run, Show};
 
 use super::args::{Command, RunArgs};
-use super::output::progress;
-pub use super::output::{check_writable, finish, progress_line};
 use super::plan::{build, RunSetup};
 pub use super::serve::DEMO_SCENARIO;
 use super::serve::{demo, serve};
-use super::signals::stop_on_signal;
 use super::{Cli, CliError};
 
 /// Where a run's outputs go.
@@ -21,12 +19,10 @@ pub struct Outputs {
     pub json: Option<std::path::PathBuf>,
     /// No progress line.
     pub quiet: bool,
-    /// Show the live dashboard instead of the progress line (see [`super::live::wanted`]).
+    /// Show the live dashboard instead of the progress line (see [`wanted`]).
     pub tui: bool,
     /// Reports to write besides the JSON (`--report FORMAT:FILE`), checked before the load.
     pub reports: Vec<(throng_report::Format, std::path::PathBuf)>,
-    /// Where the result goes besides (the runs of an A/B comparison).
-    pub keep: Option<std::sync::Arc<std::sync::Mutex<Vec<throng_report::RunResult>>>>,
     /// Said before the target in the dashboard and the result (`go, round 2 of 3`).
     pub title: Option<String>,
     /// Every request as a line of JMeter's JTL in this file (`--samples`).
@@ -36,7 +32,7 @@ pub struct Outputs {
     /// When the load starts (`--start-at`): every shard waits for the same instant.
     pub start_at: Option<std::time::SystemTime>,
     /// Databases whose own counters go into the result (`--db-stats`).
-    pub databases: Option<std::sync::Arc<super::sql::DbWatch>>,
+    pub databases: Option<Arc<super::sql::DbWatch>>,
 }
 
 /// Runs a parsed command line and returns its exit code.
@@ -49,7 +45,9 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                     "--db-stats reads one database around one load: not with A/B sides".into(),
                 )),
                 Some(sides) => super::ab::run(&a, sides, out).await,
-                None => super::sql::with_db_stats(&a, out, |out| run_once(&a, out)).await,
+                None => Ok(super::sql::with_db_stats(&a, out, |out| run_once(&a, out))
+                    .await?
+                    .exit_code()),
             }
         }
         Command::Demo(a) => demo(a).await,
@@ -67,7 +65,7 @@ impl Outputs {
         Ok(Outputs {
             json: a.json.clone(),
             quiet: a.quiet,
-            tui: super::live::wanted(a.no_tui),
+            tui: wanted(a.no_tui),
             reports: super::compare::parse_report_specs(&a.reports)?,
             samples: a.samples.clone(),
             shard: super::shards::shard(a, &|k| std::env::var(k).ok())?,
@@ -78,7 +76,7 @@ impl Outputs {
 }
 
 /// One run of `throng run`: a scenario file, or a URL whose scheme picks the protocol.
-pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     if super::scenario::is_scenario(&a.url) {
         let setup = super::scenario::build_scenario(a)?;
         return run_scenario(setup, out).await;
@@ -116,6 +114,15 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     run_http(setup, out).await
 }
 
+/// Whether to show the dashboard: stdout is a terminal that can draw, and `--no-tui` was not
+/// given. Anything else runs headless and never initialises the terminal.
+pub fn wanted(no_tui: bool) -> bool {
+    use std::io::IsTerminal as _;
+    !no_tui
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
 /// Raises the open-file limit to the hard limit and checks that `connections` fit under it.
 pub fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
     let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(1024);
@@ -130,7 +137,7 @@ pub fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
 }
 
 /// Runs an HTTP load to its end, prints the summary and writes the result.
-pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
+pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<Finished, CliError> {
     let conns = match setup.http.http2 {
         true => setup
             .plan
@@ -148,7 +155,7 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<u8, CliError> {
 pub async fn run_scenario(
     setup: super::scenario::ScenarioSetup,
     out: Outputs,
-) -> Result<u8, CliError> {
+) -> Result<Finished, CliError> {
     ensure_open_files(setup.connections)?;
     run_load(
         setup.plan,
@@ -160,92 +167,60 @@ pub async fn run_scenario(
     .await
 }
 
-/// Runs any driver under a plan: containers, signals, live UI or progress line, then the summary.
+/// Runs any driver under a plan through the library's [`throng_run::Run`]: containers,
+/// databases, signals, live UI or progress line, then the summary and the outputs.
 pub async fn run_load<D: throng_core::Driver>(
-    mut plan: throng_core::RunPlan,
+    plan: throng_core::RunPlan,
     driver: Arc<D>,
     thresholds: &[Threshold],
-    containers: Option<&super::containers::Watch>,
+    containers: Option<&throng_run::Containers>,
     out: Outputs,
-) -> Result<u8, CliError> {
-    if let Some(title) = &out.title {
-        plan.target = format!("{title}: {}", plan.target);
-    }
-    plan.shard = out.shard;
-    // A result that cannot be written is found out now, not after the whole run.
+) -> Result<Finished, CliError> {
+    // A result that cannot be written is found out now, and named with its flag.
     if let Some(path) = &out.json {
-        check_writable(path)?;
+        super::writable("--json", path)?;
     }
-    // Containers are resolved (and sampled idle) before any load; an unknown one stops here.
-    let mut sampling = None;
-    let mut extras = throng_engine::Extras::default();
-    if let Some(watch) = containers {
-        let (s, events) = super::containers::start(watch, out.quiet).await?;
-        sampling = Some(s);
-        extras.containers = Some(events);
+    let mut run = Run::new(plan, driver)
+        .thresholds(thresholds.iter().cloned())
+        .shard(out.shard)
+        .summary(true)
+        .messages(!out.quiet)
+        .stop_on_signals(true)
+        .show(match (out.tui, out.quiet) {
+            (true, _) => Show::Dashboard,
+            (false, false) => Show::Progress,
+            (false, true) => Show::Nothing,
+        });
+    if let Some(path) = out.json {
+        run = run.json(path);
     }
-    if let Some(s) = &mut sampling {
-        s.load_starts_now();
+    for (format, path) in out.reports {
+        run = run.report(format, path);
     }
-    if let Some(dbs) = &out.databases {
-        extras.databases = dbs.load_starts_now().await;
+    if let Some(path) = out.samples {
+        run = run.samples(path);
     }
-    let mut samples = None;
-    if let Some(path) = &out.samples {
-        let file = super::samples::Samples::create(path)?;
-        let (tx, rx) = super::samples::Samples::channel();
-        extras.samples = Some(tx);
-        samples = Some((file, rx));
+    if let Some(title) = out.title {
+        run = run.title(title);
     }
     if let Some(at) = out.start_at {
-        super::shards::wait_until(at, out.quiet).await;
+        run = run.start_at(at);
     }
-    let handle = throng_engine::start_with(plan, driver, extras)
-        .await
-        .map_err(|e| match e {
-            throng_engine::EngineError::Setup(_) | throng_engine::EngineError::Thread(_) => {
-                CliError::Runtime(anyhow::anyhow!(e))
-            }
-            other => CliError::Usage(other.to_string()),
-        })?;
-    let writer = samples.map(|(file, rx)| file.spawn(rx, &handle.snapshots().borrow()));
-    let signals = tokio::spawn(stop_on_signal(handle.stop_token(), handle.abort_token()));
-    let mut headless = None;
-    let mut snapshot = if out.tui {
-        super::live::show(handle).await.snapshot
-    } else {
-        headless = (!out.quiet).then(|| tokio::spawn(progress(handle.snapshots())));
-        handle.wait().await
-    };
-    if let Some(s) = sampling.take() {
-        if s.dropped() > 0 {
-            eprintln!(
-                "warning: {} container readings were dropped (the run was too busy to take them)",
-                s.dropped()
-            );
-        }
+    if let Some(c) = containers {
+        run = run.containers(c.clone());
     }
-    signals.abort();
-    if let Some(p) = headless {
-        p.abort();
+    if let Some(start) = out.databases.and_then(|d| d.take()) {
+        run = run.databases(start);
     }
-    if let Some(dbs) = &out.databases {
-        dbs.load_ended(&mut snapshot).await;
+    let finished = run.execute().await.map_err(|e| match e {
+        throng_run::RunError::Input(m) => CliError::Usage(m),
+        throng_run::RunError::Runtime(m) => CliError::Runtime(anyhow::anyhow!(m)),
+    })?;
+    for w in &finished.warnings {
+        eprintln!("warning: {w}");
     }
-    let mut code = finish(&snapshot, thresholds, &out)?;
-    if let Some(w) = writer {
-        match w.await {
-            Ok(Ok(n)) if !out.quiet => eprintln!("{n} samples written"),
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => {
-                eprintln!("throng: error: the samples file {e}");
-                code = super::EXIT_RUNTIME;
-            }
-            Err(e) => {
-                eprintln!("throng: error: the samples writer failed: {e}");
-                code = super::EXIT_RUNTIME;
-            }
-        }
+    for f in &finished.failures {
+        eprintln!("throng: error: {f}");
     }
-    Ok(code)
+    Ok(finished)
 }

@@ -9,8 +9,8 @@ use throng_testbed::{BankService, Delay, Fault, HttpTarget};
 
 use super::args::{DemoArgs, FaultArg, ServeArgs, ServeTarget};
 use super::runner::{run_scenario, Outputs};
-use super::signals::wait_for_signal;
 use super::{CliError, EXIT_OK};
+use throng_run::wait_for_signal;
 
 /// The bundled bank-transfer scenario, run by `throng demo`.
 pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/bank-transfer.yaml");
@@ -52,10 +52,10 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
     let out = Outputs {
         json: a.json,
         quiet: false,
-        tui: super::live::wanted(a.no_tui),
+        tui: super::runner::wanted(a.no_tui),
         ..Outputs::default()
     };
-    let code = run_scenario(setup, out).await?;
+    let code = run_scenario(setup, out).await?.exit_code();
     let errors = bank.server_errors();
     drop(bank);
     if errors > 0 {

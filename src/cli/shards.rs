@@ -1,7 +1,7 @@
 //! `--shard I/N`, `--shards N` with the scheduler's index, and `--start-at`: one plan run as N
 //! processes that together run it exactly, from one instant.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use throng_core::Shard;
 
@@ -102,26 +102,4 @@ pub fn start_at(a: &RunArgs) -> Result<Option<SystemTime>, CliError> {
                  2026-11-23T20:30:00Z, or +30s"
             ))
         })
-}
-
-/// Waits until `at`; a shard that comes after it starts at once and says how late it is.
-pub async fn wait_until(at: SystemTime, quiet: bool) {
-    match at.duration_since(SystemTime::now()) {
-        Ok(wait) => {
-            if !quiet && wait > Duration::from_millis(500) {
-                eprintln!("waiting {:.1} s for --start-at", wait.as_secs_f64());
-            }
-            tokio::time::sleep(wait).await;
-        }
-        Err(late) => {
-            let late = late.duration();
-            if late > Duration::from_millis(100) {
-                eprintln!(
-                    "warning: --start-at was {:.2} s ago: this shard starts late, and its time \
-                     series will not line up with the others' by that much",
-                    late.as_secs_f64()
-                );
-            }
-        }
-    }
 }

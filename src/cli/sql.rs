@@ -196,7 +196,7 @@ fn sql_error(e: SqlError) -> CliError {
 
 /// Runs a SQL load to its end: the statements are checked against the database first (exit 1
 /// when it cannot be reached, 2 when a statement does not prepare), then the load runs.
-pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliError> {
     let mut cfg = config(a)?;
     cfg.shard = out.shard;
     let driver = SqlDriver::new(cfg).map_err(sql_error)?;
@@ -211,14 +211,14 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     ensure_open_files(plan.peak_concurrency())?;
     driver.check().await.map_err(sql_error)?;
     let driver = Arc::new(driver);
-    let code = run_load(plan, driver.clone(), &thresholds, containers.as_ref(), out).await?;
+    let finished = run_load(plan, driver.clone(), &thresholds, containers.as_ref(), out).await?;
     if driver.reconnects() > 0 {
         eprintln!(
             "connections lost and reopened during the run: {}",
             driver.reconnects()
         );
     }
-    Ok(code)
+    Ok(finished)
 }
 
 /// `throng sql prepare|cleanup`.
@@ -266,19 +266,12 @@ pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
     Ok(super::EXIT_OK)
 }
 
-/// The databases of `--db-stats` being watched: read once a second through an idle window
-/// before the load, through the load (the readings go to the engine, so the dashboard and the
-/// result have them) and once after it ([`DbWatch::load_ended`]).
+/// The databases of `--db-stats`, read through their idle window and ready for the load: the
+/// run takes them once ([`DbWatch::take`]) and starts them right before its load.
 pub struct DbWatch {
-    state: tokio::sync::Mutex<Watching>,
-    /// How long the last reading waits after the load (see [`DbWatch::load_ended`]).
+    monitor: std::sync::Mutex<Option<throng_sql::monitor::Monitor>>,
+    /// How long the last reading waits after the load.
     settle: std::time::Duration,
-}
-
-enum Watching {
-    Idle(throng_sql::monitor::Monitor),
-    Load(throng_sql::monitor::Sampling),
-    Over,
 }
 
 impl std::fmt::Debug for DbWatch {
@@ -290,66 +283,27 @@ impl std::fmt::Debug for DbWatch {
 }
 
 impl DbWatch {
-    /// Starts reading once a second through the load; the receiver goes to the engine.
-    pub async fn load_starts_now(
-        &self,
-    ) -> Option<tokio::sync::mpsc::Receiver<throng_core::DatabaseEvent>> {
-        let mut state = self.state.lock().await;
-        match std::mem::replace(&mut *state, Watching::Over) {
-            Watching::Idle(m) => {
-                let (sampling, rx) = m.load_starts_now();
-                *state = Watching::Load(sampling);
-                Some(rx)
+    /// What starts the watch through the load (`Run::databases`), once.
+    pub fn take(&self) -> Option<impl FnOnce() -> throng_run::DatabaseReadings + Send + 'static> {
+        let monitor = self.monitor.lock().ok()?.take()?;
+        let settle = self.settle;
+        Some(move || {
+            let (events, load_ended, warnings) = monitor.watch_load(settle);
+            throng_run::DatabaseReadings {
+                events,
+                load_ended,
+                warnings,
             }
-            other => {
-                *state = other;
-                None
-            }
-        }
-    }
-
-    /// Reads every database once more now that the load is over, into the final snapshot.
-    pub async fn load_ended(&self, snapshot: &mut std::sync::Arc<throng_core::Snapshot>) {
-        let Watching::Load(sampling) =
-            std::mem::replace(&mut *self.state.lock().await, Watching::Over)
-        else {
-            return;
-        };
-        // PostgreSQL's backends publish their counters when they exit, or at most once a
-        // second while busy and then only 10 s after they went idle (pgstat's
-        // PGSTAT_IDLE_INTERVAL): the last second of a service's pooled connections shows only
-        // then. throng's own connections have closed, so for a SQL load half a second is enough.
-        let dropped = sampling.dropped();
-        let failures = sampling.failures();
-        let last = sampling.finish(self.settle).await;
-        let snap = std::sync::Arc::make_mut(snapshot);
-        for (i, (d, reading)) in snap.databases.iter_mut().zip(last).enumerate() {
-            if let Some(r) = reading {
-                d.samples.push(r);
-            }
-            if let Some(f) = failures.get(i).filter(|f| f.count > 0) {
-                eprintln!(
-                    "warning: --db-stats {}: {} readings failed, the first: {}",
-                    d.info.name,
-                    f.count,
-                    f.first.as_deref().unwrap_or("")
-                );
-            }
-        }
-        if dropped > 0 {
-            eprintln!(
-                "warning: --db-stats: {dropped} readings were dropped (the run was too busy to take them)"
-            );
-        }
+        })
     }
 }
 
 /// Runs `run` with the databases of `--db-stats` read for an idle window before the load; the
 /// result (summary and JSON) gets their counters beside the load's own requests.
-pub async fn with_db_stats<F, Fut>(a: &RunArgs, mut out: Outputs, run: F) -> Result<u8, CliError>
+pub async fn with_db_stats<F, Fut, T>(a: &RunArgs, mut out: Outputs, run: F) -> Result<T, CliError>
 where
     F: FnOnce(Outputs) -> Fut,
-    Fut: std::future::Future<Output = Result<u8, CliError>>,
+    Fut: std::future::Future<Output = Result<T, CliError>>,
 {
     if a.sql.db_stats.is_empty() {
         return run(out).await;
@@ -389,7 +343,7 @@ where
         .await
         .map_err(runtime)?;
     out.databases = Some(Arc::new(DbWatch {
-        state: tokio::sync::Mutex::new(Watching::Idle(monitor)),
+        monitor: std::sync::Mutex::new(Some(monitor)),
         settle,
     }));
     run(out).await

@@ -48,6 +48,13 @@ pub struct Extras {
     /// Database counter readings to keep in the snapshots (`--db-stats`, from the `sql`
     /// crate's monitor).
     pub databases: Option<mpsc::Receiver<DatabaseEvent>>,
+    /// Told once the load has ended (every worker has finished; the run's elapsed time is
+    /// taken then). The engine then goes on taking [`Extras::databases`] readings until their
+    /// channel closes, and only then publishes the final snapshot: a database monitor takes
+    /// its last readings after the load (once the database has published what the load did)
+    /// and they reach the result through the aggregator, its only owner. A second stop
+    /// ([`RunHandle::abort`]) cuts that wait short.
+    pub after_load: Option<tokio::sync::oneshot::Sender<()>>,
     /// Run on the caller's runtime instead of worker threads: one worker, spawned as a local
     /// task, so the caller must be inside a [`tokio::task::LocalSet`] on a current-thread
     /// runtime. Its use is determinism: on tokio's paused clock (`start_paused`) a whole run,
@@ -224,22 +231,20 @@ pub async fn start_with<D: Driver>(
         agg.samples_to(sink);
     }
     let stop2 = stop.clone();
+    let abort2 = abort.clone();
+    let after_load = extras.after_load;
     let done = tokio::spawn(async move {
-        aggregate(
-            &mut agg,
-            rx,
-            Watched {
-                containers: extras.containers,
-                databases: extras.databases,
-            },
-            &snap_tx,
-            start,
-            &stop2,
-            &shared,
-        )
-        .await;
+        let mut watched = Watched {
+            containers: extras.containers,
+            databases: extras.databases,
+        };
+        aggregate(&mut agg, rx, &mut watched, &snap_tx, start, &stop2, &shared).await;
         let elapsed = start.elapsed();
         shared.driver.teardown().await;
+        if let Some(ended) = after_load {
+            let _ = ended.send(());
+            last_readings(&mut agg, &mut watched, &abort2).await;
+        }
         agg.set_interrupted(stop2.is_cancelled());
         let mut last = agg.snapshot(elapsed, RunState::Done);
         // Every change made while the run went, for the result.
@@ -265,7 +270,7 @@ struct Watched {
 async fn aggregate<D: Driver>(
     agg: &mut Aggregator,
     mut rx: mpsc::Receiver<Interval>,
-    mut watched: Watched,
+    watched: &mut Watched,
     snap_tx: &watch::Sender<Arc<Snapshot>>,
     start: Instant,
     stop: &CancellationToken,
@@ -304,6 +309,20 @@ async fn aggregate<D: Driver>(
                 stopping = true;
                 snap_tx.send_replace(agg.snapshot(start.elapsed(), RunState::Stopping));
             }
+        }
+    }
+}
+
+/// Takes the database readings that come after the load, until their channel closes (or the
+/// run is aborted).
+async fn last_readings(agg: &mut Aggregator, watched: &mut Watched, abort: &CancellationToken) {
+    while watched.databases.is_some() {
+        tokio::select! {
+            event = recv(&mut watched.databases) => match event {
+                Some(e) => agg.add_database(e),
+                None => watched.databases = None,
+            },
+            _ = abort.cancelled() => return,
         }
     }
 }

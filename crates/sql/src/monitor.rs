@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use throng_core::{DatabaseEvent, DatabaseSample};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -90,8 +90,63 @@ impl Monitor {
             tasks,
             dropped,
             failures,
+            tx,
         };
         (sampling, rx)
+    }
+
+    /// Watches the databases through a run whose engine takes the readings and is told when
+    /// the load ends (the engine's `Extras::databases` and `Extras::after_load`): readings once
+    /// a second from now, then, once `ended` fires, the last ones after `settle` (see
+    /// [`Sampling::finish`]), sent the same way, and the channel closes. The task returns the
+    /// warnings of the watch (readings that failed or were dropped), to print.
+    pub fn watch_load(
+        self,
+        settle: Duration,
+    ) -> (
+        mpsc::Receiver<DatabaseEvent>,
+        oneshot::Sender<()>,
+        JoinHandle<Vec<String>>,
+    ) {
+        let names: Vec<String> = self.dbs.iter().map(|d| d.info().name).collect();
+        let (sampling, rx) = self.load_starts_now();
+        let (ended_tx, ended) = oneshot::channel();
+        let task = tokio::spawn(async move {
+            // A run dropped before its load ended takes no last reading.
+            if ended.await.is_err() {
+                return Vec::new();
+            }
+            let dropped = sampling.dropped();
+            let tx = sampling.tx.clone();
+            let failures = sampling.failures.clone();
+            let last = sampling.finish(settle).await;
+            for (i, reading) in last.into_iter().enumerate() {
+                if let Some(r) = reading {
+                    // The engine takes every reading until the channel closes.
+                    let _ = tx.send(DatabaseEvent::Sample(i, r)).await;
+                }
+            }
+            let failures = failures.lock().map(|f| f.clone()).unwrap_or_default();
+            let mut warnings: Vec<String> = names
+                .iter()
+                .zip(failures)
+                .filter(|(_, f)| f.count > 0)
+                .map(|(name, f)| {
+                    format!(
+                        "database {name}: {} readings failed, the first: {}",
+                        f.count,
+                        f.first.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            if dropped > 0 {
+                warnings.push(format!(
+                    "databases: {dropped} readings were dropped (the run was too busy to take them)"
+                ));
+            }
+            warnings
+        });
+        (rx, ended_tx, task)
     }
 }
 
@@ -111,6 +166,8 @@ pub struct Sampling {
     tasks: Vec<JoinHandle<DbStats>>,
     dropped: Arc<AtomicU64>,
     failures: Arc<Mutex<Vec<Failures>>>,
+    /// Kept for the last readings of [`Monitor::watch_load`].
+    tx: mpsc::Sender<DatabaseEvent>,
 }
 
 impl Sampling {

@@ -1,0 +1,434 @@
+//! throng's run as one library call: everything `throng run` does around the engine.
+//!
+//! The engine runs a plan with a driver and publishes snapshots; a run as people use it is
+//! more: the target's containers and databases watched before, through and after the load, the
+//! shards' common start, Ctrl-C and SIGTERM, the live dashboard or a progress line, every
+//! request in a samples file, and at the end the summary, the JSON result, other reports,
+//! thresholds and an exit code. [`Run`] is that, as a builder of plain values: the command line
+//! maps its flags onto it and does nothing else, and a library user gets the same run without
+//! building an argument list.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use throng_core::{LoadSpec, RunPlan};
+//! # fn driver() -> Arc<impl throng_core::Driver> { unimplemented!() }
+//! let spec = LoadSpec { users: Some(10), requests: Some(1_000), ..LoadSpec::default() };
+//! let plan: RunPlan = spec.plan("http://127.0.0.1:8080/", &throng_core::spec::keys)?;
+//! let finished = throng_run::Run::new(plan, driver())
+//!     .thresholds(["p99<250ms".parse()?, "error_rate<1%".parse()?])
+//!     .json("result.json")
+//!     .execute()
+//!     .await?;
+//! assert!(finished.passed());
+//! # Ok(()) }
+//! ```
+//!
+//! The design decision: the aggregator stays the one owner of the run's state. The dashboard
+//! and the progress line only read snapshots; container and database readings reach the
+//! result through the engine (a database's last reading, taken after the load, too), so the
+//! final snapshot is never edited afterwards, and a run shown live produces the same numbers
+//! as a headless one.
+#![deny(missing_docs)]
+
+#[cfg(feature = "docker")]
+mod containers;
+#[cfg(feature = "dashboard")]
+mod dashboard;
+mod outputs;
+mod progress;
+mod samples;
+mod signals;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use throng_core::{DatabaseEvent, Driver, RunPlan, Shard, Snapshot};
+use throng_report::{Format, RunResult, Threshold};
+use tokio::sync::{mpsc, oneshot};
+
+#[cfg(feature = "docker")]
+pub use containers::Containers;
+pub use outputs::{beside, check_writable, write_report};
+pub use progress::progress_line;
+pub use signals::wait_for_signal;
+
+/// Exit code: the run passed.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a runtime error (an output that could not be written included).
+pub const EXIT_RUNTIME: u8 = 1;
+/// Exit code: a usage or input error.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: a threshold failed.
+pub const EXIT_THRESHOLDS: u8 = 99;
+
+/// Why a run did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad input, found before any load: a plan that does not validate, a file that cannot be
+    /// written, a container that does not exist. Exit code 2.
+    #[error("{0}")]
+    Input(String),
+    /// Something failed: worker threads, the driver's setup, the Docker engine. Exit code 1.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl RunError {
+    /// The exit code this maps to.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Input(_) => EXIT_USAGE,
+            RunError::Runtime(_) => EXIT_RUNTIME,
+        }
+    }
+}
+
+/// What shows the run while it goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Show {
+    /// Nothing.
+    #[default]
+    Nothing,
+    /// A progress line on standard error about once a second.
+    Progress,
+    /// The live dashboard (`dashboard` feature); only when standard output is a terminal. If
+    /// the terminal fails, the run goes on headless.
+    #[cfg(feature = "dashboard")]
+    Dashboard,
+}
+
+/// Databases watched beside the load: readings of their own counters through it, and the last
+/// ones after it (a database publishes what the load did a little later). The `sql` crate's
+/// `Monitor::watch_load` makes one.
+pub struct DatabaseReadings {
+    /// The readings, as they come; the channel closes after the last one.
+    pub events: mpsc::Receiver<DatabaseEvent>,
+    /// Told when the load has ended: the watcher then takes its last readings and closes
+    /// `events`.
+    pub load_ended: oneshot::Sender<()>,
+    /// Once the channel has closed: what went wrong while watching, to tell the user.
+    pub warnings: tokio::task::JoinHandle<Vec<String>>,
+}
+
+/// Starts watching databases right before the load (see [`Run::databases`]).
+type StartDatabases = Box<dyn FnOnce() -> DatabaseReadings + Send>;
+
+/// One run, as the command line makes it: build it, then [`Run::execute`].
+///
+/// By default it runs headless and silent: no summary, no messages, no progress line, no
+/// signal handling; each is one call away ([`Run::summary`], [`Run::messages`], [`Run::show`],
+/// [`Run::stop_on_signals`]).
+pub struct Run<D: Driver> {
+    plan: RunPlan,
+    driver: Arc<D>,
+    thresholds: Vec<Threshold>,
+    json: Option<PathBuf>,
+    reports: Vec<(Format, PathBuf)>,
+    samples: Option<PathBuf>,
+    title: Option<String>,
+    start_at: Option<SystemTime>,
+    #[cfg(feature = "docker")]
+    containers: Option<Containers>,
+    databases: Option<StartDatabases>,
+    show: Show,
+    summary: bool,
+    messages: bool,
+    signals: bool,
+}
+
+impl<D: Driver> std::fmt::Debug for Run<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("plan", &self.plan)
+            .field("thresholds", &self.thresholds.len())
+            .field("json", &self.json)
+            .field("show", &self.show)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A finished run: its result and what became of its outputs.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// The final snapshot (every number of the run, series and readings included).
+    pub snapshot: Arc<Snapshot>,
+    /// The result as the JSON file holds it, with the thresholds evaluated.
+    pub result: RunResult,
+    /// Outputs that could not be written (the JSON result, a report, the samples file): the
+    /// run's numbers are still in [`Finished::result`], but the exit code is 1.
+    pub failures: Vec<String>,
+    /// What went wrong beside the load without failing it (dropped container readings, failed
+    /// database readings).
+    pub warnings: Vec<String>,
+}
+
+impl Finished {
+    /// Every threshold held.
+    pub fn passed(&self) -> bool {
+        self.result.passed()
+    }
+
+    /// The exit code: 1 if an output could not be written, else 99 if a threshold failed,
+    /// else 0.
+    pub fn exit_code(&self) -> u8 {
+        if !self.failures.is_empty() {
+            EXIT_RUNTIME
+        } else if self.passed() {
+            EXIT_OK
+        } else {
+            EXIT_THRESHOLDS
+        }
+    }
+}
+
+impl<D: Driver> Run<D> {
+    /// A run of `plan` with `driver`, headless and silent until told otherwise.
+    pub fn new(plan: RunPlan, driver: Arc<D>) -> Self {
+        Run {
+            plan,
+            driver,
+            thresholds: Vec::new(),
+            json: None,
+            reports: Vec::new(),
+            samples: None,
+            title: None,
+            start_at: None,
+            #[cfg(feature = "docker")]
+            containers: None,
+            databases: None,
+            show: Show::Nothing,
+            summary: false,
+            messages: false,
+            signals: false,
+        }
+    }
+
+    /// Pass/fail conditions, evaluated on the result (exit code 99 when one fails).
+    pub fn thresholds(mut self, thresholds: impl IntoIterator<Item = Threshold>) -> Self {
+        self.thresholds.extend(thresholds);
+        self
+    }
+
+    /// Writes the JSON result to `path` (`-`: standard output, and the summary goes to
+    /// standard error). The file is checked writable before any load.
+    pub fn json(mut self, path: impl Into<PathBuf>) -> Self {
+        self.json = Some(path.into());
+        self
+    }
+
+    /// Writes the result in `format` to `path` too (checked writable before any load).
+    pub fn report(mut self, format: Format, path: impl Into<PathBuf>) -> Self {
+        self.reports.push((format, path.into()));
+        self
+    }
+
+    /// Writes every request as a line of JMeter's JTL to `path` while the run goes.
+    pub fn samples(mut self, path: impl Into<PathBuf>) -> Self {
+        self.samples = Some(path.into());
+        self
+    }
+
+    /// Said before the target in the dashboard and the result (`go, round 2 of 3`).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Runs this share of the plan (one process of several that together run it exactly).
+    pub fn shard(mut self, shard: Shard) -> Self {
+        self.plan.shard = shard;
+        self
+    }
+
+    /// Starts the load at this instant (every shard waits for the same one); one in the past
+    /// starts at once, with a warning.
+    pub fn start_at(mut self, at: SystemTime) -> Self {
+        self.start_at = Some(at);
+        self
+    }
+
+    /// Watches the target's containers through the Docker engine: resolved (an unknown one is
+    /// an input error) and sampled idle before the load, then through it.
+    #[cfg(feature = "docker")]
+    pub fn containers(mut self, containers: Containers) -> Self {
+        self.containers = Some(containers);
+        self
+    }
+
+    /// Watches databases beside the load: `start` is called right before the load starts.
+    pub fn databases(mut self, start: impl FnOnce() -> DatabaseReadings + Send + 'static) -> Self {
+        self.databases = Some(Box::new(start));
+        self
+    }
+
+    /// What shows the run while it goes.
+    pub fn show(mut self, show: Show) -> Self {
+        self.show = show;
+        self
+    }
+
+    /// Prints the summary (the aggregate table) at the end.
+    pub fn summary(mut self, on: bool) -> Self {
+        self.summary = on;
+        self
+    }
+
+    /// Says on standard error what it is doing: containers watched, the wait for the start,
+    /// files written.
+    pub fn messages(mut self, on: bool) -> Self {
+        self.messages = on;
+        self
+    }
+
+    /// Stops the run on Ctrl-C or SIGTERM (requests in flight get the grace period), and cuts
+    /// it short on the second; the result is still written.
+    pub fn stop_on_signals(mut self, on: bool) -> Self {
+        self.signals = on;
+        self
+    }
+
+    /// The plan as it will run.
+    pub fn plan(&self) -> &RunPlan {
+        &self.plan
+    }
+
+    /// Runs to the end: the watchers first, then the load, then the outputs.
+    pub async fn execute(mut self) -> Result<Finished, RunError> {
+        if let Some(title) = &self.title {
+            self.plan.target = format!("{title}: {}", self.plan.target);
+        }
+        // A result that cannot be written is found out now, not after the whole run.
+        if let Some(path) = &self.json {
+            check_writable(path).map_err(|e| RunError::Input(format!("the result file {e}")))?;
+        }
+        for (_, path) in &self.reports {
+            check_writable(path).map_err(|e| RunError::Input(format!("the report {e}")))?;
+        }
+        let mut warnings = Vec::new();
+        let mut extras = throng_engine::Extras::default();
+        // Containers are resolved (and sampled idle) before any load; an unknown one stops here.
+        #[cfg(feature = "docker")]
+        let mut sampling = match &self.containers {
+            Some(c) => {
+                let (s, events) = c.start(self.messages).await?;
+                extras.containers = Some(events);
+                Some(s)
+            }
+            None => None,
+        };
+        let mut samples = None;
+        if let Some(path) = &self.samples {
+            let file = samples::Samples::create(path)?;
+            let (tx, rx) = samples::Samples::channel();
+            extras.samples = Some(tx);
+            samples = Some((file, rx));
+        }
+        if let Some(at) = self.start_at {
+            wait_until(at, self.messages).await;
+        }
+        #[cfg(feature = "docker")]
+        if let Some(s) = &mut sampling {
+            s.load_starts_now();
+        }
+        let mut database_warnings = None;
+        if let Some(start) = self.databases.take() {
+            let d = start();
+            extras.databases = Some(d.events);
+            extras.after_load = Some(d.load_ended);
+            database_warnings = Some(d.warnings);
+        }
+        let handle = throng_engine::start_with(self.plan, self.driver, extras)
+            .await
+            .map_err(|e| match e {
+                throng_engine::EngineError::Setup(_) | throng_engine::EngineError::Thread(_) => {
+                    RunError::Runtime(e.to_string())
+                }
+                other => RunError::Input(other.to_string()),
+            })?;
+        let writer = samples.map(|(file, rx)| file.spawn(rx, &handle.snapshots().borrow()));
+        let signals = self.signals.then(|| {
+            tokio::spawn(signals::stop_on_signal(
+                handle.stop_token(),
+                handle.abort_token(),
+            ))
+        });
+        let mut progress = None;
+        let snapshot = match self.show {
+            #[cfg(feature = "dashboard")]
+            Show::Dashboard => dashboard::show(handle).await,
+            Show::Progress => {
+                progress = Some(tokio::spawn(progress::progress(handle.snapshots())));
+                handle.wait().await
+            }
+            Show::Nothing => handle.wait().await,
+        };
+        if let Some(s) = signals {
+            s.abort();
+        }
+        if let Some(p) = progress {
+            p.abort();
+        }
+        #[cfg(feature = "docker")]
+        if let Some(s) = sampling.take() {
+            if s.dropped() > 0 {
+                warnings.push(format!(
+                    "{} container readings were dropped (the run was too busy to take them)",
+                    s.dropped()
+                ));
+            }
+        }
+        if let Some(w) = database_warnings {
+            warnings.extend(w.await.unwrap_or_default());
+        }
+        let result = throng_report::finish(&snapshot, &self.thresholds);
+        let mut finished = Finished {
+            snapshot,
+            result,
+            failures: Vec::new(),
+            warnings,
+        };
+        outputs::write(
+            &mut finished,
+            self.json.as_deref(),
+            &self.reports,
+            self.summary,
+            self.messages,
+        );
+        if let Some(w) = writer {
+            match w.await {
+                Ok(Ok(n)) if self.messages => eprintln!("{n} samples written"),
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => finished.failures.push(format!("the samples file {e}")),
+                Err(e) => finished
+                    .failures
+                    .push(format!("the samples writer failed: {e}")),
+            }
+        }
+        Ok(finished)
+    }
+}
+
+/// Waits until `at`; a run that comes after it starts at once and says how late it is.
+async fn wait_until(at: SystemTime, messages: bool) {
+    use std::time::Duration;
+    match at.duration_since(SystemTime::now()) {
+        Ok(wait) => {
+            if messages && wait > Duration::from_millis(500) {
+                eprintln!("waiting {:.1} s for the start", wait.as_secs_f64());
+            }
+            tokio::time::sleep(wait).await;
+        }
+        Err(late) => {
+            let late = late.duration();
+            if late > Duration::from_millis(100) {
+                eprintln!(
+                    "warning: the start was {:.2} s ago: this shard starts late, and its time \
+                     series will not line up with the others' by that much",
+                    late.as_secs_f64()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! The headless progress line: about once a second on standard error.
+
+use std::sync::Arc;
+
+use throng_core::{Percentiles, RunState, Snapshot};
+
+/// Prints a progress line for each snapshot until the run is done.
+pub(crate) async fn progress(mut rx: tokio::sync::watch::Receiver<Arc<Snapshot>>) {
+    while rx.changed().await.is_ok() {
+        let s = rx.borrow_and_update().clone();
+        if s.state == RunState::Done || s.series.is_empty() {
+            continue;
+        }
+        eprintln!("{}", progress_line(&s));
+    }
+}
+
+/// One progress line: elapsed, last-second rate and percentiles, errors so far.
+pub fn progress_line(s: &Snapshot) -> String {
+    let last = Percentiles::of(&s.last.latency);
+    let point = s.series.last().copied().unwrap_or_default();
+    let ms = |us: u64| us as f64 / 1000.0;
+    let mut line = format!(
+        "[{:>6.1}s] {:>8} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  errors {} ({:.2}%)  active {}",
+        s.elapsed.as_secs_f64(),
+        point.requests,
+        ms(last.p50),
+        ms(last.p99),
+        s.total.errors,
+        s.total.error_rate() * 100.0,
+        s.active
+    );
+    if let Some(l) = &s.lag {
+        line.push_str(&format!("  late {}  dropped {}", l.late, l.dropped));
+    }
+    line
+}
