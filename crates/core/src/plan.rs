@@ -149,6 +149,19 @@ impl Shard {
     }
 }
 
+impl Shard {
+    /// This shard's share of a closed loop's `total` requests among `users`: the requests of
+    /// its own users, each user's share being `total / users`, plus one for the first
+    /// `total % users`. A shard without users has none (an even split of `-n` gave it a share
+    /// it could never send, and it waited forever), and the shards' shares add up to `total`.
+    pub fn requests(&self, total: u64, users: u64) -> u64 {
+        if users == 0 {
+            return self.share(total);
+        }
+        self.share(users) * (total / users) + self.share(total % users)
+    }
+}
+
 impl Default for Shard {
     fn default() -> Self {
         Shard::WHOLE

@@ -67,11 +67,22 @@ pub(crate) async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
                 });
             }
         }
-        let all_finished = {
-            let list = slots.borrow();
-            !list.is_empty() && list.iter().all(|s| *s == Slot::Finished)
+        // Staged users may still come while the stages last, even when every user so far has
+        // finished its iterations (users 100 ms apart each finishing in less: the README's
+        // `--user-stages 10s:100 -i 10` sent 20 of its 1,000). A fixed number is done when
+        // this worker's all are; with none (a shard or worker without users), at once unless
+        // the clock ends the run.
+        let done = match &c.users {
+            Users::Stages(_) => staged_end,
+            Users::Fixed(_) => {
+                let list = slots.borrow();
+                match list.is_empty() {
+                    true => sh.deadline.is_none(),
+                    false => list.iter().all(|s| *s == Slot::Finished),
+                }
+            }
         };
-        if staged_end || all_finished || local.budget.get() == 0 || sh.stopping() {
+        if done || local.budget.get() == 0 || sh.stopping() {
             break;
         }
         sleep(Duration::from_millis(100)).await;

@@ -330,7 +330,11 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
     let budget = match &shared.plan.model {
         LoadModel::Closed(ClosedLoop {
             requests: Some(n), ..
-        }) => split(&shared, *n, worker),
+        }) => {
+            let users = shared.plan.peak_concurrency();
+            let mine = shared.plan.shard.requests(*n, users);
+            share(mine, worker, shared.workers)
+        }
         _ => u64::MAX,
     };
     let state = shared.driver.worker_of(worker, shared.workers);

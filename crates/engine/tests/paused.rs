@@ -154,6 +154,21 @@ async fn users_follow_the_stages() {
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn staged_users_each_run_their_iterations_however_far_apart_they_start() {
+    // The README's `--user-stages 10s:100 -i 10`: users start 100 ms apart and each finishes
+    // its 10 iterations (1 ms each) before the next starts; every one of the 100 starts, and
+    // they send exactly 1,000 (they sent 20: the first users' end looked like the run's).
+    for (stages, iterations, want) in [("10s:100", 10, 1_000), ("1s:10", 5, 50)] {
+        let mut plan = closed(Users::Stages(stages::parse(stages).unwrap()), None, None);
+        if let LoadModel::Closed(c) = &mut plan.model {
+            c.iterations = Some(iterations);
+        }
+        let s = run(plan, Duration::from_millis(1)).await;
+        assert_eq!((s.total.samples, s.total.errors), (want, 0), "{stages}");
+    }
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn what_outlives_the_grace_is_aborted_at_its_age() {
     // One user, a request that takes 10 s, a run of 1 s with 2 s of grace: the request is cut
     // off at 3 s, counted as a sample, an `aborted` failure, and in latency at 3 s.
@@ -305,20 +320,38 @@ async fn every_request_is_kept_as_a_sample_when_asked_and_a_full_sink_counts_the
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn shards_together_run_exactly_the_plan() {
     use throng_core::Shard;
-    // Closed loop: 7 users, 1000 requests, as 3 shards: users 3, 2, 2 and requests 334, 333,
-    // 333; together exactly the plan.
+    // Closed loop: 7 users, 1000 requests, as 3 shards: users 3, 2, 2, each user's share of
+    // the requests 142 or 143, so the shards' 428, 286, 286; together exactly the plan.
     let mut total = 0;
-    for index in 0..3 {
+    for (index, want) in [428, 286, 286].into_iter().enumerate() {
         let mut plan = closed(Users::Fixed(7), None, None);
         if let LoadModel::Closed(c) = &mut plan.model {
             c.requests = Some(1000);
         }
-        plan.shard = Shard { index, count: 3 };
+        plan.shard = Shard {
+            index: index as u32,
+            count: 3,
+        };
         let s = run(plan, Duration::from_millis(10)).await;
-        assert_eq!(s.total.samples, Shard { index, count: 3 }.share(1000));
+        assert_eq!(s.total.samples, want);
         total += s.total.samples;
     }
     assert_eq!(total, 1000);
+    // 2 users, 10 requests (or 5 iterations each), as 3 shards: the third has no user, so no
+    // request, and ends at once (it used to wait forever for a share of `-n` it had no user to
+    // send, and the others sent 7 of the 10).
+    for (requests, iterations) in [(Some(10), None), (None, Some(5))] {
+        let mut sent = Vec::new();
+        for index in 0..3 {
+            let mut plan = closed(Users::Fixed(2), None, None);
+            if let LoadModel::Closed(c) = &mut plan.model {
+                (c.requests, c.iterations) = (requests, iterations);
+            }
+            plan.shard = Shard { index, count: 3 };
+            sent.push(run(plan, Duration::from_millis(10)).await.total.samples);
+        }
+        assert_eq!(sent, [5, 5, 0], "{requests:?} {iterations:?}");
+    }
     // Open loop: 300/s for 2 s as 4 shards: every arrival of the whole schedule, once.
     let mut scheduled = 0;
     for index in 0..4 {
