@@ -593,3 +593,85 @@ fn two_grpc_targets_compare_in_one_command() {
     );
     assert_eq!((fast.calls(), slow.calls()), (100, 100));
 }
+
+/// A server that does not speak HTTP/2 (the HTTP target answering garbage, an HTTP/1.1-only
+/// server, the gRPC target answering garbage), under both load models: every call fails at
+/// its connect, users back off rather than spin (a closed loop used to keep its worker at 100%
+/// CPU in the error path, past `-z` and every signal), and the run ends on time with a valid
+/// result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_does_not_speak_http2_fails_as_protocol_and_the_run_ends() {
+    use throng::testbed::{Fault, HttpTarget};
+    let garbage = HttpTarget {
+        fault: Some(Fault::Garbage),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let http1 = HttpTarget {
+        http1_only: true,
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let grpc_garbage = target(GrpcTarget {
+        fault: Some(Fault::Garbage),
+        ..GrpcTarget::default()
+    })
+    .await;
+    // hyper's HTTP/1.1-only server closes on the HTTP/2 preface without a word: a `reset`
+    // (nginx answers 400 first: `protocol`).
+    let urls = [
+        (
+            "garbage",
+            garbage.url().replace("http://", "grpc://"),
+            ErrorClass::Protocol,
+        ),
+        (
+            "HTTP/1.1 only",
+            http1.url().replace("http://", "grpc://"),
+            ErrorClass::Reset,
+        ),
+        ("gRPC garbage", grpc_garbage.url(), ErrorClass::Protocol),
+    ];
+    for (name, url, class) in &urls {
+        for model in [&["-c", "2", "-z", "1s"][..], &["-q", "50", "-z", "1s"][..]] {
+            let what = format!("{name} {model:?}");
+            let mut args = vec![
+                url.as_str(),
+                "--call",
+                "helloworld.Greeter/SayHello",
+                "--proto",
+                GREETER,
+                "-t",
+                "300ms",
+                "--connect-timeout",
+                "300ms",
+                "--grace",
+                "300ms",
+            ];
+            args.extend(model);
+            let began = std::time::Instant::now();
+            let s = tokio::time::timeout(Duration::from_secs(30), run(&args))
+                .await
+                .unwrap_or_else(|_| panic!("{what}: the run did not end within 30 s"));
+            let took = began.elapsed();
+            // 1 s of load and at most the grace; the rest is margin for a busy machine.
+            assert!(took < Duration::from_secs(10), "{what}: took {took:?}");
+            let t = &s.total;
+            assert!(t.samples > 0, "{what}");
+            assert_eq!(t.errors, t.samples, "{what}: {:?}", s.errors);
+            assert_eq!(errors_of(&s, *class), t.samples, "{what}: {:?}", s.errors);
+            if model[0] == "-c" {
+                // Backing off from 10 ms up to 1 s, each user tries about 8 times in 1 s.
+                assert!(t.samples <= 40, "{what}: {} calls", t.samples);
+            } else {
+                assert_eq!(t.samples, 50, "{what}");
+            }
+            let r = common::result(&s);
+            assert_eq!(r.total.samples, t.samples, "{what}");
+        }
+    }
+}

@@ -117,18 +117,29 @@ impl Connector {
             let (stream, counters) = self.open().await?;
             // hyper's client windows (5 MB a connection, 2 MB a stream): h2's 64 KiB default
             // would stall large server streams on round trips.
-            let (sender, conn) = h2::client::Builder::new()
+            let (sender, mut conn) = h2::client::Builder::new()
                 .initial_window_size(2 * 1024 * 1024)
                 .initial_connection_window_size(5 * 1024 * 1024)
                 .handshake::<_, Bytes>(Coalesce::new(stream))
                 .await
                 .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
+            let ping = conn.ping_pong();
             let closed = Arc::new(AtomicBool::new(false));
             let flag = closed.clone();
             tokio::spawn(async move {
                 let _ = conn.await;
                 flag.store(true, Ordering::Relaxed);
             });
+            // The client's half of the handshake is only written: a PING answered is the
+            // server speaking HTTP/2. Without it, a server of another protocol (an HTTP/1.1
+            // server's 400, garbage) failed the first call instead, the connection counted as
+            // made, and every call reconnected at once: 3,020 calls in 1 s from 2 users
+            // against an HTTP/1.1-only server.
+            if let Some(mut ping) = ping {
+                ping.ping(h2::Ping::opaque())
+                    .await
+                    .map_err(|e| not_http2(&self.authority, &e, &counters))?;
+            }
             Ok(H2Conn {
                 sender,
                 counters,
@@ -136,6 +147,27 @@ impl Connector {
             })
         })
         .await
+    }
+}
+
+/// A connection whose HTTP/2 handshake failed. A peer that answered something else than
+/// HTTP/2 (nginx's 400 to the preface, garbage) does not speak the protocol, whether h2 read
+/// its bytes or met the close after them first: class `protocol`. A peer that said nothing
+/// keeps the class of how it failed: a reset or a close (hyper's HTTP/1.1-only server closes
+/// on the preface without a word, which a reset with linger 0 cannot be told from), a timeout.
+/// Either way it is a failed connect, and users back off.
+fn not_http2(authority: &str, e: &h2::Error, counters: &Counters) -> Outcome {
+    let class = match classify(e) {
+        ErrorClass::Reset | ErrorClass::Other if counters.read().1 > 0 => ErrorClass::Protocol,
+        c => c,
+    };
+    let said = message(e);
+    match class {
+        ErrorClass::Protocol => Outcome::failed(
+            class,
+            format!("{authority} does not answer as an HTTP/2 server: {said}"),
+        ),
+        _ => Outcome::failed(class, said),
     }
 }
 

@@ -57,6 +57,9 @@ pub struct HttpTarget {
     pub fault: Option<Fault>,
     /// Serve TLS with a fresh self-signed certificate for `localhost` and `127.0.0.1`.
     pub tls: bool,
+    /// Speak HTTP/1.1 only, as nginx does without `http2`: an HTTP/2 client's preface gets an
+    /// HTTP/1.1 error answer.
+    pub http1_only: bool,
 }
 
 impl Default for HttpTarget {
@@ -68,6 +71,7 @@ impl Default for HttpTarget {
             stall: None,
             fault: None,
             tls: false,
+            http1_only: false,
         }
     }
 }
@@ -217,8 +221,12 @@ async fn connection(
         }
         return;
     }
+    let http1_only = state.cfg.http1_only;
     let service = service_fn(move |req| handle(req, state.clone()));
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    if http1_only {
+        builder = builder.http1_only();
+    }
     match acceptor {
         Some(acceptor) => {
             if let Ok(tls) = acceptor.accept(tcp).await {

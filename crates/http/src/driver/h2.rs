@@ -8,7 +8,7 @@ use std::sync::Arc;
 use http::Request;
 use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use throng_core::Outcome;
+use throng_core::{ErrorClass, Outcome};
 use throng_net::{message, Counters};
 use tokio::sync::Notify;
 
@@ -117,6 +117,17 @@ impl HttpDriver {
         let (s1, r1) = counters.read();
         let (s0, r0) = slot.seen.replace((s1, r1));
         let (mut outcome, response) = self.finish(result, keep);
+        // An HTTP/2 server's first bytes are its SETTINGS, before any answer: a connection that
+        // failed without a byte from the server never spoke HTTP/2 (hyper's HTTP/1.1 server
+        // closes on the preface without a word; 1,370 connections in 1 s from 2 users when it
+        // was a `reset` and retried at once).
+        if r1 == 0 && matches!(outcome.error, Some(ErrorClass::Reset | ErrorClass::Other)) {
+            let said = outcome.message.take().unwrap_or_default();
+            outcome = Outcome::failed(
+                ErrorClass::Protocol,
+                format!("the server sent nothing as HTTP/2 before the connection failed: {said}"),
+            );
+        }
         outcome.bytes_sent = s1.saturating_sub(s0);
         outcome.bytes_received = r1.saturating_sub(r0);
         (outcome, response)
