@@ -1,17 +1,20 @@
 //! Scenario steps from any protocol: the contract between the scenario crate (files, variables,
 //! templates, checks, extraction) and the protocol crates (what a step sends, and how).
 //!
-//! A protocol registers a [`StepProtocol`] under its URL schemes and its step key (`request` for
-//! HTTP, `grpc`, `sql`). When a scenario loads, the protocol compiles each of its steps from the
-//! [`Node`] written under that key into a [`StepCall`], compiling its templates through
-//! [`TemplateCompiler`] and blaming bad values on their [`Place`]. When the run starts it makes
-//! one [`StepClient`] per target. Each call renders its templates through [`Render`] and answers
-//! with an [`Outcome`] and, when asked, a [`Reply`]: the status, metadata and body that the
-//! scenario's checks and extraction read, whatever the protocol.
+//! A protocol implements [`Protocol`] and [`Client`], once, and is registered in [`Protocols`]
+//! under its URL schemes and its step key (`request` for HTTP, `grpc`, `sql`). When a scenario
+//! loads, the protocol compiles each of its steps from the [`Node`] written under that key into
+//! its own step type, compiling its templates through [`TemplateCompiler`] and blaming bad
+//! values on their [`Place`]. When the run starts it makes one [`Client`] per target. Each call
+//! renders its templates through [`Render`] and answers with an [`Outcome`] and, when asked, a
+//! [`Reply`]: the status, metadata and body that the scenario's checks and extraction read,
+//! whatever the protocol.
 //!
-//! Workers and sessions are type-erased (`Box<dyn Any>`), so a scenario mixing protocols holds
-//! one of each per target; a client downcasts its own. The erasure costs one boxed future per
-//! step; the single-URL paths (`throng run URL`) use each protocol's typed [`crate::Driver`].
+//! A scenario mixing protocols holds one client of each per target, so core erases their
+//! types, once, for every protocol: [`StepProtocol`], [`StepClient`] and [`StepCall`] are
+//! derived from the typed traits (workers and sessions as `Box<dyn Any>`, one boxed future per
+//! step). The single-URL paths (`throng run URL`) still use each protocol's typed
+//! [`crate::Driver`].
 
 use std::any::Any;
 use std::fmt;
@@ -424,73 +427,14 @@ impl Default for ClientOptions {
     }
 }
 
-/// A compiled step of some protocol; its client downcasts it.
-pub trait StepCall: fmt::Debug + Send + Sync + 'static {
-    /// For the client's downcast.
-    fn as_any(&self) -> &dyn Any;
-}
+/// A protocol: which targets and steps are its, how a step compiles, and a client per target.
+/// A protocol crate implements this and [`Client`], once; scenarios (and anything else that
+/// mixes protocols) see it through its type-erased form, [`StepProtocol`], which core derives
+/// for every protocol.
+pub trait Protocol: Send + Sync + 'static {
+    /// A target's client.
+    type Client: Client;
 
-/// One target's client: per-worker state, per-user sessions, and the calls.
-pub trait StepClient: Send + Sync + 'static {
-    /// The state a worker thread shares among its users' sessions.
-    fn worker(&self) -> Box<dyn Any>;
-
-    /// The state of worker `index` of `workers` (see [`crate::Driver::worker_of`]):
-    /// [`StepClient::worker`] unless the client splits something fixed among the workers.
-    fn worker_of(&self, _index: usize, _workers: usize) -> Box<dyn Any> {
-        self.worker()
-    }
-
-    /// A fresh session for user `user` on a worker.
-    fn session(&self, worker: &dyn Any, user: u64) -> Box<dyn Any>;
-
-    /// Opens what the session needs (see [`crate::Driver::connect`]).
-    fn connect<'a>(&'a self, session: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>>;
-
-    /// Sends a compiled step; `want_reply` asks for the [`Reply`] (checks or extraction need
-    /// it). A reply comes whenever the target answered, also with a failing status; `None`
-    /// means no answer (or none wanted).
-    fn call<'a>(
-        &'a self,
-        session: &'a mut dyn Any,
-        call: &'a dyn StepCall,
-        render: &'a dyn Render,
-        want_reply: bool,
-    ) -> LocalFuture<'a, (Outcome, Option<Reply>)>;
-
-    /// After each iteration, with the class of its first failure (see
-    /// [`crate::Driver::end_iteration`]). Nothing by default.
-    fn end_iteration<'a>(
-        &'a self,
-        _session: &'a mut dyn Any,
-        _failed: Option<crate::ErrorClass>,
-    ) -> LocalFuture<'a, ()> {
-        Box::pin(std::future::ready(()))
-    }
-
-    /// Connections a user of this client holds at most (for the open-file check).
-    fn connections_per_user(&self) -> f64 {
-        1.0
-    }
-
-    /// Checks a compiled step of this target against what the client learnt when it was made
-    /// (a gRPC method in the target's descriptors), before any load: an error, at the step's
-    /// place, stops the run. Nothing by default.
-    fn check(&self, _step: &dyn StepCall) -> Result<(), StepError> {
-        Ok(())
-    }
-
-    /// The label of a row timing the parts of a step's replies (a gRPC server stream's
-    /// messages, see [`crate::PartsInfo`]), given the step's own label; asked after
-    /// [`StepClient::check`]. None by default.
-    fn parts(&self, _step: &dyn StepCall, _label: &str) -> Option<String> {
-        None
-    }
-}
-
-/// A protocol as scenarios see it: which targets and steps are its, how they compile, and a
-/// client per target.
-pub trait StepProtocol: Send + Sync + 'static {
     /// Its name in messages: `http`, `grpc`, `sql`.
     fn name(&self) -> &'static str;
 
@@ -500,15 +444,20 @@ pub trait StepProtocol: Send + Sync + 'static {
     /// The key a step of this protocol is written under (`request`, `grpc`, `sql`).
     fn key(&self) -> &'static str;
 
+    /// What a step written under [`Protocol::key`] holds, for messages (`path`, `method`, ...).
+    fn step_help(&self) -> &'static str {
+        ""
+    }
+
     /// Checks a target URL of this protocol (before any load), saying what is wrong.
     fn check_target(&self, url: &str) -> Result<(), String>;
 
-    /// Compiles a step written under [`StepProtocol::key`] (its `target` already taken out).
+    /// Compiles a step written under [`Protocol::key`] (its `target` already taken out).
     fn compile(
         &self,
         request: &Node,
         templates: &mut dyn TemplateCompiler,
-    ) -> Result<Arc<dyn StepCall>, StepError>;
+    ) -> Result<<Self::Client as Client>::Step, StepError>;
 
     /// Reads a status check's expected value (`status: 200`, `status: UNAVAILABLE`).
     fn status(&self, expected: &Node) -> Result<Status, StepError>;
@@ -518,7 +467,266 @@ pub trait StepProtocol: Send + Sync + 'static {
     fn is_status_failure(&self, class: crate::ErrorClass) -> bool;
 
     /// A client for the target at `url`.
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<Self::Client, String>;
+}
+
+/// One target's client: per-worker state, per-user sessions, and the calls. Workers' state and
+/// sessions live on one worker thread, so neither they nor the futures need to be `Send`.
+pub trait Client: Send + Sync + 'static {
+    /// A compiled step of this protocol.
+    type Step: fmt::Debug + Send + Sync + 'static;
+    /// The state a worker thread shares among its users' sessions (HTTP/2's connections).
+    type Worker: 'static;
+    /// Per-user state: a connection.
+    type Session: 'static;
+
+    /// The state of worker `index` of the run's `workers` threads: the same for every worker
+    /// unless the client splits something fixed among them (gRPC's `--connections`).
+    fn worker_of(&self, index: usize, workers: usize) -> Self::Worker;
+
+    /// A fresh session for user `user` (0-based, unique across the run) on a worker.
+    fn session(&self, worker: &Self::Worker, user: u64) -> Self::Session;
+
+    /// Opens what the session needs and has not got (see [`crate::Driver::connect`]): its
+    /// time is not the request's; a failure is the outcome of the step that needed it.
+    fn connect(&self, _session: &mut Self::Session) -> impl Future<Output = Result<(), Outcome>> {
+        std::future::ready(Ok(()))
+    }
+
+    /// Sends a compiled step; `want_reply` asks for the [`Reply`] (checks or extraction need
+    /// it). A reply comes whenever the target answered, also with a failing status; `None`
+    /// means no answer (or none wanted).
+    fn call(
+        &self,
+        session: &mut Self::Session,
+        step: &Self::Step,
+        render: &dyn Render,
+        want_reply: bool,
+    ) -> impl Future<Output = (Outcome, Option<Reply>)>;
+
+    /// After each iteration, with the class of its first failure (roll back a transaction
+    /// left open; see [`crate::Driver::end_iteration`]). Nothing by default.
+    fn end_iteration(
+        &self,
+        _session: &mut Self::Session,
+        _failed: Option<crate::ErrorClass>,
+    ) -> impl Future<Output = ()> {
+        std::future::ready(())
+    }
+
+    /// Connections a user of this client holds at most (for the open-file check).
+    fn connections_per_user(&self) -> f64 {
+        1.0
+    }
+
+    /// Checks a compiled step against what the client learnt when it was made (a gRPC method
+    /// in the target's descriptors), before any load: an error, at the step's place, stops the
+    /// run. Nothing by default.
+    fn check(&self, _step: &Self::Step) -> Result<(), StepError> {
+        Ok(())
+    }
+
+    /// The label of a row timing the parts of a step's replies (a gRPC server stream's
+    /// messages, see [`crate::PartsInfo`]), given the step's own label. None by default.
+    fn parts(&self, _step: &Self::Step, _label: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A compiled step of some protocol, type-erased; its client downcasts it.
+pub trait StepCall: fmt::Debug + Send + Sync + 'static {
+    /// For the client's downcast.
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: fmt::Debug + Send + Sync + 'static> StepCall for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A [`Client`], type-erased: what a scenario of several protocols holds per target. Core
+/// implements it for every client; its workers and sessions are `Box<dyn Any>`, and each call
+/// costs one boxed future.
+pub trait StepClient: Send + Sync + 'static {
+    /// The state of worker `index` of `workers` (see [`Client::worker_of`]).
+    fn worker_of(&self, index: usize, workers: usize) -> Box<dyn Any>;
+
+    /// A fresh session for user `user` on a worker made by this client.
+    fn session(&self, worker: &dyn Any, user: u64) -> Box<dyn Any>;
+
+    /// Opens what the session needs (see [`Client::connect`]).
+    fn connect<'a>(&'a self, session: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>>;
+
+    /// Sends a compiled step (see [`Client::call`]).
+    fn call<'a>(
+        &'a self,
+        session: &'a mut dyn Any,
+        call: &'a dyn StepCall,
+        render: &'a dyn Render,
+        want_reply: bool,
+    ) -> LocalFuture<'a, (Outcome, Option<Reply>)>;
+
+    /// After each iteration (see [`Client::end_iteration`]).
+    fn end_iteration<'a>(
+        &'a self,
+        session: &'a mut dyn Any,
+        failed: Option<crate::ErrorClass>,
+    ) -> LocalFuture<'a, ()>;
+
+    /// See [`Client::connections_per_user`].
+    fn connections_per_user(&self) -> f64;
+
+    /// See [`Client::check`].
+    fn check(&self, step: &dyn StepCall) -> Result<(), StepError>;
+
+    /// See [`Client::parts`].
+    fn parts(&self, step: &dyn StepCall, label: &str) -> Option<String>;
+}
+
+/// A step or session handed to a client that did not make it: a scenario gives each client
+/// only its own, so this is a bug, reported as the request's failure rather than a panic.
+fn foreign(what: &str) -> Outcome {
+    Outcome::failed(
+        crate::ErrorClass::Other,
+        format!("a {what} of another protocol's client"),
+    )
+}
+
+impl<C: Client> StepClient for C {
+    fn worker_of(&self, index: usize, workers: usize) -> Box<dyn Any> {
+        Box::new(Client::worker_of(self, index, workers))
+    }
+
+    fn session(&self, worker: &dyn Any, user: u64) -> Box<dyn Any> {
+        match worker.downcast_ref::<C::Worker>() {
+            Some(w) => Box::new(Client::session(self, w, user)),
+            // A worker of another client has no session of this one: its calls fail.
+            None => Box::new(()),
+        }
+    }
+
+    fn connect<'a>(&'a self, session: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
+        match session.downcast_mut::<C::Session>() {
+            Some(s) => Box::pin(Client::connect(self, s)),
+            None => Box::pin(std::future::ready(Err(foreign("session")))),
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        session: &'a mut dyn Any,
+        call: &'a dyn StepCall,
+        render: &'a dyn Render,
+        want_reply: bool,
+    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
+        match (
+            session.downcast_mut::<C::Session>(),
+            call.as_any().downcast_ref::<C::Step>(),
+        ) {
+            (Some(s), Some(step)) => Box::pin(Client::call(self, s, step, render, want_reply)),
+            (None, _) => Box::pin(std::future::ready((foreign("session"), None))),
+            (_, None) => Box::pin(std::future::ready((foreign("step"), None))),
+        }
+    }
+
+    fn end_iteration<'a>(
+        &'a self,
+        session: &'a mut dyn Any,
+        failed: Option<crate::ErrorClass>,
+    ) -> LocalFuture<'a, ()> {
+        match session.downcast_mut::<C::Session>() {
+            Some(s) => Box::pin(Client::end_iteration(self, s, failed)),
+            None => Box::pin(std::future::ready(())),
+        }
+    }
+
+    fn connections_per_user(&self) -> f64 {
+        Client::connections_per_user(self)
+    }
+
+    fn check(&self, step: &dyn StepCall) -> Result<(), StepError> {
+        match step.as_any().downcast_ref::<C::Step>() {
+            Some(s) => Client::check(self, s),
+            None => Err(StepError::at(
+                Place::default(),
+                "a step of another protocol",
+            )),
+        }
+    }
+
+    fn parts(&self, step: &dyn StepCall, label: &str) -> Option<String> {
+        Client::parts(self, step.as_any().downcast_ref::<C::Step>()?, label)
+    }
+}
+
+/// A [`Protocol`], type-erased: how scenarios find and use it. Core implements it for every
+/// protocol.
+pub trait StepProtocol: Send + Sync + 'static {
+    /// See [`Protocol::name`].
+    fn name(&self) -> &'static str;
+    /// See [`Protocol::schemes`].
+    fn schemes(&self) -> &'static [&'static str];
+    /// See [`Protocol::key`].
+    fn key(&self) -> &'static str;
+    /// See [`Protocol::step_help`].
+    fn step_help(&self) -> &'static str;
+    /// See [`Protocol::check_target`].
+    fn check_target(&self, url: &str) -> Result<(), String>;
+    /// See [`Protocol::compile`].
+    fn compile(
+        &self,
+        request: &Node,
+        templates: &mut dyn TemplateCompiler,
+    ) -> Result<Arc<dyn StepCall>, StepError>;
+    /// See [`Protocol::status`].
+    fn status(&self, expected: &Node) -> Result<Status, StepError>;
+    /// See [`Protocol::is_status_failure`].
+    fn is_status_failure(&self, class: crate::ErrorClass) -> bool;
+    /// See [`Protocol::client`].
     fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String>;
+}
+
+impl<P: Protocol> StepProtocol for P {
+    fn name(&self) -> &'static str {
+        Protocol::name(self)
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        Protocol::schemes(self)
+    }
+
+    fn key(&self) -> &'static str {
+        Protocol::key(self)
+    }
+
+    fn step_help(&self) -> &'static str {
+        Protocol::step_help(self)
+    }
+
+    fn check_target(&self, url: &str) -> Result<(), String> {
+        Protocol::check_target(self, url)
+    }
+
+    fn compile(
+        &self,
+        request: &Node,
+        templates: &mut dyn TemplateCompiler,
+    ) -> Result<Arc<dyn StepCall>, StepError> {
+        Ok(Arc::new(Protocol::compile(self, request, templates)?))
+    }
+
+    fn status(&self, expected: &Node) -> Result<Status, StepError> {
+        Protocol::status(self, expected)
+    }
+
+    fn is_status_failure(&self, class: crate::ErrorClass) -> bool {
+        Protocol::is_status_failure(self, class)
+    }
+
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+        Ok(Arc::new(Protocol::client(self, url, options)?))
+    }
 }
 
 /// The protocols a scenario may use, found by URL scheme or step key.
@@ -540,7 +748,7 @@ impl Protocols {
     }
 
     /// Adds a protocol.
-    pub fn with(mut self, p: impl StepProtocol) -> Self {
+    pub fn with(mut self, p: impl Protocol) -> Self {
         self.0.push(Arc::new(p));
         self
     }

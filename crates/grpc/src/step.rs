@@ -17,16 +17,15 @@
 //! encoded once. A target whose reflection cannot be asked (none served, nothing listening)
 //! fails the steps that need it, with the reason as the sample.
 
-use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use http::HeaderMap;
 use prost_reflect::DescriptorPool;
 use throng_core::step::{
-    ClientOptions, JsonTemplate, LocalFuture, Node, NodeValue, Place, Render, Reply, StepCall,
-    StepClient, StepError, StepProtocol, TemplateCompiler, Text,
+    Client, ClientOptions, JsonTemplate, Node, NodeValue, Place, Protocol, Render, Reply,
+    StepError, TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
@@ -44,7 +43,7 @@ type Resolved = (Method, Option<Vec<Bytes>>);
 
 /// A compiled `grpc:` step.
 #[derive(Debug)]
-struct GrpcStep {
+pub struct GrpcStep {
     /// Where its `call` is written.
     at: Place,
     service: String,
@@ -55,12 +54,6 @@ struct GrpcStep {
     /// The method and (when nothing in the message is a template) its encoded requests, found
     /// at the first call: a step's target is fixed, so the answer never changes.
     resolved: OnceLock<Result<Resolved, String>>,
-}
-
-impl StepCall for GrpcStep {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 const FIELDS: &[&str] = &["call", "message", "metadata", "proto", "import_paths"];
@@ -79,7 +72,9 @@ fn code_of(name: &str) -> Option<u8> {
     (0u8..=16).find(|c| throng_core::grpc_name(*c).eq_ignore_ascii_case(name))
 }
 
-impl StepProtocol for GrpcProtocol {
+impl Protocol for GrpcProtocol {
+    type Client = GrpcClient;
+
     fn name(&self) -> &'static str {
         "grpc"
     }
@@ -92,15 +87,15 @@ impl StepProtocol for GrpcProtocol {
         "grpc"
     }
 
+    fn step_help(&self) -> &'static str {
+        "call, message, metadata, proto and import_paths"
+    }
+
     fn check_target(&self, url: &str) -> Result<(), String> {
         crate::parse_url(url).map(drop).map_err(|e| e.to_string())
     }
 
-    fn compile(
-        &self,
-        step: &Node,
-        t: &mut dyn TemplateCompiler,
-    ) -> Result<Arc<dyn StepCall>, StepError> {
+    fn compile(&self, step: &Node, t: &mut dyn TemplateCompiler) -> Result<GrpcStep, StepError> {
         let f = step.fields("grpc", FIELDS)?;
         let call = f.require("call", "a grpc step")?;
         let text = call.text("call")?;
@@ -162,7 +157,7 @@ impl StepProtocol for GrpcProtocol {
                 "import_paths is for `proto` files; give one",
             ));
         }
-        Ok(Arc::new(step))
+        Ok(step)
     }
 
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
@@ -189,7 +184,7 @@ impl StepProtocol for GrpcProtocol {
         class == ErrorClass::GrpcStatus
     }
 
-    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<GrpcClient, String> {
         let mut cfg = GrpcConfig::new(url, "").map_err(|e| e.to_string())?;
         cfg.timeout = options.timeout;
         cfg.connect_timeout = options.connect_timeout;
@@ -222,14 +217,14 @@ impl StepProtocol for GrpcProtocol {
             }
             Descriptors::Protoset(p) => Ok(crate::read_protoset(p).map_err(|e| e.to_string())?),
         };
-        Ok(Arc::new(GrpcClient {
+        Ok(GrpcClient {
             target,
             pool,
             source,
             base,
             per_user: 1.0 / cfg.streams as f64,
             connections: cfg.connections,
-        }))
+        })
     }
 }
 
@@ -269,7 +264,7 @@ fn resolve(
 }
 
 /// One gRPC target of a scenario.
-struct GrpcClient {
+pub struct GrpcClient {
     target: Target,
     /// Its descriptors (from the command line's `.proto` files or protoset, or the server's
     /// reflection), or why there are none.
@@ -322,81 +317,64 @@ impl GrpcClient {
     }
 }
 
-fn session(s: &mut dyn Any) -> Option<&mut Session> {
-    s.downcast_mut::<Session>()
-}
-
-impl StepClient for GrpcClient {
-    fn worker(&self) -> Box<dyn Any> {
-        self.worker_of(0, 1)
-    }
+impl Client for GrpcClient {
+    type Step = GrpcStep;
+    type Worker = Pool;
+    type Session = Session;
 
     /// With `--connections`, this worker's share of them (see [`Pool::share`]).
-    fn worker_of(&self, index: usize, workers: usize) -> Box<dyn Any> {
-        Box::new(Pool::share(self.connections, index, workers))
+    fn worker_of(&self, index: usize, workers: usize) -> Pool {
+        Pool::share(self.connections, index, workers)
     }
 
-    fn session(&self, worker: &dyn Any, _user: u64) -> Box<dyn Any> {
-        let fresh = Pool::default();
-        let pool = worker.downcast_ref::<Pool>().unwrap_or(&fresh);
-        Box::new(self.target.session(pool))
+    fn session(&self, pool: &Pool, _user: u64) -> Session {
+        self.target.session(pool)
     }
 
-    fn connect<'a>(&'a self, s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
-        Box::pin(async move {
-            match session(s) {
-                Some(s) => self.target.connect(s).await,
-                None => Err(Outcome::failed(ErrorClass::Other, "not a gRPC session")),
-            }
-        })
+    async fn connect(&self, s: &mut Session) -> Result<(), Outcome> {
+        self.target.connect(s).await
     }
 
-    fn call<'a>(
-        &'a self,
-        s: &'a mut dyn Any,
-        call: &'a dyn StepCall,
-        render: &'a dyn Render,
+    async fn call(
+        &self,
+        s: &mut Session,
+        step: &GrpcStep,
+        render: &dyn Render,
         want_reply: bool,
-    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
-        Box::pin(async move {
-            let (Some(step), Some(s)) = (call.as_any().downcast_ref::<GrpcStep>(), session(s))
-            else {
-                return (Outcome::failed(ErrorClass::Other, "not a gRPC step"), None);
-            };
-            let (method, fixed) = match step.resolved.get_or_init(|| self.resolve(step)) {
-                Ok(r) => r,
-                Err(e) => return (Outcome::failed(ErrorClass::Other, e.clone()), None),
-            };
-            let rendered;
-            let requests = match fixed {
-                Some(f) => f,
-                None => match self.requests(step, method, render) {
-                    Ok(r) => {
-                        rendered = r;
-                        &rendered
-                    }
-                    Err(e) => {
-                        return (
-                            Outcome::failed(ErrorClass::Check, format!("message: {e}")),
-                            None,
-                        )
-                    }
-                },
-            };
-            let md = match self.metadata(step, render) {
-                Ok(m) => m,
+    ) -> (Outcome, Option<Reply>) {
+        let (method, fixed) = match step.resolved.get_or_init(|| self.resolve(step)) {
+            Ok(r) => r,
+            Err(e) => return (Outcome::failed(ErrorClass::Other, e.clone()), None),
+        };
+        let rendered;
+        let requests = match fixed {
+            Some(f) => f,
+            None => match self.requests(step, method, render) {
+                Ok(r) => {
+                    rendered = r;
+                    &rendered
+                }
                 Err(e) => {
                     return (
-                        Outcome::failed(ErrorClass::Check, format!("metadata: {e}")),
+                        Outcome::failed(ErrorClass::Check, format!("message: {e}")),
                         None,
                     )
                 }
-            };
-            let uri = self.target.uri(method);
-            self.target
-                .call(s, method, &uri, requests, &md, want_reply)
-                .await
-        })
+            },
+        };
+        let md = match self.metadata(step, render) {
+            Ok(m) => m,
+            Err(e) => {
+                return (
+                    Outcome::failed(ErrorClass::Check, format!("metadata: {e}")),
+                    None,
+                )
+            }
+        };
+        let uri = self.target.uri(method);
+        self.target
+            .call(s, method, &uri, requests, &md, want_reply)
+            .await
     }
 
     fn connections_per_user(&self) -> f64 {
@@ -405,8 +383,7 @@ impl StepClient for GrpcClient {
 
     /// The messages of a server-streaming or bidi step's replies: `LABEL (messages)` (known
     /// once its method is; a step whose target's reflection could not be asked has none).
-    fn parts(&self, call: &dyn StepCall, label: &str) -> Option<String> {
-        let step = call.as_any().downcast_ref::<GrpcStep>()?;
+    fn parts(&self, step: &GrpcStep, label: &str) -> Option<String> {
         match step.resolved.get()? {
             Ok((method, _)) if method.server_streams() => Some(format!("{label} (messages)")),
             _ => None,
@@ -415,10 +392,7 @@ impl StepClient for GrpcClient {
 
     /// A step's method must be in the descriptors the client has (a target whose reflection
     /// could not be asked leaves its steps to fail when they run, with the reason).
-    fn check(&self, call: &dyn StepCall) -> Result<(), StepError> {
-        let Some(step) = call.as_any().downcast_ref::<GrpcStep>() else {
-            return Ok(());
-        };
+    fn check(&self, step: &GrpcStep) -> Result<(), StepError> {
         if self.pool.is_err() {
             return Ok(());
         }
@@ -457,7 +431,7 @@ mod tests {
                 &mut Plain,
             )
             .unwrap();
-        let step = ok.as_any().downcast_ref::<GrpcStep>().unwrap();
+        let step = ok;
         assert_eq!(step.service, "helloworld.Greeter");
         assert_eq!(step.metadata[0].0, "x-id");
         assert_eq!(step.message.as_ref().unwrap().templates(), 1);

@@ -8,14 +8,11 @@
 //!   json: { amount: "{{ amount }}" }   # or body: text
 //! ```
 
-use std::any::Any;
-use std::sync::Arc;
-
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use throng_core::step::{
-    ClientOptions, JsonTemplate, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient,
-    StepError, StepProtocol, TemplateCompiler, Text,
+    Client, ClientOptions, JsonTemplate, Node, NodeValue, Protocol, Render, Reply, StepError,
+    TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
@@ -36,22 +33,18 @@ enum Body {
 
 /// A compiled `request:` step.
 #[derive(Debug, Clone)]
-struct HttpStep {
+pub struct HttpStep {
     method: Method,
     path: Text,
     headers: Vec<(HeaderName, Text)>,
     body: Body,
 }
 
-impl StepCall for HttpStep {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
 const FIELDS: &[&str] = &["method", "path", "headers", "body", "json"];
 
-impl StepProtocol for HttpProtocol {
+impl Protocol for HttpProtocol {
+    type Client = HttpClient;
+
     fn name(&self) -> &'static str {
         "http"
     }
@@ -62,6 +55,10 @@ impl StepProtocol for HttpProtocol {
 
     fn key(&self) -> &'static str {
         "request"
+    }
+
+    fn step_help(&self) -> &'static str {
+        "method, path, headers, and body or json"
     }
 
     fn check_target(&self, url: &str) -> Result<(), String> {
@@ -75,11 +72,7 @@ impl StepProtocol for HttpProtocol {
         Ok(())
     }
 
-    fn compile(
-        &self,
-        request: &Node,
-        t: &mut dyn TemplateCompiler,
-    ) -> Result<Arc<dyn StepCall>, StepError> {
+    fn compile(&self, request: &Node, t: &mut dyn TemplateCompiler) -> Result<HttpStep, StepError> {
         if !matches!(request.value, NodeValue::Map(_)) {
             return Err(StepError::at(
                 request.at,
@@ -135,12 +128,12 @@ impl StepProtocol for HttpProtocol {
             }
             (None, None) => Body::None,
         };
-        Ok(Arc::new(HttpStep {
+        Ok(HttpStep {
             method,
             path,
             headers,
             body,
-        }))
+        })
     }
 
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
@@ -165,7 +158,7 @@ impl StepProtocol for HttpProtocol {
         class == ErrorClass::HttpStatus
     }
 
-    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<HttpClient, String> {
         let mut cfg = HttpConfig::new(url).map_err(|e| e.to_string())?;
         cfg.http2 = options.http2;
         cfg.streams = options.streams.max(1);
@@ -183,11 +176,11 @@ impl StepProtocol for HttpProtocol {
             true => 1.0 / cfg.streams as f64,
             false => 1.0,
         };
-        Ok(Arc::new(HttpClient {
+        Ok(HttpClient {
             driver: HttpDriver::new(cfg).map_err(|e| e.to_string())?,
             prefix,
             per_user,
-        }))
+        })
     }
 }
 
@@ -201,7 +194,7 @@ fn shown(n: &Node) -> String {
 }
 
 /// One HTTP target of a scenario.
-struct HttpClient {
+pub struct HttpClient {
     driver: HttpDriver,
     /// The target's base path, prefixed to each step's.
     prefix: String,
@@ -228,68 +221,58 @@ impl HttpClient {
     }
 }
 
-fn session(s: &mut dyn Any) -> &mut Session {
-    // The scenario hands each client only the sessions it made.
-    #[allow(clippy::expect_used)]
-    s.downcast_mut::<Session>()
-        .expect("an HTTP client is given its own sessions")
-}
+impl Client for HttpClient {
+    type Step = HttpStep;
+    type Worker = H2Pool;
+    type Session = Session;
 
-impl StepClient for HttpClient {
-    fn worker(&self) -> Box<dyn Any> {
-        Box::new(H2Pool::default())
+    fn worker_of(&self, _index: usize, _workers: usize) -> H2Pool {
+        H2Pool::default()
     }
 
-    fn session(&self, worker: &dyn Any, _user: u64) -> Box<dyn Any> {
-        let fresh = H2Pool::default();
-        let pool = worker.downcast_ref::<H2Pool>().unwrap_or(&fresh);
-        Box::new(self.driver.new_session(pool))
+    fn session(&self, pool: &H2Pool, _user: u64) -> Session {
+        self.driver.new_session(pool)
     }
 
-    fn connect<'a>(&'a self, s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
-        Box::pin(self.driver.connect_session(session(s)))
+    async fn connect(&self, s: &mut Session) -> Result<(), Outcome> {
+        self.driver.connect_session(s).await
     }
 
-    fn call<'a>(
-        &'a self,
-        s: &'a mut dyn Any,
-        call: &'a dyn StepCall,
-        render: &'a dyn Render,
+    async fn call(
+        &self,
+        s: &mut Session,
+        h: &HttpStep,
+        render: &dyn Render,
         want_reply: bool,
-    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
-        Box::pin(async move {
-            let Some(h) = call.as_any().downcast_ref::<HttpStep>() else {
-                return (Outcome::failed(ErrorClass::Other, "not an HTTP step"), None);
-            };
-            let (path, headers, body) = match self.prepare(h, render) {
-                Ok(p) => p,
-                Err(e) => {
-                    return (
-                        Outcome::failed(ErrorClass::Check, format!("template: {e}")),
-                        None,
-                    )
-                }
-            };
-            let req = match self
-                .driver
-                .build_request(h.method.clone(), &path, headers, body)
-            {
-                Ok(r) => r,
-                Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
-            };
-            let (outcome, resp) = self.driver.send(session(s), req, want_reply).await;
-            let reply = resp.map(|r| Reply {
-                status: Status::Http(r.status),
-                metadata: r
-                    .headers
-                    .iter()
-                    .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.into())))
-                    .collect(),
-                body: r.body,
-                json: None,
-            });
-            (outcome, reply)
-        })
+    ) -> (Outcome, Option<Reply>) {
+        let (path, headers, body) = match self.prepare(h, render) {
+            Ok(p) => p,
+            Err(e) => {
+                return (
+                    Outcome::failed(ErrorClass::Check, format!("template: {e}")),
+                    None,
+                )
+            }
+        };
+        let req = match self
+            .driver
+            .build_request(h.method.clone(), &path, headers, body)
+        {
+            Ok(r) => r,
+            Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
+        };
+        let (outcome, resp) = self.driver.send(s, req, want_reply).await;
+        let reply = resp.map(|r| Reply {
+            status: Status::Http(r.status),
+            metadata: r
+                .headers
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.into())))
+                .collect(),
+            body: r.body,
+            json: None,
+        });
+        (outcome, reply)
     }
 
     fn connections_per_user(&self) -> f64 {
@@ -327,7 +310,7 @@ mod tests {
                 &mut Plain,
             )
             .unwrap();
-        let step = ok.as_any().downcast_ref::<HttpStep>().unwrap();
+        let step = ok;
         assert_eq!(step.method, Method::POST);
         assert!(matches!(&step.body, Body::Json(j) if j.templates() == 1));
         for (bad, says) in [

@@ -536,12 +536,16 @@ fn step(
     })
 }
 
-/// The request keys, for messages: `request` (http), `grpc` (grpc).
+/// The request keys, for messages, each with what its protocol says it holds: `request` (http:
+/// method, path, ...), `grpc` (grpc: call, message, ...).
 fn keys(protocols: &Protocols) -> String {
     protocols
         .all()
         .iter()
-        .map(|p| format!("`{}` ({})", p.key(), p.name()))
+        .map(|p| match p.step_help() {
+            "" => format!("`{}` ({})", p.key(), p.name()),
+            help => format!("`{}` ({}: {help})", p.key(), p.name()),
+        })
         .collect::<Vec<_>>()
         .join(" or ")
 }

@@ -463,7 +463,7 @@ impl Driver for ScenarioDriver {
     }
 
     fn worker(&self) -> Vec<Box<dyn Any>> {
-        self.clients.iter().map(|c| c.worker()).collect()
+        self.clients.iter().map(|c| c.worker_of(0, 1)).collect()
     }
 
     fn worker_of(&self, index: usize, workers: usize) -> Vec<Box<dyn Any>> {

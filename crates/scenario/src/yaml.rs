@@ -59,7 +59,11 @@ const EXPECTS: &[(&str, &str)] = &[
     ("headers", "a mapping of header names to texts"),
     ("body", "a text"),
     // A check.
-    ("status", "an HTTP status code from 100 to 599"),
+    (
+        "status",
+        "a status as the step's protocol reads it: an HTTP code such as 200, a gRPC code or its \
+         name, a SQLSTATE",
+    ),
     ("jsonpath", "a JSONPath such as $.id"),
     ("exists", "true or false"),
     ("body_contains", "a text"),

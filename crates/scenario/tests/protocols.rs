@@ -4,14 +4,13 @@
 //! steps, its targets, its status checks, and checks and extraction on its replies, and mixes
 //! with HTTP steps in one file.
 
-use std::any::Any;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use throng_core::step::{
-    ClientOptions, LocalFuture, Node, NodeValue, Protocols, Render, Reply, StepCall, StepClient,
-    StepError, StepProtocol, TemplateCompiler, Text,
+    Client, ClientOptions, Node, NodeValue, Protocol, Protocols, Render, Reply, StepError,
+    TemplateCompiler, Text,
 };
 use throng_core::{Driver, ErrorClass, Outcome, Status};
 use throng_scenario::{compile_str, ScenarioDriver, StepKind};
@@ -27,13 +26,9 @@ struct Say {
     code: u8,
 }
 
-impl StepCall for Say {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+impl Protocol for Echo {
+    type Client = EchoClient;
 
-impl StepProtocol for Echo {
     fn name(&self) -> &'static str {
         "echo"
     }
@@ -49,11 +44,7 @@ impl StepProtocol for Echo {
             _ => Err("an echo target is echo://NAME".into()),
         }
     }
-    fn compile(
-        &self,
-        request: &Node,
-        t: &mut dyn TemplateCompiler,
-    ) -> Result<Arc<dyn StepCall>, StepError> {
+    fn compile(&self, request: &Node, t: &mut dyn TemplateCompiler) -> Result<Say, StepError> {
         let f = request.fields("echo", &["say", "code"])?;
         let say = f.require("say", "an echo step")?;
         let code = match f.get("code").map(|c| &c.value) {
@@ -61,10 +52,10 @@ impl StepProtocol for Echo {
             Some(NodeValue::Number(n)) => n.as_u64().unwrap_or(0) as u8,
             Some(_) => return Err(StepError::at(f.at, "code is a number")),
         };
-        Ok(Arc::new(Say {
+        Ok(Say {
             text: t.text(&say.text("say")?, say.at)?,
             code,
-        }))
+        })
     }
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
         match &expected.value {
@@ -79,10 +70,10 @@ impl StepProtocol for Echo {
     fn is_status_failure(&self, class: ErrorClass) -> bool {
         class == ErrorClass::GrpcStatus
     }
-    fn client(&self, _url: &str, _o: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
-        Ok(Arc::new(EchoClient {
+    fn client(&self, _url: &str, _o: &ClientOptions) -> Result<EchoClient, String> {
+        Ok(EchoClient {
             connects: self.connects.clone(),
-        }))
+        })
     }
 }
 
@@ -90,43 +81,42 @@ struct EchoClient {
     connects: Arc<AtomicU64>,
 }
 
-impl StepClient for EchoClient {
-    fn worker(&self) -> Box<dyn Any> {
-        Box::new(())
+impl Client for EchoClient {
+    type Step = Say;
+    type Worker = ();
+    type Session = u64;
+
+    fn worker_of(&self, _index: usize, _workers: usize) {}
+    fn session(&self, _w: &(), user: u64) -> u64 {
+        user
     }
-    fn session(&self, _w: &dyn Any, user: u64) -> Box<dyn Any> {
-        Box::new(user)
-    }
-    fn connect<'a>(&'a self, _s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
+    async fn connect(&self, _s: &mut u64) -> Result<(), Outcome> {
         self.connects.fetch_add(1, Ordering::Relaxed);
-        Box::pin(async { Ok(()) })
+        Ok(())
     }
-    fn call<'a>(
-        &'a self,
-        _s: &'a mut dyn Any,
-        call: &'a dyn StepCall,
-        render: &'a dyn Render,
+    async fn call(
+        &self,
+        _s: &mut u64,
+        say: &Say,
+        render: &dyn Render,
         want: bool,
-    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
-        Box::pin(async move {
-            let say = call.as_any().downcast_ref::<Say>().expect("an echo step");
-            let text = render.render(&say.text).expect("renders");
-            let mut outcome = Outcome {
-                status: Status::Grpc(say.code),
-                ..Outcome::default()
-            };
-            if say.code != 0 {
-                outcome.error = Some(ErrorClass::GrpcStatus);
-                outcome.message = Some("not OK".into());
-            }
-            let reply = want.then(|| Reply {
-                status: Status::Grpc(say.code),
-                metadata: vec![("x-said".into(), text.clone())],
-                body: Default::default(),
-                json: Some(serde_json::json!({ "said": text })),
-            });
-            (outcome, reply)
-        })
+    ) -> (Outcome, Option<Reply>) {
+        let text = render.render(&say.text).expect("renders");
+        let mut outcome = Outcome {
+            status: Status::Grpc(say.code),
+            ..Outcome::default()
+        };
+        if say.code != 0 {
+            outcome.error = Some(ErrorClass::GrpcStatus);
+            outcome.message = Some("not OK".into());
+        }
+        let reply = want.then(|| Reply {
+            status: Status::Grpc(say.code),
+            metadata: vec![("x-said".into(), text.clone())],
+            body: Default::default(),
+            json: Some(serde_json::json!({ "said": text })),
+        });
+        (outcome, reply)
     }
 }
 
@@ -234,7 +224,8 @@ fn protocol_mistakes_are_named_at_their_place() {
         ),
         (
             "    checks: []\n",
-            "x.yaml:5:12: step `a` needs a request: `request` (http) or `echo` (echo)",
+            "x.yaml:5:12: step `a` needs a request: `request` (http: method, path, headers, and \
+             body or json) or `echo` (echo)",
         ),
     ] {
         let e = error(&format!("{head}{body}"));

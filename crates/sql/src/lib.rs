@@ -48,5 +48,5 @@ pub use config::{label_of, split_statements, SqlConfig};
 pub use conn::{Conn, Done, Target, Tls};
 pub use driver::{Session, SqlDriver, SqlError};
 pub use oltp::{OltpOptions, RandType, Workload};
-pub use step::SqlProtocol;
+pub use step::{SqlClient, SqlProtocol, SqlSession, SqlStep};
 pub use url::{check as check_url, redact, Dialect, SCHEMES};

@@ -18,13 +18,12 @@
 //! opens a transaction on the user's connection (ended by a `COMMIT` or `ROLLBACK` step); one
 //! left open by a failed iteration is rolled back before the next.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
 use throng_core::step::{
-    ClientOptions, LocalFuture, Node, NodeValue, Render, Reply, StepCall, StepClient, StepError,
-    StepProtocol, TemplateCompiler, Text,
+    Client, ClientOptions, Node, NodeValue, Protocol, Render, Reply, StepError, TemplateCompiler,
+    Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
@@ -48,7 +47,7 @@ enum Param {
 
 /// A compiled `sql:` step.
 #[derive(Debug)]
-struct SqlStep {
+pub struct SqlStep {
     query: Arc<str>,
     params: Vec<Param>,
     /// Transaction control (sent unprepared): `Some(true)` opens one, `Some(false)` ends it.
@@ -64,13 +63,9 @@ fn control(query: &str) -> Option<bool> {
     Some(first.eq_ignore_ascii_case("BEGIN") || first.eq_ignore_ascii_case("START"))
 }
 
-impl StepCall for SqlStep {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+impl Protocol for SqlProtocol {
+    type Client = SqlClient;
 
-impl StepProtocol for SqlProtocol {
     fn name(&self) -> &'static str {
         "sql"
     }
@@ -83,21 +78,21 @@ impl StepProtocol for SqlProtocol {
         "sql"
     }
 
+    fn step_help(&self) -> &'static str {
+        "a statement, or query and params"
+    }
+
     fn check_target(&self, url: &str) -> Result<(), String> {
         crate::url::check(url).map(drop)
     }
 
-    fn compile(
-        &self,
-        request: &Node,
-        t: &mut dyn TemplateCompiler,
-    ) -> Result<Arc<dyn StepCall>, StepError> {
+    fn compile(&self, request: &Node, t: &mut dyn TemplateCompiler) -> Result<SqlStep, StepError> {
         if let NodeValue::String(q) = &request.value {
-            return Ok(Arc::new(SqlStep {
+            return Ok(SqlStep {
                 query: Arc::from(q.as_str()),
                 params: Vec::new(),
                 control: control(q),
-            }));
+            });
         }
         let f = request.fields("sql", &["query", "params"])?;
         let q = f.require("query", "a sql step")?;
@@ -138,11 +133,11 @@ impl StepProtocol for SqlProtocol {
                 });
             }
         }
-        Ok(Arc::new(SqlStep {
+        Ok(SqlStep {
             control: control(&query),
             query: Arc::from(query.as_str()),
             params,
-        }))
+        })
     }
 
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
@@ -167,34 +162,27 @@ impl StepProtocol for SqlProtocol {
         class == ErrorClass::Sql
     }
 
-    fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
+    fn client(&self, url: &str, options: &ClientOptions) -> Result<SqlClient, String> {
         // TLS as the URL says (`?sslmode=verify-full&sslrootcert=FILE`): a scenario's -k and
         // --cacert are its HTTPS targets', and must not force TLS on a database.
-        Ok(Arc::new(SqlClient {
+        Ok(SqlClient {
             target: Target::new(url, options.connect_timeout, 100)?,
             timeout: options.timeout,
-        }))
+        })
     }
 }
 
 /// One database target of a scenario.
-struct SqlClient {
+pub struct SqlClient {
     target: Target,
     timeout: Duration,
 }
 
 /// A user's connection to one database target, and whether a step left a transaction open.
 #[derive(Default)]
-struct SqlSession {
+pub struct SqlSession {
     conn: Option<Conn>,
     in_tx: bool,
-}
-
-fn session(s: &mut dyn Any) -> &mut SqlSession {
-    // The scenario hands each client only the sessions it made.
-    #[allow(clippy::expect_used)]
-    s.downcast_mut::<SqlSession>()
-        .expect("a SQL client is given its own sessions")
 }
 
 /// A rendered parameter: a whole number is bound as one, anything else as text.
@@ -206,7 +194,7 @@ fn value(text: String) -> Value {
 }
 
 impl SqlClient {
-    async fn call(
+    async fn send(
         &self,
         s: &mut SqlSession,
         step: &SqlStep,
@@ -297,81 +285,67 @@ impl SqlClient {
     }
 }
 
-impl StepClient for SqlClient {
-    fn worker(&self) -> Box<dyn Any> {
-        Box::new(())
+impl Client for SqlClient {
+    type Step = SqlStep;
+    type Worker = ();
+    type Session = SqlSession;
+
+    fn worker_of(&self, _index: usize, _workers: usize) {}
+
+    fn session(&self, _worker: &(), _user: u64) -> SqlSession {
+        SqlSession::default()
     }
 
-    fn session(&self, _worker: &dyn Any, _user: u64) -> Box<dyn Any> {
-        Box::new(SqlSession::default())
+    async fn connect(&self, s: &mut SqlSession) -> Result<(), Outcome> {
+        if s.conn.is_none() {
+            s.conn = Some(self.target.connect().await?);
+            s.in_tx = false;
+        }
+        Ok(())
     }
 
-    fn connect<'a>(&'a self, s: &'a mut dyn Any) -> LocalFuture<'a, Result<(), Outcome>> {
-        Box::pin(async move {
-            let s = session(s);
-            if s.conn.is_none() {
-                s.conn = Some(self.target.connect().await?);
-                s.in_tx = false;
-            }
-            Ok(())
-        })
-    }
-
-    fn call<'a>(
-        &'a self,
-        s: &'a mut dyn Any,
-        call: &'a dyn StepCall,
-        render: &'a dyn Render,
+    async fn call(
+        &self,
+        s: &mut SqlSession,
+        step: &SqlStep,
+        render: &dyn Render,
         want_reply: bool,
-    ) -> LocalFuture<'a, (Outcome, Option<Reply>)> {
-        Box::pin(async move {
-            let Some(step) = call.as_any().downcast_ref::<SqlStep>() else {
-                return (Outcome::failed(ErrorClass::Other, "not a SQL step"), None);
-            };
-            let mut args = Vec::with_capacity(step.params.len());
-            for p in &step.params {
-                args.push(match p {
-                    Param::Fixed(v) => v.clone(),
-                    Param::Text(t) => match render.render(t) {
-                        Ok(text) => value(text),
-                        Err(e) => {
-                            return (
-                                Outcome::failed(ErrorClass::Check, format!("template: {e}")),
-                                None,
-                            )
-                        }
-                    },
-                });
-            }
-            let s = session(s);
-            let (mut o, reply) = self.call(s, step, &args, want_reply).await;
-            if let Some(c) = s.conn.as_mut() {
-                (o.bytes_sent, o.bytes_received) = c.traffic();
-            }
-            (o, reply)
-        })
+    ) -> (Outcome, Option<Reply>) {
+        let mut args = Vec::with_capacity(step.params.len());
+        for p in &step.params {
+            args.push(match p {
+                Param::Fixed(v) => v.clone(),
+                Param::Text(t) => match render.render(t) {
+                    Ok(text) => value(text),
+                    Err(e) => {
+                        return (
+                            Outcome::failed(ErrorClass::Check, format!("template: {e}")),
+                            None,
+                        )
+                    }
+                },
+            });
+        }
+        let (mut o, reply) = self.send(s, step, &args, want_reply).await;
+        if let Some(c) = s.conn.as_mut() {
+            (o.bytes_sent, o.bytes_received) = c.traffic();
+        }
+        (o, reply)
     }
 
     /// A transaction a step opened and no step ended (the iteration failed, or the flow left
     /// it open) is rolled back, so the next iteration starts clean.
-    fn end_iteration<'a>(
-        &'a self,
-        s: &'a mut dyn Any,
-        _failed: Option<ErrorClass>,
-    ) -> LocalFuture<'a, ()> {
-        Box::pin(async move {
-            let s = session(s);
-            if !s.in_tx {
-                return;
+    async fn end_iteration(&self, s: &mut SqlSession, _failed: Option<ErrorClass>) {
+        if !s.in_tx {
+            return;
+        }
+        s.in_tx = false;
+        if let Some(c) = s.conn.as_mut() {
+            let rollback = tokio::time::timeout(self.timeout, c.raw("ROLLBACK")).await;
+            if !matches!(rollback, Ok(Ok(()))) {
+                s.conn = None;
             }
-            s.in_tx = false;
-            if let Some(c) = s.conn.as_mut() {
-                let rollback = tokio::time::timeout(self.timeout, c.raw("ROLLBACK")).await;
-                if !matches!(rollback, Ok(Ok(()))) {
-                    s.conn = None;
-                }
-            }
-        })
+        }
     }
 }
 
@@ -403,7 +377,7 @@ mod tests {
                 &mut Plain,
             )
             .unwrap();
-        let step = ok.as_any().downcast_ref::<SqlStep>().unwrap();
+        let step = ok;
         assert!(matches!(step.params[0], Param::Text(_)));
         assert!(matches!(step.params[1], Param::Fixed(Value::Int(5))));
         for (bad, says) in [
