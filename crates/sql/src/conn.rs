@@ -290,6 +290,21 @@ macro_rules! run_on {
     }};
 }
 
+/// Rolls back the transaction a user left open (`in_tx`) on its connection, so the next
+/// iteration starts clean; a connection whose rollback fails or outlasts `timeout` is dropped,
+/// since its state is unknown. Both the URL driver and scenario steps end iterations so.
+pub(crate) async fn roll_back(conn: &mut Option<Conn>, in_tx: &mut bool, timeout: Duration) {
+    if !std::mem::take(in_tx) {
+        return;
+    }
+    if let Some(c) = conn.as_mut() {
+        let rollback = tokio::time::timeout(timeout, c.raw("ROLLBACK")).await;
+        if !matches!(rollback, Ok(Ok(()))) {
+            *conn = None;
+        }
+    }
+}
+
 impl Conn {
     /// Runs one prepared statement (prepared on this connection at its first use, then taken
     /// from the connection's cache) with its parameters; `keep` keeps the rows as JSON.

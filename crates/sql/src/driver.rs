@@ -488,15 +488,6 @@ impl Driver for SqlDriver {
     }
 
     async fn end_iteration(&self, s: &mut Session, _failed: Option<ErrorClass>) {
-        if !s.in_tx {
-            return;
-        }
-        s.in_tx = false;
-        if let Some(conn) = s.conn.as_mut() {
-            let rollback = tokio::time::timeout(self.timeout, conn.raw("ROLLBACK")).await;
-            if !matches!(rollback, Ok(Ok(()))) {
-                s.conn = None;
-            }
-        }
+        crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await;
     }
 }

@@ -336,16 +336,7 @@ impl Client for SqlClient {
     /// A transaction a step opened and no step ended (the iteration failed, or the flow left
     /// it open) is rolled back, so the next iteration starts clean.
     async fn end_iteration(&self, s: &mut SqlSession, _failed: Option<ErrorClass>) {
-        if !s.in_tx {
-            return;
-        }
-        s.in_tx = false;
-        if let Some(c) = s.conn.as_mut() {
-            let rollback = tokio::time::timeout(self.timeout, c.raw("ROLLBACK")).await;
-            if !matches!(rollback, Ok(Ok(()))) {
-                s.conn = None;
-            }
-        }
+        crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await;
     }
 }
 
