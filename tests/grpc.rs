@@ -675,3 +675,68 @@ async fn a_server_that_does_not_speak_http2_fails_as_protocol_and_the_run_ends()
         }
     }
 }
+
+/// Reflection against a server that accepts and never answers ends within the connect timeout:
+/// for the command line's URL as the run's failure rather than bad input, for a scenario's
+/// target with its steps failing when they run (both waited forever, past `-z`,
+/// `--connect-timeout` and Ctrl-C).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_without_an_answer_ends_within_the_connect_timeout() {
+    use throng::grpc::{GrpcConfig, GrpcDriver, GrpcError};
+    use throng::testbed::Fault;
+    let hang = target(GrpcTarget {
+        fault: Some(Fault::Hang),
+        ..GrpcTarget::default()
+    })
+    .await;
+    let mut cfg = GrpcConfig::new(&hang.url(), "helloworld.Greeter/SayHello").unwrap();
+    cfg.connect_timeout = Duration::from_millis(300);
+    let began = std::time::Instant::now();
+    let e = tokio::time::timeout(Duration::from_secs(30), GrpcDriver::new(cfg))
+        .await
+        .expect("reflection ends")
+        .err()
+        .expect("reflection fails");
+    assert!(matches!(e, GrpcError::Unanswered { .. }), "{e}");
+    assert!(!e.is_input(), "{e}");
+    assert!(e.to_string().contains("no answer within 300ms"), "{e}");
+    let took = began.elapsed();
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hang.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "targets: {{ g: {} }}\nsteps:\n  - label: hello\n    grpc: {{ target: g, call: helloworld.Greeter/SayHello, message: {{ name: a }} }}\n",
+            hang.url()
+        ),
+    )
+    .unwrap();
+    let began = std::time::Instant::now();
+    let out = tokio::task::spawn_blocking(move || {
+        throng(&[
+            "run",
+            file.to_str().unwrap(),
+            "-n",
+            "1",
+            "--connect-timeout",
+            "300ms",
+            "--no-tui",
+        ])
+    })
+    .await
+    .unwrap();
+    let took = began.elapsed();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}: {said}");
+    // A scenario's target whose reflection could not be asked leaves its steps to fail when
+    // they run: the one call fails, at its connect's timeout.
+    assert!(said.contains("100.00%"), "{said}");
+    assert!(said.contains("after 300ms"), "{said}");
+    assert_eq!(hang.calls(), 0);
+}

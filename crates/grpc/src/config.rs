@@ -81,9 +81,20 @@ pub enum GrpcError {
         /// Why.
         reason: String,
     },
-    /// The server could not be asked for its descriptors.
+    /// The server's reflection answered, but not with the descriptors the run needs (it serves
+    /// no reflection, or not the service).
     #[error("reflection at {url}: {reason}")]
     Reflection {
+        /// The server.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server could not be asked for its descriptors: it could not be reached, or did not
+    /// answer within the connect timeout. Unlike the other variants, not bad input: the run's
+    /// own failure (see [`GrpcError::is_input`]).
+    #[error("reflection at {url}: {reason}")]
+    Unanswered {
         /// The server.
         url: String,
         /// Why.
@@ -126,6 +137,21 @@ pub enum GrpcError {
     /// The TLS configuration could not be made (a bad CA file).
     #[error("TLS: {0}")]
     Tls(String),
+}
+
+impl GrpcError {
+    /// Whether the error is the input's (exit 2: a URL, a file, a flag to correct) rather than
+    /// the run's (exit 1: the server could not be reached in time).
+    pub fn is_input(&self) -> bool {
+        !matches!(self, GrpcError::Unanswered { .. })
+    }
+
+    pub(crate) fn reflection(url: String, f: crate::reflection::Failure) -> Self {
+        match f {
+            crate::reflection::Failure::Unanswered(reason) => GrpcError::Unanswered { url, reason },
+            crate::reflection::Failure::Said(reason) => GrpcError::Reflection { url, reason },
+        }
+    }
 }
 
 impl GrpcConfig {

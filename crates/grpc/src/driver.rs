@@ -185,10 +185,7 @@ impl Target {
             Descriptors::Reflection => crate::reflection::fetch(&self.connector, Some(service))
                 .await
                 .map(|(pool, _)| pool)
-                .map_err(|reason| GrpcError::Reflection {
-                    url: cfg.authority(),
-                    reason,
-                }),
+                .map_err(|f| GrpcError::reflection(cfg.authority(), f)),
         }
     }
 
@@ -198,7 +195,9 @@ impl Target {
         &self,
         service: Option<&str>,
     ) -> Result<(DescriptorPool, crate::ReflectionVersion), String> {
-        crate::reflection::fetch(&self.connector, service).await
+        crate::reflection::fetch(&self.connector, service)
+            .await
+            .map_err(crate::reflection::Failure::reason)
     }
 
     /// Every service the server's reflection lists, with the files they need.
@@ -206,10 +205,7 @@ impl Target {
         crate::reflection::fetch(&self.connector, None)
             .await
             .map(|(pool, _)| pool)
-            .map_err(|reason| GrpcError::Reflection {
-                url: cfg.url.to_string(),
-                reason,
-            })
+            .map_err(|f| GrpcError::reflection(cfg.url.to_string(), f))
     }
 
     /// `metadata` with this target's deadline as `grpc-timeout` (the server's copy of `-t`),

@@ -29,36 +29,75 @@ pub enum Version {
     V1Alpha,
 }
 
+/// Why the server's reflection gave no descriptors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The server could not be reached, or did not answer within the connect timeout: the
+    /// run's failure, not its input's.
+    Unanswered(String),
+    /// It answered, but not with what the run needs (no reflection, no such service).
+    Said(String),
+}
+
+impl Failure {
+    pub(crate) fn reason(self) -> String {
+        match self {
+            Failure::Unanswered(r) | Failure::Said(r) => r,
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(said: String) -> Self {
+        Failure::Said(said)
+    }
+}
+
 /// Asks the server for the file defining `service` (every service it lists when `None`) and
-/// every file those import.
+/// every file those import, all within the connect timeout: reflection is part of reaching the
+/// server, and a server that accepts and never answers held the run before its load forever,
+/// past `-z`, `--connect-timeout` and the first Ctrl-C.
 pub(crate) async fn fetch(
     connector: &Connector,
     service: Option<&str>,
-) -> Result<(DescriptorPool, Version), String> {
+) -> Result<(DescriptorPool, Version), Failure> {
+    let ct = connector.connect_timeout;
+    match tokio::time::timeout(ct, ask_all(connector, service)).await {
+        Ok(r) => r,
+        Err(_) => Err(Failure::Unanswered(format!(
+            "no answer within {ct:?} (--connect-timeout)"
+        ))),
+    }
+}
+
+async fn ask_all(
+    connector: &Connector,
+    service: Option<&str>,
+) -> Result<(DescriptorPool, Version), Failure> {
     let client = connector
         .connect()
         .await
-        .map_err(|o| o.message.unwrap_or_default())?;
+        .map_err(|o| Failure::Unanswered(o.message.unwrap_or_default()))?;
     let first = match service {
         Some(s) => MessageRequest::FileContainingSymbol(s.to_string()),
         None => MessageRequest::ListServices(String::new()),
     };
     let not_found = |s: &tonic::Status| match (service, s.code()) {
-        (Some(svc), Code::NotFound) => {
-            format!("the server has no service `{svc}` (its reflection does not know it)")
-        }
-        _ => said(s),
+        (Some(svc), Code::NotFound) => Failure::Said(format!(
+            "the server has no service `{svc}` (its reflection does not know it)"
+        )),
+        _ => failed(s),
     };
     let (version, answer) = match ask(&client, V1, first.clone()).await {
         Ok(a) => (Version::V1, a),
         Err(s) if s.code() == Code::Unimplemented => match ask(&client, V1ALPHA, first).await {
             Ok(a) => (Version::V1Alpha, a),
             Err(s) if s.code() == Code::Unimplemented => {
-                return Err(
+                return Err(Failure::Said(
                     "the server serves no reflection (neither grpc.reflection.v1 nor \
                             v1alpha): give the method's --proto files or a --protoset"
                         .into(),
-                )
+                ))
             }
             Err(s) => return Err(not_found(&s)),
         },
@@ -78,7 +117,7 @@ pub(crate) async fn fetch(
                 let q = MessageRequest::FileContainingSymbol(svc.name.clone());
                 let got = ask(&client, path, q)
                     .await
-                    .map_err(|s| format!("asking for {}: {}", svc.name, said(&s)))?;
+                    .map_err(|s| asking(&svc.name, &s))?;
                 pending.extend(files(got)?);
             }
         }
@@ -101,7 +140,7 @@ pub(crate) async fn fetch(
             }
             let got = ask(&client, path, MessageRequest::FileByFilename(name.clone()))
                 .await
-                .map_err(|s| format!("asking for {name}: {}", said(&s)))?;
+                .map_err(|s| asking(&name, &s))?;
             pending.extend(files(got)?);
         }
     }
@@ -121,10 +160,19 @@ fn files(answer: MessageResponse) -> Result<Vec<FileDescriptorProto>, String> {
     }
 }
 
-fn said(s: &tonic::Status) -> String {
+/// A failed question: the transport's failure (the server unreachable), or the server's answer.
+fn failed(s: &tonic::Status) -> Failure {
     match crate::classify::transport_error(s) {
-        Some(e) => throng_net::message(e),
-        None => format!("{:?}: {}", s.code(), s.message()),
+        Some(e) => Failure::Unanswered(throng_net::message(e)),
+        None => Failure::Said(format!("{:?}: {}", s.code(), s.message())),
+    }
+}
+
+/// A failed question for `what`.
+fn asking(what: &str, s: &tonic::Status) -> Failure {
+    match failed(s) {
+        Failure::Unanswered(r) => Failure::Unanswered(format!("asking for {what}: {r}")),
+        Failure::Said(r) => Failure::Said(format!("asking for {what}: {r}")),
     }
 }
 
