@@ -399,3 +399,67 @@ async fn the_bank_runs_on_postgresql_and_mariadb() {
         c.raw("DROP TABLE orders").await.expect("drop");
     }
 }
+
+/// A failure belongs to the step that failed: in a flow of an HTTP step then a SQL step, a
+/// database that refuses a user's connection (PostgreSQL's per-role limit: "too many
+/// connections for role") charges the refusal to the SQL step's row; every target's connection
+/// used to be opened before the first step, and its failure was recorded there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_database_connection_is_the_sql_steps_failure() {
+    let pg = Postgres::shared().expect("PostgreSQL");
+    let mut admin = throng::sql::Target::new(&pg.url(), std::time::Duration::from_secs(5), 4)
+        .expect("url")
+        .connect()
+        .await
+        .expect("connects");
+    let _ = admin.raw("DROP ROLE IF EXISTS just_one").await;
+    admin
+        .raw("CREATE ROLE just_one LOGIN PASSWORD 'pw' CONNECTION LIMIT 1")
+        .await
+        .expect("a role limited to one connection");
+    let web = throng::testbed::HttpTarget::default()
+        .start()
+        .await
+        .expect("the HTTP target");
+    let db = pg.url().replacen("throng:throng-pw@", "just_one:pw@", 1);
+    assert_ne!(db, pg.url(), "the URL names the test user");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("s.yaml");
+    let text = format!(
+        r#"
+targets:
+  web: {web}
+  db: {db}
+load: {{ users: 3, iterations: 3 }}
+steps:
+  - label: page
+    request: {{ path: / }}
+  - label: read
+    sql: SELECT 1
+"#,
+        web = web.url()
+    );
+    std::fs::write(&path, &text).expect("write");
+    let s = run_file(&path, &[]).await.expect("compiles");
+    let _ = admin.raw("DROP ROLE just_one").await;
+    // Every user's page loads every iteration; the database takes one user at a time.
+    assert_eq!(row(&s, "page").samples, 9, "{:?}", s.errors);
+    assert_eq!(row(&s, "page").errors, 0, "{:?}", s.errors);
+    let read = row(&s, "read");
+    assert_eq!(read.samples, 9, "{:?}", s.errors);
+    // The users that came while another held the connection were refused (at least one).
+    assert!(read.errors >= 1, "{:?}", s.errors);
+    assert_eq!(
+        errors(&s, ErrorClass::Connect),
+        read.errors,
+        "{:?}",
+        s.errors
+    );
+    let sample = s
+        .errors
+        .iter()
+        .find(|e| e.class == ErrorClass::Connect)
+        .map(|e| e.sample.clone())
+        .unwrap_or_default();
+    assert!(sample.contains("too many connections"), "{sample}");
+}

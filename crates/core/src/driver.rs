@@ -87,10 +87,10 @@ pub struct SetupError(pub String);
 /// of [`Driver::execute`] need to be `Send`.
 ///
 /// The engine calls, in order: [`Driver::setup`] once; per worker, [`Driver::worker_of`]; per
-/// user, [`Driver::session`] and [`Driver::connect`] (before its first step: its time is not the
-/// request's; again after a connection failed); per iteration, [`Driver::begin_iteration`],
-/// [`Driver::execute`] for each step, and [`Driver::end_iteration`]; after the run,
-/// [`Driver::teardown`] once.
+/// user, [`Driver::session`]; per iteration, [`Driver::begin_iteration`], [`Driver::execute`]
+/// for each step (in a user's first iteration, and in one after a connection could not be made,
+/// [`Driver::connect`] before each step: its time is not the request's), and
+/// [`Driver::end_iteration`]; after the run, [`Driver::teardown`] once.
 pub trait Driver: Send + Sync + 'static {
     /// State one worker thread shares among its sessions: pooled connections, a cache.
     type Worker: 'static;
@@ -140,12 +140,19 @@ pub trait Driver: Send + Sync + 'static {
         true
     }
 
-    /// Opens what the session needs and has not got (its connection): before a user's first
-    /// step, after its connection could not be made, and for the open loop's warm slots. Its
-    /// time is not counted in the request's service time; a failure is that request's outcome
-    /// (class `connect`, `tls`, `timeout`). Reconnecting later (a connection per request) is
-    /// `execute`'s own business, and counts in its request. Nothing by default.
-    fn connect(&self, _session: &mut Self::Session) -> impl Future<Output = Result<(), Outcome>> {
+    /// Opens what step `step` needs and the session has not got (its connection to the step's
+    /// target): before each step of a user's first iteration and of one after a connection
+    /// could not be made, and (step 0) for the open loop's warm slots, so a connection belongs
+    /// to the first step that needs it, and so does its failure. Its time is not counted in the
+    /// request's service time; a failure is that step's outcome (class `connect`, `tls`,
+    /// `timeout`). A session already connected returns at once. Reconnecting later (a
+    /// connection per request) is `execute`'s own business, and counts in its request. Nothing
+    /// by default.
+    fn connect(
+        &self,
+        _session: &mut Self::Session,
+        _step: usize,
+    ) -> impl Future<Output = Result<(), Outcome>> {
         std::future::ready(Ok(()))
     }
 

@@ -220,7 +220,7 @@ async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: b
     let mut session = local.shared.driver.session(&local.state, id);
     if warm {
         // A failure here is met again, and counted, by the first arrival.
-        let _ = local.shared.driver.connect(&mut session).await;
+        let _ = local.shared.driver.connect(&mut session, 0).await;
     }
     // A warm slot connected already; another connects on its first arrival, or after a failure.
     let mut connect = !warm;

@@ -132,9 +132,9 @@ impl<D: Driver> Local<D> {
     }
 
     /// Runs one iteration of the scenario; `intended` is when its first step was due. With
-    /// `connect`, the session's connection is opened first (a user's first iteration, or one
-    /// after its connection could not be made); later reconnects are the driver's own, inside
-    /// `execute`, as for a connection per request.
+    /// `connect` (a user's first iteration, or one after its connection could not be made),
+    /// each step first opens what it needs (`Driver::connect`); later reconnects are the
+    /// driver's own, inside `execute`, as for a connection per request.
     pub(crate) async fn iterate(
         &self,
         session: &mut D::Session,
@@ -176,9 +176,9 @@ impl<D: Driver> Local<D> {
             // The connection comes first and is not the request's: the request starts after it
             // (in the closed loop, its latency too; in the open loop, latency still runs from
             // the intended start, so a slow connect shows there and in the lag). A failed
-            // connect is the request's outcome, timed from its start.
-            let connected = if step == 0 && connect {
-                let c = sh.driver.connect(session).await;
+            // connect is the outcome of the step that needed it, timed from its start.
+            let connected = if connect {
+                let c = sh.driver.connect(session, step).await;
                 if c.is_ok() {
                     started = Instant::now();
                     if !open {
@@ -186,7 +186,7 @@ impl<D: Driver> Local<D> {
                     }
                     (guard.due, guard.started) = (due, started);
                 }
-                unreached = c.is_err();
+                unreached |= c.is_err();
                 c
             } else {
                 Ok(())

@@ -28,7 +28,8 @@ struct Recording {
     calls: Arc<Calls>,
     fail_setup: bool,
     /// Connects of user 0 fail.
-    refuse_user0: bool,
+    /// The step whose connect user 0 is refused at (a target of its own that refuses).
+    refuse_user0: Option<usize>,
 }
 
 struct Session {
@@ -71,9 +72,9 @@ impl Driver for Recording {
         }
     }
 
-    async fn connect(&self, s: &mut Session) -> Result<(), Outcome> {
+    async fn connect(&self, s: &mut Session, step: usize) -> Result<(), Outcome> {
         self.calls.connects.fetch_add(1, Ordering::Relaxed);
-        if self.refuse_user0 && s.user == 0 {
+        if self.refuse_user0 == Some(step) && s.user == 0 {
             return Err(Outcome::failed(ErrorClass::Connect, "refused"));
         }
         Ok(())
@@ -127,7 +128,7 @@ async fn the_engine_keeps_the_contract() {
     let driver = Arc::new(Recording {
         calls: calls.clone(),
         fail_setup: false,
-        refuse_user0: false,
+        refuse_user0: None,
     });
     let s = throng_engine::run(plan(3, 4), driver).await.unwrap();
     let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
@@ -137,8 +138,8 @@ async fn the_engine_keeps_the_contract() {
     assert_eq!(n(&calls.sessions), 3, "one session per user");
     assert_eq!(
         n(&calls.connects),
-        3,
-        "once per user, before its first iteration"
+        6,
+        "per user, before each step of its first iteration"
     );
     assert_eq!(n(&calls.executes), 24);
     let ends = calls.ends.lock().unwrap().clone();
@@ -171,7 +172,7 @@ async fn a_failed_setup_stops_the_run_before_any_load() {
     let driver = Arc::new(Recording {
         calls: calls.clone(),
         fail_setup: true,
-        refuse_user0: false,
+        refuse_user0: None,
     });
     let e = throng_engine::run(plan(2, 1), driver).await.unwrap_err();
     assert!(e.to_string().contains("the tables cannot be made"), "{e}");
@@ -187,7 +188,7 @@ async fn a_failed_connect_is_the_first_steps_failure() {
     let driver = Arc::new(Recording {
         calls: calls.clone(),
         fail_setup: false,
-        refuse_user0: true,
+        refuse_user0: Some(0),
     });
     let s = throng_engine::run(plan(2, 3), driver).await.unwrap();
     // User 0: 3 iterations, each a refused connect (tried again each time); user 1: 3
@@ -202,5 +203,37 @@ async fn a_failed_connect_is_the_first_steps_failure() {
         .sum();
     assert_eq!(connect, 3);
     assert_eq!(calls.executes.load(Ordering::Relaxed), 6);
-    assert_eq!(calls.connects.load(Ordering::Relaxed), 4);
+    // User 0: once an iteration; user 1: before each step of its first.
+    assert_eq!(calls.connects.load(Ordering::Relaxed), 5);
+}
+
+/// A connection belongs to the step that needs it, and so does its failure: a flow whose second
+/// step's target refuses charges the refusals to the second step, not the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_connect_belongs_to_the_step_that_needed_it() {
+    let calls = Arc::new(Calls::default());
+    let driver = Arc::new(Recording {
+        calls: calls.clone(),
+        fail_setup: false,
+        refuse_user0: Some(1),
+    });
+    let s = throng_engine::run(plan(2, 3), driver).await.unwrap();
+    assert_eq!(s.labels[0].samples, 6);
+    assert_eq!(
+        s.labels[0].errors, 0,
+        "the first step's target took every connect"
+    );
+    assert_eq!(s.labels[1].samples, 6);
+    // User 0's second step, refused in each iteration (tried again each time), and user 1's
+    // second step failing every other iteration as the driver's does.
+    let connect: u64 = s
+        .errors
+        .iter()
+        .filter(|e| e.class == ErrorClass::Connect)
+        .map(|e| e.count)
+        .sum();
+    assert_eq!(connect, 3);
+    assert_eq!(s.labels[1].errors, 3 + 1);
+    // User 0 runs only its first step; user 1 both, three times.
+    assert_eq!(calls.executes.load(Ordering::Relaxed), 3 + 6);
 }

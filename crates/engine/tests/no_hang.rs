@@ -46,7 +46,7 @@ impl Driver for Instant {
 
     fn session(&self, _w: &(), _user: u64) {}
 
-    async fn connect(&self, _s: &mut ()) -> Result<(), Outcome> {
+    async fn connect(&self, _s: &mut (), _step: usize) -> Result<(), Outcome> {
         self.connects.fetch_add(1, Ordering::Relaxed);
         match self.refuse {
             true => Err(Outcome::failed(ErrorClass::Protocol, "not the protocol")),

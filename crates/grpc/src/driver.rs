@@ -477,7 +477,7 @@ impl Driver for GrpcDriver {
         self.target.session(pool)
     }
 
-    async fn connect(&self, session: &mut Session) -> Result<(), Outcome> {
+    async fn connect(&self, session: &mut Session, _step: usize) -> Result<(), Outcome> {
         self.target.connect(session).await
     }
 

@@ -394,7 +394,7 @@ impl Driver for HttpDriver {
         self.timed_out(session, r).0
     }
 
-    async fn connect(&self, session: &mut Session) -> Result<(), Outcome> {
+    async fn connect(&self, session: &mut Session, _step: usize) -> Result<(), Outcome> {
         self.connect_session(session).await
     }
 }

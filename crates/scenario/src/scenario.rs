@@ -485,11 +485,18 @@ impl Driver for ScenarioDriver {
         }
     }
 
-    async fn connect(&self, s: &mut ScenarioSession) -> Result<(), Outcome> {
-        for (client, session) in self.clients.iter().zip(s.sessions.iter_mut()) {
-            client.connect(&mut **session).await?;
+    /// Connects the step's target only: a target's connection is opened by the first step that
+    /// needs it, so a target that refuses shows on its own steps' rows (a client's session that
+    /// is connected already returns at once).
+    async fn connect(&self, s: &mut ScenarioSession, step: usize) -> Result<(), Outcome> {
+        match self.scenario.steps.get(step).map(|st| &st.kind) {
+            Some(StepKind::Request(r)) => {
+                self.clients[r.target]
+                    .connect(&mut *s.sessions[r.target])
+                    .await
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn begin_iteration(&self, s: &mut ScenarioSession) -> bool {

@@ -468,7 +468,7 @@ impl Driver for SqlDriver {
         }
     }
 
-    async fn connect(&self, s: &mut Session) -> Result<(), Outcome> {
+    async fn connect(&self, s: &mut Session, _step: usize) -> Result<(), Outcome> {
         self.reopen(s).await
     }
 
