@@ -1,13 +1,12 @@
 //! A multi-step flow built in Rust rather than YAML, with a custom step that the engine times
-//! like any other, run against the embedded bank for three seconds.
+//! like any other, run against the embedded bank for three seconds through the library's
+//! `Run`: thresholds, the summary and a JSON result, and the exit code, with no command line.
 //!
-//!     cargo run --example flow
+//!     cargo run --example flow [RESULT.json]
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use throng::core::{ClosedLoop, LoadModel, Outcome, RunPlan, Users};
-use throng::report::{render_summary, RunResult};
+use throng::core::{LoadSpec, Outcome};
 use throng::scenario::{Builder, ScenarioDriver, StepBuilder};
 use throng::testbed::BankService;
 
@@ -20,7 +19,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .group(
             "open accounts",
             vec![
-                StepBuilder::post("create A", "/client/new/500").extract_json("a", "$.id").check_status(200),
+                StepBuilder::post("create A", "/client/new/500")
+                    .extract_json("a", "$.id")
+                    .extract_header("kind", "content-type")
+                    .check_status(200),
                 StepBuilder::post("create B", "/client/new/500").extract_json("b", "$.id").check_status(200),
             ],
         )
@@ -35,17 +37,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .json(serde_json::json!({"from": "{{ a }}", "to": "{{ b }}", "amount": "{{ amount }}"}))
                 .check_status(200),
         )
-        .step(StepBuilder::get("balance B", "/client/{{ b }}/balance").check_json("$.balance", "{{ 500 + amount }}".into()))
+        .step(
+            StepBuilder::get("balance B", "/client/{{ b }}/balance")
+                .check_body_contains("balance")
+                .check_json("$.balance", "{{ 500 + amount }}".into()),
+        )
+        // A failed step does not skip the rest of its iteration.
+        .continue_on_failure()
         .build(&throng::protocols())?;
     let driver = Arc::new(ScenarioDriver::new(scenario, &Default::default())?);
-    let model = LoadModel::Closed(ClosedLoop {
-        users: Users::Fixed(8),
-        requests: None,
-        iterations: None,
-        duration: Some(Duration::from_secs(3)),
-        think_time: None,
-    });
-    let snapshot = throng::engine::run(RunPlan::new("examples/flow.rs", model), driver).await?;
-    print!("{}", render_summary(&RunResult::from_snapshot(&snapshot)));
-    Ok(())
+    let spec = LoadSpec {
+        users: Some(8),
+        duration: Some("3s".into()),
+        ..LoadSpec::default()
+    };
+    let plan = spec.plan("examples/flow.rs", &throng::core::spec::keys)?;
+    let mut run = throng::Run::new(plan, driver)
+        .thresholds(["p99<500ms".parse()?, "error_rate<1%".parse()?])
+        .summary(true)
+        .messages(true);
+    if let Some(path) = std::env::args().nth(1) {
+        run = run.json(path);
+    }
+    let finished = run.execute().await?;
+    std::process::exit(finished.exit_code().into());
 }

@@ -1,7 +1,7 @@
 //! gRPC end to end: `throng run grpc://...` in-process (the command line's own path: flags, the
 //! driver, the engine) against the testbed's gRPC target, and the built binary for bad input
 //! and the JSON result.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 

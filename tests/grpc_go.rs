@@ -2,7 +2,7 @@
 //! service and reflection, v1alpha only. The server is built from `testdata/grpc/server.go` by
 //! the test command (`scripts/test` installs golang-go and golang-google-grpc-dev); a test
 //! builds it itself when it is missing, and fails, never skips, when Go is not installed.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 

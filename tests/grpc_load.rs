@@ -1,7 +1,7 @@
 //! gRPC load's shape against the testbed: the messages of a server stream and of a bidi
 //! stream's replies timed in their own row, and `--connections` fixing how many HTTP/2
 //! connections carry the calls.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! gRPC steps in scenarios: a flow mixing HTTP and gRPC steps, each on its own connection kind,
 //! with templates in messages and metadata, extraction by JSONPath and by metadata, and status
 //! checks by name.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
 
