@@ -48,6 +48,61 @@ fn a_hung_target_fails_the_thresholds() {
     assert!(s.contains("aborted"), "{s}");
 }
 
+/// Arrivals dropped for want of a slot are failures of class `dropped`: they fail an error-rate
+/// threshold and a `dropped` one (at 1,000/s with 10 slots and 10 queued against a 100 ms
+/// target, 2,690 of 3,000 were dropped, Error % was 0.00 and `error_rate<1%` passed).
+#[test]
+fn dropped_arrivals_fail_the_thresholds() {
+    let (_rt, t) = start(HttpTarget {
+        delay: throng::testbed::Delay::Fixed(Duration::from_millis(100)),
+        ..HttpTarget::default()
+    });
+    let url = format!("{}/", t.url());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = throng(&[
+        "run",
+        &url,
+        "-q",
+        "300",
+        "--max-in-flight",
+        "10",
+        "--queue",
+        "10",
+        "-z",
+        "1s",
+        "--quiet",
+        "--threshold",
+        "error_rate<1%",
+        "--threshold",
+        "dropped<1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(99), "{}", text(&out));
+    let s = text(&out);
+    assert!(s.contains("FAIL error_rate<1%"), "{s}");
+    assert!(s.contains("FAIL dropped<1"), "{s}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let o = &r["open_loop"];
+    let dropped = o["dropped"].as_u64().unwrap();
+    // 10 slots of 100 ms start about 100 of the 300 in 1 s.
+    assert!(dropped > 100, "{o}");
+    assert_eq!(r["total"]["dropped"].as_u64(), Some(dropped));
+    // Every arrival is one sample: started, dropped or still queued at the end.
+    assert_eq!(r["total"]["samples"].as_u64(), o["scheduled"].as_u64());
+    let class = r["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["class"] == "dropped")
+        .expect("a dropped class");
+    assert_eq!(class["count"].as_u64(), Some(dropped));
+    let rate = r["total"]["error_rate"].as_f64().unwrap();
+    assert!(rate > 0.3, "{rate}");
+}
+
 /// A result file that cannot be written is refused before the load (exit 2, at once); one that
 /// fails only at the end is written elsewhere, and the run says where (exit 1).
 #[test]

@@ -201,7 +201,10 @@ async fn full_queue_drops_and_counts() {
     assert!(lag.dropped > 150, "dropped {}", lag.dropped);
     assert_eq!(lag.scheduled, 200);
     assert_eq!(lag.started() + lag.dropped + lag.unstarted, 200);
-    assert_eq!(s.total.samples + lag.dropped, 200);
+    // Each dropped arrival is a failure of class `dropped`, in the error rate.
+    assert_eq!(s.total.samples, 200);
+    assert_eq!(errors_of(&s, ErrorClass::Dropped), lag.dropped);
+    assert!(s.total.error_rate() > 0.75, "{}", s.total.error_rate());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

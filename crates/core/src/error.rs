@@ -25,6 +25,10 @@ pub enum ErrorClass {
     /// The request was still unanswered (or, in the open loop, still queued) when the run ended
     /// and its grace period ran out: it had waited at least its age.
     Aborted,
+    /// An open-loop arrival that never started: every slot was busy and the queue full (or the
+    /// generator fell further behind its schedule than the queue holds). Asked for and never
+    /// sent, so a failure: a run that drops arrivals cannot pass an error-rate threshold.
+    Dropped,
     /// The peer reset or closed the connection before the response was complete.
     Reset,
     /// The TLS handshake failed (bad certificate, no common protocol).
@@ -45,10 +49,11 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Every class, in report order.
-    pub const ALL: [ErrorClass; 11] = [
+    pub const ALL: [ErrorClass; 12] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
         ErrorClass::Aborted,
+        ErrorClass::Dropped,
         ErrorClass::Reset,
         ErrorClass::Tls,
         ErrorClass::Protocol,
@@ -65,6 +70,7 @@ impl ErrorClass {
             ErrorClass::Connect => "connect",
             ErrorClass::Timeout => "timeout",
             ErrorClass::Aborted => "aborted",
+            ErrorClass::Dropped => "dropped",
             ErrorClass::Reset => "reset",
             ErrorClass::Tls => "tls",
             ErrorClass::Protocol => "protocol",

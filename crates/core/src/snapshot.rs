@@ -58,12 +58,16 @@ pub struct LabelStats {
     /// Whether the row times parts of another row's requests (a server stream's messages,
     /// see [`crate::PartsInfo`]): its samples are parts, so TOTAL leaves them out.
     pub parts: bool,
-    /// Requests that ended: succeeded, failed, or aborted at the end of the run.
+    /// Requests that ended: succeeded, failed, or aborted at the end of the run; and open-loop
+    /// arrivals dropped (never sent).
     pub samples: u64,
-    /// Requests that failed, aborted ones included.
+    /// Requests that failed, aborted ones and dropped arrivals included.
     pub errors: u64,
     /// Requests cut off at the end of the run (also counted in `errors`).
     pub aborted: u64,
+    /// Open-loop arrivals dropped, never sent (also counted in `samples` and in `errors`, of
+    /// class `dropped`; timed in no histogram).
+    pub dropped: u64,
     /// Operations the requests performed (one each, unless a driver says more: the statements
     /// of a SQL transaction).
     pub operations: u64,
@@ -91,6 +95,7 @@ impl LabelStats {
             samples: 0,
             errors: 0,
             aborted: 0,
+            dropped: 0,
             operations: 0,
             bytes_sent: 0,
             bytes_received: 0,
@@ -105,6 +110,7 @@ impl LabelStats {
         self.samples += other.samples;
         self.errors += other.errors;
         self.aborted += other.aborted;
+        self.dropped += other.dropped;
         self.operations += other.operations;
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
@@ -119,12 +125,16 @@ impl LabelStats {
         self.samples - self.errors.min(self.samples)
     }
 
-    /// Requests that ended with an answer or an error of their own: all but the aborted.
+    /// Requests that ended with an answer or an error of their own: all but the aborted and the
+    /// dropped.
     pub fn completed(&self) -> u64 {
-        self.samples - self.aborted.min(self.samples)
+        self.samples
+            .saturating_sub(self.aborted)
+            .saturating_sub(self.dropped)
     }
 
-    /// Errors as a fraction of samples (0 when there are none).
+    /// Errors as a fraction of samples (0 when there are none): dropped arrivals count, so a
+    /// run that could not send what was asked cannot look clean.
     pub fn error_rate(&self) -> f64 {
         if self.samples == 0 {
             0.0

@@ -315,9 +315,25 @@ impl Recorder {
         }
     }
 
-    /// Counts `n` arrivals dropped because the queue was full.
+    /// Counts `n` arrivals dropped because the queue was full: failures of class `dropped` of
+    /// the first step, never sent and so timed in no histogram (and not kept as samples).
     pub fn record_dropped(&mut self, n: u64) {
         self.dropped = self.dropped.saturating_add(n);
+        let Some(row) = self.labels.first_mut() else {
+            return;
+        };
+        row.samples += n;
+        row.errors += n;
+        row.dropped += n;
+        let i = ErrorClass::Dropped.index();
+        self.errors[i] += n;
+        if self.samples[i].is_none() {
+            self.samples[i] = Some(
+                "arrivals never sent: every slot was busy and the queue full (--max-in-flight, \
+                 --queue), or past what this machine can start"
+                    .to_string(),
+            );
+        }
     }
 
     /// Counts `n` arrivals whose time came (started, dropped or left queued, later).

@@ -213,6 +213,38 @@ async fn the_open_loop_starts_every_arrival_on_schedule() {
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn dropped_arrivals_are_failures_of_their_own_class() {
+    // 100 arrivals/s for 1 s, 100 ms each, 2 in flight and 2 queued: the slots start about 22,
+    // the rest are dropped, and every arrival is one sample.
+    let plan = RunPlan::new(
+        "paused",
+        LoadModel::Open(OpenLoop {
+            rate: Rate::Constant(100.0),
+            arrivals: Arrivals::Even,
+            max_in_flight: 2,
+            queue: 2,
+            requests: None,
+            duration: Some(Duration::from_secs(1)),
+        }),
+    );
+    let s = run(plan, Duration::from_millis(100)).await;
+    let lag = s.lag.as_ref().unwrap();
+    let t = &s.total;
+    assert_eq!(lag.scheduled, 100);
+    assert!(lag.dropped >= 70, "{}", lag.dropped);
+    assert_eq!(t.dropped, lag.dropped);
+    assert_eq!(t.samples, lag.scheduled);
+    assert_eq!((t.errors, t.aborted), (lag.dropped, 0));
+    let class = s.errors.iter().find(|e| e.class == ErrorClass::Dropped);
+    assert_eq!(class.map(|e| e.count), Some(lag.dropped), "{:?}", s.errors);
+    assert_eq!(t.completed(), lag.started());
+    assert!(t.error_rate() >= 0.7, "{}", t.error_rate());
+    // Never sent, so timed in no histogram.
+    let timed = Percentiles::of(&t.latency).count + Percentiles::of(&t.failed).count;
+    assert_eq!(timed + t.dropped, t.samples);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn changes_made_while_the_run_goes_are_in_the_final_snapshot() {
     // A library caller's control (the dashboard's keys do the same): two more users at 0.5 s.
     let set = tokio::task::LocalSet::new();

@@ -49,6 +49,7 @@ fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeError> {
     s.samples = l.samples;
     s.errors = l.errors;
     s.aborted = l.aborted;
+    s.dropped = l.dropped;
     s.operations = l.operations;
     s.bytes_sent = l.bytes_sent;
     s.bytes_received = l.bytes_received;

@@ -65,14 +65,18 @@ pub struct LabelResult {
     /// parts per second; TOTAL leaves it out.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub parts: bool,
-    /// Requests that ended: succeeded, failed, or aborted at the end of the run (for a group:
-    /// passes through it).
+    /// Requests that ended: succeeded, failed, or aborted at the end of the run, and open-loop
+    /// arrivals dropped (for a group: passes through it).
     pub samples: u64,
-    /// Failed requests, aborted ones included.
+    /// Failed requests, aborted ones and dropped arrivals included.
     pub errors: u64,
     /// Requests cut off at the end of the run, still unanswered (also counted in `errors`).
     #[serde(default)]
     pub aborted: u64,
+    /// Open-loop arrivals dropped, never sent: every slot busy and the queue full (also counted
+    /// in `samples` and `errors`, class `dropped`; timed in no histogram).
+    #[serde(default)]
+    pub dropped: u64,
     /// `errors / samples` (0 to 1).
     pub error_rate: f64,
     /// Completed requests (succeeded or failed; not aborted) per second of the run.
@@ -137,6 +141,7 @@ impl LabelResult {
             samples: s.samples,
             errors: s.errors,
             aborted: s.aborted,
+            dropped: s.dropped,
             error_rate: s.error_rate(),
             throughput: per_second(s.completed(), d),
             ok_per_s: per_second(s.succeeded(), d),
@@ -395,7 +400,7 @@ impl RunResult {
             databases: s
                 .databases
                 .iter()
-                .map(|d| DatabaseResult::from_series(d, secs, s.total.samples))
+                .map(|d| DatabaseResult::from_series(d, secs, s.total.samples - s.total.dropped))
                 .collect(),
         }
     }

@@ -1,4 +1,5 @@
-//! Thresholds: `p99<250ms`, `error_rate<1%`, `rps>=1000`, or per label `p95{GET /}<10ms`.
+//! Thresholds: `p99<250ms`, `error_rate<1%`, `rps>=1000`, `dropped<1`, or per label
+//! `p95{GET /}<10ms`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,8 @@ pub enum Metric {
     ErrorRate,
     /// Successful requests per second.
     Rps,
+    /// Open-loop arrivals dropped, never sent (k6's `dropped_iterations`): a count.
+    Dropped,
 }
 
 /// A comparison.
@@ -48,7 +51,7 @@ pub struct Threshold {
     pub label: Option<String>,
     /// The comparison.
     pub op: Op,
-    /// The limit, in the metric's unit (ms, fraction, or per second).
+    /// The limit, in the metric's unit (ms, fraction, per second, or a count).
     pub limit: f64,
 }
 
@@ -132,6 +135,7 @@ impl std::str::FromStr for Threshold {
             "max" => Metric::Max,
             "error_rate" => Metric::ErrorRate,
             "rps" => Metric::Rps,
+            "dropped" => Metric::Dropped,
             p => Metric::Quantile(percentile(p).map_err(err)?),
         };
         let value = value.trim();
@@ -144,6 +148,13 @@ impl std::str::FromStr for Threshold {
                 Some(x) if x >= 0.0 => Ok(x),
                 Some(_) => Err("a rate is zero or more requests per second".into()),
                 None => Err(format!("`{value}` is not a number of requests per second")),
+            },
+            Metric::Dropped => match number(value) {
+                Some(x) if x >= 0.0 => Ok(x),
+                Some(_) => Err("a count of dropped arrivals is zero or more".into()),
+                None => Err(format!(
+                    "`{value}` is not a count of arrivals: write e.g. dropped<1"
+                )),
             },
             _ => latency_ms(value),
         }
@@ -180,7 +191,7 @@ fn percentile(name: &str) -> Result<u32, String> {
     let unknown = || {
         format!(
             "unknown statistic `{name}` (use p50, p99.9 or any percentile, mean, avg, min, max, \
-             error_rate, rps)"
+             error_rate, rps, dropped)"
         )
     };
     let q = name.strip_prefix('p').ok_or_else(unknown)?;
@@ -295,6 +306,7 @@ impl Threshold {
             Metric::Max => latency(l.max),
             Metric::ErrorRate => Ok(row.error_rate),
             Metric::Rps => Ok(row.ok_per_s),
+            Metric::Dropped => Ok(row.dropped as f64),
         }
     }
 
@@ -357,6 +369,10 @@ mod tests {
         assert_eq!((t.label.as_deref(), t.limit), (Some("GET /"), 0.5));
         let t: Threshold = "error_rate<0.01".parse().unwrap();
         assert_eq!((t.metric, t.limit), (Metric::ErrorRate, 0.01));
+        let t: Threshold = "dropped<1".parse().unwrap();
+        assert_eq!((t.metric, t.op, t.limit), (Metric::Dropped, Op::Lt, 1.0));
+        let e = "dropped<-1".parse::<Threshold>().unwrap_err().to_string();
+        assert!(e.contains("zero or more"), "{e}");
         for (text, metric) in [
             ("mean<1ms", Metric::Mean),
             ("avg<1ms", Metric::Mean),
