@@ -235,11 +235,6 @@ impl<D: Driver> Local<D> {
                     }
                 }
             }
-            // A driver whose futures end without ever waiting (a send on a connection that
-            // already failed) would otherwise keep this thread to itself: the worker's ticks,
-            // deadline, stop and abort could never run. Cheap: it yields once in 128 calls,
-            // and only when nothing else in the task waited.
-            tokio::task::consume_budget().await;
             if stop {
                 break;
             }
@@ -252,6 +247,11 @@ impl<D: Driver> Local<D> {
             };
         }
         sh.driver.end_iteration(session, first_failure).await;
+        // A driver whose futures end without ever waiting (a send on a connection that already
+        // failed) would otherwise keep this thread to itself: the worker's ticks, deadline,
+        // stop and abort could never run. Cheap: it yields once in 128 iterations, and only
+        // when nothing else in the task waited.
+        tokio::task::consume_budget().await;
         match first_failure {
             Some(_) if unreached => Iteration::Unreached,
             Some(class) => Iteration::Failed(class),
