@@ -62,9 +62,9 @@ fn the_indexed_job_gives_each_pod_its_shard_and_prints_results() {
     let throng::cli::Command::Run(run) = cli.command else {
         panic!("a run")
     };
-    let shard = throng::cli::shards::shard(&run, &|k| {
-        (k == "JOB_COMPLETION_INDEX").then(|| (n - 1).to_string())
-    })
-    .expect("the last pod's index is a shard");
+    let shard = run
+        .run
+        .shard(&|k| (k == "JOB_COMPLETION_INDEX").then(|| (n - 1).to_string()))
+        .expect("the last pod's index is a shard");
     assert_eq!((shard.index as u64, shard.count as u64), (n - 1, n));
 }

@@ -119,7 +119,8 @@ fn side_args(a: &RunArgs, side: &AbSide, names: &[&str]) -> RunArgs {
         r.targets.clear();
     }
     // `--container go=web-go` is this side's when it names it; a plain name is every side's.
-    r.containers = a
+    r.run.containers = a
+        .run
         .containers
         .iter()
         .filter_map(|c| match c.split_once('=') {
@@ -127,23 +128,20 @@ fn side_args(a: &RunArgs, side: &AbSide, names: &[&str]) -> RunArgs {
             _ => Some(c.clone()),
         })
         .collect();
-    r.json = None;
-    r.reports.clear();
+    r.run.json = None;
+    r.run.reports.clear();
     r
 }
 
 /// Runs every side `--rounds` times, alternating, then prints and writes the comparison.
 pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, CliError> {
-    for (format, _) in &out.reports {
+    for (format, _) in &out.run.reports {
         if !matches!(format, Format::Html | Format::Markdown | Format::Json) {
             return Err(usage(
                 "--report: an A/B run writes html, markdown or json (its comparison); write other \
                  formats of each run with throng report on the JSON",
             ));
         }
-    }
-    if let Some(path) = &out.json {
-        super::writable("--json", path)?;
     }
     let cooldown = throng_core::stages::parse_duration(&a.cooldown)
         .map_err(|e| usage(format!("--cooldown {:?}: not a duration ({e})", a.cooldown)))?;
@@ -161,7 +159,7 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
     for round in 1..=a.rounds {
         for (i, side) in sides.iter().enumerate() {
             if n > 0 && !cooldown.is_zero() {
-                if !a.quiet {
+                if !a.run.quiet {
                     eprintln!("cooling down for {}", a.cooldown);
                 }
                 tokio::time::sleep(cooldown).await;
@@ -172,20 +170,24 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
             } else {
                 side.name.clone()
             };
-            if !a.quiet {
+            if !a.run.quiet {
                 eprintln!("run {n} of {total}: {title} ({})", side.url);
             }
             // Each run's samples in a file of its own: `s.jtl` -> `s.go-1.jtl`.
             let samples = out
+                .run
                 .samples
                 .as_ref()
                 .map(|p| throng_run::beside(p, &format!("{}-{round}", side.name)));
             let run_out = Outputs {
-                quiet: out.quiet,
-                tui: out.tui,
-                title: Some(title),
-                samples,
-                ..Outputs::default()
+                run: throng_run::flags::Outputs {
+                    show: out.run.show,
+                    quiet: out.run.quiet,
+                    title: Some(title),
+                    samples,
+                    ..Default::default()
+                },
+                databases: None,
             };
             let finished = run_once(&side_args(a, side, &names), run_out).await?;
             match finished.exit_code() {
@@ -223,10 +225,10 @@ fn finish(sides: &[Side], out: &Outputs, code: u8) -> Result<u8, CliError> {
             .map(|()| eprintln!("written to {}", path.display()))
             .map_err(|e| CliError::Runtime(anyhow::anyhow!("cannot write {}: {e}", path.display())))
     };
-    if let Some(path) = &out.json {
+    if let Some(path) = &out.run.json {
         write(path, doc.clone())?;
     }
-    for (format, path) in &out.reports {
+    for (format, path) in &out.run.reports {
         let text = match format {
             Format::Html => render_comparison_html(&c, &sides),
             Format::Markdown => comparison_markdown(&c),

@@ -60,54 +60,9 @@ pub struct RunArgs {
     /// .yml).
     pub url: String,
 
-    /// Closed loop: virtual users, each with its own connection (HTTP/1.1; HTTP/2 and gRPC
-    /// users share theirs: --streams, --connections) [default: 50]. With -q, the most requests
-    /// in flight (as oha and hey read `-c` with `-q`).
-    #[arg(
-        short = 'c',
-        long = "users",
-        help_heading = "Load",
-        value_parser = at_least_one::<u32>,
-        allow_negative_numbers = true
-    )]
-    pub users: Option<u32>,
-    /// Stop after this many requests in all.
-    #[arg(short = 'n', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
-    pub requests: Option<u64>,
-    /// Stop after this long (e.g. 30s, 2m, 1h).
-    #[arg(short = 'z', long, help_heading = "Load")]
-    pub duration: Option<String>,
-    /// Closed loop: stop each user after this many iterations.
-    #[arg(short = 'i', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
-    pub iterations: Option<u64>,
-    /// Closed loop: users ramping in stages, DURATION:USERS,... (e.g. '30s:100,2m:100,10s:0').
-    #[arg(long, help_heading = "Load", conflicts_with_all = ["users", "rate", "rate_stages"], allow_hyphen_values = true)]
-    pub user_stages: Option<String>,
-    /// Closed loop: pause after each iteration (e.g. 100ms).
-    #[arg(long, help_heading = "Load")]
-    pub think_time: Option<String>,
-    /// Open loop: arrivals per second, whatever the target's speed.
-    #[arg(
-        short = 'q',
-        long,
-        help_heading = "Load",
-        allow_negative_numbers = true
-    )]
-    pub rate: Option<f64>,
-    /// Open loop: rate ramping in stages, DURATION:RATE,... starting from -q or 0.
-    #[arg(long, help_heading = "Load", allow_hyphen_values = true)]
-    pub rate_stages: Option<String>,
-    /// Open loop: how arrivals are spaced [default: even].
-    #[arg(long, value_enum, help_heading = "Load")]
-    pub arrivals: Option<ArrivalsArg>,
-    /// Open loop: at most this many requests in flight (each needs a connection in HTTP/1.1)
-    /// [default: 1000, or -c when given].
-    #[arg(long, help_heading = "Load", value_parser = at_least_one::<u32>, allow_negative_numbers = true)]
-    pub max_in_flight: Option<u32>,
-    /// Open loop: arrivals that find no free slot wait in a queue this long, then are dropped
-    /// [default: the same as --max-in-flight].
-    #[arg(long, help_heading = "Load", allow_negative_numbers = true, value_parser = whole::<u32>)]
-    pub queue: Option<u32>,
+    /// The flags every workload has: load, shards, outputs, thresholds, containers.
+    #[command(flatten)]
+    pub run: throng_run::flags::RunFlags,
 
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET", help_heading = "Request")]
@@ -162,109 +117,12 @@ pub struct RunArgs {
     /// next.
     #[arg(long, default_value = "0s", help_heading = "Request")]
     pub cooldown: String,
-    /// Run shard I of N of the plan (I counts from 0): closed loop, the users u with
-    /// u % N == I and that share of -n; open loop, every N-th arrival of the schedule. Merge
-    /// the shards' results with `throng merge`.
-    #[arg(long, value_name = "I/N", help_heading = "Shards")]
-    pub shard: Option<String>,
-    /// The number of shards, with the index from the scheduler's environment:
-    /// JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs, from 0) or THRONG_SHARD_SLOT (from 1:
-    /// Docker Swarm's {{.Task.Slot}}).
-    #[arg(
-        long,
-        value_name = "N",
-        help_heading = "Shards",
-        conflicts_with = "shard"
-    )]
-    pub shards: Option<u32>,
-    /// Start the load at this instant (RFC 3339, e.g. 2026-11-23T20:30:00Z, or +30s from now),
-    /// so that every shard starts together.
-    #[arg(long, value_name = "TIME", help_heading = "Shards")]
-    pub start_at: Option<String>,
-    /// Write the JSON result to this file (`-`: on standard output, as one line, with the
-    /// summary on standard error).
-    #[arg(long, help_heading = "Output")]
-    pub json: Option<PathBuf>,
-    /// Write every request as a line of JMeter's CSV results (JTL) to this file, as the run
-    /// goes (`jmeter -g FILE -o DIR` draws JMeter's dashboard from it).
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub samples: Option<PathBuf>,
-    /// Also write a report, FORMAT:FILE with FORMAT html, markdown, csv, junit or json
-    /// (repeatable).
-    #[arg(long = "report", value_name = "FORMAT:FILE", help_heading = "Output")]
-    pub reports: Vec<String>,
-    /// A pass/fail condition, e.g. 'p99<250ms', 'error_rate<1%', 'rps>=500', 'p95{GET /}<10ms'
-    /// (repeatable); exit code 99 when one fails.
-    #[arg(long = "threshold", help_heading = "Output")]
-    pub thresholds: Vec<String>,
-    /// Never start the live dashboard (print a progress line on stderr instead).
-    #[arg(long, help_heading = "Output")]
-    pub no_tui: bool,
-    /// Print no progress line.
-    #[arg(long, help_heading = "Output")]
-    pub quiet: bool,
-
-    /// Worker threads [default: one per core].
-    #[arg(long, help_heading = "Engine", value_parser = at_least_one::<usize>, allow_negative_numbers = true)]
-    pub threads: Option<usize>,
-    /// After the run stops, in-flight requests may finish for this long before they are aborted.
-    #[arg(long, default_value = "2s", help_heading = "Engine")]
-    pub grace: String,
-    /// Open loop: an arrival starting later than this after its intended time counts as late.
-    #[arg(long, default_value = "10ms", help_heading = "Engine")]
-    pub late_after: String,
-
-    /// Report this container's CPU, memory, network and block I/O from the Docker engine
-    /// (name or id; repeatable). DOCKER_HOST=unix://... picks the engine.
-    #[arg(
-        long = "container",
-        value_name = "NAME|ID",
-        help_heading = "Containers"
-    )]
-    pub containers: Vec<String>,
-    /// Report the running containers with this label, KEY=VALUE (repeatable).
-    #[arg(
-        long = "container-label",
-        value_name = "KEY=VALUE",
-        help_heading = "Containers"
-    )]
-    pub container_labels: Vec<String>,
-    /// Sample the containers (--container) and databases (--db-stats) this long before the load
-    /// starts, for the idle row (e.g. 10s; databases: 1s by default).
-    #[arg(long, value_name = "DURATION", help_heading = "Containers")]
-    pub idle: Option<String>,
-
     /// SQL flags (a postgres://, mysql:// or sqlite:// URL).
     #[command(flatten)]
     pub sql: super::sql::SqlArgs,
 }
 
-/// A whole number of at least 1, with a message a person reads (clap's own says
-/// `invalid digit found in string` for `-3`).
-pub(crate) fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(
-    v: &str,
-) -> Result<T, String> {
-    match v.trim().parse::<T>() {
-        Ok(n) if n >= T::from(1) => Ok(n),
-        _ => Err(format!("must be a whole number of at least 1, not {v:?}")),
-    }
-}
-
-/// A whole number of at least 0.
-fn whole<T: std::str::FromStr>(v: &str) -> Result<T, String> {
-    v.trim()
-        .parse::<T>()
-        .map_err(|_| format!("must be a whole number (0 or more), not {v:?}"))
-}
-
-/// Arrival spacing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ArrivalsArg {
-    /// Exactly 1/rate apart.
-    Even,
-    /// A Poisson process.
-    Poisson,
-}
+pub(crate) use throng_run::flags::at_least_one;
 
 /// Flags of `throng demo`.
 #[derive(Debug, Clone, Args)]

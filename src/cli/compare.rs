@@ -217,23 +217,3 @@ pub fn run_report(a: &ReportArgs) -> Result<u8, CliError> {
     }
     Ok(EXIT_OK)
 }
-
-/// `--report FORMAT:FILE` as given to `throng run`, checked before the load.
-pub fn parse_report_specs(specs: &[String]) -> Result<Vec<(Format, PathBuf)>, CliError> {
-    specs
-        .iter()
-        .map(|s| {
-            let (f, path) = s.split_once(':').ok_or_else(|| {
-                usage(format!(
-                    "--report {s:?}: write FORMAT:FILE, e.g. --report markdown:report.md"
-                ))
-            })?;
-            let format = f
-                .parse::<Format>()
-                .map_err(|e| usage(format!("--report {s:?}: {e}")))?;
-            let path = PathBuf::from(path);
-            super::writable(&format!("--report {s:?}:"), &path)?;
-            Ok((format, path))
-        })
-        .collect()
-}

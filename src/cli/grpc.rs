@@ -10,9 +10,10 @@ use clap::Args;
 use throng_grpc::{Descriptors, GrpcConfig, GrpcDriver};
 
 use super::args::{FaultArg, RunArgs, ServeArgs};
-use super::plan::{build_plan, parse_thresholds};
+use super::plan::build_plan;
 use super::runner::{ensure_open_files, run_load, Outputs};
 use super::CliError;
+use throng_run::flags::parse_thresholds;
 
 /// Flags of `throng run` for grpc:// and grpcs:// targets.
 #[derive(Debug, Clone, Default, Args)]
@@ -192,7 +193,7 @@ pub fn fit_connections(
 /// request encoded) before any load, so bad input exits 2 having sent nothing.
 pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliError> {
     let (plan, cfg) = build(a)?;
-    let containers = super::containers::watch_of(a)?;
+    let containers = super::plan::containers(a)?;
     let connections = cfg.connections.unwrap_or(1) as u64;
     let driver = GrpcDriver::new(cfg)
         .await
@@ -205,7 +206,7 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliE
                 .map(|p| p.label),
         )
         .collect();
-    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &labels)?;
+    let thresholds = parse_thresholds(&a.run.thresholds, "--threshold", &labels)?;
     ensure_open_files(connections)?;
     run_load(
         plan,

@@ -79,7 +79,7 @@ pub fn run_merge(a: &MergeArgs) -> Result<u8, CliError> {
         CliError::Usage(m)
     })?;
     let labels: Vec<String> = merged.labels.iter().map(|l| l.label.clone()).collect();
-    let thresholds = super::plan::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
+    let thresholds = throng_run::flags::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
     merged.thresholds = thresholds.iter().map(|t| t.evaluate(&merged)).collect();
     if a.json.as_deref() == Some(std::path::Path::new("-")) {
         eprint!("{}", render_summary(&merged));

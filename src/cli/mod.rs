@@ -4,14 +4,12 @@
 pub mod ab;
 pub mod args;
 pub mod compare;
-pub mod containers;
 pub mod grpc;
 pub mod merge;
 pub mod plan;
 pub mod runner;
 pub mod scenario;
 mod serve;
-pub mod shards;
 pub mod sql;
 
 use std::process::ExitCode;
@@ -36,6 +34,15 @@ pub enum CliError {
     /// Something failed while running: exit 1.
     #[error(transparent)]
     Runtime(#[from] anyhow::Error),
+}
+
+impl From<throng_run::RunError> for CliError {
+    fn from(e: throng_run::RunError) -> Self {
+        match e {
+            throng_run::RunError::Input(m) => CliError::Usage(m),
+            throng_run::RunError::Runtime(m) => CliError::Runtime(anyhow::anyhow!(m)),
+        }
+    }
 }
 
 impl CliError {

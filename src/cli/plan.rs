@@ -2,13 +2,12 @@
 
 use std::time::Duration;
 
-use throng_core::spec::{Field, LoadSpec};
 use throng_core::stages::parse_duration;
 use throng_core::RunPlan;
 use throng_http::HttpConfig;
 use throng_report::Threshold;
 
-use super::args::{ArrivalsArg, RunArgs};
+use super::args::RunArgs;
 use super::CliError;
 
 /// Everything `throng run` needs, validated.
@@ -21,7 +20,7 @@ pub struct RunSetup {
     /// Pass/fail conditions.
     pub thresholds: Vec<Threshold>,
     /// The target's containers to watch, if any.
-    pub containers: Option<super::containers::Watch>,
+    pub containers: Option<throng_run::Containers>,
 }
 
 fn usage(msg: impl Into<String>) -> CliError {
@@ -74,8 +73,8 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
         )));
     }
     http.label = a.label.clone();
-    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &[http.label()])?;
-    let containers = super::containers::watch_of(a)?;
+    let thresholds = a.run.thresholds(&[http.label()])?;
+    let containers = containers(a)?;
     Ok(RunSetup {
         plan,
         http,
@@ -99,81 +98,13 @@ pub fn apply_transport(a: &RunArgs, http: &mut HttpConfig) -> Result<(), CliErro
     Ok(())
 }
 
-/// Parses thresholds; a label must name one of `labels`. `place` prefixes messages.
-pub fn parse_thresholds(
-    list: &[String],
-    place: &str,
-    labels: &[String],
-) -> Result<Vec<Threshold>, CliError> {
-    let thresholds = list
-        .iter()
-        .map(|t| {
-            t.parse::<Threshold>()
-                .map_err(|e| usage(format!("{place} {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    for t in &thresholds {
-        if let Some(l) = &t.label {
-            if !labels.contains(l) {
-                return Err(usage(format!(
-                    "{place} `{}`: no step or group is labelled {l:?} (the labels are {labels:?})",
-                    t.text
-                )));
-            }
-        }
-    }
-    Ok(thresholds)
-}
-
-/// The load flags as a spec (what a scenario's `load:` section goes under).
-pub fn spec(a: &RunArgs) -> LoadSpec {
-    LoadSpec {
-        users: a.users,
-        user_stages: a.user_stages.clone(),
-        requests: a.requests,
-        iterations: a.iterations,
-        duration: a.duration.clone(),
-        think_time: a.think_time.clone(),
-        rate: a.rate,
-        rate_stages: a.rate_stages.clone(),
-        arrivals: a.arrivals.map(|x| {
-            match x {
-                ArrivalsArg::Even => "even",
-                ArrivalsArg::Poisson => "poisson",
-            }
-            .to_string()
-        }),
-        max_in_flight: a.max_in_flight,
-        queue: a.queue,
-        threads: a.threads,
-        grace: Some(a.grace.clone()),
-        late_after: Some(a.late_after.clone()),
-    }
-}
-
-/// A spec's fields as the command line names them.
-pub fn flag(f: Field) -> &'static str {
-    match f {
-        Field::Users => "-c/--users",
-        Field::UserStages => "--user-stages",
-        Field::Requests => "-n/--requests",
-        Field::Iterations => "-i/--iterations",
-        Field::Duration => "-z/--duration",
-        Field::ThinkTime => "--think-time",
-        Field::Rate => "-q/--rate",
-        Field::RateStages => "--rate-stages",
-        Field::Arrivals => "--arrivals",
-        Field::MaxInFlight => "--max-in-flight",
-        Field::Queue => "--queue",
-        Field::Grace => "--grace",
-        Field::LateAfter => "--late-after",
-        other => other.key(),
-    }
+/// The containers `throng run`'s flags select (`--db-stats` reads databases through `--idle`
+/// too, so it needs no container then).
+pub fn containers(a: &RunArgs) -> Result<Option<throng_run::Containers>, CliError> {
+    Ok(a.run.containers(&[], !a.sql.db_stats.is_empty())?)
 }
 
 /// Validates the load flags into a plan.
 pub fn build_plan(a: &RunArgs) -> Result<RunPlan, CliError> {
-    spec(a)
-        .plan(&a.url, &flag)
-        .map_err(|e| usage(e.to_string()))
+    Ok(a.run.plan(&a.url)?)
 }

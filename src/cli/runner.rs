@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use throng_http::HttpDriver;
 use throng_report::Threshold;
-use throng_run::{Finished, Run, Show};
+use throng_run::{Finished, Run};
 
 use super::args::{Command, RunArgs};
 use super::plan::{build, RunSetup};
@@ -12,25 +12,12 @@ pub use super::serve::DEMO_SCENARIO;
 use super::serve::{demo, serve};
 use super::{Cli, CliError};
 
-/// Where a run's outputs go.
+/// Where a run's outputs go (the flags' [`throng_run::flags::Outputs`]) and the databases it
+/// watches.
 #[derive(Debug, Clone, Default)]
 pub struct Outputs {
-    /// The JSON result file.
-    pub json: Option<std::path::PathBuf>,
-    /// No progress line.
-    pub quiet: bool,
-    /// Show the live dashboard instead of the progress line (see [`wanted`]).
-    pub tui: bool,
-    /// Reports to write besides the JSON (`--report FORMAT:FILE`), checked before the load.
-    pub reports: Vec<(throng_report::Format, std::path::PathBuf)>,
-    /// Said before the target in the dashboard and the result (`go, round 2 of 3`).
-    pub title: Option<String>,
-    /// Every request as a line of JMeter's JTL in this file (`--samples`).
-    pub samples: Option<std::path::PathBuf>,
-    /// The share of the plan this process runs (`--shard`).
-    pub shard: throng_core::Shard,
-    /// When the load starts (`--start-at`): every shard waits for the same instant.
-    pub start_at: Option<std::time::SystemTime>,
+    /// The outputs, shard and start.
+    pub run: throng_run::flags::Outputs,
     /// Databases whose own counters go into the result (`--db-stats`).
     pub databases: Option<Arc<super::sql::DbWatch>>,
 }
@@ -60,17 +47,11 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
 }
 
 impl Outputs {
-    /// The outputs `throng run`'s flags ask for; `--report` specs are checked now.
+    /// The outputs `throng run`'s flags ask for, checked now (files writable, shard, start).
     pub fn of(a: &RunArgs) -> Result<Outputs, CliError> {
         Ok(Outputs {
-            json: a.json.clone(),
-            quiet: a.quiet,
-            tui: wanted(a.no_tui),
-            reports: super::compare::parse_report_specs(&a.reports)?,
-            samples: a.samples.clone(),
-            shard: super::shards::shard(a, &|k| std::env::var(k).ok())?,
-            start_at: super::shards::start_at(a)?,
-            ..Outputs::default()
+            run: a.run.outputs()?,
+            databases: None,
         })
     }
 }
@@ -112,15 +93,6 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     }
     let setup = build(a)?;
     run_http(setup, out).await
-}
-
-/// Whether to show the dashboard: stdout is a terminal that can draw, and `--no-tui` was not
-/// given. Anything else runs headless and never initialises the terminal.
-pub fn wanted(no_tui: bool) -> bool {
-    use std::io::IsTerminal as _;
-    !no_tui
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
 }
 
 /// Raises the open-file limit to the hard limit and checks that `connections` fit under it.
@@ -176,46 +148,16 @@ pub async fn run_load<D: throng_core::Driver>(
     containers: Option<&throng_run::Containers>,
     out: Outputs,
 ) -> Result<Finished, CliError> {
-    // A result that cannot be written is found out now, and named with its flag.
-    if let Some(path) = &out.json {
-        super::writable("--json", path)?;
-    }
-    let mut run = Run::new(plan, driver)
-        .thresholds(thresholds.iter().cloned())
-        .shard(out.shard)
-        .summary(true)
-        .messages(!out.quiet)
-        .stop_on_signals(true)
-        .show(match (out.tui, out.quiet) {
-            (true, _) => Show::Dashboard,
-            (false, false) => Show::Progress,
-            (false, true) => Show::Nothing,
-        });
-    if let Some(path) = out.json {
-        run = run.json(path);
-    }
-    for (format, path) in out.reports {
-        run = run.report(format, path);
-    }
-    if let Some(path) = out.samples {
-        run = run.samples(path);
-    }
-    if let Some(title) = out.title {
-        run = run.title(title);
-    }
-    if let Some(at) = out.start_at {
-        run = run.start_at(at);
-    }
+    let mut run = out
+        .run
+        .apply(Run::new(plan, driver).thresholds(thresholds.iter().cloned()));
     if let Some(c) = containers {
         run = run.containers(c.clone());
     }
     if let Some(start) = out.databases.and_then(|d| d.take()) {
         run = run.databases(start);
     }
-    let finished = run.execute().await.map_err(|e| match e {
-        throng_run::RunError::Input(m) => CliError::Usage(m),
-        throng_run::RunError::Runtime(m) => CliError::Runtime(anyhow::anyhow!(m)),
-    })?;
+    let finished = run.execute().await?;
     for w in &finished.warnings {
         eprintln!("warning: {w}");
     }

@@ -9,8 +9,9 @@ use throng_report::Threshold;
 use throng_scenario::{ClientOptions, ScenarioDriver};
 
 use super::args::RunArgs;
-use super::plan::{apply_transport, parse_thresholds};
+use super::plan::apply_transport;
 use super::CliError;
+use throng_run::flags::parse_thresholds;
 
 /// Whether the run's target is a scenario file rather than a URL.
 pub fn is_scenario(target: &str) -> bool {
@@ -31,7 +32,7 @@ pub struct ScenarioSetup {
     /// Connections the run may need (for the open-file check).
     pub connections: u64,
     /// Containers to watch: the file's `containers`, then `--container` and `--container-label`.
-    pub containers: Option<super::containers::Watch>,
+    pub containers: Option<throng_run::Containers>,
 }
 
 fn usage(m: impl Into<String>) -> CliError {
@@ -152,14 +153,9 @@ pub fn build_from(
     if !g.import_paths.is_empty() && g.protos.is_empty() {
         return Err(usage("-I/--import-path is for --proto files; give one"));
     }
-    let mut names = scenario.containers.clone();
-    names.extend(a.containers.iter().cloned());
-    let containers = super::containers::watch_from(
-        &names,
-        &a.container_labels,
-        a.idle.as_deref(),
-        !a.sql.db_stats.is_empty(),
-    )?;
+    let containers = a
+        .run
+        .containers(&scenario.containers, !a.sql.db_stats.is_empty())?;
     let options = ClientOptions {
         timeout: probe.timeout,
         connect_timeout: probe.connect_timeout,
@@ -185,9 +181,9 @@ pub fn build_from(
     };
     let mut setup = assemble(
         scenario,
-        &super::plan::spec(a),
+        &a.run.spec(),
         &a.url,
-        &a.thresholds,
+        &a.run.thresholds,
         &options,
         containers,
     )?;
@@ -208,7 +204,7 @@ pub fn assemble(
     source: &str,
     extra: &[String],
     options: &ClientOptions,
-    containers: Option<super::containers::Watch>,
+    containers: Option<throng_run::Containers>,
 ) -> Result<ScenarioSetup, CliError> {
     let mut labels: Vec<String> = scenario.steps.iter().map(|s| s.label.clone()).collect();
     labels.extend(scenario.groups.iter().map(|g| g.label.clone()));
@@ -230,7 +226,7 @@ pub fn assemble(
     }
     let plan = flags
         .over(&driver.scenario().load)
-        .plan(source, &super::plan::flag)
+        .plan(source, &throng_run::flags::flag)
         .map_err(|e| usage(format!("{e} (load from {source} and the flags)")))?;
     thresholds.extend(parse_thresholds(extra, "--threshold", &labels)?);
     let connections =

@@ -50,10 +50,12 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
         None,
     )?;
     let out = Outputs {
-        json: a.json,
-        quiet: false,
-        tui: super::runner::wanted(a.no_tui),
-        ..Outputs::default()
+        run: throng_run::flags::Outputs {
+            json: a.json,
+            show: throng_run::flags::show(a.no_tui, false),
+            ..Default::default()
+        },
+        databases: None,
     };
     let code = run_scenario(setup, out).await?.exit_code();
     let errors = bank.server_errors();

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use throng_sql::{OltpOptions, SqlConfig, SqlDriver, SqlError, Workload};
 
 use super::args::RunArgs;
-use super::plan::{build_plan, parse_thresholds};
+use super::plan::build_plan;
 use super::runner::{ensure_open_files, run_load, Outputs};
 use super::CliError;
 
@@ -198,7 +198,7 @@ fn sql_error(e: SqlError) -> CliError {
 /// when it cannot be reached, 2 when a statement does not prepare), then the load runs.
 pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliError> {
     let mut cfg = config(a)?;
-    cfg.shard = out.shard;
+    cfg.shard = out.run.shard;
     let driver = SqlDriver::new(cfg).map_err(sql_error)?;
     let mut plan = build_plan(a).map_err(|e| match e {
         CliError::Usage(m) => usage(throng_sql::redact(&m).replace(&a.url, driver.shown())),
@@ -206,8 +206,8 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliE
     })?;
     // The result names the database without its password.
     plan.target = driver.shown().to_string();
-    let thresholds = parse_thresholds(&a.thresholds, "--threshold", &driver.labels())?;
-    let containers = super::containers::watch_of(a)?;
+    let thresholds = a.run.thresholds(&driver.labels())?;
+    let containers = super::plan::containers(a)?;
     ensure_open_files(plan.peak_concurrency())?;
     driver.check().await.map_err(sql_error)?;
     let driver = Arc::new(driver);
@@ -309,7 +309,7 @@ where
         return run(out).await;
     }
     let connect = duration("--connect-timeout", &a.connect_timeout)?;
-    let idle = match &a.idle {
+    let idle = match &a.run.idle {
         Some(v) => duration("--idle", v)?,
         None => std::time::Duration::from_secs(1),
     };
@@ -329,7 +329,7 @@ where
         && throng_sql::Dialect::of(&a.url).is_none();
     let settle = match pooled {
         true => {
-            if !a.quiet {
+            if !a.run.quiet {
                 eprintln!(
                     "--db-stats: the last reading waits 10.5 s after the load, until PostgreSQL \
                      has published the counters of the service's idle connections"

@@ -52,3 +52,52 @@ impl Containers {
         Ok(monitor.start(self.idle).await)
     }
 }
+
+/// Validates the flags; `None` when no container is selected. `databases`: `--db-stats` reads
+/// databases through the `--idle` period too, so it needs no container then.
+pub(crate) fn from_flags(
+    containers: &[String],
+    labels: &[String],
+    idle: Option<&str>,
+    databases: bool,
+) -> Result<Option<Containers>, RunError> {
+    for name in containers {
+        if name.trim().is_empty() {
+            return Err(RunError::Input(
+                "--container needs a container name or id".into(),
+            ));
+        }
+    }
+    for label in labels {
+        if label.split('=').next().unwrap_or("").trim().is_empty() {
+            return Err(RunError::Input(format!(
+                "--container-label {label:?}: write KEY=VALUE (or KEY), e.g. com.docker.compose.project=shop"
+            )));
+        }
+    }
+    let idle = idle
+        .map(|v| {
+            throng_core::stages::parse_duration(v).map_err(|e| {
+                RunError::Input(format!(
+                    "--idle {v:?}: not a duration ({e}); write e.g. 10s"
+                ))
+            })
+        })
+        .transpose()?;
+    let selection = Selection {
+        containers: containers.to_vec(),
+        labels: labels.to_vec(),
+    };
+    if selection.is_empty() {
+        return match idle {
+            Some(_) if !databases => Err(RunError::Input(
+                "--idle samples containers or databases before the load: name them with --container, --container-label or --db-stats".into(),
+            )),
+            _ => Ok(None),
+        };
+    }
+    Ok(Some(Containers {
+        selection,
+        idle: idle.unwrap_or(Duration::ZERO),
+    }))
+}

@@ -35,6 +35,8 @@
 mod containers;
 #[cfg(feature = "dashboard")]
 mod dashboard;
+#[cfg(feature = "clap")]
+pub mod flags;
 mod outputs;
 mod progress;
 mod samples;

@@ -1,0 +1,609 @@
+//! The flags of `throng run` that every workload has, as an embeddable clap struct
+//! (`clap` feature): the load, the thresholds, the outputs, the shards and the containers.
+//! [`RunFlags::run`] maps them onto a [`Run`] for a plan target and a driver, naming the flag
+//! when a value is bad. The `throng` command flattens this struct into its own `run`; a library
+//! user flattens it into theirs and gets the same flags, dashboard, JSON, thresholds and shards
+//! for a workload of their own (see [`main`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use clap::{Args, ValueEnum};
+use throng_core::spec::{Field, LoadSpec};
+use throng_core::{Driver, RunPlan, Shard};
+use throng_report::{Format, Threshold};
+
+use crate::{Run, RunError, Show};
+
+fn input(m: impl Into<String>) -> RunError {
+    RunError::Input(m.into())
+}
+
+/// The flags of a run that do not depend on the protocol.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunFlags {
+    /// Closed loop: virtual users, each with its own connection (HTTP/1.1; HTTP/2 and gRPC
+    /// users share theirs: --streams, --connections) [default: 50]. With -q, the most requests
+    /// in flight (as oha and hey read `-c` with `-q`).
+    #[arg(
+        short = 'c',
+        long = "users",
+        help_heading = "Load",
+        value_parser = at_least_one::<u32>,
+        allow_negative_numbers = true
+    )]
+    pub users: Option<u32>,
+    /// Stop after this many requests in all.
+    #[arg(short = 'n', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
+    pub requests: Option<u64>,
+    /// Stop after this long (e.g. 30s, 2m, 1h).
+    #[arg(short = 'z', long, help_heading = "Load")]
+    pub duration: Option<String>,
+    /// Closed loop: stop each user after this many iterations.
+    #[arg(short = 'i', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
+    pub iterations: Option<u64>,
+    /// Closed loop: users ramping in stages, DURATION:USERS,... (e.g. '30s:100,2m:100,10s:0').
+    #[arg(long, help_heading = "Load", conflicts_with_all = ["users", "rate", "rate_stages"], allow_hyphen_values = true)]
+    pub user_stages: Option<String>,
+    /// Closed loop: pause after each iteration (e.g. 100ms).
+    #[arg(long, help_heading = "Load")]
+    pub think_time: Option<String>,
+    /// Open loop: arrivals per second, whatever the target's speed.
+    #[arg(
+        short = 'q',
+        long,
+        help_heading = "Load",
+        allow_negative_numbers = true
+    )]
+    pub rate: Option<f64>,
+    /// Open loop: rate ramping in stages, DURATION:RATE,... starting from -q or 0.
+    #[arg(long, help_heading = "Load", allow_hyphen_values = true)]
+    pub rate_stages: Option<String>,
+    /// Open loop: how arrivals are spaced [default: even].
+    #[arg(long, value_enum, help_heading = "Load")]
+    pub arrivals: Option<ArrivalsArg>,
+    /// Open loop: at most this many requests in flight (each needs a connection in HTTP/1.1)
+    /// [default: 1000, or -c when given].
+    #[arg(long, help_heading = "Load", value_parser = at_least_one::<u32>, allow_negative_numbers = true)]
+    pub max_in_flight: Option<u32>,
+    /// Open loop: arrivals that find no free slot wait in a queue this long, then are dropped
+    /// [default: the same as --max-in-flight].
+    #[arg(long, help_heading = "Load", allow_negative_numbers = true, value_parser = whole::<u32>)]
+    pub queue: Option<u32>,
+
+    /// Run shard I of N of the plan (I counts from 0): closed loop, the users u with
+    /// u % N == I and that share of -n; open loop, every N-th arrival of the schedule. Merge
+    /// the shards' results with `throng merge`.
+    #[arg(long, value_name = "I/N", help_heading = "Shards")]
+    pub shard: Option<String>,
+    /// The number of shards, with the index from the scheduler's environment:
+    /// JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs, from 0) or THRONG_SHARD_SLOT (from 1:
+    /// Docker Swarm's {{.Task.Slot}}).
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Shards",
+        conflicts_with = "shard"
+    )]
+    pub shards: Option<u32>,
+    /// Start the load at this instant (RFC 3339, e.g. 2026-11-23T20:30:00Z, or +30s from now),
+    /// so that every shard starts together.
+    #[arg(long, value_name = "TIME", help_heading = "Shards")]
+    pub start_at: Option<String>,
+    /// Write the JSON result to this file (`-`: on standard output, as one line, with the
+    /// summary on standard error).
+    #[arg(long, help_heading = "Output")]
+    pub json: Option<PathBuf>,
+    /// Write every request as a line of JMeter's CSV results (JTL) to this file, as the run
+    /// goes (`jmeter -g FILE -o DIR` draws JMeter's dashboard from it).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub samples: Option<PathBuf>,
+    /// Also write a report, FORMAT:FILE with FORMAT html, markdown, csv, junit or json
+    /// (repeatable).
+    #[arg(long = "report", value_name = "FORMAT:FILE", help_heading = "Output")]
+    pub reports: Vec<String>,
+    /// A pass/fail condition, e.g. 'p99<250ms', 'error_rate<1%', 'rps>=500', 'p95{GET /}<10ms'
+    /// (repeatable); exit code 99 when one fails.
+    #[arg(long = "threshold", help_heading = "Output")]
+    pub thresholds: Vec<String>,
+    /// Never start the live dashboard (print a progress line on stderr instead).
+    #[arg(long, help_heading = "Output")]
+    pub no_tui: bool,
+    /// Print no progress line.
+    #[arg(long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Worker threads [default: one per core].
+    #[arg(long, help_heading = "Engine", value_parser = at_least_one::<usize>, allow_negative_numbers = true)]
+    pub threads: Option<usize>,
+    /// After the run stops, in-flight requests may finish for this long before they are aborted.
+    #[arg(long, default_value = "2s", help_heading = "Engine")]
+    pub grace: String,
+    /// Open loop: an arrival starting later than this after its intended time counts as late.
+    #[arg(long, default_value = "10ms", help_heading = "Engine")]
+    pub late_after: String,
+
+    /// Report this container's CPU, memory, network and block I/O from the Docker engine
+    /// (name or id; repeatable). DOCKER_HOST=unix://... picks the engine.
+    #[arg(
+        long = "container",
+        value_name = "NAME|ID",
+        help_heading = "Containers"
+    )]
+    pub containers: Vec<String>,
+    /// Report the running containers with this label, KEY=VALUE (repeatable).
+    #[arg(
+        long = "container-label",
+        value_name = "KEY=VALUE",
+        help_heading = "Containers"
+    )]
+    pub container_labels: Vec<String>,
+    /// Sample the containers (--container) and databases (--db-stats) this long before the load
+    /// starts, for the idle row (e.g. 10s; databases: 1s by default).
+    #[arg(long, value_name = "DURATION", help_heading = "Containers")]
+    pub idle: Option<String>,
+}
+
+/// A whole number of at least 1, with a message a person reads (clap's own says
+/// `invalid digit found in string` for `-3`).
+pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(v: &str) -> Result<T, String> {
+    match v.trim().parse::<T>() {
+        Ok(n) if n >= T::from(1) => Ok(n),
+        _ => Err(format!("must be a whole number of at least 1, not {v:?}")),
+    }
+}
+
+/// A whole number of at least 0.
+fn whole<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.trim()
+        .parse::<T>()
+        .map_err(|_| format!("must be a whole number (0 or more), not {v:?}"))
+}
+
+/// Arrival spacing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalsArg {
+    /// Exactly 1/rate apart.
+    Even,
+    /// Exponential gaps (a Poisson process) with mean 1/rate.
+    Poisson,
+}
+
+/// What shows a run: the dashboard when standard output is a terminal that can draw and
+/// `no_tui` (`--no-tui`) is not set, else the progress line unless `quiet`. A run that shows no
+/// dashboard never touches the terminal.
+pub fn show(no_tui: bool, quiet: bool) -> Show {
+    use std::io::IsTerminal as _;
+    let terminal =
+        std::io::stdout().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
+    match (terminal && !no_tui, quiet) {
+        #[cfg(feature = "dashboard")]
+        (true, _) => Show::Dashboard,
+        (_, false) => Show::Progress,
+        (_, true) => Show::Nothing,
+    }
+}
+
+/// A load spec field as the command line names it.
+pub fn flag(f: Field) -> &'static str {
+    match f {
+        Field::Users => "-c/--users",
+        Field::UserStages => "--user-stages",
+        Field::Requests => "-n/--requests",
+        Field::Iterations => "-i/--iterations",
+        Field::Duration => "-z/--duration",
+        Field::ThinkTime => "--think-time",
+        Field::Rate => "-q/--rate",
+        Field::RateStages => "--rate-stages",
+        Field::Arrivals => "--arrivals",
+        Field::MaxInFlight => "--max-in-flight",
+        Field::Queue => "--queue",
+        Field::Grace => "--grace",
+        Field::LateAfter => "--late-after",
+        other => other.key(),
+    }
+}
+
+/// Parses thresholds; a label must name one of `labels`. `place` prefixes messages.
+pub fn parse_thresholds(
+    list: &[String],
+    place: &str,
+    labels: &[String],
+) -> Result<Vec<Threshold>, RunError> {
+    let thresholds = list
+        .iter()
+        .map(|t| {
+            t.parse::<Threshold>()
+                .map_err(|e| input(format!("{place} {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for t in &thresholds {
+        if let Some(l) = &t.label {
+            if !labels.contains(l) {
+                return Err(input(format!(
+                    "{place} `{}`: no step or group is labelled {l:?} (the labels are {labels:?})",
+                    t.text
+                )));
+            }
+        }
+    }
+    Ok(thresholds)
+}
+
+impl RunFlags {
+    /// The load flags as a spec (what a scenario's `load:` section goes under).
+    pub fn spec(&self) -> LoadSpec {
+        LoadSpec {
+            users: self.users,
+            user_stages: self.user_stages.clone(),
+            requests: self.requests,
+            iterations: self.iterations,
+            duration: self.duration.clone(),
+            think_time: self.think_time.clone(),
+            rate: self.rate,
+            rate_stages: self.rate_stages.clone(),
+            arrivals: self.arrivals.map(|x| {
+                match x {
+                    ArrivalsArg::Even => "even",
+                    ArrivalsArg::Poisson => "poisson",
+                }
+                .to_string()
+            }),
+            max_in_flight: self.max_in_flight,
+            queue: self.queue,
+            threads: self.threads,
+            grace: Some(self.grace.clone()),
+            late_after: Some(self.late_after.clone()),
+        }
+    }
+
+    /// The load flags as a plan against `target`, every bad value named with its flag.
+    pub fn plan(&self, target: &str) -> Result<RunPlan, RunError> {
+        self.spec()
+            .plan(target, &flag)
+            .map_err(|e| input(e.to_string()))
+    }
+
+    /// `--threshold`s, whose labels must be among `labels`.
+    pub fn thresholds(&self, labels: &[String]) -> Result<Vec<Threshold>, RunError> {
+        parse_thresholds(&self.thresholds, "--threshold", labels)
+    }
+
+    /// `--report FORMAT:FILE`s, each file checked writable now.
+    pub fn reports(&self) -> Result<Vec<(Format, PathBuf)>, RunError> {
+        self.reports
+            .iter()
+            .map(|s| {
+                let (f, path) = s.split_once(':').ok_or_else(|| {
+                    input(format!(
+                        "--report {s:?}: write FORMAT:FILE, e.g. --report markdown:report.md"
+                    ))
+                })?;
+                let format = f
+                    .parse::<Format>()
+                    .map_err(|e| input(format!("--report {s:?}: {e}")))?;
+                let path = PathBuf::from(path);
+                crate::check_writable(&path).map_err(|e| input(format!("--report {s:?}: {e}")))?;
+                Ok((format, path))
+            })
+            .collect()
+    }
+
+    /// `--json`, checked writable now.
+    pub fn json(&self) -> Result<Option<&std::path::Path>, RunError> {
+        match &self.json {
+            Some(p) => {
+                crate::check_writable(p).map_err(|e| input(format!("--json {e}")))?;
+                Ok(Some(p))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The shard this process runs: `--shard I/N`, or `--shards N` with the index from the
+    /// environment (`env` reads a variable): `JOB_COMPLETION_INDEX` counts from 0
+    /// (Kubernetes), `THRONG_SHARD_SLOT` from 1 (Docker Swarm's `{{.Task.Slot}}`).
+    pub fn shard(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Shard, RunError> {
+        shard(self.shard.as_deref(), self.shards, env)
+    }
+
+    /// `--start-at`: an RFC 3339 instant, or `+D` from now.
+    pub fn start_at(&self) -> Result<Option<SystemTime>, RunError> {
+        start_at(self.start_at.as_deref())
+    }
+
+    /// The containers to watch: `names` (a scenario file's) and the flags' (`--container`,
+    /// `--container-label`, `--idle`); `None` when none is. `databases`: `--db-stats` reads
+    /// databases through the `--idle` period too, so it needs no container then.
+    #[cfg(feature = "docker")]
+    pub fn containers(
+        &self,
+        names: &[String],
+        databases: bool,
+    ) -> Result<Option<crate::Containers>, RunError> {
+        let mut all = names.to_vec();
+        all.extend(self.containers.iter().cloned());
+        crate::containers::from_flags(
+            &all,
+            &self.container_labels,
+            self.idle.as_deref(),
+            databases,
+        )
+    }
+
+    /// What shows the run (see [`show`]).
+    pub fn show(&self) -> Show {
+        show(self.no_tui, self.quiet)
+    }
+
+    /// What the flags say of a run's outputs, shard and start, checked now (files writable,
+    /// the shard's index, the instant).
+    pub fn outputs(&self) -> Result<Outputs, RunError> {
+        if let Some(p) = &self.samples {
+            crate::check_writable(p).map_err(|e| input(format!("--samples {e}")))?;
+        }
+        Ok(Outputs {
+            json: self.json()?.map(|p| p.to_path_buf()),
+            reports: self.reports()?,
+            samples: self.samples.clone(),
+            title: None,
+            show: self.show(),
+            quiet: self.quiet,
+            shard: self.shard(&|k| std::env::var(k).ok())?,
+            start_at: self.start_at()?,
+        })
+    }
+
+    /// Everything the flags say, as a run of `driver` against `target` (named so in the
+    /// result): the plan, the thresholds (on the driver's rows), the outputs checked writable,
+    /// the shard and its start, the containers, the dashboard or progress line, signals.
+    pub fn run<D: Driver>(&self, target: &str, driver: Arc<D>) -> Result<Run<D>, RunError> {
+        let plan = self.plan(target)?;
+        let labels: Vec<String> = driver
+            .steps()
+            .into_iter()
+            .map(|s| s.label)
+            .chain(driver.groups().into_iter().map(|g| g.label))
+            .chain(driver.parts().into_iter().map(|p| p.label))
+            .collect();
+        let thresholds = self.thresholds(&labels)?;
+        #[allow(unused_mut)]
+        let mut run = self
+            .outputs()?
+            .apply(Run::new(plan, driver).thresholds(thresholds));
+        #[cfg(feature = "docker")]
+        if let Some(c) = self.containers(&[], false)? {
+            run = run.containers(c);
+        }
+        Ok(run)
+    }
+}
+
+/// Where a run's results go and how it is shown, as the flags say (see
+/// [`RunFlags::outputs`]); one run of several (an A/B side's) changes some before
+/// [`Outputs::apply`].
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// The JSON result file (`-`: standard output).
+    pub json: Option<PathBuf>,
+    /// Reports to write besides.
+    pub reports: Vec<(Format, PathBuf)>,
+    /// Every request as a line of JMeter's JTL in this file.
+    pub samples: Option<PathBuf>,
+    /// Said before the target in the dashboard and the result (`go, round 2 of 3`).
+    pub title: Option<String>,
+    /// What shows the run.
+    pub show: Show,
+    /// No messages on standard error (files written, containers watched).
+    pub quiet: bool,
+    /// The share of the plan this process runs.
+    pub shard: Shard,
+    /// When the load starts.
+    pub start_at: Option<SystemTime>,
+}
+
+impl Outputs {
+    /// `run` with these outputs, the summary printed and Ctrl-C and SIGTERM handled, as the
+    /// command line runs.
+    pub fn apply<D: Driver>(self, run: Run<D>) -> Run<D> {
+        let mut run = run
+            .shard(self.shard)
+            .summary(true)
+            .messages(!self.quiet)
+            .stop_on_signals(true)
+            .show(self.show);
+        if let Some(p) = self.json {
+            run = run.json(p);
+        }
+        for (format, path) in self.reports {
+            run = run.report(format, path);
+        }
+        if let Some(p) = self.samples {
+            run = run.samples(p);
+        }
+        if let Some(t) = self.title {
+            run = run.title(t);
+        }
+        if let Some(at) = self.start_at {
+            run = run.start_at(at);
+        }
+        run
+    }
+}
+
+/// The whole command line for a workload of your own: parses `F` (your clap struct, which
+/// flattens [`RunFlags`]) from the process's arguments, makes the driver from it with `make`,
+/// runs it as `throng run` would, prints what went wrong, and returns the exit code (0 passed,
+/// 1 runtime error, 2 bad input, 99 a threshold failed).
+///
+/// ```no_run
+/// use clap::Parser;
+/// # struct MyDriver;
+/// # impl throng_core::Driver for MyDriver {
+/// #     type Worker = (); type Session = ();
+/// #     fn steps(&self) -> Vec<throng_core::StepInfo> { vec![] }
+/// #     fn worker(&self) {}
+/// #     fn session(&self, _: &(), _: u64) {}
+/// #     async fn execute(&self, _: &mut (), _: usize) -> throng_core::Outcome { Default::default() }
+/// # }
+/// #[derive(Parser)]
+/// struct Cli {
+///     /// My own flag.
+///     #[arg(long, default_value = "k1")]
+///     key: String,
+///     #[command(flatten)]
+///     run: throng_run::flags::RunFlags,
+/// }
+///
+/// fn main() -> std::process::ExitCode {
+///     throng_run::flags::main(|cli: &Cli| Ok(("my-workload".into(), MyDriver)), |cli| &cli.run)
+/// }
+/// ```
+pub fn main<F, D>(
+    make: impl FnOnce(&F) -> Result<(String, D), String>,
+    flags: impl FnOnce(&F) -> &RunFlags,
+) -> std::process::ExitCode
+where
+    F: clap::Parser,
+    D: Driver,
+{
+    let cli = F::parse();
+    let code = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(async {
+            let (target, driver) = match make(&cli) {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return crate::EXIT_USAGE;
+                }
+            };
+            let run = match flags(&cli).run(&target, Arc::new(driver)) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return e.exit_code();
+                }
+            };
+            match run.execute().await {
+                Ok(f) => {
+                    for w in &f.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    for e in &f.failures {
+                        eprintln!("error: {e}");
+                    }
+                    f.exit_code()
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    e.exit_code()
+                }
+            }
+        }),
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            crate::EXIT_RUNTIME
+        }
+    };
+    std::process::ExitCode::from(code)
+}
+
+/// The shard this process runs: `--shard I/N`, or `--shards N` with the index from the
+/// environment (`env` reads a variable): `JOB_COMPLETION_INDEX` counts from 0 (Kubernetes),
+/// `THRONG_SHARD_SLOT` from 1 (Docker Swarm's `{{.Task.Slot}}`).
+fn shard(
+    shard: Option<&str>,
+    shards: Option<u32>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Shard, RunError> {
+    if let Some(s) = shard {
+        let bad = |why: &str| input(format!("--shard {s:?}: {why}"));
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| bad("write I/N, e.g. --shard 0/3 (I counts from 0)"))?;
+        let n: u32 = n
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| bad("N must be a whole number of at least 1"))?;
+        let i: u32 = i
+            .trim()
+            .parse()
+            .map_err(|_| bad("I must be a whole number"))?;
+        if i >= n {
+            return Err(bad(&format!(
+                "I counts from 0, so the shards of {n} are 0/{n} to {}/{n} (a scheduler that \
+                 counts from 1: --shards {n} with THRONG_SHARD_SLOT)",
+                n - 1
+            )));
+        }
+        return Ok(Shard { index: i, count: n });
+    }
+    let Some(n) = shards else {
+        return Ok(Shard::WHOLE);
+    };
+    if n == 0 {
+        return Err(input("--shards must be at least 1"));
+    }
+    let (var, index) = match (env("JOB_COMPLETION_INDEX"), env("THRONG_SHARD_SLOT")) {
+        (Some(v), _) => (
+            "JOB_COMPLETION_INDEX",
+            v.trim().parse::<u32>().ok().filter(|i| *i < n).ok_or(v),
+        ),
+        (None, Some(v)) => (
+            "THRONG_SHARD_SLOT",
+            v.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|s| (1..=n).contains(s))
+                .map(|s| s - 1)
+                .ok_or(v),
+        ),
+        (None, None) => {
+            return Err(input(format!(
+                "--shards {n}: no shard index in the environment: set JOB_COMPLETION_INDEX (from \
+                 0, as Kubernetes Indexed Jobs do) or THRONG_SHARD_SLOT (from 1, as Docker \
+                 Swarm's {{{{.Task.Slot}}}}), or give --shard I/{n}"
+            )))
+        }
+    };
+    match index {
+        Ok(index) => Ok(Shard { index, count: n }),
+        Err(v) => Err(input(format!(
+            "--shards {n}: {var}={v:?} is not a shard of {n} ({})",
+            if var == "THRONG_SHARD_SLOT" {
+                format!("slots count from 1 to {n}")
+            } else {
+                format!("indexes count from 0 to {}", n - 1)
+            }
+        ))),
+    }
+}
+
+/// `--start-at`: an RFC 3339 instant, or `+D` from now.
+fn start_at(start_at: Option<&str>) -> Result<Option<SystemTime>, RunError> {
+    let Some(s) = start_at else {
+        return Ok(None);
+    };
+    if let Some(d) = s.strip_prefix('+') {
+        let d = throng_core::stages::parse_duration(d).map_err(|e| {
+            input(format!(
+                "--start-at {s:?}: not a duration after + ({e}); e.g. +30s"
+            ))
+        })?;
+        return Ok(Some(SystemTime::now() + d));
+    }
+    humantime::parse_rfc3339_weak(s.trim_end_matches('Z'))
+        .map(Some)
+        .map_err(|e| {
+            input(format!(
+                "--start-at {s:?}: not an instant ({e}); write RFC 3339 in UTC, e.g. \
+                 2026-11-23T20:30:00Z, or +30s"
+            ))
+        })
+}
