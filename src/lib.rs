@@ -26,9 +26,11 @@
 //! # }
 //! ```
 //!
-//! Features (all on by default): `cli` (the command line, and the three below), `testbed` (the
-//! demo's and tests' targets), `dashboard` (the live terminal UI), `docker` (container stats).
-//! With `default-features = false` the library is core, engine, http, scenario and report.
+//! Features (all on by default): `cli` (the command line, and every feature below), `grpc`
+//! (gRPC targets), `sql` (PostgreSQL and MySQL/MariaDB targets), `sqlite` (SQLite targets too),
+//! `testbed` (the demo's and tests' targets), `dashboard` (the live terminal UI), `docker`
+//! (container stats). With `default-features = false` the library is core, engine, run, http,
+//! scenario and report: no tonic, no sqlx, no SQLite.
 #![deny(missing_docs)]
 
 #[cfg(feature = "cli")]
@@ -38,12 +40,14 @@ pub use throng_core as core;
 #[cfg(feature = "docker")]
 pub use throng_docker as docker;
 pub use throng_engine as engine;
+#[cfg(feature = "grpc")]
 pub use throng_grpc as grpc;
 pub use throng_http as http;
 pub use throng_report as report;
 pub use throng_run as run;
 pub use throng_run::Run;
 pub use throng_scenario as scenario;
+#[cfg(feature = "sql")]
 pub use throng_sql as sql;
 #[cfg(feature = "testbed")]
 pub use throng_testbed as testbed;
@@ -54,8 +58,10 @@ pub use throng_tui as tui;
 /// (`http://`, `https://`, `grpc://`, `grpcs://`, `postgres://`, `mysql://`, `sqlite://`) and
 /// step key (`request`, `grpc`, `sql`).
 pub fn protocols() -> core::step::Protocols {
-    core::step::Protocols::new()
-        .with(http::HttpProtocol)
-        .with(sql::SqlProtocol)
-        .with(grpc::GrpcProtocol)
+    let p = core::step::Protocols::new().with(http::HttpProtocol);
+    #[cfg(feature = "sql")]
+    let p = p.with(sql::SqlProtocol);
+    #[cfg(feature = "grpc")]
+    let p = p.with(grpc::GrpcProtocol);
+    p
 }

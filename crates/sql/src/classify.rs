@@ -66,5 +66,11 @@ fn sqlstate(db: &dyn sqlx::error::DatabaseError) -> String {
 }
 
 fn is_sqlite(db: &dyn sqlx::error::DatabaseError) -> bool {
-    db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some()
+    #[cfg(feature = "sqlite")]
+    return db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some();
+    #[cfg(not(feature = "sqlite"))]
+    return {
+        let _ = db;
+        false
+    };
 }

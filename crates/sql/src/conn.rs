@@ -10,6 +10,7 @@ use std::time::Duration;
 use futures_util::TryStreamExt as _;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
 use sqlx::postgres::{PgConnectOptions, PgConnection};
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{
     AssertSqlSafe, Column as _, ConnectOptions as _, Connection as _, Either, Executor as _,
@@ -38,6 +39,7 @@ pub struct Target {
 enum Options {
     Pg(PgConnectOptions),
     My(MySqlConnectOptions),
+    #[cfg(feature = "sqlite")]
     Lite(SqliteConnectOptions),
 }
 
@@ -67,6 +69,7 @@ enum Db {
     MyWire(crate::my::MyConn),
     Pg(PgConnection),
     My(MySqlConnection),
+    #[cfg(feature = "sqlite")]
     Lite(SqliteConnection),
 }
 
@@ -104,12 +107,19 @@ impl Target {
                         .disable_statement_logging(),
                 )
             }
+            #[cfg(feature = "sqlite")]
             Dialect::Sqlite => Options::Lite(
                 SqliteConnectOptions::from_str(url)
                     .map_err(bad)?
                     .statement_cache_capacity(cache)
                     .disable_statement_logging(),
             ),
+            #[cfg(not(feature = "sqlite"))]
+            Dialect::Sqlite => {
+                return Err(format!(
+                    "{shown}: this build has no SQLite (throng-sql's `sqlite` feature)"
+                ))
+            }
         };
         Ok(Target {
             dialect,
@@ -125,6 +135,7 @@ impl Target {
         let (host, port, socket) = match &self.options {
             Options::Pg(o) => (o.get_host(), o.get_port(), o.get_socket()),
             Options::My(o) => (o.get_host(), o.get_port(), o.get_socket()),
+            #[cfg(feature = "sqlite")]
             Options::Lite(_) => return None,
         };
         // PostgreSQL takes a host that is a path as its socket's directory.
@@ -168,6 +179,7 @@ impl Target {
                 }
                 Options::My(o)
             }
+            #[cfg(feature = "sqlite")]
             Options::Lite(_) => {
                 return Err(format!(
                 "{}: SQLite has no TLS; --insecure and --cacert apply to postgres:// and mysql://",
@@ -180,9 +192,13 @@ impl Target {
 
     /// A SQLite file is created if it is missing (for `throng sql prepare`); a load never
     /// creates one, so a misspelt path fails before it rather than testing an empty file.
-    pub fn create_if_missing(mut self) -> Target {
+    pub fn create_if_missing(self) -> Target {
+        #[cfg(feature = "sqlite")]
         if let Options::Lite(o) = self.options {
-            self.options = Options::Lite(o.create_if_missing(true));
+            return Target {
+                options: Options::Lite(o.create_if_missing(true)),
+                ..self
+            };
         }
         self
     }
@@ -215,6 +231,7 @@ impl Target {
                     crate::my::Opened::Ready(c) => Db::MyWire(c),
                     crate::my::Opened::Sqlx => Db::My(o.connect().await?),
                 },
+                #[cfg(feature = "sqlite")]
                 Options::Lite(o) => Db::Lite(o.connect().await?),
             })
         };
@@ -319,6 +336,7 @@ impl Conn {
             Db::MyWire(c) => c.run(sql, args, keep).await,
             Db::Pg(c) => run_on!(c, sql, args, keep, pg_json),
             Db::My(c) => run_on!(c, sql, args, keep, my_json),
+            #[cfg(feature = "sqlite")]
             Db::Lite(c) => run_on!(c, sql, args, keep, lite_json),
         }
     }
@@ -332,6 +350,7 @@ impl Conn {
             Db::MyWire(c) => c.raw(sql).await,
             Db::Pg(c) => c.execute(q).await.map(drop),
             Db::My(c) => c.execute(q).await.map(drop),
+            #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.execute(q).await.map(drop),
         }
     }
@@ -345,6 +364,7 @@ impl Conn {
             Db::MyWire(c) => c.parameters(&sql.0).await?,
             Db::Pg(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
             Db::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
+            #[cfg(feature = "sqlite")]
             Db::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
         })
     }
@@ -362,6 +382,7 @@ impl Conn {
             }
             Db::Pg(c) => c.close().await,
             Db::My(c) => c.close().await,
+            #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.close().await,
         };
     }
@@ -433,6 +454,7 @@ fn my_cell(row: &sqlx::mysql::MySqlRow, i: usize) -> serde_json::Value {
     })
 }
 
+#[cfg(feature = "sqlite")]
 fn lite_cell(row: &sqlx::sqlite::SqliteRow, i: usize) -> serde_json::Value {
     cell!(row, i,
         i64 => num, f64 => float, String => serde_json::Value::String, bool => serde_json::Value::Bool;
@@ -453,4 +475,5 @@ macro_rules! row_json {
 
 row_json!(pg_json, sqlx::postgres::PgRow, pg_cell);
 row_json!(my_json, sqlx::mysql::MySqlRow, my_cell);
+#[cfg(feature = "sqlite")]
 row_json!(lite_json, sqlx::sqlite::SqliteRow, lite_cell);
