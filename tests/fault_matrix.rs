@@ -1,8 +1,9 @@
-//! Every fault under both load models: the run ends on time, every request and arrival is
-//! accounted for, the failures have the right class, and the JSON result is valid against the
-//! checked-in schema. The faults come from real servers: the testbed's target (error statuses,
-//! garbage, silence, TLS) and its fault proxy (latency and jitter, resets and answers that stop
-//! halfway, a trickling body), or a port where nothing listens.
+//! Every fault under both load models, for HTTP and gRPC: the run ends on time, every request
+//! and arrival is accounted for, the failures have the right class, and the JSON result is valid
+//! against the checked-in schema. The faults come from real servers: the testbed's targets
+//! (error statuses, garbage, silence, resets, TLS, a server of another protocol) and its fault
+//! proxy (latency and jitter, resets and answers that stop halfway, a trickling body), or a port
+//! where nothing listens.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 mod common;
@@ -10,9 +11,9 @@ mod common;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{result, run};
-use throng::core::{ErrorClass, Percentiles};
-use throng::testbed::{Fault, FaultProxy, HttpTarget, ProxyFault};
+use common::{grpc_run, result, run};
+use throng::core::{ErrorClass, Percentiles, Snapshot};
+use throng::testbed::{Fault, FaultProxy, GrpcTarget, HttpTarget, ProxyFault};
 
 /// What a fault should produce.
 struct Expect {
@@ -128,6 +129,70 @@ fn schema() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).unwrap()
 }
 
+/// What every fault must give: the run ended on time (1 s of load, then at most the timeout or
+/// the grace), every request and arrival counted once, the expected classes, and a result
+/// valid against the schema.
+fn accounted(
+    what: &str,
+    s: &Snapshot,
+    took: Duration,
+    expect: &Expect,
+    validator: &jsonschema::Validator,
+) {
+    assert!(took < Duration::from_secs(4), "{what}: took {took:?}");
+    // Every request is counted once; the classes add up to the errors.
+    let t = &s.total;
+    let by_class: u64 = s.errors.iter().map(|e| e.count).sum();
+    assert_eq!(by_class, t.errors, "{what}");
+    assert_eq!(t.samples, t.succeeded() + t.errors, "{what}");
+    // Dropped arrivals were never sent: samples and failures, timed in no histogram.
+    let timed = Percentiles::of(&t.latency).count + Percentiles::of(&t.failed).count;
+    assert_eq!(
+        timed + t.dropped,
+        t.samples,
+        "{what}: each request timed once"
+    );
+    if let Some(lag) = &s.lag {
+        assert_eq!(lag.scheduled, 60, "{what}");
+        assert_eq!(
+            lag.started() + lag.dropped + lag.unstarted,
+            lag.scheduled,
+            "{what}"
+        );
+        assert_eq!(t.samples, lag.scheduled, "{what}");
+        assert_eq!(t.dropped, lag.dropped, "{what}");
+    }
+    assert!(t.samples > 0, "{what}: nothing happened");
+    for e in &s.errors {
+        // Any fault may hold the open loop's slots until arrivals find none.
+        let dropped = e.class == ErrorClass::Dropped && s.lag.is_some();
+        assert!(
+            dropped || expect.classes.contains(&e.class),
+            "{what}: unexpected {:?} ({})",
+            e.class,
+            e.sample
+        );
+    }
+    if expect.all_fail {
+        assert_eq!(t.succeeded(), 0, "{what}: {:?}", s.errors);
+    } else {
+        assert_eq!(t.errors, 0, "{what}: {:?}", s.errors);
+    }
+    // The JSON result is valid against the schema.
+    let json = serde_json::to_value(result(s)).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+/// The load models every case runs under: a closed loop, and an open loop of 60 arrivals.
+const MODELS: [&[&str]; 2] = [
+    &["-c", "4", "-z", "1s"],
+    &["-q", "60", "-z", "1s", "--max-in-flight", "20"],
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fault_under_both_models() {
     let validator = schema();
@@ -156,63 +221,13 @@ async fn every_fault_under_both_models() {
                 (format!("http://127.0.0.1:{port}/"), None, None)
             }
         };
-        for model in [
-            &["-c", "4", "-z", "1s"][..],
-            &["-q", "60", "-z", "1s", "--max-in-flight", "20"][..],
-        ] {
+        for model in MODELS {
             let what = format!("{name}, {model:?}");
             let mut args = vec![url.as_str(), "-t", "400ms", "--grace", "300ms"];
             args.extend(model);
             let began = Instant::now();
             let s = run(&args).await;
-            // Ends on time: 1 s of load, then at most the timeout or the grace.
-            let took = began.elapsed();
-            assert!(took < Duration::from_secs(4), "{what}: took {took:?}");
-            // Every request is counted once; the classes add up to the errors.
-            let t = &s.total;
-            let by_class: u64 = s.errors.iter().map(|e| e.count).sum();
-            assert_eq!(by_class, t.errors, "{what}");
-            assert_eq!(t.samples, t.succeeded() + t.errors, "{what}");
-            // Dropped arrivals were never sent: samples and failures, timed in no histogram.
-            let timed = Percentiles::of(&t.latency).count + Percentiles::of(&t.failed).count;
-            assert_eq!(
-                timed + t.dropped,
-                t.samples,
-                "{what}: each request timed once"
-            );
-            if let Some(lag) = &s.lag {
-                assert_eq!(lag.scheduled, 60, "{what}");
-                assert_eq!(
-                    lag.started() + lag.dropped + lag.unstarted,
-                    lag.scheduled,
-                    "{what}"
-                );
-                assert_eq!(t.samples, lag.scheduled, "{what}");
-                assert_eq!(t.dropped, lag.dropped, "{what}");
-            }
-            assert!(t.samples > 0, "{what}: nothing happened");
-            for e in &s.errors {
-                // Any fault may hold the open loop's slots until arrivals find none.
-                let dropped = e.class == ErrorClass::Dropped && s.lag.is_some();
-                assert!(
-                    dropped || expect.classes.contains(&e.class),
-                    "{what}: unexpected {:?} ({})",
-                    e.class,
-                    e.sample
-                );
-            }
-            if expect.all_fail {
-                assert_eq!(t.succeeded(), 0, "{what}: {:?}", s.errors);
-            } else {
-                assert_eq!(t.errors, 0, "{what}: {:?}", s.errors);
-            }
-            // The JSON result is valid against the schema.
-            let json = serde_json::to_value(result(&s)).unwrap();
-            let errors: Vec<String> = validator
-                .iter_errors(&json)
-                .map(|e| format!("{e} at {}", e.instance_path))
-                .collect();
-            assert!(errors.is_empty(), "{what}: {errors:#?}");
+            accounted(&what, &s, began.elapsed(), &expect, &validator);
         }
     }
 }
@@ -237,4 +252,77 @@ async fn proxy_latency_is_measured() {
     assert!(q.min >= 30_000, "min {} us", q.min);
     assert!(q.p50 < 200_000, "p50 {} us", q.p50);
     assert_eq!(s.total.errors, 0);
+}
+
+/// gRPC's faults under both load models, with the greeter's `.proto` (reflection is a setup
+/// step of its own, tested in `tests/grpc.rs`): a server that hangs, answers garbage, resets,
+/// refuses, and servers of another protocol (HTTP/1.1 only; HTTP/2 without gRPC).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_grpc_fault_under_both_models() {
+    use ErrorClass::*;
+    let validator = schema();
+    let grpc = |fault| GrpcTarget {
+        fault: Some(fault),
+        ..GrpcTarget::default()
+    };
+    let hang = grpc(Fault::Hang).start().await.unwrap();
+    let garbage = grpc(Fault::Garbage).start().await.unwrap();
+    let reset = grpc(Fault::Reset).start().await.unwrap();
+    let http1 = HttpTarget {
+        http1_only: true,
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let http2 = HttpTarget::default().start().await.unwrap();
+    let nothing = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        format!("grpc://127.0.0.1:{port}")
+    };
+    let as_grpc = |url: String| url.replace("http://", "grpc://");
+    let cases = [
+        ("hang", hang.url(), &[Timeout, Aborted][..]),
+        ("garbage", garbage.url(), &[Protocol][..]),
+        ("reset", reset.url(), &[Reset][..]),
+        ("refused", nothing, &[Connect][..]),
+        // hyper's HTTP/1.1 server closes on the HTTP/2 preface without a word.
+        (
+            "HTTP/1.1 only",
+            as_grpc(http1.url()),
+            &[Reset, Protocol][..],
+        ),
+        (
+            "HTTP/2 without gRPC",
+            as_grpc(http2.url()),
+            &[GrpcStatus, Protocol][..],
+        ),
+    ];
+    for (name, url, classes) in cases {
+        let expect = Expect {
+            classes,
+            all_fail: true,
+        };
+        for model in MODELS {
+            let what = format!("gRPC {name}, {model:?}");
+            let mut args = vec![
+                url.as_str(),
+                "--call",
+                "helloworld.Greeter/SayHello",
+                "--proto",
+                "crates/testbed/proto/greeter.proto",
+                "-t",
+                "400ms",
+                "--connect-timeout",
+                "400ms",
+                "--grace",
+                "300ms",
+            ];
+            args.extend(model);
+            let began = Instant::now();
+            let s = grpc_run(&args).await;
+            accounted(&what, &s, began.elapsed(), &expect, &validator);
+        }
+    }
 }

@@ -171,6 +171,7 @@ impl<D: Driver> Local<D> {
                 due,
                 started,
                 armed: true,
+                lag: open && step == 0,
             };
             self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
             // The connection comes first and is not the request's: the request starts after it
@@ -191,7 +192,8 @@ impl<D: Driver> Local<D> {
             } else {
                 Ok(())
             };
-            if open && step == 0 {
+            if guard.lag {
+                guard.lag = false;
                 self.rec.borrow_mut().record_lag(intended, started);
             }
             for (g, span) in sh.groups.iter().zip(spans.iter_mut()) {
@@ -279,6 +281,9 @@ struct AbortGuard<'a, D: Driver> {
     due: Instant,
     started: Instant,
     armed: bool,
+    /// An open-loop arrival whose start is not recorded yet (its connect was still going):
+    /// cut off now, it started now, so that every arrival is started, dropped or unstarted.
+    lag: bool,
 }
 
 impl<D: Driver> AbortGuard<'_, D> {
@@ -297,7 +302,11 @@ impl<D: Driver> Drop for AbortGuard<'_, D> {
         }
         if self.armed {
             if let Ok(mut rec) = self.local.rec.try_borrow_mut() {
-                rec.record_aborted(self.step, self.due, Some(self.started), Instant::now());
+                let now = Instant::now();
+                if self.lag {
+                    rec.record_lag(self.due, now);
+                }
+                rec.record_aborted(self.step, self.due, Some(self.started), now);
             }
         }
     }
