@@ -37,4 +37,4 @@ pub use snapshot::{
     Snapshot,
 };
 pub use spec::LoadSpec;
-pub use status::{grpc_name, Status};
+pub use status::{grpc_name, Status, StatusClass};

@@ -19,7 +19,35 @@ pub enum Status {
     Sql([u8; 5]),
 }
 
+/// What a status says, whatever its protocol: what a display colours it by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatusClass {
+    /// The request did what it asked (HTTP 1xx and 2xx, gRPC OK, SQLSTATE class 00 or 02).
+    Success,
+    /// The answer points elsewhere (HTTP 3xx).
+    Redirect,
+    /// The request was refused as it was made, or succeeded with a warning (HTTP 4xx, SQLSTATE
+    /// class 01).
+    Warning,
+    /// The request failed (HTTP 5xx, any other gRPC code or SQLSTATE).
+    Failure,
+    /// No answer came.
+    None,
+}
+
 impl Status {
+    /// What the status says (see [`StatusClass`]).
+    pub fn class(&self) -> StatusClass {
+        match self {
+            Status::None => StatusClass::None,
+            Status::Http(100..=299) | Status::Grpc(0) => StatusClass::Success,
+            Status::Sql([b'0', b'0' | b'2', ..]) => StatusClass::Success,
+            Status::Http(300..=399) => StatusClass::Redirect,
+            Status::Http(400..=499) | Status::Sql([b'0', b'1', ..]) => StatusClass::Warning,
+            Status::Http(_) | Status::Grpc(_) | Status::Sql(_) => StatusClass::Failure,
+        }
+    }
+
     /// Whether there is no status.
     pub fn is_none(&self) -> bool {
         matches!(self, Status::None)
@@ -91,5 +119,25 @@ mod tests {
         let mut all = [Status::Sql(*b"40001"), Status::Grpc(0), Status::Http(200)];
         all.sort();
         assert_eq!(all[0], Status::Http(200));
+    }
+
+    #[test]
+    fn a_class_says_what_a_status_means_whatever_its_protocol() {
+        use StatusClass::*;
+        for (status, class) in [
+            (Status::Http(200), Success),
+            (Status::Http(304), Redirect),
+            (Status::Http(429), Warning),
+            (Status::Http(503), Failure),
+            (Status::Grpc(0), Success),
+            (Status::Grpc(14), Failure),
+            (Status::Sql(*b"00000"), Success),
+            (Status::Sql(*b"02000"), Success),
+            (Status::Sql(*b"01000"), Warning),
+            (Status::Sql(*b"40001"), Failure),
+            (Status::None, None),
+        ] {
+            assert_eq!(status.class(), class, "{status}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
-use throng_core::{Snapshot, Status};
+use throng_core::{Snapshot, StatusClass};
 
 use crate::format;
 
@@ -103,13 +103,11 @@ impl Widget for StatusPanel<'_> {
             .max(1) as f64;
         let rows = s.statuses.iter().map(|(code, n)| {
             let share = *n as f64 / all as f64;
-            let color = match code {
-                Status::Http(200..=299) | Status::Grpc(0) => Color::Green,
-                Status::Http(300..=399) => Color::Cyan,
-                Status::Http(400..=499) => Color::Yellow,
-                Status::Sql([b'0', b'0', ..]) => Color::Green,
-                Status::Sql([b'0', b'1', ..]) => Color::Yellow,
-                _ => Color::Red,
+            let color = match code.class() {
+                StatusClass::Success => Color::Green,
+                StatusClass::Redirect => Color::Cyan,
+                StatusClass::Warning => Color::Yellow,
+                StatusClass::Failure | StatusClass::None => Color::Red,
             };
             let bar = "█".repeat(((share * bar_width).round() as usize).max(1));
             Row::new(vec![
