@@ -161,10 +161,7 @@ pub fn build_from(
         connect_timeout: probe.connect_timeout,
         insecure: probe.insecure,
         cacert: probe.cacert.clone(),
-        http2: probe.http2,
         streams: probe.streams,
-        connections: g.connections,
-        keepalive: probe.keepalive,
         headers: probe
             .headers
             .iter()
@@ -175,10 +172,18 @@ pub fn build_from(
                 )
             })
             .collect(),
+        ..ClientOptions::default()
+    }
+    .with(throng_http::HttpOptions {
+        http2: probe.http2,
+        keepalive: probe.keepalive,
+    })
+    .with(throng_grpc::GrpcOptions {
         protos: g.protos.clone(),
         import_paths: g.import_paths.clone(),
         protoset: g.protoset.clone(),
-    };
+        connections: g.connections,
+    });
     let mut setup = assemble(
         scenario,
         &a.run.spec(),

@@ -376,7 +376,8 @@ impl Reply {
 }
 
 /// Options shared by every target of a run, from the command line or the library. Each
-/// protocol takes what applies to it.
+/// protocol takes what applies to it, and finds its own options (HTTP/2 for HTTP, `.proto` files
+/// for gRPC) under its own type ([`ClientOptions::of`]).
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
     /// A request (a call, a transaction) must finish within this.
@@ -387,25 +388,30 @@ pub struct ClientOptions {
     pub insecure: bool,
     /// Trust these PEM certificates instead of the built-in web roots.
     pub cacert: Option<PathBuf>,
-    /// HTTP: speak HTTP/2.
-    pub http2: bool,
-    /// HTTP/2 and gRPC: sessions sharing one connection.
+    /// Sessions sharing one connection, where connections are shared (HTTP/2, gRPC).
     pub streams: usize,
-    /// gRPC: the HTTP/2 connections that carry each target's calls, in all, shared out among
-    /// the worker threads (see [`StepClient::worker_of`]); `None`: one per `streams` sessions
-    /// on each worker.
-    pub connections: Option<usize>,
-    /// HTTP/1.1: keep connections open between requests.
-    pub keepalive: bool,
     /// Headers (gRPC: metadata) added to every request, `name: value` parsed.
     pub headers: Vec<(String, String)>,
-    /// gRPC: `.proto` files with the methods of steps that name no `proto` of their own
-    /// (instead of the server's reflection).
-    pub protos: Vec<PathBuf>,
-    /// gRPC: where the imports of `protos` are looked for.
-    pub import_paths: Vec<PathBuf>,
-    /// gRPC: a FileDescriptorSet with those methods (instead of `protos` or reflection).
-    pub protoset: Option<PathBuf>,
+    /// Each protocol's own options (see [`ClientOptions::with`] and [`ClientOptions::of`]).
+    pub own: OwnOptions,
+}
+
+/// Each protocol's own options, one value per type.
+#[derive(Debug, Clone, Default)]
+pub struct OwnOptions(Vec<Arc<dyn Any + Send + Sync>>);
+
+impl ClientOptions {
+    /// Sets a protocol's own options (replacing any of the same type).
+    pub fn with<T: Any + Send + Sync>(mut self, options: T) -> Self {
+        self.own.0.retain(|o| !o.is::<T>());
+        self.own.0.push(Arc::new(options));
+        self
+    }
+
+    /// A protocol's own options, if they were set.
+    pub fn of<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.own.0.iter().find_map(|o| o.downcast_ref::<T>())
+    }
 }
 
 impl Default for ClientOptions {
@@ -415,14 +421,9 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(10),
             insecure: false,
             cacert: None,
-            http2: false,
             streams: 100,
-            connections: None,
-            keepalive: true,
             headers: Vec::new(),
-            protos: Vec::new(),
-            import_paths: Vec::new(),
-            protoset: None,
+            own: OwnOptions::default(),
         }
     }
 }
@@ -837,6 +838,25 @@ mod tests {
             t.render(&Vars).unwrap(),
             serde_json::json!({"a": [1, {"b": 3}], "c": "abc", "d": "x"})
         );
+    }
+
+    #[test]
+    fn each_protocol_finds_its_own_options_by_type() {
+        #[derive(Debug, PartialEq)]
+        struct Mine(u8);
+        #[derive(Debug, PartialEq)]
+        struct Theirs(&'static str);
+        let o = ClientOptions::default()
+            .with(Mine(1))
+            .with(Theirs("x"))
+            .with(Mine(2));
+        assert_eq!(
+            o.of::<Mine>(),
+            Some(&Mine(2)),
+            "a second value replaces the first"
+        );
+        assert_eq!(o.of::<Theirs>(), Some(&Theirs("x")));
+        assert_eq!(ClientOptions::default().of::<Mine>(), None);
     }
 
     #[test]

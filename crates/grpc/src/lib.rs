@@ -46,4 +46,4 @@ pub use conn::Pool;
 pub use descriptors::{compile_protos, find_method, read_protoset};
 pub use driver::{metadata, CallKind, GrpcDriver, Method, Session, Target};
 pub use reflection::Version as ReflectionVersion;
-pub use step::{GrpcClient, GrpcProtocol, GrpcStep};
+pub use step::{GrpcClient, GrpcOptions, GrpcProtocol, GrpcStep};

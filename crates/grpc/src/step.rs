@@ -38,6 +38,21 @@ use crate::driver::{metadata, Method, Session, Target};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrpcProtocol;
 
+/// gRPC's own options for a scenario's targets ([`ClientOptions::with`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrpcOptions {
+    /// `.proto` files with the methods of steps that name no `proto` of their own (instead of
+    /// the server's reflection).
+    pub protos: Vec<PathBuf>,
+    /// Where the imports of `protos` are looked for.
+    pub import_paths: Vec<PathBuf>,
+    /// A FileDescriptorSet with those methods (instead of `protos` or reflection).
+    pub protoset: Option<PathBuf>,
+    /// The HTTP/2 connections that carry each target's calls, in all, shared out among the
+    /// worker threads; `None`: one per `streams` sessions on each worker.
+    pub connections: Option<usize>,
+}
+
 /// A step's method and, when nothing in its message is a template, its encoded requests.
 type Resolved = (Method, Option<Vec<Bytes>>);
 
@@ -186,12 +201,13 @@ impl Protocol for GrpcProtocol {
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<GrpcClient, String> {
         let mut cfg = GrpcConfig::new(url, "").map_err(|e| e.to_string())?;
+        let own = options.of::<GrpcOptions>().cloned().unwrap_or_default();
         cfg.timeout = options.timeout;
         cfg.connect_timeout = options.connect_timeout;
         cfg.insecure = options.insecure;
         cfg.cacert = options.cacert.clone();
         cfg.streams = options.streams.max(1);
-        cfg.connections = options.connections;
+        cfg.connections = own.connections;
         cfg.metadata = options
             .headers
             .iter()
@@ -199,11 +215,11 @@ impl Protocol for GrpcProtocol {
             .collect();
         let target = Target::new(&cfg).map_err(|e| e.to_string())?;
         let base = target.headers(metadata(&cfg.metadata).map_err(|e| e.to_string())?);
-        let source = match (&options.protoset, options.protos.is_empty()) {
+        let source = match (&own.protoset, own.protos.is_empty()) {
             (Some(p), _) => Descriptors::Protoset(p.clone()),
             (None, false) => Descriptors::Protos {
-                files: options.protos.clone(),
-                includes: options.import_paths.clone(),
+                files: own.protos.clone(),
+                includes: own.import_paths.clone(),
             },
             (None, true) => Descriptors::Reflection,
         };

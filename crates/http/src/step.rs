@@ -22,6 +22,24 @@ use crate::{H2Pool, HttpConfig, HttpDriver, Session};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HttpProtocol;
 
+/// HTTP's own options for a scenario's targets ([`ClientOptions::with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// Speak HTTP/2.
+    pub http2: bool,
+    /// HTTP/1.1: keep connections open between requests.
+    pub keepalive: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            http2: false,
+            keepalive: true,
+        }
+    }
+}
+
 /// A request body.
 #[derive(Debug, Clone)]
 enum Body {
@@ -160,9 +178,10 @@ impl Protocol for HttpProtocol {
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<HttpClient, String> {
         let mut cfg = HttpConfig::new(url).map_err(|e| e.to_string())?;
-        cfg.http2 = options.http2;
+        let own = options.of::<HttpOptions>().copied().unwrap_or_default();
+        cfg.http2 = own.http2;
         cfg.streams = options.streams.max(1);
-        cfg.keepalive = options.keepalive;
+        cfg.keepalive = own.keepalive;
         cfg.timeout = options.timeout;
         cfg.connect_timeout = options.connect_timeout;
         cfg.insecure = options.insecure;
