@@ -1,7 +1,7 @@
 //! The built binary: exit codes, bad input, signals, and the README's examples.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

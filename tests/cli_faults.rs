@@ -1,7 +1,7 @@
 //! The built binary under faults and mistyped input: exit codes, messages, results kept.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `throng compare` and `throng report`: two testbed targets of known delays compared, the noise
 //! verdicts, regression thresholds, refused comparisons, and every report format read back.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! The engine and the HTTP driver against real in-process targets whose timing is known.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

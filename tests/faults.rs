@@ -3,7 +3,7 @@
 //! and no figure may make a broken target look healthy.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

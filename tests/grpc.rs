@@ -3,7 +3,7 @@
 //! and the JSON result.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! builds it itself when it is missing, and fails, never skips, when Go is not installed.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! connections carry the calls.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

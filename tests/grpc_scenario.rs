@@ -3,7 +3,7 @@
 //! checks by name.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! their exact place, checks, groups, data files and extraction.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

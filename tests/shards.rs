@@ -1,7 +1,7 @@
 //! One plan as N shards (`--shard I/N`, `--start-at`) in N processes, and `throng merge`: the
 //! shards together run exactly the plan, and the merge is exact.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

@@ -1,7 +1,7 @@
 //! `throng run DATABASE-URL` and `throng sql` from the built binary: exit codes, messages that
 //! name the problem, rows in the summary and the JSON, and passwords absent from all of them.
 
-mod common;
+use crate::common;
 
 use throng::testbed::{MariaDb, Postgres, DB_PASSWORD};
 

@@ -2,7 +2,7 @@
 //! against the real PostgreSQL and MariaDB the test command starts (each test its own server, so
 //! no other test moves its counters).
 
-mod common;
+use crate::common;
 
 use throng::testbed::{MariaDb, Postgres, DB_PASSWORD};
 

@@ -1,0 +1,24 @@
+//! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, faults, conformance, scenarios, the dashboard, the schema, shards.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../cli.rs"]
+mod cli;
+#[path = "../cli_faults.rs"]
+mod cli_faults;
+#[path = "../engine_http.rs"]
+mod engine_http;
+#[path = "../fault_matrix.rs"]
+mod fault_matrix;
+#[path = "../faults.rs"]
+mod faults;
+#[path = "../h1_conformance.rs"]
+mod h1_conformance;
+#[path = "../live.rs"]
+mod live;
+#[path = "../scenarios.rs"]
+mod scenarios;
+#[path = "../schema.rs"]
+mod schema;
+#[path = "../shards.rs"]
+mod shards;

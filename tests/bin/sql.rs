@@ -1,0 +1,14 @@
+//! Integration tests, one binary per theme (one link each, not one per file). SQL against real PostgreSQL and MariaDB: the driver, bytes, the command line, the databases' own counters, scenarios.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../sql.rs"]
+mod sql;
+#[path = "../sql_bytes.rs"]
+mod sql_bytes;
+#[path = "../sql_cli.rs"]
+mod sql_cli;
+#[path = "../sql_db_stats.rs"]
+mod sql_db_stats;
+#[path = "../sql_scenario.rs"]
+mod sql_scenario;
