@@ -1,16 +1,77 @@
-//! `throng compare` and `throng report`: two testbed targets of known delays compared, the noise
-//! verdicts, regression thresholds, refused comparisons, and every report format read back.
+//! `throng compare` and `throng report`: the noise verdicts and regression thresholds judged on
+//! synthetic runs whose figures are known in advance (the engine on tokio's paused clock, so
+//! this machine's noise is not what is judged: real noise is the benchmarks' business), refused
+//! comparisons, A/B runs and every report format read back from real runs.
 
 use crate::common;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use common::{delayed, result, run, throng};
+use throng::core::{ClosedLoop, Driver, LoadModel, Outcome, RunPlan, StepInfo, Users};
 use throng::report::{compare, Figure, NoiseMethod, Regression, RunResult, Side, Verdict};
 
-/// One closed-loop run of 4 seconds against a target answering after `ms`.
-async fn measure(url: &str) -> RunResult {
-    result(&*run(&[url, "-c", "4", "-z", "4s", "--threads", "1"]).await)
+/// A target whose requests take `ms` on the run's clock, give or take a spread of up to 0.5 ms
+/// that repeats request by request: the same `ms` gives the same run, to the microsecond.
+struct Synthetic {
+    ms: u64,
+    sent: AtomicU64,
+}
+
+impl Driver for Synthetic {
+    type Worker = ();
+    type Session = ();
+
+    fn steps(&self) -> Vec<StepInfo> {
+        vec![StepInfo {
+            label: "GET /".into(),
+        }]
+    }
+
+    fn worker(&self) {}
+
+    fn session(&self, _worker: &(), _user: u64) {}
+
+    async fn execute(&self, _session: &mut (), _step: usize) -> Outcome {
+        let i = self.sent.fetch_add(1, Ordering::Relaxed);
+        let spread = (i * 37 % 11) * 50;
+        tokio::time::sleep(Duration::from_micros(self.ms * 1000 + spread)).await;
+        Outcome::default()
+    }
+}
+
+/// One closed-loop run of 4 users for 4 seconds against a synthetic target of `ms`, on tokio's
+/// paused clock (it takes no wall time, and its timings are exact).
+async fn measure(ms: u64) -> RunResult {
+    let model = LoadModel::Closed(ClosedLoop {
+        users: Users::Fixed(4),
+        requests: None,
+        iterations: None,
+        duration: Some(Duration::from_secs(4)),
+        think_time: None,
+    });
+    let driver = Arc::new(Synthetic {
+        ms,
+        sent: AtomicU64::new(0),
+    });
+    let extras = throng::engine::Extras {
+        on_caller: true,
+        ..Default::default()
+    };
+    let set = tokio::task::LocalSet::new();
+    let snapshot = set
+        .run_until(async move {
+            let handle =
+                throng::engine::start_with(RunPlan::new("synthetic", model), driver, extras)
+                    .await
+                    .expect("the run starts");
+            handle.wait().await
+        })
+        .await;
+    result(&snapshot)
 }
 
 fn side(name: &str, r: &RunResult) -> Side {
@@ -30,14 +91,11 @@ fn write(dir: &Path, name: &str, r: &RunResult) -> String {
     p.display().to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_slower_target_is_beyond_noise_and_the_same_target_is_within_it() {
-    let _one = ONE_AT_A_TIME.lock().await;
-    let fast = delayed(2).await;
-    let slow = delayed(6).await;
-    let a = measure(&fast.url()).await;
-    let again = measure(&fast.url()).await;
-    let b = measure(&slow.url()).await;
+    let a = measure(2).await;
+    let again = measure(2).await;
+    let b = measure(6).await;
 
     let c = compare(
         &[side("a", &a), side("again", &again), side("b", &b)],
@@ -57,8 +115,13 @@ async fn a_slower_target_is_beyond_noise_and_the_same_target_is_within_it() {
     let p50 = row(Figure::P50);
     let (base, same, slower) = (&p50.cells[0], &p50.cells[1], &p50.cells[2]);
     let diff = slower.value.unwrap() - base.value.unwrap();
-    // 6 ms against 2 ms (tokio's timer rounds up to the next millisecond: wide margins).
-    assert!((2.5..5.5).contains(&diff), "p50 difference {diff} ms");
+    // 6 ms against 2 ms, each with the same spread.
+    assert!((3.9..4.1).contains(&diff), "p50 difference {diff} ms");
+    assert_eq!(
+        same.change,
+        Some(0.0),
+        "the same target, the same run: {p50:?}"
+    );
     assert_eq!(slower.verdict, Verdict::Beyond, "{p50:?}");
     assert!(slower.change.unwrap() > 30.0, "{p50:?}");
     assert_eq!(same.verdict, Verdict::Within, "{p50:?}");
