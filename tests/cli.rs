@@ -501,3 +501,60 @@ fn shell_words(s: &str) -> Vec<String> {
     }
     words
 }
+
+/// A flag of one protocol given for another protocol's URL, and an open-loop setting without a
+/// rate, exit 2 saying so, before any load: they used to be ignored (`--workload` on an http://
+/// URL ran plain GETs and exited 0).
+#[test]
+fn flags_that_do_not_apply_exit_2_naming_why() {
+    let (_rt, t) = common::serve(throng::testbed::HttpTarget::default());
+    let url = t.url();
+    let sql = "postgres://u:p@127.0.0.1:1/db";
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec![&url, "--workload", "oltp_read_only"],
+            format!("--workload applies to postgres://, mysql:// and sqlite:// targets; {url} is not one"),
+        ),
+        (vec![&url, "--sql", "SELECT 1"], "--sql applies to".into()),
+        (vec![&url, "--param", "1"], "--param applies to".into()),
+        (vec![&url, "--transaction"], "--transaction applies to".into()),
+        (vec![&url, "--call", "a.B/C"], "--call applies to grpc:// targets".into()),
+        (vec![&url, "--proto", "x.proto"], "--proto applies to grpc:// targets".into()),
+        (vec![&url, "--streams", "5"], "give --http2 too".into()),
+        (vec![sql, "-m", "POST"], "-m/--method applies to http:// and https:// targets".into()),
+        (vec![sql, "--streams", "5"], "--streams applies to".into()),
+        (
+            vec![&url, "-c", "2", "--max-in-flight", "5"],
+            "belong to the open loop".into(),
+        ),
+        (vec![&url, "--queue", "5"], "belong to the open loop".into()),
+    ];
+    for (args, says) in cases {
+        let mut all = vec!["run"];
+        all.extend(args.iter().copied());
+        all.extend(["-n", "5", "--no-tui"]);
+        let out = throng(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&says), "{args:?}: {err}");
+    }
+    assert_eq!(t.requests(), 0, "no load was sent");
+    // What applies still runs.
+    let out = throng(&[
+        "run",
+        &url,
+        "--http2",
+        "--streams",
+        "5",
+        "-n",
+        "5",
+        "--no-tui",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

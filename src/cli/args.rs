@@ -76,9 +76,10 @@ pub struct RunArgs {
     /// Speak HTTP/2 (h2c prior knowledge over http://, ALPN h2 over https://).
     #[arg(long, help_heading = "Request")]
     pub http2: bool,
-    /// HTTP/2 and gRPC: how many users or in-flight requests share one connection.
-    #[arg(long, default_value_t = 100, help_heading = "Request")]
-    pub streams: usize,
+    /// HTTP/2 and gRPC: how many users or in-flight requests share one connection [default:
+    /// 100].
+    #[arg(long, help_heading = "Request")]
+    pub streams: Option<usize>,
     /// HTTP/1.1: open a new connection for every request.
     #[arg(long, visible_alias = "disable-keepalive", help_heading = "Request")]
     pub no_keepalive: bool,
@@ -120,6 +121,13 @@ pub struct RunArgs {
     /// SQL flags (a postgres://, mysql:// or sqlite:// URL).
     #[command(flatten)]
     pub sql: super::sql::SqlArgs,
+}
+
+impl RunArgs {
+    /// `--streams`, or its default.
+    pub fn streams(&self) -> usize {
+        self.streams.unwrap_or(100)
+    }
 }
 
 pub(crate) use throng_run::flags::at_least_one;

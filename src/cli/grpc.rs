@@ -126,10 +126,10 @@ pub fn config(a: &RunArgs) -> Result<GrpcConfig, CliError> {
         .as_deref()
         .map(|v| d("--message-interval", v))
         .transpose()?;
-    if a.streams == 0 {
+    if a.streams() == 0 {
         return Err(usage("--streams must be at least 1"));
     }
-    cfg.streams = a.streams;
+    cfg.streams = a.streams();
     cfg.connections = g.connections;
     if (a.insecure || a.cacert.is_some()) && !cfg.is_tls() {
         return Err(usage(format!(

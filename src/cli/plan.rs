@@ -86,10 +86,10 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
 /// Sets the transport flags (HTTP/2, keep-alive, timeouts, TLS) on a target's configuration.
 pub fn apply_transport(a: &RunArgs, http: &mut HttpConfig) -> Result<(), CliError> {
     http.http2 = a.http2;
-    if a.streams == 0 {
+    if a.streams() == 0 {
         return Err(usage("--streams must be at least 1"));
     }
-    http.streams = a.streams;
+    http.streams = a.streams();
     http.keepalive = !a.no_keepalive;
     http.timeout = positive_duration("-t/--timeout", &a.timeout)?;
     http.connect_timeout = positive_duration("--connect-timeout", &a.connect_timeout)?;

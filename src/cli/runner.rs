@@ -72,13 +72,7 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     // claims goes to HTTP's checks, which say what is wrong with it.
     let protocols = crate::protocols();
     let protocol = protocols.for_url(&a.url).map(|p| p.name());
-    if a.grpc.connections.is_some() && protocol != Some("grpc") {
-        return Err(CliError::Usage(format!(
-            "--connections applies to grpc:// targets; {} is not one (HTTP/1.1 opens a \
-             connection per user: -c; HTTP/2 shares one among --streams users)",
-            a.url
-        )));
-    }
+    applies(a, protocol.unwrap_or("http"))?;
     match protocol {
         Some("grpc") => return super::grpc::run(a, out).await,
         Some("sql") => return super::sql::run(a, out).await,
@@ -93,6 +87,65 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     }
     let setup = build(a)?;
     run_http(setup, out).await
+}
+
+/// The protocol flags of `throng run URL` and the protocols they apply to, in one place: a flag
+/// given for a URL of another protocol exits 2 saying so, the same way for every protocol, where
+/// it used to be ignored (`--workload` on an http:// URL ran plain GETs).
+fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
+    const HTTP: &[&str] = &["http"];
+    const GRPC: &[&str] = &["grpc"];
+    const SQL: &[&str] = &["sql"];
+    const HTTP_GRPC: &[&str] = &["http", "grpc"];
+    let (g, s) = (&a.grpc, &a.sql);
+    let flags: &[(&str, bool, &[&str])] = &[
+        ("--connections", g.connections.is_some(), GRPC),
+        ("-m/--method", !a.method.eq_ignore_ascii_case("GET"), HTTP),
+        ("--http2", a.http2, HTTP),
+        ("--no-keepalive", a.no_keepalive, HTTP),
+        ("--streams", a.streams.is_some(), HTTP_GRPC),
+        ("-H/--header", !a.headers.is_empty(), HTTP_GRPC),
+        ("-d/--body", a.body.is_some(), HTTP_GRPC),
+        ("--call", g.call.is_some(), GRPC),
+        ("--proto", !g.protos.is_empty(), GRPC),
+        ("-I/--import-path", !g.import_paths.is_empty(), GRPC),
+        ("--protoset", g.protoset.is_some(), GRPC),
+        ("--message-interval", g.message_interval.is_some(), GRPC),
+        ("--sql", !s.sql.is_empty(), SQL),
+        ("--sql-file", s.sql_file.is_some(), SQL),
+        ("--param", !s.params.is_empty(), SQL),
+        ("--transaction", s.transaction, SQL),
+        ("--workload", s.workload.is_some(), SQL),
+        (
+            "--tables, --table-size and --rand-type",
+            s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some(),
+            SQL,
+        ),
+    ];
+    let targets = |p: &str| match p {
+        "http" => "http:// and https://",
+        "grpc" => "grpc://",
+        _ => "postgres://, mysql:// and sqlite://",
+    };
+    for &(flag, given, to) in flags {
+        if given && !to.contains(&protocol) {
+            let to: Vec<&str> = to.iter().map(|p| targets(p)).collect();
+            return Err(CliError::Usage(format!(
+                "{flag} applies to {} targets; {} is not one",
+                to.join(" or "),
+                a.url
+            )));
+        }
+    }
+    // HTTP/1.1 opens a connection per user: only HTTP/2 shares one among --streams users.
+    if protocol == "http" && a.streams.is_some() && !a.http2 {
+        return Err(CliError::Usage(
+            "--streams is how many users share an HTTP/2 connection: give --http2 too \
+             (HTTP/1.1 opens a connection per user: -c)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Raises the open-file limit to the hard limit and checks that `connections` fit under it.

@@ -136,12 +136,14 @@ impl LoadSpec {
         } else {
             m.think_time = m.think_time.or_else(|| below.think_time.clone());
         }
-        if self.users.is_none() {
+        if self.users.is_none() && m.is_open() {
             // `users` with a rate bounds the requests in flight itself.
             m.max_in_flight = m.max_in_flight.or(below.max_in_flight);
         }
-        m.queue = m.queue.or(below.queue);
-        m.arrivals = m.arrivals.or_else(|| below.arrivals.clone());
+        if m.is_open() {
+            m.queue = m.queue.or(below.queue);
+            m.arrivals = m.arrivals.or_else(|| below.arrivals.clone());
+        }
         m.threads = m.threads.or(below.threads);
         m.grace = m.grace.or_else(|| below.grace.clone());
         m.late_after = m.late_after.or_else(|| below.late_after.clone());
@@ -179,6 +181,19 @@ impl LoadSpec {
                 n(Field::ThinkTime),
                 n(Field::Users),
                 n(Field::MaxInFlight)
+            )));
+        }
+        if !open
+            && (self.max_in_flight.is_some() || self.queue.is_some() || self.arrivals.is_some())
+        {
+            // Said, not ignored: a closed loop has no arrivals to space, bound or queue.
+            return Err(usage(format!(
+                "{}, {} and {} belong to the open loop: give {} or {} too",
+                n(Field::MaxInFlight),
+                n(Field::Queue),
+                n(Field::Arrivals),
+                n(Field::Rate),
+                n(Field::RateStages)
             )));
         }
         if open && self.users.is_some() && self.max_in_flight.is_some() {
@@ -366,6 +381,50 @@ mod tests {
         let m = flags.over(&file);
         assert_eq!((m.requests, m.duration.as_deref()), (Some(5), None));
         assert_eq!(m.users, Some(20));
+    }
+
+    #[test]
+    fn open_loop_settings_without_a_rate_are_refused_not_ignored() {
+        for spec in [
+            LoadSpec {
+                users: Some(5),
+                max_in_flight: Some(10),
+                requests: Some(100),
+                ..LoadSpec::default()
+            },
+            LoadSpec {
+                queue: Some(10),
+                requests: Some(100),
+                ..LoadSpec::default()
+            },
+            LoadSpec {
+                arrivals: Some("poisson".into()),
+                duration: Some("1s".into()),
+                ..LoadSpec::default()
+            },
+        ] {
+            let e = spec.plan("t", &keys).unwrap_err().to_string();
+            assert!(e.contains("belong to the open loop"), "{e}");
+        }
+        // Closed-loop flags over an open-loop file leave its bound and queue behind.
+        let file = LoadSpec {
+            rate: Some(100.0),
+            max_in_flight: Some(10),
+            queue: Some(5),
+            duration: Some("1s".into()),
+            ..LoadSpec::default()
+        };
+        let flags = LoadSpec {
+            users: Some(3),
+            ..LoadSpec::default()
+        };
+        let closed = flags.over(&file);
+        assert_eq!((closed.max_in_flight, closed.queue), (None, None));
+        assert!(closed.plan("t", &keys).is_ok());
+        // And an open loop keeps them.
+        let open = LoadSpec::default().over(&file);
+        assert_eq!((open.max_in_flight, open.queue), (Some(10), Some(5)));
+        assert!(open.plan("t", &keys).is_ok());
     }
 
     #[test]
