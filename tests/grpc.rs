@@ -22,6 +22,15 @@ async fn target(t: GrpcTarget) -> RunningGrpc {
     t.start().await.expect("the gRPC target starts")
 }
 
+/// The gRPC target with a connection-level fault.
+async fn faulty(fault: throng::testbed::Fault) -> RunningGrpc {
+    target(GrpcTarget {
+        fault: Some(fault),
+        ..GrpcTarget::default()
+    })
+    .await
+}
+
 fn status_count(s: &Snapshot, status: Status) -> u64 {
     s.statuses
         .iter()
@@ -616,11 +625,7 @@ async fn a_server_that_does_not_speak_http2_fails_as_protocol_and_the_run_ends()
     .start()
     .await
     .unwrap();
-    let grpc_garbage = target(GrpcTarget {
-        fault: Some(Fault::Garbage),
-        ..GrpcTarget::default()
-    })
-    .await;
+    let grpc_garbage = faulty(Fault::Garbage).await;
     // hyper's HTTP/1.1-only server closes on the HTTP/2 preface without a word: a `reset`
     // (nginx answers 400 first: `protocol`).
     let urls = [
@@ -684,11 +689,7 @@ async fn a_server_that_does_not_speak_http2_fails_as_protocol_and_the_run_ends()
 async fn reflection_without_an_answer_ends_within_the_connect_timeout() {
     use throng::grpc::{GrpcConfig, GrpcDriver, GrpcError};
     use throng::testbed::Fault;
-    let hang = target(GrpcTarget {
-        fault: Some(Fault::Hang),
-        ..GrpcTarget::default()
-    })
-    .await;
+    let hang = faulty(Fault::Hang).await;
     let mut cfg = GrpcConfig::new(&hang.url(), "helloworld.Greeter/SayHello").unwrap();
     cfg.connect_timeout = Duration::from_millis(300);
     let began = std::time::Instant::now();
@@ -739,4 +740,36 @@ async fn reflection_without_an_answer_ends_within_the_connect_timeout() {
     assert!(said.contains("100.00%"), "{said}");
     assert!(said.contains("after 300ms"), "{said}");
     assert_eq!(hang.calls(), 0);
+}
+
+/// Users that share a connection share its failed connect: against a server that accepts and
+/// never answers, 10 users on one connection all fail at the connect timeout (each used to
+/// try again in turn when the attempt it waited for failed, the tenth 3 s late).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_waiting_for_a_connection_share_its_failure() {
+    use throng::testbed::Fault;
+    let hang = faulty(Fault::Hang).await;
+    let s = run(&[
+        &hang.url(),
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        GREETER,
+        "-c",
+        "10",
+        "-n",
+        "10",
+        "--threads",
+        "1",
+        "-t",
+        "300ms",
+        "--connect-timeout",
+        "300ms",
+    ])
+    .await;
+    assert_eq!(s.total.samples, 10);
+    assert_eq!(errors_of(&s, ErrorClass::Timeout), 10, "{:?}", s.errors);
+    // A timeout waited: it is in latency, at about the connect timeout.
+    let max = s.total.latency.max();
+    assert!(max < 1_500_000, "{max} µs");
 }

@@ -194,6 +194,8 @@ impl H2Conn {
 pub struct Slot {
     conn: RefCell<Option<H2Conn>>,
     connecting: Cell<bool>,
+    /// How the last attempt to open the connection failed, for the sessions that waited for it.
+    failed: RefCell<Option<Outcome>>,
     ready: Notify,
     /// Counter values already attributed to calls.
     seen: Cell<(u64, u64)>,
@@ -203,7 +205,9 @@ pub struct Slot {
 
 impl Slot {
     /// The connection's client, opened if there is none or it closed; sessions waiting while
-    /// another opens it share the result.
+    /// another opens it share the result, a failure too. (Each used to try again in turn when
+    /// the attempt it waited for failed: against a server that accepts and never answers, the
+    /// k-th session failed k connect timeouts late, and 3 of 60 arrivals had started after 1 s.)
     pub async fn client(&self, connector: &Connector) -> Result<H2Conn, Outcome> {
         loop {
             if let Some(c) = self.conn.borrow().as_ref() {
@@ -213,16 +217,23 @@ impl Slot {
             }
             if self.connecting.get() {
                 self.ready.notified().await;
+                if let Some(failed) = self.failed.borrow().as_ref() {
+                    return Err(failed.clone());
+                }
                 continue;
             }
             self.connecting.set(true);
+            *self.failed.borrow_mut() = None;
+            let attempt = Attempt(self);
             let r = Box::pin(connector.connect_h2()).await;
-            self.connecting.set(false);
-            self.ready.notify_waiters();
-            if let Ok(c) = &r {
-                *self.conn.borrow_mut() = Some(c.clone());
-                self.seen.set((0, 0));
+            match &r {
+                Ok(c) => {
+                    *self.conn.borrow_mut() = Some(c.clone());
+                    self.seen.set((0, 0));
+                }
+                Err(failed) => *self.failed.borrow_mut() = Some(failed.clone()),
             }
+            drop(attempt);
             return r;
         }
     }
@@ -233,6 +244,17 @@ impl Slot {
         let (s1, r1) = counters.read();
         let (s0, r0) = self.seen.replace((s1, r1));
         (s1.saturating_sub(s0), r1.saturating_sub(r0))
+    }
+}
+
+/// An attempt to open a slot's connection: when it ends, however (a session cut off while it
+/// connects too), the sessions waiting for it wake.
+struct Attempt<'a>(&'a Slot);
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        self.0.connecting.set(false);
+        self.0.ready.notify_waiters();
     }
 }
 
