@@ -558,3 +558,24 @@ fn flags_that_do_not_apply_exit_2_naming_why() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--report FORMAT:-` writes the report on standard output, as `--json -` does the result (it
+/// wrote a file named `-`), and the summary goes to standard error.
+#[test]
+fn a_report_to_dash_goes_to_standard_output() {
+    let (_rt, t) = common::serve(throng::testbed::HttpTarget::default());
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["run", &t.url(), "-n", "20", "--no-tui", "--quiet"])
+        .args(["--report", "markdown:-"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("**closed loop"), "{stdout}");
+    assert!(stdout.contains("| GET / | 20 |"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Label  Samples"));
+    assert!(!dir.path().join("-").exists(), "no file named -");
+}

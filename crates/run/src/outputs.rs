@@ -20,8 +20,10 @@ pub(crate) fn write(
 ) {
     let result = &finished.result;
     let to_stdout = json == Some(Path::new("-"));
+    // Standard output holds the result or a report: the summary goes to standard error.
+    let stdout_taken = to_stdout || reports.iter().any(|(_, p)| p == Path::new("-"));
     if summary {
-        if to_stdout {
+        if stdout_taken {
             // The result is standard output's (a shard's, for `kubectl logs`); the summary
             // goes to standard error.
             eprint!("{}", render_summary(result));
@@ -53,7 +55,9 @@ pub(crate) fn write(
     }
     for (format, path) in reports {
         match write_report(result, *format, path) {
-            Ok(()) if messages => eprintln!("report written to {}", path.display()),
+            Ok(()) if messages && path != Path::new("-") => {
+                eprintln!("report written to {}", path.display())
+            }
             Ok(()) => {}
             Err(e) => failures.push(e),
         }
@@ -152,8 +156,19 @@ pub fn beside(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(format!("{stem}.{suffix}{ext}"))
 }
 
-/// Writes `result` in `format` to `path` (and its secondary documents beside it).
+/// Writes `result` in `format` to `path` (and its secondary documents beside it); `-` is
+/// standard output, as for the JSON result.
 pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), String> {
+    if path == Path::new("-") {
+        let mut stdout = std::io::stdout().lock();
+        for (_, text) in render_report(result, format) {
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+                .map_err(|e| format!("cannot write the report to standard output: {e}"))?;
+        }
+        return Ok(());
+    }
     for (suffix, text) in render_report(result, format) {
         let p = beside(path, suffix);
         std::fs::write(&p, text)
