@@ -23,8 +23,7 @@ use hyper::body::Incoming;
 use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use throng_core::{ErrorClass, Outcome};
-use throng_net::{message, Counters, Stream};
-use tokio::sync::Notify;
+use throng_net::{message, Counters, SharedConn, Stream};
 use tokio::time::timeout;
 use tonic::body::Body;
 use tonic::client::Grpc;
@@ -192,11 +191,7 @@ impl H2Conn {
 /// One HTTP/2 connection shared by several sessions of a worker thread.
 #[derive(Default)]
 pub struct Slot {
-    conn: RefCell<Option<H2Conn>>,
-    connecting: Cell<bool>,
-    /// How the last attempt to open the connection failed, for the sessions that waited for it.
-    failed: RefCell<Option<Outcome>>,
-    ready: Notify,
+    conn: SharedConn<H2Conn>,
     /// Counter values already attributed to calls.
     seen: Cell<(u64, u64)>,
     /// One clone per session on this connection (see [`Pool::join`]).
@@ -205,37 +200,14 @@ pub struct Slot {
 
 impl Slot {
     /// The connection's client, opened if there is none or it closed; sessions waiting while
-    /// another opens it share the result, a failure too. (Each used to try again in turn when
-    /// the attempt it waited for failed: against a server that accepts and never answers, the
-    /// k-th session failed k connect timeouts late, and 3 of 60 arrivals had started after 1 s.)
+    /// another opens it share the result, a failure too (see [`SharedConn`]).
     pub async fn client(&self, connector: &Connector) -> Result<H2Conn, Outcome> {
-        loop {
-            if let Some(c) = self.conn.borrow().as_ref() {
-                if !c.closed.load(Ordering::Relaxed) {
-                    return Ok(c.clone());
-                }
-            }
-            if self.connecting.get() {
-                self.ready.notified().await;
-                if let Some(failed) = self.failed.borrow().as_ref() {
-                    return Err(failed.clone());
-                }
-                continue;
-            }
-            self.connecting.set(true);
-            *self.failed.borrow_mut() = None;
-            let attempt = Attempt(self);
-            let r = Box::pin(connector.connect_h2()).await;
-            match &r {
-                Ok(c) => {
-                    *self.conn.borrow_mut() = Some(c.clone());
-                    self.seen.set((0, 0));
-                }
-                Err(failed) => *self.failed.borrow_mut() = Some(failed.clone()),
-            }
-            drop(attempt);
-            return r;
-        }
+        let open = || async {
+            let c = connector.connect_h2().await?;
+            self.seen.set((0, 0));
+            Ok(c)
+        };
+        self.conn.get(|c| !c.is_closed(), open).await
     }
 
     /// The bytes not yet attributed to a call: streams share the connection, so each call takes
@@ -244,17 +216,6 @@ impl Slot {
         let (s1, r1) = counters.read();
         let (s0, r0) = self.seen.replace((s1, r1));
         (s1.saturating_sub(s0), r1.saturating_sub(r0))
-    }
-}
-
-/// An attempt to open a slot's connection: when it ends, however (a session cut off while it
-/// connects too), the sessions waiting for it wake.
-struct Attempt<'a>(&'a Slot);
-
-impl Drop for Attempt<'_> {
-    fn drop(&mut self) {
-        self.0.connecting.set(false);
-        self.0.ready.notify_waiters();
     }
 }
 

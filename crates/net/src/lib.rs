@@ -2,7 +2,8 @@
 //! first address that accepts, then TLS, within the connect timeout: [`open`]), a TCP stream that counts the
 //! bytes each way (under TLS, the encrypted bytes, as they cross the wire), plain or TLS
 //! [`Stream`]s over it, the rustls client configuration (web roots, a CA file, or no
-//! verification), and the classes of I/O and TLS failures.
+//! verification), the classes of I/O and TLS failures, and a connection the sessions of a worker
+//! share ([`SharedConn`]: HTTP/2's and gRPC's).
 //!
 //! The decision: protocols own their framing (hyper for HTTP, tonic for gRPC) but not their
 //! sockets, so bytes are counted and failures classified the same way for all of them.
@@ -11,9 +12,11 @@
 mod classify;
 mod connect;
 pub mod io;
+mod shared;
 pub mod tls;
 
 pub use classify::{classify_io, message};
 pub use connect::{open, TlsTarget};
 pub use io::{CountedTcp, Counters, Stream};
+pub use shared::SharedConn;
 pub use tls::{client_config, TlsError, TlsOptions};

@@ -9,8 +9,7 @@ use http::Request;
 use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use throng_core::{ErrorClass, Outcome};
-use throng_net::{message, Counters};
-use tokio::sync::Notify;
+use throng_net::{message, Counters, SharedConn};
 
 use super::{read_response, Body, Failure, HttpDriver, Response};
 use crate::classify::classify;
@@ -18,9 +17,7 @@ use crate::classify::classify;
 /// One HTTP/2 connection shared by several sessions of a worker thread.
 #[derive(Default)]
 pub(super) struct H2Slot {
-    conn: RefCell<Option<(http2::SendRequest<Body>, Arc<Counters>)>>,
-    connecting: Cell<bool>,
-    ready: Notify,
+    conn: SharedConn<(http2::SendRequest<Body>, Arc<Counters>)>,
     /// Counter values already attributed to requests.
     seen: Cell<(u64, u64)>,
     /// One clone per session on this connection: its strong count less one is their number
@@ -74,26 +71,12 @@ impl HttpDriver {
         &self,
         slot: &H2Slot,
     ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
-        loop {
-            if let Some((s, c)) = slot.conn.borrow().as_ref() {
-                if !s.is_closed() {
-                    return Ok((s.clone(), c.clone()));
-                }
-            }
-            if slot.connecting.get() {
-                slot.ready.notified().await;
-                continue;
-            }
-            slot.connecting.set(true);
-            let r = Box::pin(self.connect_h2()).await;
-            slot.connecting.set(false);
-            slot.ready.notify_waiters();
-            if let Ok(pair) = &r {
-                *slot.conn.borrow_mut() = Some(pair.clone());
-                slot.seen.set((0, 0));
-            }
-            return r;
-        }
+        let open = || async {
+            let pair = self.connect_h2().await?;
+            slot.seen.set((0, 0));
+            Ok(pair)
+        };
+        slot.conn.get(|(s, _)| !s.is_closed(), open).await
     }
 
     pub(super) async fn execute_h2(
