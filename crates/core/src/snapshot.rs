@@ -183,7 +183,8 @@ impl LagStats {
 pub struct SeriesPoint {
     /// Seconds since the start of the run at the end of this interval.
     pub t: f64,
-    /// Requests completed in the interval.
+    /// Requests completed in the interval (an open-loop arrival dropped was never sent: it is
+    /// not among them, nor among the errors, though the totals count it in both).
     pub requests: u64,
     /// Of which failed.
     pub errors: u64,

@@ -141,8 +141,11 @@ impl Aggregator {
             let q = Percentiles::of(&p.total.latency);
             let point = SeriesPoint {
                 t: p.end,
-                requests: p.total.samples,
-                errors: p.total.errors,
+                // Requests sent: an arrival dropped was not (it is in the totals' samples and
+                // errors, and in the open loop's own counts), so a second of 1,000 arrivals of
+                // which 900 were dropped reads 100 requests, not 1,000.
+                requests: p.total.samples - p.total.dropped,
+                errors: p.total.errors - p.total.dropped,
                 bytes_sent: p.total.bytes_sent,
                 bytes_received: p.total.bytes_received,
                 mean: q.mean,

@@ -259,9 +259,11 @@ async fn dropped_arrivals_are_failures_of_their_own_class() {
     assert_eq!(class.map(|e| e.count), Some(lag.dropped), "{:?}", s.errors);
     assert_eq!(t.completed(), lag.started());
     assert!(t.error_rate() >= 0.7, "{}", t.error_rate());
-    // Never sent, so timed in no histogram.
+    // Never sent, so timed in no histogram, nor among the requests of each second.
     let timed = Percentiles::of(&t.latency).count + Percentiles::of(&t.failed).count;
     assert_eq!(timed + t.dropped, t.samples);
+    let per_second: u64 = s.series.iter().map(|p| p.requests).sum();
+    assert_eq!(per_second, lag.started());
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
