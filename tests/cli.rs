@@ -114,11 +114,11 @@ fn bad_input_exits_2_naming_the_problem() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["run", "not a url", "-n", "1"],
-            "not an http:// or https:// URL",
+            "not a URL of the protocols throng speaks (http://, https://, postgres://",
         ),
         (
             &["run", "ftp://127.0.0.1/", "-n", "1"],
-            "not an http:// or https:// URL",
+            "ftp://127.0.0.1/: the scheme is `ftp`, not one of the protocols throng speaks",
         ),
         (
             &["run", "http://127.0.0.1:1/", "-z", "ten"],

@@ -68,10 +68,20 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
             a.url
         )));
     }
-    // The URL's scheme picks the protocol (`throng::protocols()`); a URL no protocol
-    // claims goes to HTTP's checks, which say what is wrong with it.
+    // The URL's scheme picks the protocol (`throng::protocols()`).
     let protocols = crate::protocols();
     let protocol = protocols.for_url(&a.url).map(|p| p.name());
+    if protocol.is_none() {
+        let what = match a.url.split_once("://") {
+            Some((scheme, _)) => format!("the scheme is `{scheme}`, not one of"),
+            None => "not a URL of".into(),
+        };
+        return Err(CliError::Usage(format!(
+            "{}: {what} the protocols throng speaks ({}), nor a scenario file (.yaml, .yml)",
+            a.url,
+            protocols.schemes()
+        )));
+    }
     applies(a, protocol.unwrap_or("http"))?;
     match protocol {
         Some("grpc") => return super::grpc::run(a, out).await,

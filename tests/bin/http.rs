@@ -1,11 +1,11 @@
 //! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, faults, conformance, scenarios, the dashboard, the schema, shards.
 
-#[path = "../common/mod.rs"]
-mod common;
 #[path = "../cli.rs"]
 mod cli;
 #[path = "../cli_faults.rs"]
 mod cli_faults;
+#[path = "../common/mod.rs"]
+mod common;
 #[path = "../engine_http.rs"]
 mod engine_http;
 #[path = "../fault_matrix.rs"]

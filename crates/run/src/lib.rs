@@ -12,7 +12,15 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use throng_core::{LoadSpec, RunPlan};
-//! # fn driver() -> Arc<impl throng_core::Driver> { unimplemented!() }
+//! # struct Mine;
+//! # impl throng_core::Driver for Mine {
+//! #     type Worker = (); type Session = ();
+//! #     fn steps(&self) -> Vec<throng_core::StepInfo> { vec![] }
+//! #     fn worker(&self) {}
+//! #     fn session(&self, _: &(), _: u64) {}
+//! #     async fn execute(&self, _: &mut (), _: usize) -> throng_core::Outcome { Default::default() }
+//! # }
+//! # fn driver() -> Arc<Mine> { Arc::new(Mine) }
 //! let spec = LoadSpec { users: Some(10), requests: Some(1_000), ..LoadSpec::default() };
 //! let plan: RunPlan = spec.plan("http://127.0.0.1:8080/", &throng_core::spec::keys)?;
 //! let finished = throng_run::Run::new(plan, driver())
