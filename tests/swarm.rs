@@ -44,6 +44,11 @@ impl Drop for Cleanup {
             let _ = Command::new("docker")
                 .args(["swarm", "leave", "--force"])
                 .output();
+            // A swarm leaves its bridge network behind when the node leaves it; this test made
+            // the swarm, so the network is its own to remove.
+            let _ = Command::new("docker")
+                .args(["network", "rm", "docker_gwbridge"])
+                .output();
         }
         let _ = Command::new("docker")
             .args(["rmi", "-f", &self.image])

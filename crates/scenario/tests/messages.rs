@@ -257,15 +257,30 @@ fn a_file_that_is_not_text_is_named_with_the_first_bad_byte() {
     );
 }
 
-/// A fresh directory under the target's temporary directory.
-fn tempdir() -> std::path::PathBuf {
+/// A fresh directory under the system's temporary directory, removed when dropped (however
+/// the test ends).
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn join(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir() -> TempDir {
     let dir = std::env::temp_dir().join(format!(
         "throng-scenario-messages-{}-{:?}",
         std::process::id(),
         std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
 }
 
 /// The protocols these tests compile with: HTTP's (the scenario crate itself knows none).
