@@ -254,13 +254,16 @@ async fn proxy_latency_is_measured() {
     assert_eq!(s.total.errors, 0);
 }
 
-/// gRPC's faults under both load models, with the greeter's `.proto` (reflection is a setup
-/// step of its own, tested in `tests/grpc.rs`): a server that hangs, answers garbage, resets,
-/// refuses, and servers of another protocol (HTTP/1.1 only; HTTP/2 without gRPC).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_grpc_fault_under_both_models() {
+/// gRPC's faulty servers, alive while this lives: a server that hangs, answers garbage,
+/// resets, refuses, and servers of another protocol (HTTP/1.1 only; HTTP/2 without gRPC),
+/// each with the classes its calls may fail with.
+struct GrpcFaults {
+    _servers: Vec<Box<dyn std::any::Any>>,
+    cases: Vec<(&'static str, String, &'static [ErrorClass])>,
+}
+
+async fn grpc_faults() -> GrpcFaults {
     use ErrorClass::*;
-    let validator = schema();
     let grpc = |fault| GrpcTarget {
         fault: Some(fault),
         ..GrpcTarget::default()
@@ -282,7 +285,7 @@ async fn every_grpc_fault_under_both_models() {
         format!("grpc://127.0.0.1:{port}")
     };
     let as_grpc = |url: String| url.replace("http://", "grpc://");
-    let cases = [
+    let cases = vec![
         ("hang", hang.url(), &[Timeout, Aborted][..]),
         ("garbage", garbage.url(), &[Protocol][..]),
         ("reset", reset.url(), &[Reset][..]),
@@ -299,7 +302,25 @@ async fn every_grpc_fault_under_both_models() {
             &[GrpcStatus, Protocol][..],
         ),
     ];
-    for (name, url, classes) in cases {
+    GrpcFaults {
+        _servers: vec![
+            Box::new(hang),
+            Box::new(garbage),
+            Box::new(reset),
+            Box::new(http1),
+            Box::new(http2),
+        ],
+        cases,
+    }
+}
+
+/// gRPC's faults under both load models, with the greeter's `.proto` (reflection is the setup's,
+/// below).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_grpc_fault_under_both_models() {
+    let validator = schema();
+    let faults = grpc_faults().await;
+    for (name, url, classes) in &faults.cases {
         let expect = Expect {
             classes,
             all_fail: true,
@@ -324,5 +345,29 @@ async fn every_grpc_fault_under_both_models() {
             let s = grpc_run(&args).await;
             accounted(&what, &s, began.elapsed(), &expect, &validator);
         }
+    }
+}
+
+/// gRPC's setup under the same faults: the server's reflection (no `.proto`) ends within the
+/// connect timeout, as the run's failure where the server could not be asked (exit 1, not 2),
+/// as the input's where a server answered that is not gRPC's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_grpc_fault_in_setup() {
+    use throng::grpc::{GrpcConfig, GrpcDriver};
+    let faults = grpc_faults().await;
+    for (name, url, _) in &faults.cases {
+        let mut cfg = GrpcConfig::new(url, "helloworld.Greeter/SayHello").unwrap();
+        cfg.connect_timeout = Duration::from_millis(400);
+        let began = Instant::now();
+        let e = tokio::time::timeout(Duration::from_secs(30), GrpcDriver::new(cfg))
+            .await
+            .unwrap_or_else(|_| panic!("{name}: reflection did not end within 30 s"))
+            .err()
+            .unwrap_or_else(|| panic!("{name}: reflection succeeded"));
+        let took = began.elapsed();
+        assert!(took < Duration::from_secs(4), "{name}: took {took:?}: {e}");
+        assert!(e.to_string().starts_with("reflection at "), "{name}: {e}");
+        let input = *name == "HTTP/2 without gRPC";
+        assert_eq!(e.is_input(), input, "{name}: {e}");
     }
 }
