@@ -250,6 +250,17 @@ async fn steps_with_their_own_proto_need_no_reflection() {
             ":7:",
             "unknown field `nme`",
         ),
+        // With a template: its value is rendered per call, its name is checked now (every call
+        // used to fail at run time).
+        (
+            step(
+                "helloworld.Greeter/SayHello",
+                proto,
+                "{ nam: \"{{ user }}\" }",
+            ),
+            ":5:",
+            "message: unknown field `nam` in helloworld.HelloRequest",
+        ),
         (
             step("helloworld.Greeter/SayHello", "/nonexistent.proto", "{}"),
             ":6:",

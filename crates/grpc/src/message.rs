@@ -75,6 +75,54 @@ fn explain(desc: &MessageDescriptor, json: &Value, path: &str) -> Option<String>
     None
 }
 
+/// The field names of a message document whose values are not known yet (a scenario's message
+/// with templates), against its type: a field that does not exist is refused before any load,
+/// with its path, where every call failed at run time. Values are not looked at (they are
+/// rendered per call); a streaming method's document may be an array of messages.
+pub fn check_fields(desc: &MessageDescriptor, doc: &Value, streaming: bool) -> Result<(), String> {
+    match doc {
+        Value::Array(items) if streaming => items.iter().try_for_each(|m| fields(desc, m, "")),
+        other => fields(desc, other, ""),
+    }
+}
+
+fn fields(desc: &MessageDescriptor, doc: &Value, path: &str) -> Result<(), String> {
+    let Value::Object(members) = doc else {
+        return Ok(());
+    };
+    for (k, v) in members {
+        let p = match path {
+            "" => k.clone(),
+            _ => format!("{path}.{k}"),
+        };
+        let Some(field) = desc
+            .get_field_by_json_name(k)
+            .or_else(|| desc.get_field_by_name(k))
+        else {
+            let known: Vec<_> = desc.fields().map(|f| f.json_name().to_string()).collect();
+            return Err(format!(
+                "unknown field `{p}` in {} (fields: {})",
+                desc.full_name(),
+                known.join(", ")
+            ));
+        };
+        if let Kind::Message(inner) = field.kind() {
+            if !inner.full_name().starts_with("google.protobuf.") && !field.is_map() {
+                match (field.is_list(), v) {
+                    (true, Value::Array(items)) => {
+                        for (i, x) in items.iter().enumerate() {
+                            fields(&inner, x, &format!("{p}[{i}]"))?;
+                        }
+                    }
+                    (false, _) => fields(&inner, v, &p)?,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",

@@ -409,12 +409,24 @@ impl Client for GrpcClient {
     /// A step's method must be in the descriptors the client has (a target whose reflection
     /// could not be asked leaves its steps to fail when they run, with the reason).
     fn check(&self, step: &GrpcStep) -> Result<(), StepError> {
-        if self.pool.is_err() {
-            return Ok(());
-        }
-        match step.resolved.get_or_init(|| self.resolve(step)) {
-            Ok(_) => Ok(()),
-            Err(e) => Err(StepError::at(step.at, e.clone())),
+        let resolved = match step.resolved.get() {
+            // A step with its own `proto` knows its method already.
+            Some(r) => r,
+            None if self.pool.is_err() => return Ok(()),
+            None => step.resolved.get_or_init(|| self.resolve(step)),
+        };
+        let (method, _) = resolved
+            .as_ref()
+            .map_err(|e| StepError::at(step.at, e.clone()))?;
+        // A message with templates is encoded per call; its field names are checked now.
+        match &step.message {
+            Some(m) if m.templates() > 0 => crate::message::check_fields(
+                &method.desc.input(),
+                m.document(),
+                method.client_streams(),
+            )
+            .map_err(|e| StepError::at(step.at, format!("message: {e}"))),
+            _ => Ok(()),
         }
     }
 }
