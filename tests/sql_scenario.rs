@@ -23,6 +23,7 @@ async fn run_file(file: &Path, args: &[&str]) -> Result<Arc<Snapshot>, String> {
         unreachable!()
     };
     let setup = throng::cli::scenario::build_scenario(&run).map_err(|e| e.to_string())?;
+    setup.driver.prepare().await.map_err(|e| e.to_string())?;
     Ok(throng::engine::run(setup.plan, Arc::new(setup.driver))
         .await
         .expect("the run starts"))
@@ -462,4 +463,43 @@ steps:
         .map(|e| e.sample.clone())
         .unwrap_or_default();
     assert!(sample.contains("too many connections"), "{sample}");
+}
+
+/// A SQL statement that can never run (a syntax error) or that takes another number of params
+/// is an error at its place in the file before any load, as it is for `--sql` on the command
+/// line; it used to fail every call at run time. A table that an earlier step creates is fine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_that_cannot_run_is_refused_before_the_load() {
+    let pg = Postgres::shared().expect("PostgreSQL");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("s.yaml");
+    let file = |steps: &str| {
+        format!(
+            "targets:\n  db: {}\nload: {{ users: 1, iterations: 2 }}\nsteps:\n{steps}",
+            pg.url()
+        )
+    };
+    for (steps, at, says) in [
+        (
+            "  - label: bad\n    sql: SELEC 1\n",
+            "s.yaml:6:10:",
+            "`SELEC 1`: ",
+        ),
+        (
+            "  - label: two\n    sql: { query: \"SELECT $1::int + $2::int\", params: [1] }\n",
+            "s.yaml:6:19:",
+            "takes 2 parameter(s), and the step gives 1",
+        ),
+    ] {
+        std::fs::write(&path, file(steps)).expect("write");
+        let e = run_file(&path, &[]).await.unwrap_err();
+        assert!(e.contains(at) && e.contains(says), "{e}");
+        assert!(e.contains("target `db`"), "{e}");
+    }
+    // A table made by the step before it: prepared then, not now.
+    let ok = "  - label: make\n    sql: CREATE TEMP TABLE IF NOT EXISTS later (id INT)\n  - label: use\n    sql: INSERT INTO later VALUES (1)\n";
+    std::fs::write(&path, file(ok)).expect("write");
+    let s = run_file(&path, &[]).await.expect("runs");
+    assert_eq!(row(&s, "use").samples, 2);
+    assert_eq!(row(&s, "use").errors, 0, "{:?}", s.errors);
 }

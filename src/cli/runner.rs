@@ -192,6 +192,12 @@ pub async fn run_scenario(
     out: Outputs,
 ) -> Result<Finished, CliError> {
     ensure_open_files(setup.connections)?;
+    // Steps checked against their targets (a SQL syntax error) before any load.
+    setup
+        .driver
+        .prepare()
+        .await
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     run_load(
         setup.plan,
         Arc::new(setup.driver),

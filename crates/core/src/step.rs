@@ -532,6 +532,15 @@ pub trait Client: Send + Sync + 'static {
     fn parts(&self, _step: &Self::Step, _label: &str) -> Option<String> {
         None
     }
+
+    /// Before any load, once: checks this target's compiled steps against the target itself
+    /// (SQL: each statement prepared on a connection of its own), so that a step that can
+    /// never succeed (a syntax error) is an error at its place before the load rather than a
+    /// failure of every call. A target that cannot be reached is not an error here: its steps'
+    /// connects fail, and are counted, when they run. Nothing by default.
+    fn prepare(&self, _steps: &[&Self::Step]) -> impl Future<Output = Result<(), StepError>> {
+        std::future::ready(Ok(()))
+    }
 }
 
 /// A compiled step of some protocol, type-erased; its client downcasts it.
@@ -583,6 +592,12 @@ pub trait StepClient: Send + Sync + 'static {
 
     /// See [`Client::parts`].
     fn parts(&self, step: &dyn StepCall, label: &str) -> Option<String>;
+
+    /// See [`Client::prepare`].
+    fn prepare<'a>(
+        &'a self,
+        steps: &'a [&'a (dyn StepCall + 'static)],
+    ) -> LocalFuture<'a, Result<(), StepError>>;
 }
 
 /// A step or session handed to a client that did not make it: a scenario gives each client
@@ -658,6 +673,19 @@ impl<C: Client> StepClient for C {
 
     fn parts(&self, step: &dyn StepCall, label: &str) -> Option<String> {
         Client::parts(self, step.as_any().downcast_ref::<C::Step>()?, label)
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        steps: &'a [&'a (dyn StepCall + 'static)],
+    ) -> LocalFuture<'a, Result<(), StepError>> {
+        Box::pin(async move {
+            let typed: Vec<&C::Step> = steps
+                .iter()
+                .filter_map(|s| (**s).as_any().downcast_ref::<C::Step>())
+                .collect();
+            Client::prepare(self, &typed).await
+        })
     }
 }
 

@@ -282,6 +282,33 @@ impl ScenarioDriver {
         })
     }
 
+    /// Checks every step against its target itself before any load (see
+    /// [`throng_core::step::Client::prepare`]: SQL statements prepared once, so a syntax error
+    /// is an error at its place rather than a failure of every call). Call it once, before
+    /// running; a target that cannot be reached is left to fail, and be counted, when it runs.
+    pub async fn prepare(&self) -> Result<(), ScenarioError> {
+        for (i, client) in self.clients.iter().enumerate() {
+            let steps: Vec<&dyn StepCall> = self
+                .scenario
+                .steps
+                .iter()
+                .filter_map(|s| match &s.kind {
+                    StepKind::Request(r) if r.target == i => Some(&*r.call),
+                    _ => None,
+                })
+                .collect();
+            if steps.is_empty() {
+                continue;
+            }
+            client.prepare(&steps).await.map_err(|e| {
+                let target = &self.scenario.targets[i].name;
+                let message = format!("target `{target}`: {}", e.message);
+                crate::compile::place_error(&self.scenario.name, e.at, message)
+            })?;
+        }
+        Ok(())
+    }
+
     /// The scenario.
     pub fn scenario(&self) -> &Scenario {
         &self.scenario

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use throng_core::step::{
-    Client, ClientOptions, Node, NodeValue, Protocol, Render, Reply, StepError, TemplateCompiler,
-    Text,
+    Client, ClientOptions, Node, NodeValue, Place, Protocol, Render, Reply, StepError,
+    TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
@@ -48,6 +48,8 @@ enum Param {
 /// A compiled `sql:` step.
 #[derive(Debug)]
 pub struct SqlStep {
+    /// Where its statement is written.
+    at: Place,
     query: Arc<str>,
     params: Vec<Param>,
     /// Transaction control (sent unprepared): `Some(true)` opens one, `Some(false)` ends it.
@@ -89,6 +91,7 @@ impl Protocol for SqlProtocol {
     fn compile(&self, request: &Node, t: &mut dyn TemplateCompiler) -> Result<SqlStep, StepError> {
         if let NodeValue::String(q) = &request.value {
             return Ok(SqlStep {
+                at: request.at,
                 query: Arc::from(q.as_str()),
                 params: Vec::new(),
                 control: control(q),
@@ -134,6 +137,7 @@ impl Protocol for SqlProtocol {
             }
         }
         Ok(SqlStep {
+            at: q.at,
             control: control(&query),
             query: Arc::from(query.as_str()),
             params,
@@ -331,6 +335,52 @@ impl Client for SqlClient {
             (o.bytes_sent, o.bytes_received) = c.traffic();
         }
         (o, reply)
+    }
+
+    /// Each statement prepared once on a connection of its own: a syntax error, or a number of
+    /// params its placeholders do not take, is the step's error before any load. A table that
+    /// does not exist yet is not (an earlier step of the flow may create it), nor is a database
+    /// that cannot be reached (its steps say so when they run).
+    async fn prepare(&self, steps: &[&SqlStep]) -> Result<(), StepError> {
+        let statements: Vec<&&SqlStep> = steps.iter().filter(|s| s.control.is_none()).collect();
+        if statements.is_empty() {
+            return Ok(());
+        }
+        let Ok(mut conn) = self.target.connect().await else {
+            return Ok(());
+        };
+        let mut found = Ok(());
+        for s in statements {
+            match tokio::time::timeout(self.timeout, conn.parameters(&s.query)).await {
+                Ok(Ok(n)) if n != s.params.len() => {
+                    found = Err(StepError::at(
+                        s.at,
+                        format!(
+                            "`{}` takes {n} parameter(s), and the step gives {}",
+                            s.query,
+                            s.params.len()
+                        ),
+                    ));
+                }
+                Ok(Ok(_)) => continue,
+                Ok(Err(e)) => {
+                    let o = failure(&e);
+                    // 42601: PostgreSQL's (and SQLite's, as classified) syntax error; 42000:
+                    // MySQL's (ER_PARSE_ERROR among others no later step can mend).
+                    if matches!(o.status, Status::Sql(c) if &c == b"42601" || &c == b"42000") {
+                        let why = self.target.scrub(&o.message.unwrap_or_default());
+                        found = Err(StepError::at(s.at, format!("`{}`: {why}", s.query)));
+                    } else {
+                        continue;
+                    }
+                }
+                // A database too slow to prepare is the load's business.
+                Err(_) => {}
+            }
+            break;
+        }
+        conn.close().await;
+        found
     }
 
     /// A transaction a step opened and no step ended (the iteration failed, or the flow left
