@@ -287,7 +287,7 @@ fn bad_input_exits_2_naming_the_problem() {
         (
             vec!["run", &pg, "--sql", "SELECT 1", "-d", "x", "-n", "1"],
             2,
-            "HTTP flags",
+            "-d/--body applies to http://, https:// and grpc:// targets",
         ),
     ] {
         let mut a = args.clone();
@@ -633,7 +633,7 @@ fn seq_is_unique_across_shards() {
             "--param",
             "seq()",
             "-c",
-            "3",
+            "4",
             "-n",
             "100",
             "--shard",
@@ -645,7 +645,8 @@ fn seq_is_unique_across_shards() {
         ]);
         assert_eq!(o.status.code(), Some(0), "{shard}: {}", text(&o));
         let r = json(&out);
-        // Half the statements each, none a unique violation.
+        // Half the users each, so half the statements (-n goes to the shards by their users),
+        // none a unique violation.
         assert_eq!(r["total"]["samples"], 50, "{shard}");
         assert_eq!(r["total"]["errors"], 0, "{shard}: {}", r["errors"]);
     }

@@ -132,18 +132,22 @@ fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
             SQL,
         ),
     ];
-    let targets = |p: &str| match p {
-        "http" => "http:// and https://",
-        "grpc" => "grpc://",
-        _ => "postgres://, mysql:// and sqlite://",
+    let schemes = |p: &str| match p {
+        "http" => ["http://", "https://"].as_slice(),
+        "grpc" => &["grpc://"],
+        _ => &["postgres://", "mysql://", "sqlite://"],
     };
     for &(flag, given, to) in flags {
         if given && !to.contains(&protocol) {
-            let to: Vec<&str> = to.iter().map(|p| targets(p)).collect();
+            let all: Vec<&str> = to.iter().flat_map(|p| schemes(p)).copied().collect();
+            let list = match all.split_last() {
+                Some((last, [])) => last.to_string(),
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
+            };
             return Err(CliError::Usage(format!(
-                "{flag} applies to {} targets; {} is not one",
-                to.join(" or "),
-                a.url
+                "{flag} applies to {list} targets; {} is not one",
+                without_password(&a.url)
             )));
         }
     }
@@ -156,6 +160,20 @@ fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
         ));
     }
     Ok(())
+}
+
+/// A URL as messages show it: a password in it (`postgres://u:pw@h/db`) as `***`.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let Some((credentials, host)) = rest.rsplit_once('@') else {
+        return url.to_string();
+    };
+    match credentials.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
+    }
 }
 
 /// Raises the open-file limit to the hard limit and checks that `connections` fit under it.
