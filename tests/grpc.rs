@@ -739,6 +739,27 @@ async fn reflection_without_an_answer_ends_within_the_connect_timeout() {
     // they run: the one call fails, at its connect's timeout.
     assert!(said.contains("100.00%"), "{said}");
     assert!(said.contains("after 300ms"), "{said}");
+    // A URL's run whose server's reflection did not answer is the run's failure (exit 1), not
+    // bad input (exit 2).
+    let url = hang.url();
+    let out = tokio::task::spawn_blocking(move || {
+        throng(&[
+            "run",
+            &url,
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "-n",
+            "1",
+            "--connect-timeout",
+            "300ms",
+            "--no-tui",
+        ])
+    })
+    .await
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no answer within 300ms"), "{err}");
     assert_eq!(hang.calls(), 0);
 }
 

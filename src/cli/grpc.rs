@@ -195,9 +195,11 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliE
     let (plan, cfg) = build(a)?;
     let containers = super::plan::containers(a)?;
     let connections = cfg.connections.unwrap_or(1) as u64;
-    let driver = GrpcDriver::new(cfg)
-        .await
-        .map_err(|e| usage(e.to_string()))?;
+    // Bad input exits 2; a server that did not answer in time is the run's failure, exit 1.
+    let driver = GrpcDriver::new(cfg).await.map_err(|e| match e.is_input() {
+        true => usage(e.to_string()),
+        false => CliError::Runtime(anyhow::anyhow!(e)),
+    })?;
     // A server stream's `(messages)` row takes thresholds too.
     let labels: Vec<String> = std::iter::once(driver.config().label())
         .chain(

@@ -103,8 +103,8 @@ pub struct RunFlags {
     /// (repeatable).
     #[arg(long = "report", value_name = "FORMAT:FILE", help_heading = "Output")]
     pub reports: Vec<String>,
-    /// A pass/fail condition, e.g. 'p99<250ms', 'error_rate<1%', 'rps>=500', 'p95{GET /}<10ms'
-    /// (repeatable); exit code 99 when one fails.
+    /// A pass/fail condition, e.g. 'p99<250ms', 'error_rate<1%', 'rps>=500', 'p95{GET /}<10ms',
+    /// 'dropped<1' (open-loop arrivals never sent) (repeatable); exit code 99 when one fails.
     #[arg(long = "threshold", help_heading = "Output")]
     pub thresholds: Vec<String>,
     /// Never start the live dashboard (print a progress line on stderr instead).
