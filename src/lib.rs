@@ -10,10 +10,10 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use throng::core::LoadSpec;
-//! use throng::http::{HttpConfig, HttpDriver};
+//! use throng::http::{HttpClient, HttpConfig};
 //!
 //! let url = "http://127.0.0.1:8080/";
-//! let driver = Arc::new(HttpDriver::new(HttpConfig::new(url)?)?);
+//! let driver = Arc::new(HttpClient::one_step(HttpConfig::new(url)?)?);
 //! let spec = LoadSpec { users: Some(10), requests: Some(10_000), ..LoadSpec::default() };
 //! let plan = spec.plan(url, &throng::core::spec::keys)?;
 //! let finished = throng::Run::new(plan, driver)

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{errors_of, result, run, setup};
 use throng::core::{ErrorClass, Percentiles, Snapshot};
-use throng::http::HttpDriver;
+use throng::http::HttpClient;
 use throng::report::Threshold;
 use throng::testbed::{Fault, HttpTarget};
 
@@ -196,7 +196,7 @@ async fn abort_cuts_the_grace_short() {
     let target = common::faulty(Fault::Hang).await;
     let url = format!("{}/", target.url());
     let setup = setup(&[&url, "-c", "3", "-z", "30s", "--grace", "60s"]);
-    let driver = Arc::new(HttpDriver::new(setup.http).unwrap());
+    let driver = Arc::new(HttpClient::one_step(setup.http).unwrap());
     let handle = throng::engine::start(setup.plan, driver).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     handle.stop();

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use throng_http::HttpDriver;
+use throng_http::HttpClient;
 use throng_report::Threshold;
 use throng_run::{Finished, Run};
 
@@ -199,7 +199,8 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<Finished, CliErro
         false => setup.plan.peak_concurrency(),
     };
     ensure_open_files(conns)?;
-    let driver = HttpDriver::new(setup.http.clone()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let driver =
+        HttpClient::one_step(setup.http.clone()).map_err(|e| CliError::Usage(e.to_string()))?;
     let watch = setup.containers.as_ref();
     run_load(setup.plan, Arc::new(driver), &setup.thresholds, watch, out).await
 }

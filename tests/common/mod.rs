@@ -9,7 +9,7 @@ use throng::cli::args::Command;
 use throng::cli::plan::{build, RunSetup};
 use throng::cli::Cli;
 use throng::core::Snapshot;
-use throng::http::HttpDriver;
+use throng::http::HttpClient;
 use throng::report::RunResult;
 
 /// Parses `throng run ARGS...` exactly as the binary would.
@@ -26,7 +26,7 @@ pub(crate) fn setup(args: &[&str]) -> RunSetup {
 /// Runs `throng run ARGS...` in-process and returns the final snapshot.
 pub(crate) async fn run(args: &[&str]) -> Arc<Snapshot> {
     let s = setup(args);
-    let driver = Arc::new(HttpDriver::new(s.http).expect("driver"));
+    let driver = Arc::new(HttpClient::one_step(s.http).expect("driver"));
     throng::engine::run(s.plan, driver)
         .await
         .expect("run starts")

@@ -758,6 +758,93 @@ impl<P: Protocol> StepProtocol for P {
     }
 }
 
+/// One step of one protocol's client as a whole plan: `throng run URL` is a one-step plan on
+/// the same contract as a scenario's steps ([`Client::call`]), typed, so it pays for no erasure
+/// and no boxed future. A step that wants no template is rendered by [`StaticOnly`].
+pub struct OneStep<C: Client> {
+    client: C,
+    step: C::Step,
+    label: String,
+}
+
+impl<C: Client> fmt::Debug for OneStep<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OneStep")
+            .field("step", &self.step)
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Client> OneStep<C> {
+    /// `step` of `client`, labelled `label`, checked against what the client knows (see
+    /// [`Client::check`]).
+    pub fn new(client: C, step: C::Step, label: impl Into<String>) -> Result<Self, StepError> {
+        client.check(&step)?;
+        Ok(OneStep {
+            client,
+            step,
+            label: label.into(),
+        })
+    }
+
+    /// The client.
+    pub fn client(&self) -> &C {
+        &self.client
+    }
+
+    /// The step.
+    pub fn step(&self) -> &C::Step {
+        &self.step
+    }
+}
+
+impl<C: Client> crate::Driver for OneStep<C> {
+    type Worker = C::Worker;
+    type Session = C::Session;
+
+    fn steps(&self) -> Vec<crate::StepInfo> {
+        vec![crate::StepInfo {
+            label: self.label.clone(),
+        }]
+    }
+
+    fn parts(&self) -> Vec<crate::PartsInfo> {
+        let label = self.client.parts(&self.step, &self.label);
+        label
+            .map(|label| crate::PartsInfo { label, step: 0 })
+            .into_iter()
+            .collect()
+    }
+
+    fn worker(&self) -> C::Worker {
+        self.client.worker_of(0, 1)
+    }
+
+    fn worker_of(&self, index: usize, workers: usize) -> C::Worker {
+        self.client.worker_of(index, workers)
+    }
+
+    fn session(&self, worker: &C::Worker, user: u64) -> C::Session {
+        self.client.session(worker, user)
+    }
+
+    async fn connect(&self, session: &mut C::Session, _step: usize) -> Result<(), Outcome> {
+        self.client.connect(session).await
+    }
+
+    async fn execute(&self, session: &mut C::Session, _step: usize) -> Outcome {
+        self.client
+            .call(session, &self.step, &StaticOnly, false)
+            .await
+            .0
+    }
+
+    async fn end_iteration(&self, session: &mut C::Session, failed: Option<crate::ErrorClass>) {
+        self.client.end_iteration(session, failed).await;
+    }
+}
+
 /// The protocols a scenario may use, found by URL scheme or step key.
 #[derive(Clone, Default)]
 pub struct Protocols(Vec<Arc<dyn StepProtocol>>);

@@ -10,7 +10,7 @@ use http::header::{CONNECTION, HOST};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use rustls::pki_types::ServerName;
-use throng_core::{Driver, ErrorClass, Outcome, Status, StepInfo};
+use throng_core::{ErrorClass, Outcome, Status};
 use tokio::time::timeout;
 
 use crate::classify::classify;
@@ -37,15 +37,23 @@ pub struct Session {
     _seat: Option<Rc<()>>,
 }
 
-/// Sends one configured request per iteration. See the crate docs for the connection model.
+/// One target's connections and requests (a client's, see [`crate::HttpClient`]). See the
+/// crate docs for the connection model.
 pub struct HttpDriver {
     cfg: HttpConfig,
     addrs: Vec<SocketAddr>,
     tls: Option<throng_net::TlsTarget>,
-    uri: Uri,
     headers: HeaderMap,
-    /// HTTP/1.1: the configured request, serialized once for the whole run.
-    fixed: Bytes,
+}
+
+/// A request that is the same every time, prepared once for the whole run: HTTP/1.1's bytes on
+/// the wire (one write a request), or HTTP/2's URI and headers.
+#[derive(Debug, Clone)]
+pub(crate) enum Prepared {
+    /// HTTP/1.1: the request, serialized.
+    H1(Bytes),
+    /// HTTP/2: the absolute URI and the headers.
+    H2(Uri, HeaderMap),
 }
 
 enum Failure {
@@ -106,9 +114,7 @@ impl HttpDriver {
             None
         };
         let mut headers = cfg.headers.clone();
-        let uri = if cfg.http2 {
-            cfg.url.clone()
-        } else {
+        if !cfg.http2 {
             let auth = cfg.url.authority().map(|a| a.as_str()).unwrap_or_default();
             if !headers.contains_key(HOST) {
                 let v = HeaderValue::from_str(auth)
@@ -118,37 +124,70 @@ impl HttpDriver {
             if !cfg.keepalive {
                 headers.insert(CONNECTION, HeaderValue::from_static("close"));
             }
-            let pq = cfg.url.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-            pq.parse()
-                .map_err(|_| HttpConfigError::Url(cfg.url.to_string()))?
-        };
-        let mut fixed = Vec::new();
-        if !cfg.http2 {
-            let target = uri.path_and_query().map_or("/", |p| p.as_str());
-            let none = HeaderMap::new();
-            write_request(&mut fixed, &cfg.method, target, &headers, &none, &cfg.body);
         }
         Ok(HttpDriver {
             cfg,
             addrs,
             tls,
-            uri,
             headers,
-            fixed: fixed.into(),
         })
+    }
+
+    /// Prepares once a request that is the same every time (`path` is the path and query;
+    /// `headers` are added to the configured ones, as [`HttpDriver::build_request`] does).
+    pub(crate) fn prepare(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Result<Prepared, String> {
+        let r = self.build_request(method.clone(), path, headers.clone(), body.clone())?;
+        if self.cfg.http2 {
+            let req = self.hyper_request(r)?;
+            let (parts, _) = req.into_parts();
+            return Ok(Prepared::H2(parts.uri, parts.headers));
+        }
+        let mut wire = Vec::new();
+        write_request(&mut wire, method, &r.path, &self.headers, &r.headers, body);
+        Ok(Prepared::H1(wire.into()))
+    }
+
+    /// Sends a prepared request on a session, as [`HttpDriver::send`] sends a built one.
+    pub(crate) async fn send_prepared(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        method: &Method,
+        body: &Bytes,
+        keep: bool,
+    ) -> (Outcome, Option<Response>) {
+        let r = match (session.h2.clone(), prepared) {
+            (Some(slot), Prepared::H2(uri, headers)) => {
+                let mut req = Request::new(Full::new(body.clone()));
+                *req.method_mut() = method.clone();
+                *req.uri_mut() = uri.clone();
+                *req.headers_mut() = headers.clone();
+                Box::pin(self.limit(self.execute_h2(&slot, req, keep))).await
+            }
+            (None, Prepared::H1(wire)) => {
+                self.limit(self.execute_h1(session, wire, method, keep))
+                    .await
+            }
+            // A request prepared for the other protocol: no session of this client has one.
+            _ => {
+                return (
+                    Outcome::failed(ErrorClass::Other, "a request prepared for another protocol"),
+                    None,
+                )
+            }
+        };
+        self.timed_out(session, r)
     }
 
     /// The configuration in use.
     pub fn config(&self) -> &HttpConfig {
         &self.cfg
-    }
-
-    fn request(&self) -> Request<Body> {
-        let mut req = Request::new(Full::new(self.cfg.body.clone()));
-        *req.method_mut() = self.cfg.method.clone();
-        *req.uri_mut() = self.uri.clone();
-        *req.headers_mut() = self.headers.clone();
-        req
     }
 
     async fn connect(&self) -> Result<(Stream, Arc<Counters>), Outcome> {
@@ -362,39 +401,4 @@ async fn read_response(
         headers,
         body: kept.into(),
     })
-}
-
-impl Driver for HttpDriver {
-    type Worker = H2Pool;
-    type Session = Session;
-
-    fn steps(&self) -> Vec<StepInfo> {
-        vec![StepInfo {
-            label: self.cfg.label(),
-        }]
-    }
-
-    fn worker(&self) -> H2Pool {
-        H2Pool::default()
-    }
-
-    fn session(&self, pool: &H2Pool, _user: u64) -> Session {
-        self.new_session(pool)
-    }
-
-    async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
-        let r = match session.h2.clone() {
-            Some(slot) => Box::pin(self.limit(self.execute_h2(&slot, self.request(), false))).await,
-            None => {
-                let (fixed, method) = (&self.fixed, &self.cfg.method);
-                self.limit(self.execute_h1(session, fixed, method, false))
-                    .await
-            }
-        };
-        self.timed_out(session, r).0
-    }
-
-    async fn connect(&self, session: &mut Session, _step: usize) -> Result<(), Outcome> {
-        self.connect_session(session).await
-    }
 }

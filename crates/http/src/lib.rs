@@ -3,8 +3,9 @@
 //!
 //! No pooled client sits between the engine and the socket. In HTTP/1.1 each session (a
 //! virtual user, or an in-flight slot of the open loop) owns one connection and reads and writes
-//! it inline in its own task: no dispatcher, no channel, no hop between tasks. The configured
-//! request is serialized once for the whole run and written with one write; the response is
+//! it inline in its own task: no dispatcher, no channel, no hop between tasks. A request with no
+//! template (`throng run URL`'s, [`HttpClient::one_step`]) is serialized once for the whole run
+//! and written with one write; the response is
 //! read into the connection's buffer (4 KiB, grown only while a large body streams through) and
 //! only its framing headers are looked at unless a check or an extraction needs the rest. In HTTP/2 the sessions of a worker thread
 //! share connections, `streams` sessions to one connection. Bytes are counted on the socket, so

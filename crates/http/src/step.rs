@@ -10,13 +10,16 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use std::sync::OnceLock;
+
 use throng_core::step::{
-    Client, ClientOptions, JsonTemplate, Node, NodeValue, Protocol, Render, Reply, StepError,
-    TemplateCompiler, Text,
+    Client, ClientOptions, JsonTemplate, Node, NodeValue, OneStep, Protocol, Render, Reply,
+    StaticOnly, StepError, TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
-use crate::{H2Pool, HttpConfig, HttpDriver, Session};
+use crate::driver::Prepared;
+use crate::{H2Pool, HttpConfig, HttpConfigError, HttpDriver, HttpRequest, Session};
 
 /// The HTTP protocol of scenarios.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,6 +48,8 @@ impl Default for HttpOptions {
 enum Body {
     None,
     Text(Text),
+    /// Bytes as given (`-d @file`: not necessarily text).
+    Bytes(Bytes),
     /// A JSON document whose string leaves may be templates.
     Json(JsonTemplate),
 }
@@ -56,6 +61,22 @@ pub struct HttpStep {
     path: Text,
     headers: Vec<(HeaderName, Text)>,
     body: Body,
+    /// A step with no template, prepared at its first call for the whole run (HTTP/1.1: its
+    /// bytes on the wire), with its body; `None` when it has templates.
+    fixed: OnceLock<Option<(Prepared, Bytes)>>,
+}
+
+impl HttpStep {
+    /// Whether nothing in it is a template (it is the same request every time).
+    fn is_static(&self) -> bool {
+        let body = match &self.body {
+            Body::None | Body::Bytes(_) => true,
+            Body::Text(t) => t.as_static().is_some(),
+            Body::Json(j) => j.templates() == 0,
+        };
+        body && self.path.as_static().is_some()
+            && self.headers.iter().all(|(_, v)| v.as_static().is_some())
+    }
 }
 
 const FIELDS: &[&str] = &["method", "path", "headers", "body", "json"];
@@ -151,6 +172,7 @@ impl Protocol for HttpProtocol {
             path,
             headers,
             body,
+            fixed: OnceLock::new(),
         })
     }
 
@@ -232,11 +254,69 @@ impl HttpClient {
         }
         let body = match &h.body {
             Body::None => Bytes::new(),
+            Body::Bytes(b) => b.clone(),
             Body::Text(text) => Bytes::from(r.render(text)?),
             Body::Json(j) if j.templates() == 0 => Bytes::from(j.document().to_string()),
             Body::Json(j) => Bytes::from(j.render(r)?.to_string()),
         };
         Ok((path, headers, body))
+    }
+
+    /// The request of a step, built for this call.
+    fn built(&self, h: &HttpStep, r: &dyn Render) -> Result<HttpRequest, Outcome> {
+        let (path, headers, body) = self
+            .prepare(h, r)
+            .map_err(|e| Outcome::failed(ErrorClass::Check, format!("template: {e}")))?;
+        self.driver
+            .build_request(h.method.clone(), &path, headers, body)
+            .map_err(|e| Outcome::failed(ErrorClass::Check, e))
+    }
+
+    /// A step with no template, prepared once (`None`: it has templates, or it does not build,
+    /// which each call then says).
+    fn fixed(&self, h: &HttpStep) -> Option<(Prepared, Bytes)> {
+        if !h.is_static() {
+            return None;
+        }
+        let (path, headers, body) = self.prepare(h, &StaticOnly).ok()?;
+        let prepared = self
+            .driver
+            .prepare(&h.method, &path, &headers, &body)
+            .ok()?;
+        Some((prepared, body))
+    }
+
+    /// `throng run URL`: the configured request (the URL's path and query, its method and body;
+    /// its headers are the client's) as one step of a client of its own, a one-step plan on the
+    /// same path as a scenario's steps.
+    pub fn one_step(cfg: HttpConfig) -> Result<OneStep<HttpClient>, HttpConfigError> {
+        let label = cfg.label();
+        let path = cfg.url.path_and_query().map_or("/", |p| p.as_str());
+        let step = HttpStep {
+            method: cfg.method.clone(),
+            path: Text::Static(path.to_string()),
+            headers: Vec::new(),
+            body: match cfg.body.is_empty() {
+                true => Body::None,
+                false => Body::Bytes(cfg.body.clone()),
+            },
+            fixed: OnceLock::new(),
+        };
+        let per_user = match cfg.http2 {
+            true => 1.0 / cfg.streams.max(1) as f64,
+            false => 1.0,
+        };
+        let client = HttpClient {
+            driver: HttpDriver::new(cfg)?,
+            prefix: String::new(),
+            per_user,
+        };
+        OneStep::new(client, step, label).map_err(|e| HttpConfigError::Url(e.message))
+    }
+
+    /// The target's driver (its configuration and connections).
+    pub fn driver(&self) -> &HttpDriver {
+        &self.driver
     }
 }
 
@@ -264,23 +344,17 @@ impl Client for HttpClient {
         render: &dyn Render,
         want_reply: bool,
     ) -> (Outcome, Option<Reply>) {
-        let (path, headers, body) = match self.prepare(h, render) {
-            Ok(p) => p,
-            Err(e) => {
-                return (
-                    Outcome::failed(ErrorClass::Check, format!("template: {e}")),
-                    None,
-                )
+        let (outcome, resp) = match h.fixed.get_or_init(|| self.fixed(h)) {
+            Some((prepared, body)) => {
+                self.driver
+                    .send_prepared(s, prepared, &h.method, body, want_reply)
+                    .await
             }
+            None => match self.built(h, render) {
+                Ok(req) => self.driver.send(s, req, want_reply).await,
+                Err(o) => return (o, None),
+            },
         };
-        let req = match self
-            .driver
-            .build_request(h.method.clone(), &path, headers, body)
-        {
-            Ok(r) => r,
-            Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
-        };
-        let (outcome, resp) = self.driver.send(s, req, want_reply).await;
         let reply = resp.map(|r| Reply {
             status: Status::Http(r.status),
             metadata: r
