@@ -77,7 +77,18 @@ pub fn main() -> ExitCode {
         Err(e) => {
             match &e {
                 CliError::Usage(m) => eprintln!("throng: {m}"),
-                CliError::Runtime(err) => eprintln!("throng: error: {err:#}"),
+                CliError::Runtime(err) => {
+                    // A library's message may say "error" itself (sqlx's "error communicating
+                    // with database"): once is enough.
+                    let text = format!("{err:#}");
+                    match text
+                        .get(..5)
+                        .is_some_and(|w| w.eq_ignore_ascii_case("error"))
+                    {
+                        true => eprintln!("throng: {text}"),
+                        false => eprintln!("throng: error: {text}"),
+                    }
+                }
             }
             ExitCode::from(e.code())
         }

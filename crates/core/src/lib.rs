@@ -29,7 +29,8 @@ pub use database::{DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries};
 pub use driver::{Driver, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{
-    Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Shard, Stage, Users,
+    plural, Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Shard, Stage,
+    Users,
 };
 pub use sample::Sample;
 pub use snapshot::{

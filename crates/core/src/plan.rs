@@ -288,20 +288,21 @@ impl RunPlan {
         }
     }
 
-    /// A one-line description of the model, for headers and reports.
+    /// A one-line description of the model, for headers and reports ("closed loop, 1 user, 10
+    /// requests").
     pub fn describe(&self) -> String {
         match &self.model {
             LoadModel::Closed(c) => {
                 let users = match &c.users {
-                    Users::Fixed(n) => format!("{n} users"),
+                    Users::Fixed(n) => plural(u64::from(*n), "user"),
                     Users::Stages(s) => format!("users ramping over {} stages", s.len()),
                 };
                 let mut parts = vec![format!("closed loop, {users}")];
                 if let Some(n) = c.requests {
-                    parts.push(format!("{n} requests"));
+                    parts.push(plural(n, "request"));
                 }
                 if let Some(n) = c.iterations {
-                    parts.push(format!("{n} iterations each"));
+                    parts.push(format!("{} each", plural(n, "iteration")));
                 }
                 if let Some(d) = c.duration {
                     parts.push(format!("{}", humantime::format_duration(d)));
@@ -366,5 +367,18 @@ mod opt_secs {
                 .map_err(serde::de::Error::custom),
             None => Ok(None),
         }
+    }
+}
+
+/// `n` things, in the singular for one:
+///
+/// ```
+/// assert_eq!(throng_core::plural(1, "user"), "1 user");
+/// assert_eq!(throng_core::plural(2, "request"), "2 requests");
+/// ```
+pub fn plural(n: u64, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        _ => format!("{n} {thing}s"),
     }
 }

@@ -97,8 +97,9 @@ pub fn render_summary(r: &RunResult) -> String {
     };
     let _ = writeln!(
         out,
-        "{} requests in {:.2}s{stop}, latency in ms (of requests that succeeded or waited: failures timed apart)\n",
-        r.total.samples, r.duration
+        "{} in {:.2}s{stop}, latency in ms (of requests that succeeded or waited: failures timed apart)\n",
+        throng_core::plural(r.total.samples, "request"),
+        r.duration
     );
     out.push_str(&render_table(r));
     let t = &r.total;
