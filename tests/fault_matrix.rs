@@ -1,7 +1,9 @@
-//! Every fault under both load models, for HTTP and gRPC: the run ends on time, every request
-//! and arrival is accounted for, the failures have the right class, and the JSON result is valid
-//! against the checked-in schema. The faults come from real servers: the testbed's targets
-//! (error statuses, garbage, silence, resets, TLS, a server of another protocol) and its fault
+//! Every fault under both load models, for HTTP, gRPC and SQL: the run ends on time, every
+//! request and arrival is accounted for, the failures have the right class, and the JSON result
+//! is valid against the checked-in schema; and the setup before the load (gRPC's reflection,
+//! SQL's check) under the same faults ends within its timeouts with the right exit. The faults
+//! come from real servers: the testbed's targets (error statuses, garbage, silence, resets, TLS,
+//! a server of another protocol, PostgreSQL and MariaDB at each other's URLs) and its fault
 //! proxy (latency and jitter, resets and answers that stop halfway, a trickling body), or a port
 //! where nothing listens.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
@@ -320,31 +322,46 @@ async fn grpc_faults() -> GrpcFaults {
 /// below).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_grpc_fault_under_both_models() {
-    let validator = schema();
     let faults = grpc_faults().await;
-    for (name, url, classes) in &faults.cases {
+    let flags = [
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--proto",
+        "crates/testbed/proto/greeter.proto",
+    ];
+    under_both_models("gRPC", &faults.cases, &flags, |args| async move {
+        grpc_run(&args.iter().map(String::as_str).collect::<Vec<_>>()).await
+    })
+    .await;
+}
+
+/// Each case (a name, a URL, the classes its requests may fail with) under both load models:
+/// `throng run URL FLAGS...` with the matrix's timeouts, through `run` (given the whole
+/// command line after `run`).
+async fn under_both_models<N, F, Fut>(
+    protocol: &str,
+    cases: &[(N, String, &'static [ErrorClass])],
+    flags: &[&str],
+    run: F,
+) where
+    N: std::fmt::Display,
+    F: Fn(Vec<String>) -> Fut,
+    Fut: std::future::Future<Output = std::sync::Arc<Snapshot>>,
+{
+    let validator = schema();
+    for (name, url, classes) in cases {
         let expect = Expect {
             classes,
             all_fail: true,
         };
         for model in MODELS {
-            let what = format!("gRPC {name}, {model:?}");
-            let mut args = vec![
-                url.as_str(),
-                "--call",
-                "helloworld.Greeter/SayHello",
-                "--proto",
-                "crates/testbed/proto/greeter.proto",
-                "-t",
-                "400ms",
-                "--connect-timeout",
-                "400ms",
-                "--grace",
-                "300ms",
-            ];
+            let what = format!("{protocol} {name}, {model:?}");
+            let timeouts = ["-t", "400ms", "--connect-timeout", "400ms"];
+            let mut args = vec![url.as_str()];
+            args.extend(flags.iter().chain(&timeouts).chain(&["--grace", "300ms"]));
             args.extend(model);
             let began = Instant::now();
-            let s = grpc_run(&args).await;
+            let s = run(args.iter().map(|a| a.to_string()).collect()).await;
             accounted(&what, &s, began.elapsed(), &expect, &validator);
         }
     }
@@ -371,5 +388,237 @@ async fn every_grpc_fault_in_setup() {
         assert!(e.to_string().starts_with("reflection at "), "{name}: {e}");
         let input = *name == "HTTP/2 without gRPC";
         assert_eq!(e.is_input(), input, "{name}: {e}");
+    }
+}
+
+/// SQL's faulty servers, alive while this lives: for `postgres://` and `mysql://` each, a
+/// server that hangs, answers garbage, resets, refuses, and servers of another protocol (an
+/// HTTP server; the other database's port), each with the classes its connects may fail with.
+/// MySQL's server speaks first, so a server that waits for the client (all but the refused
+/// port) is one that never answers.
+struct SqlFaults {
+    _servers: Vec<throng::testbed::RunningTarget>,
+    cases: Vec<(String, String, &'static [ErrorClass])>,
+}
+
+async fn sql_faults() -> SqlFaults {
+    use throng::testbed::{MariaDb, Postgres};
+    use ErrorClass::*;
+    let fault = |fault| HttpTarget {
+        fault: Some(fault),
+        ..HttpTarget::default()
+    };
+    let hang = fault(Fault::Hang).start().await.unwrap();
+    let garbage = fault(Fault::Garbage).start().await.unwrap();
+    let reset = fault(Fault::Reset).start().await.unwrap();
+    let http = HttpTarget::default().start().await.unwrap();
+    let nothing = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (pg, my) = tokio::task::spawn_blocking(|| {
+        (
+            Postgres::shared().expect("PostgreSQL starts").port(),
+            MariaDb::shared().expect("MariaDB starts").port(),
+        )
+    })
+    .await
+    .unwrap();
+    let silent = &[Timeout, Aborted][..];
+    let mut cases = Vec::new();
+    for (scheme, other, other_port) in [("postgres", "MariaDB", my), ("mysql", "PostgreSQL", pg)] {
+        let url = |port: u16| format!("{scheme}://u:pw@127.0.0.1:{port}/db");
+        let pg = scheme == "postgres";
+        // A failed connect is class connect, whatever failed (see throng_sql's Target::connect).
+        let answered = match pg {
+            true => &[Connect][..],
+            false => silent,
+        };
+        cases.extend([
+            (format!("{scheme} hang"), url(hang.addr.port()), silent),
+            (
+                format!("{scheme} garbage"),
+                url(garbage.addr.port()),
+                answered,
+            ),
+            (format!("{scheme} reset"), url(reset.addr.port()), answered),
+            (format!("{scheme} refused"), url(nothing), &[Connect][..]),
+            // hyper's server waits for a whole request, or answers 400 to what is not one.
+            (
+                format!("{scheme} at an HTTP server"),
+                url(http.addr.port()),
+                &[Connect, Timeout, Aborted][..],
+            ),
+            (format!("{scheme} at {other}"), url(other_port), answered),
+        ]);
+    }
+    SqlFaults {
+        _servers: vec![hang, garbage, reset, http],
+        cases,
+    }
+}
+
+/// The flags of `throng run URL ARGS...` for a database URL: its plan and SQL configuration.
+fn sql_config(url: &str, args: &[&str]) -> (throng::core::RunPlan, throng::sql::SqlConfig) {
+    use clap::Parser as _;
+    use throng::cli::{args::Command, Cli};
+    let mut argv = vec!["throng", "run", url];
+    argv.extend_from_slice(args);
+    let Command::Run(run) = Cli::try_parse_from(&argv).unwrap().command else {
+        panic!("not a run")
+    };
+    let plan = throng::cli::plan::build_plan(&run).unwrap();
+    (plan, throng::cli::sql::config(&run).unwrap())
+}
+
+/// The SQL driver of a run whose check before the load passed: the database went bad after it.
+/// (Against these servers the check fails, as `every_sql_fault_in_setup` shows.)
+struct AfterCheck(throng::sql::SqlDriver);
+
+impl throng::core::Driver for AfterCheck {
+    type Worker = ();
+    type Session = throng::sql::Session;
+
+    fn steps(&self) -> Vec<throng::core::StepInfo> {
+        self.0.steps()
+    }
+
+    fn worker(&self) {}
+
+    fn session(&self, w: &(), user: u64) -> Self::Session {
+        self.0.session(w, user)
+    }
+
+    async fn connect(
+        &self,
+        s: &mut Self::Session,
+        step: usize,
+    ) -> Result<(), throng::core::Outcome> {
+        self.0.connect(s, step).await
+    }
+
+    async fn execute(&self, s: &mut Self::Session, step: usize) -> throng::core::Outcome {
+        self.0.execute(s, step).await
+    }
+
+    async fn end_iteration(&self, s: &mut Self::Session, failed: Option<ErrorClass>) {
+        self.0.end_iteration(s, failed).await
+    }
+}
+
+/// SQL's faults under both load models (`--sql 'SELECT 1'`), the database gone bad after the
+/// check before the load: each run ends on time, every statement and arrival counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_sql_fault_under_both_models() {
+    let faults = sql_faults().await;
+    under_both_models(
+        "SQL",
+        &faults.cases,
+        &["--sql", "SELECT 1"],
+        |args| async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (plan, cfg) = sql_config(args[0], &args[1..]);
+            let driver = AfterCheck(throng::sql::SqlDriver::new(cfg).unwrap());
+            throng::engine::run(plan, std::sync::Arc::new(driver))
+                .await
+                .unwrap()
+        },
+    )
+    .await;
+}
+
+/// The check before the load of `throng run URL ARGS... -n 1`: it fails within `bound` as the
+/// database's failure (exit 1, not 2); its message.
+async fn check_fails(what: &str, url: &str, args: &[&str], bound: Duration) -> String {
+    let (_, cfg) = sql_config(url, &[args, &["-n", "1"]].concat());
+    let driver = throng::sql::SqlDriver::new(cfg).unwrap();
+    let began = Instant::now();
+    let e = tokio::time::timeout(Duration::from_secs(30), driver.check())
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the check did not end within 30 s"))
+        .err()
+        .unwrap_or_else(|| panic!("{what}: the check passed"));
+    let took = began.elapsed();
+    let said = e.to_string();
+    assert!(took < bound, "{what}: took {took:?}: {said}");
+    assert!(!e.is_usage(), "{what}: {said}");
+    said
+}
+
+/// SQL's setup under the same faults: the check before the load (connect, log in, prepare)
+/// ends within the connect timeout (400 ms here) as the run's failure (exit 1), the database
+/// named and its password hidden; a server of another protocol is named as not the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_sql_fault_in_setup() {
+    let faults = sql_faults().await;
+    for (name, url, _) in &faults.cases {
+        let args = ["--sql", "SELECT 1", "--connect-timeout", "400ms"];
+        let said = check_fails(name, url, &args, Duration::from_secs(4)).await;
+        assert!(said.starts_with("connect to "), "{name}: {said}");
+        assert!(said.contains("u:***@127.0.0.1"), "{name}: {said}");
+        assert!(!said.contains(":pw@"), "{name}: {said}");
+        if name.contains(" at ") && !name.contains("HTTP") {
+            let not = match url.starts_with("postgres") {
+                true => "not a PostgreSQL server",
+                false => "not a MySQL or MariaDB server",
+            };
+            assert!(said.contains(not), "{name}: {said}");
+        }
+    }
+}
+
+/// A database that accepts the login and then holds a statement's prepare (another session
+/// holds a lock on its table): the check before the load ends within the connect timeout plus
+/// the request timeout, as the database's failure (exit 1), naming the statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prepare_the_database_holds_ends_the_setup_in_time() {
+    use throng::testbed::{MariaDb, Postgres};
+    let (pg, my) = tokio::task::spawn_blocking(|| {
+        (
+            Postgres::shared().expect("PostgreSQL starts").url(),
+            MariaDb::shared().expect("MariaDB starts").url(),
+        )
+    })
+    .await
+    .unwrap();
+    for url in [pg, my] {
+        let target = throng::sql::Target::new(&url, Duration::from_secs(10), 16).unwrap();
+        let mut holder = target.connect().await.unwrap();
+        holder.raw("DROP TABLE IF EXISTS held_lock").await.unwrap();
+        holder.raw("CREATE TABLE held_lock (id INT)").await.unwrap();
+        holder.raw("BEGIN").await.unwrap();
+        // PostgreSQL's prepare waits for a table another session locked; MariaDB's does not
+        // wait for LOCK TABLES, but does queue behind an ALTER TABLE waiting for a reader.
+        let mut alter = None;
+        if url.starts_with("postgres") {
+            holder
+                .raw("LOCK TABLE held_lock IN ACCESS EXCLUSIVE MODE")
+                .await
+                .unwrap();
+        } else {
+            holder.raw("SELECT id FROM held_lock").await.unwrap();
+            let mut c = target.connect().await.unwrap();
+            alter = Some(tokio::spawn(async move {
+                let _ = c.raw("ALTER TABLE held_lock ADD COLUMN v INT").await;
+                c.close().await;
+            }));
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let args = [
+            "--sql",
+            "SELECT id FROM held_lock",
+            "-t",
+            "1s",
+            "--connect-timeout",
+            "400ms",
+        ];
+        let said = check_fails(&url, &url, &args, Duration::from_secs(6)).await;
+        assert!(said.contains("was not prepared within 1s"), "{url}: {said}");
+        holder.raw("ROLLBACK").await.unwrap();
+        holder.close().await;
+        if let Some(alter) = alter {
+            alter.await.unwrap();
+        }
     }
 }

@@ -257,7 +257,7 @@ async fn oltp_workloads_run_sysbenchs_statement_counts() {
     for (name, url, _dir) in databases() {
         let target = Target::new(&url, Duration::from_secs(10), 16).expect("url");
         let mut c = target.connect().await.expect("connects");
-        throng::sql::oltp::cleanup(&mut c, 2)
+        throng::sql::oltp::cleanup(&mut c, 2, Duration::from_secs(60))
             .await
             .expect("cleanup");
         let o = throng::sql::OltpOptions {
@@ -266,9 +266,15 @@ async fn oltp_workloads_run_sysbenchs_statement_counts() {
             range_size: 100,
             ..throng::sql::OltpOptions::default()
         };
-        throng::sql::oltp::prepare(&mut c, target.dialect(), &o, |_| {})
-            .await
-            .expect("prepare");
+        throng::sql::oltp::prepare(
+            &mut c,
+            target.dialect(),
+            &o,
+            Duration::from_secs(60),
+            |_| {},
+        )
+        .await
+        .expect("prepare");
         assert_eq!(count(&url, "sbtest2").await, 500, "{name}");
         for (w, per_trx, steps) in [
             (Workload::PointSelect, 1, 1),
@@ -304,7 +310,7 @@ async fn oltp_workloads_run_sysbenchs_statement_counts() {
             1025,
             "{name}: delete+insert keeps the rows, oltp_insert added 25"
         );
-        throng::sql::oltp::cleanup(&mut c, 2)
+        throng::sql::oltp::cleanup(&mut c, 2, Duration::from_secs(60))
             .await
             .expect("cleanup");
     }

@@ -703,7 +703,7 @@ fn a_server_that_is_not_the_database_fails_before_the_load() {
         ),
         (
             format!("postgres://u:sekrit-pw@127.0.0.1:{http}/db?sslmode=disable"),
-            "does not speak PostgreSQL's protocol: it answered `HTTP/1.1 400",
+            "not a PostgreSQL server: it answered `HTTP/1.1 400",
         ),
         // MySQL's server speaks first; an HTTP server waits for a request: neither says a word.
         (
@@ -739,5 +739,145 @@ fn a_server_that_is_not_the_database_fails_before_the_load() {
             started.elapsed() < std::time::Duration::from_secs(20),
             "{url}"
         );
+    }
+}
+
+/// A URL without a password takes it from the environment, as the databases' own clients do
+/// (so it stays out of `ps`): `PGPASSWORD` for postgres://, `MYSQL_PWD` for mysql:// and
+/// mariadb://; a wrong one there is refused as a wrong one in the URL is.
+#[test]
+fn a_password_from_the_environment_as_the_databases_clients_read_it() {
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    let my = MariaDb::shared().expect("MariaDB").url();
+    let bare = |url: &str| url.replacen(&format!(":{DB_PASSWORD}@"), "@", 1);
+    for (url, var) in [
+        (bare(&pg), "PGPASSWORD"),
+        (bare(&my), "MYSQL_PWD"),
+        (bare(&my).replacen("mysql:", "mariadb:", 1), "MYSQL_PWD"),
+    ] {
+        for (pw, code) in [(DB_PASSWORD, 0), ("wrong-pw", 1)] {
+            let dir = tempfile::tempdir().expect("dir");
+            let out = dir.path().join("r.json");
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+                .args([
+                    "run", &url, "--sql", "SELECT 1", "-n", "3", "--no-tui", "--json",
+                ])
+                .arg(&out)
+                .env(var, pw)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("the binary runs");
+            assert_eq!(
+                o.status.code(),
+                Some(code),
+                "{url} {var}={pw}: {}",
+                text(&o)
+            );
+            if code == 0 {
+                let r = json(&out);
+                assert_eq!(r["total"]["samples"], 3, "{url}: {}", r["errors"]);
+                assert_eq!(r["total"]["errors"], 0, "{url}: {}", r["errors"]);
+            } else {
+                assert!(
+                    text(&o).contains("28000") || text(&o).contains("28P01"),
+                    "{}",
+                    text(&o)
+                );
+            }
+        }
+    }
+}
+
+/// Runs the binary with `args`, killed (and the test failed) if it has not ended in 30 s.
+fn throng_within_30s(args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let began = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if began.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!("throng {args:?} did not end within 30 s: {}", text(&o));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// `throng sql prepare` and `cleanup` against tables another session holds (a table being
+/// created in a transaction not yet committed; a lock on it): each statement fails after
+/// `-t`, exit 1, naming the statement, where they waited for the lock forever.
+#[test]
+fn sql_prepare_and_cleanup_end_when_a_lock_holds_them() {
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    let url = format!("{}/held_tables", pg.rsplit_once('/').expect("a path").0);
+    let open = |url: String| {
+        rt.block_on(async move {
+            throng::sql::Target::new(&url, std::time::Duration::from_secs(10), 16)
+                .expect("url")
+                .connect()
+                .await
+                .expect("connects")
+        })
+    };
+    let mut admin = open(pg);
+    rt.block_on(async {
+        // FORCE: a statement of an earlier run may still wait on the server.
+        admin
+            .raw("DROP DATABASE IF EXISTS held_tables WITH (FORCE)")
+            .await?;
+        admin.raw("CREATE DATABASE held_tables").await
+    })
+    .expect("a database of this test's own");
+    let mut holder = open(url.clone());
+    // Cleanup drops sbtest1 and waits on sbtest2; then prepare waits to create sbtest1. A
+    // statement cut off still waits on the server: each case lets go of its lock after.
+    for (action, hold) in [
+        (
+            "cleanup",
+            &[
+                "CREATE TABLE sbtest1 (id INT)",
+                "CREATE TABLE sbtest2 (id INT)",
+                "BEGIN",
+                "LOCK TABLE sbtest2",
+            ][..],
+        ),
+        ("prepare", &["BEGIN", "CREATE TABLE sbtest1 (id INT)"][..]),
+    ] {
+        for sql in hold {
+            rt.block_on(holder.raw(sql)).expect("the lock held");
+        }
+        let started = std::time::Instant::now();
+        let o = throng_within_30s(&[
+            "sql",
+            action,
+            &url,
+            "--tables",
+            "2",
+            "--table-size",
+            "10",
+            "-t",
+            "1s",
+        ]);
+        let took = started.elapsed();
+        assert_eq!(o.status.code(), Some(1), "{action}: {}", text(&o));
+        assert!(
+            text(&o).contains("no answer within 1s"),
+            "{action}: {}",
+            text(&o)
+        );
+        assert!(!text(&o).contains(DB_PASSWORD), "{}", text(&o));
+        assert!(
+            took < std::time::Duration::from_secs(15),
+            "{action}: {took:?}"
+        );
+        rt.block_on(holder.raw("ROLLBACK"))
+            .expect("the lock let go");
     }
 }

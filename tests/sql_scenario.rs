@@ -263,9 +263,15 @@ async fn the_bundled_oltp_write_only_scenario_runs_sysbenchs_transaction() {
         range_size: 100,
         ..throng::sql::OltpOptions::default()
     };
-    throng::sql::oltp::prepare(&mut scoped, target.dialect(), &o, |_| {})
-        .await
-        .expect("prepare");
+    throng::sql::oltp::prepare(
+        &mut scoped,
+        target.dialect(),
+        &o,
+        std::time::Duration::from_secs(60),
+        |_| {},
+    )
+    .await
+    .expect("prepare");
     let file =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sql/oltp-write-only.yaml");
     let s = run_file(

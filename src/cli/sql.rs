@@ -118,6 +118,10 @@ pub struct TablesArgs {
     /// Connect timeout.
     #[arg(long, default_value = "10s")]
     pub connect_timeout: String,
+    /// Each statement's timeout (a statement waiting on another session's lock fails after
+    /// it; an index on a large table takes a while).
+    #[arg(short = 't', long, default_value = "10m")]
+    pub timeout: String,
 }
 
 fn usage(m: impl Into<String>) -> CliError {
@@ -231,6 +235,7 @@ pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
         return Err(usage("--tables and --table-size must be at least 1"));
     }
     let timeout = duration("--connect-timeout", &t.connect_timeout)?;
+    let statement = duration("-t/--timeout", &t.timeout)?;
     let mut target = throng_sql::Target::new(&t.url, timeout, 16).map_err(usage)?;
     if prepare {
         target = target.create_if_missing();
@@ -246,12 +251,12 @@ pub async fn command(c: SqlCommand) -> Result<u8, CliError> {
     };
     let shown = target.shown().to_string();
     let done = if prepare {
-        throng_sql::oltp::prepare(&mut conn, target.dialect(), &o, |n| {
+        throng_sql::oltp::prepare(&mut conn, target.dialect(), &o, statement, |n| {
             eprintln!("sbtest{n}: {} rows and index k_{n} made", o.table_size)
         })
         .await
     } else {
-        throng_sql::oltp::cleanup(&mut conn, o.tables).await
+        throng_sql::oltp::cleanup(&mut conn, o.tables, statement).await
     };
     conn.close().await;
     done.map_err(|e| {

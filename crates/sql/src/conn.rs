@@ -4,6 +4,7 @@
 //! sqlx's concrete connection (no `Any` driver converting every row on the hot path).
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -99,13 +100,15 @@ impl Target {
                     .disable_statement_logging(),
             ),
             Dialect::MySql => {
-                let url = url.replacen("mariadb:", "mysql:", 1);
-                Options::My(
-                    MySqlConnectOptions::from_str(&url)
-                        .map_err(bad)?
-                        .statement_cache_capacity(cache)
-                        .disable_statement_logging(),
-                )
+                let mut o = MySqlConnectOptions::from_str(&url.replacen("mariadb:", "mysql:", 1))
+                    .map_err(bad)?
+                    .statement_cache_capacity(cache)
+                    .disable_statement_logging();
+                // sqlx reads PGPASSWORD for PostgreSQL but not MySQL's own variable.
+                if let Some(pw) = crate::url::password_or_env(url) {
+                    o = o.password(&pw);
+                }
+                Options::My(o)
             }
             #[cfg(feature = "sqlite")]
             Dialect::Sqlite => Options::Lite(
@@ -221,13 +224,14 @@ impl Target {
     /// Opens a connection within the connect timeout; a failure is a classified outcome whose
     /// message names the database (password hidden).
     pub async fn connect(&self) -> Result<Conn, Outcome> {
+        let connected = AtomicBool::new(false);
         let attempt = async {
             Ok::<_, sqlx::Error>(match &self.options {
-                Options::Pg(o) => match crate::pg::open(o, &self.url).await? {
+                Options::Pg(o) => match crate::pg::open(o, &self.url, &connected).await? {
                     crate::pg::Opened::Ready(c) => Db::PgWire(c),
                     crate::pg::Opened::Sqlx => Db::Pg(o.connect().await?),
                 },
-                Options::My(o) => match crate::my::open(o, &self.url).await? {
+                Options::My(o) => match crate::my::open(o, &self.url, &connected).await? {
                     crate::my::Opened::Ready(c) => Db::MyWire(c),
                     crate::my::Opened::Sqlx => Db::My(o.connect().await?),
                 },
@@ -260,13 +264,25 @@ impl Target {
                 )));
                 Err(o)
             }
-            Err(_) => Err(Outcome::failed(
-                ErrorClass::Timeout,
-                format!(
-                    "connect to {} timed out after {:?}",
-                    self.shown, self.connect_timeout
-                ),
-            )),
+            Err(_) => {
+                let t = self.connect_timeout;
+                // MySQL's server speaks first; PostgreSQL's and an HTTP server wait for the
+                // client, so a MySQL URL at their port hears nothing.
+                let why = match (connected.load(Ordering::Relaxed), self.dialect) {
+                    (false, _) => String::new(),
+                    (true, Dialect::MySql) => ": the server accepted the connection and sent \
+                         no greeting (MySQL and MariaDB greet first): not a MySQL or MariaDB \
+                         server, or one too busy to answer"
+                        .to_string(),
+                    (true, _) => {
+                        ": the server accepted the connection and did not finish the login".into()
+                    }
+                };
+                Err(Outcome::failed(
+                    ErrorClass::Timeout,
+                    format!("connect to {} timed out after {t:?}{why}", self.shown),
+                ))
+            }
         }
     }
 }

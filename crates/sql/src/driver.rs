@@ -20,7 +20,8 @@ pub enum SqlError {
     /// Bad input found without a database (no statement, a bad parameter, a bad URL).
     #[error("{0}")]
     Usage(String),
-    /// The database could not be reached or refused us (its message; password hidden).
+    /// The database could not be reached, refused us, or did not answer in time (its message;
+    /// password hidden).
     #[error("{0}")]
     Connect(String),
     /// A statement the database would not prepare.
@@ -246,20 +247,10 @@ impl SqlDriver {
         let mut left = self.params.as_slice();
         let result = async {
             for step in &self.steps {
-                let prepare = |sql: String, e: sqlx::Error| SqlError::Statement {
-                    label: step.label.clone(),
-                    message: self.target.scrub(&format!(
-                        "{} (the statement: {sql})",
-                        failure(&e).message.unwrap_or_default()
-                    )),
-                };
                 match &step.work {
                     Work::Control(_) => {}
                     Work::Statement { sql, params } => {
-                        let n = conn
-                            .parameters(sql)
-                            .await
-                            .map_err(|e| prepare(sql.to_string(), e))?;
+                        let n = self.prepare(&mut conn, &step.label, sql, "").await?;
                         if n > left.len() {
                             return Err(SqlError::Params {
                                 label: step.label.clone(),
@@ -273,20 +264,15 @@ impl SqlDriver {
                         let _ = params.set(mine.to_vec());
                     }
                     Work::Oltp { tables, .. } => {
+                        let hint = format!(
+                            "; are the tables there? throng sql prepare {} --tables {} \
+                             --table-size {}",
+                            self.target.shown(),
+                            self.oltp.tables,
+                            self.oltp.table_size
+                        );
                         for sql in tables {
-                            conn.parameters(sql).await.map_err(|e| {
-                                let mut err = prepare(sql.to_string(), e);
-                                if let SqlError::Statement { message, .. } = &mut err {
-                                    message.push_str(&format!(
-                                        "; are the tables there? throng sql prepare {} \
-                                         --tables {} --table-size {}",
-                                        self.target.shown(),
-                                        self.oltp.tables,
-                                        self.oltp.table_size
-                                    ));
-                                }
-                                err
-                            })?;
+                            self.prepare(&mut conn, &step.label, sql, &hint).await?;
                         }
                     }
                 }
@@ -302,10 +288,51 @@ impl SqlDriver {
             Ok(())
         }
         .await;
-        conn.close().await;
+        match &result {
+            // A statement still running on the server, or a connection gone: no goodbye.
+            Err(SqlError::Connect(_)) => drop(conn),
+            _ => conn.close().await,
+        }
         result?;
         self.checked.store(true, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Prepares `sql` within the request timeout and says how many parameters it takes. The
+    /// database's refusal is the input's fault, with `hint` after its message; no answer in
+    /// time, or a connection lost, is the database's.
+    async fn prepare(
+        &self,
+        conn: &mut Conn,
+        label: &str,
+        sql: &str,
+        hint: &str,
+    ) -> Result<usize, SqlError> {
+        let e = match tokio::time::timeout(self.timeout, conn.parameters(sql)).await {
+            Ok(Ok(n)) => return Ok(n),
+            Ok(Err(e)) => e,
+            Err(_) => {
+                return Err(SqlError::Connect(format!(
+                    "{}: statement `{label}` was not prepared within {:?} (-t/--timeout): the \
+                     database did not answer (a lock held on its tables?)",
+                    self.target.shown(),
+                    self.timeout
+                )))
+            }
+        };
+        let message = failure(&e).message.unwrap_or_default();
+        Err(match e {
+            sqlx::Error::Database(_) => SqlError::Statement {
+                label: label.to_string(),
+                message: self
+                    .target
+                    .scrub(&format!("{message} (the statement: {sql}){hint}")),
+            },
+            _ => SqlError::Connect(self.target.scrub(&format!(
+                "{}: while preparing `{label}`: {message}",
+                self.target.shown()
+            ))),
+        })
     }
 
     /// Opens a connection to the database (for `throng sql prepare` and `cleanup`).

@@ -6,6 +6,7 @@
 //! ([`RandType`]), `special` by default as in sysbench 1.0.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::Rng;
 
@@ -244,11 +245,29 @@ pub fn statements(kind: Kind, dialect: Dialect, tables: u32) -> Vec<Arc<str>> {
         .collect()
 }
 
-/// Creates and fills `sbtest1..N` as sysbench's `prepare` does; `progress` hears of each table.
+/// Runs `sql` unprepared, failing when the database does not answer within `timeout` (a lock
+/// another session holds on the table would otherwise hold `throng sql prepare` forever).
+async fn within(conn: &mut Conn, sql: &str, timeout: Duration) -> Result<(), sqlx::Error> {
+    match tokio::time::timeout(timeout, conn.raw(sql)).await {
+        Ok(done) => done,
+        Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "`{}` got no answer within {timeout:?} (-t/--timeout): a lock held on the \
+                 table?",
+                sql.split_whitespace().take(5).collect::<Vec<_>>().join(" ")
+            ),
+        ))),
+    }
+}
+
+/// Creates and fills `sbtest1..N` as sysbench's `prepare` does, each statement within
+/// `timeout`; `progress` hears of each table.
 pub async fn prepare(
     conn: &mut Conn,
     dialect: Dialect,
     o: &OltpOptions,
+    timeout: Duration,
     mut progress: impl FnMut(u32),
 ) -> Result<(), sqlx::Error> {
     let mut rng = rand::rng();
@@ -269,8 +288,8 @@ pub async fn prepare(
                  pad CHAR(60) DEFAULT '' NOT NULL)"
             ),
         };
-        conn.raw(&create).await?;
-        conn.raw("BEGIN").await?;
+        within(conn, &create, timeout).await?;
+        within(conn, "BEGIN", timeout).await?;
         let mut left = o.table_size;
         while left > 0 {
             let n = left.min(1000);
@@ -287,24 +306,25 @@ pub async fn prepare(
                     )
                 })
                 .collect();
-            conn.raw(&format!(
-                "INSERT INTO sbtest{t}(k, c, pad) VALUES {}",
-                rows.join(",")
-            ))
-            .await?;
+            let insert = format!("INSERT INTO sbtest{t}(k, c, pad) VALUES {}", rows.join(","));
+            within(conn, &insert, timeout).await?;
         }
-        conn.raw("COMMIT").await?;
-        conn.raw(&format!("CREATE INDEX k_{t} ON sbtest{t}(k)"))
-            .await?;
+        within(conn, "COMMIT", timeout).await?;
+        within(
+            conn,
+            &format!("CREATE INDEX k_{t} ON sbtest{t}(k)"),
+            timeout,
+        )
+        .await?;
         progress(t);
     }
     Ok(())
 }
 
-/// Drops `sbtest1..N` (those that exist).
-pub async fn cleanup(conn: &mut Conn, tables: u32) -> Result<(), sqlx::Error> {
+/// Drops `sbtest1..N` (those that exist), each within `timeout`.
+pub async fn cleanup(conn: &mut Conn, tables: u32, timeout: Duration) -> Result<(), sqlx::Error> {
     for t in 1..=tables {
-        conn.raw(&format!("DROP TABLE IF EXISTS sbtest{t}")).await?;
+        within(conn, &format!("DROP TABLE IF EXISTS sbtest{t}"), timeout).await?;
     }
     Ok(())
 }

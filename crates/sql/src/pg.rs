@@ -12,6 +12,7 @@
 //! [`open`] says [`Opened::Sqlx`] and the caller connects with sqlx instead.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use sqlx::postgres::{PgConnectOptions, PgSslMode};
@@ -107,8 +108,13 @@ fn cstr_at(b: &[u8], at: usize) -> Result<(&[u8], usize), sqlx::Error> {
 }
 
 /// Opens a connection and logs in, or says that sqlx must (see [`Opened`]). `url` is where the
-/// password comes from (sqlx's options do not give it back).
-pub(crate) async fn open(o: &PgConnectOptions, url: &str) -> Result<Opened, sqlx::Error> {
+/// password comes from (sqlx's options do not give it back); `connected` is set once a server
+/// accepted the connection (what a timeout's message tells apart).
+pub(crate) async fn open(
+    o: &PgConnectOptions,
+    url: &str,
+    connected: &AtomicBool,
+) -> Result<Opened, sqlx::Error> {
     let tls = match o.get_ssl_mode() {
         PgSslMode::Disable | PgSslMode::Allow => false,
         PgSslMode::Prefer => true,
@@ -125,6 +131,7 @@ pub(crate) async fn open(o: &PgConnectOptions, url: &str) -> Result<Opened, sqlx
         Some(path) => Socket::unix(path).await?,
         None => Socket::tcp(o.get_host(), o.get_port()).await?,
     };
+    connected.store(true, Ordering::Relaxed);
     let mut c = PgConn {
         s,
         statements: HashMap::new(),
@@ -141,11 +148,7 @@ pub(crate) async fn open(o: &PgConnectOptions, url: &str) -> Result<Opened, sqlx
         match c.s.rx[c.s.at - 1] {
             b'N' => {}
             b'S' => return Ok(Opened::Sqlx),
-            other => {
-                return Err(protocol(format!(
-                    "PostgreSQL answered {other:#x} to SSLRequest"
-                )))
-            }
+            _ => return Err(not_postgres(&c.s.rx[c.s.at - 1..], "SSLRequest")),
         }
     }
     if !c.login(o, url).await? {
@@ -153,6 +156,23 @@ pub(crate) async fn open(o: &PgConnectOptions, url: &str) -> Result<Opened, sqlx
     }
     c.s.traffic();
     Ok(Opened::Ready(c))
+}
+
+/// The error for a server that answered `seen` to `what` as PostgreSQL never would: an HTTP
+/// server's status line, or MySQL's and MariaDB's greeting (they speak first: a packet's
+/// 3-byte length, sequence 0, then protocol 10 or an error's 0xFF), named as such.
+fn not_postgres(seen: &[u8], what: &str) -> sqlx::Error {
+    if let [_, _, _, 0, 10 | 0xFF, ..] = seen {
+        return protocol(
+            "not a PostgreSQL server: it greeted first, as a MySQL or MariaDB server does \
+             (mysql:// is for those)",
+        );
+    }
+    let seen = &seen[..seen.len().min(24)];
+    protocol(format!(
+        "not a PostgreSQL server: it answered `{}` to {what}",
+        String::from_utf8_lossy(seen).escape_debug()
+    ))
 }
 
 impl PgConn {
@@ -186,13 +206,9 @@ impl PgConn {
             self.s.fill(1).await?;
         }
         if !matches!(self.s.rx[self.s.at], b'R' | b'E' | b'N' | b'v') {
-            let seen = &self.s.rx[self.s.at..self.s.rx.len().min(self.s.at + 24)];
-            return Err(protocol(format!(
-                "the server does not speak PostgreSQL's protocol: it answered `{}`",
-                String::from_utf8_lossy(seen).escape_debug()
-            )));
+            return Err(not_postgres(&self.s.rx[self.s.at..], "its startup message"));
         }
-        let password = crate::url::password(url).or_else(|| std::env::var("PGPASSWORD").ok());
+        let password = crate::url::password_or_env(url);
         let mut scram: Option<Scram> = None;
         loop {
             let (tag, body) = self.message().await?;

@@ -105,6 +105,20 @@ pub(crate) fn password(url: &str) -> Option<String> {
     written_password(url).map(percent_decode)
 }
 
+/// The password of a URL, or where it gives none, the one its database's clients read from
+/// the environment (so it stays out of `ps`): `PGPASSWORD` for PostgreSQL, `MYSQL_PWD` for
+/// MySQL and MariaDB.
+pub(crate) fn password_or_env(url: &str) -> Option<String> {
+    password(url).or_else(|| {
+        let var = match Dialect::of(url)? {
+            Dialect::Postgres => "PGPASSWORD",
+            Dialect::MySql => "MYSQL_PWD",
+            Dialect::Sqlite => return None,
+        };
+        std::env::var(var).ok()
+    })
+}
+
 /// A query parameter of a URL (its name in any case), percent-decoded.
 pub(crate) fn param(url: &str, name: &str) -> Option<String> {
     written_param(url, name).map(percent_decode)

@@ -3,6 +3,8 @@
 //! the session settings sqlx makes. What needs more (TLS, RSA, another plugin) is left to
 //! sqlx.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use sqlx::mysql::{MySqlConnectOptions, MySqlSslMode};
 
 // The packets, the capability flags and the connection this module fills in.
@@ -102,8 +104,14 @@ pub(super) fn greeting(b: &[u8]) -> Result<Greeting, sqlx::Error> {
 }
 
 /// Opens a connection and logs in, or says that sqlx must (see [`Opened`]). `url` is where the
-/// password and the time zone come from (sqlx's options do not give them back).
-pub(crate) async fn open(o: &MySqlConnectOptions, url: &str) -> Result<Opened, sqlx::Error> {
+/// password and the time zone come from (sqlx's options do not give them back; without one
+/// there, `MYSQL_PWD`); `connected` is set once a server accepted the connection (what a
+/// timeout's message tells apart).
+pub(crate) async fn open(
+    o: &MySqlConnectOptions,
+    url: &str,
+    connected: &AtomicBool,
+) -> Result<Opened, sqlx::Error> {
     let prefer_tls = match o.get_ssl_mode() {
         MySqlSslMode::Disabled => false,
         MySqlSslMode::Preferred => true,
@@ -113,6 +121,7 @@ pub(crate) async fn open(o: &MySqlConnectOptions, url: &str) -> Result<Opened, s
         Some(path) => Socket::unix(path).await?,
         None => Socket::tcp(o.get_host(), o.get_port()).await?,
     };
+    connected.store(true, Ordering::Relaxed);
     let mut c = MyConn {
         s,
         seq: 0,
@@ -136,7 +145,7 @@ pub(crate) async fn open(o: &MySqlConnectOptions, url: &str) -> Result<Opened, s
         caps |= CACHE_METADATA & hello.caps;
     }
     c.cache_metadata = caps & CACHE_METADATA != 0;
-    let password = crate::url::password(url).unwrap_or_default();
+    let password = crate::url::password_or_env(url).unwrap_or_default();
     let Some(answer) = scramble(&hello.plugin, &password, &hello.nonce) else {
         return Ok(Opened::Sqlx);
     };
