@@ -788,6 +788,26 @@ fn a_password_from_the_environment_as_the_databases_clients_read_it() {
     }
 }
 
+/// `throng serve bank --db URL` with a wrong password says so once, without the database
+/// library's repetitions or the server's source line, and exits 1.
+#[test]
+fn the_bank_on_a_database_that_refuses_says_so_once() {
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    let wrong = pg.replacen(&format!(":{DB_PASSWORD}@"), ":wrong-pw@", 1);
+    let o = throng(&["serve", "bank", "--port", "0", "--db", &wrong]);
+    let said = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert_eq!(
+        said.matches("password authentication failed").count(),
+        1,
+        "{said}"
+    );
+    assert!(said.contains("28P01"), "{said}");
+    assert!(said.contains("postgres://throng:***@"), "{said}");
+    assert!(!said.contains("at line"), "{said}");
+    assert!(!said.contains("wrong-pw"), "{said}");
+}
+
 /// Runs the binary with `args`, killed (and the test failed) if it has not ended in 30 s.
 fn throng_within_30s(args: &[&str]) -> std::process::Output {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))

@@ -159,7 +159,7 @@ async fn serve_bank(a: ServeArgs) -> Result<u8, CliError> {
     }
     .serve(listener)
     .await
-    .context("starting the bank")?;
+    .with_context(|| format!("starting the bank on {shown}"))?;
     println!("serving the bank on {} ({shown})", running.url());
     wait_for_signal().await;
     eprintln!(

@@ -83,9 +83,28 @@ pub enum BankError {
     /// Binding the listener failed.
     #[error("cannot listen: {0}")]
     Io(#[from] std::io::Error),
-    /// The database could not be opened or given its tables.
-    #[error("cannot open the database: {0}")]
-    Db(#[from] sqlx::Error),
+    /// The database could not be opened or given its tables. The error is kept but not
+    /// chained as a source: sqlx's repeats its message at each level of the chain (and
+    /// PostgreSQL's adds the server's source line), so a printed chain said it three times.
+    #[error("cannot open the database: {}", db_message(.0))]
+    Db(sqlx::Error),
+}
+
+impl From<sqlx::Error> for BankError {
+    fn from(e: sqlx::Error) -> BankError {
+        BankError::Db(e)
+    }
+}
+
+/// A database's error as its SQLSTATE and message; anything else as sqlx says it.
+fn db_message(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(d) => match d.code() {
+            Some(code) => format!("{code}: {}", d.message()),
+            None => d.message().to_string(),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// A bank that is serving. Dropping it stops the server.
