@@ -901,3 +901,21 @@ fn sql_prepare_and_cleanup_end_when_a_lock_holds_them() {
             .expect("the lock let go");
     }
 }
+
+/// `throng serve bank --db URL` at a server that accepts and never answers ends within its
+/// 10 s connect timeout, exit 1, saying the database did not answer (sqlx's pool waited 30 s
+/// and said 'pool timed out').
+#[test]
+fn the_bank_on_a_database_that_never_answers_ends_in_time() {
+    let (_rt, hang) = common::serve(throng::testbed::HttpTarget {
+        fault: Some(throng::testbed::Fault::Hang),
+        ..throng::testbed::HttpTarget::default()
+    });
+    let url = format!("postgres://u:pw@127.0.0.1:{}/db", hang.addr.port());
+    let started = std::time::Instant::now();
+    let o = throng_within_30s(&["serve", "bank", "--port", "0", "--db", &url]);
+    let took = started.elapsed();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("did not answer"), "{}", text(&o));
+    assert!(took < std::time::Duration::from_secs(25), "{took:?}");
+}

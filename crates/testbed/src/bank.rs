@@ -103,6 +103,10 @@ fn db_message(e: &sqlx::Error) -> String {
             Some(code) => format!("{code}: {}", d.message()),
             None => d.message().to_string(),
         },
+        sqlx::Error::PoolTimedOut => format!(
+            "no connection within {:?}: the database did not answer",
+            server::CONNECT_TIMEOUT
+        ),
         other => other.to_string(),
     }
 }

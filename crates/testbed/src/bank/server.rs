@@ -8,6 +8,10 @@ use sqlx::{AssertSqlSafe, Row as _};
 
 use super::store::{Order, Refusal};
 
+/// How long the bank waits for a connection to its database: a server that accepts and never
+/// answers held `throng serve bank --db` for sqlx's default of 30 s.
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The bank on a server.
 #[derive(Debug, Clone)]
 pub(crate) struct Server {
@@ -23,6 +27,7 @@ impl Server {
         let url = url.replacen("mariadb:", "mysql:", 1);
         let pool = AnyPoolOptions::new()
             .max_connections(connections.max(1))
+            .acquire_timeout(CONNECT_TIMEOUT)
             .connect(&url)
             .await?;
         let (id, text) = match mysql {
