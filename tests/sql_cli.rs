@@ -744,16 +744,19 @@ fn a_server_that_is_not_the_database_fails_before_the_load() {
 
 /// A URL without a password takes it from the environment, as the databases' own clients do
 /// (so it stays out of `ps`): `PGPASSWORD` for postgres://, `MYSQL_PWD` for mysql:// and
-/// mariadb://; a wrong one there is refused as a wrong one in the URL is.
+/// mariadb://; a wrong one there is refused as a wrong one in the URL is. Through the wire
+/// codecs, and through sqlx (which takes TLS, preferred where a server offers it).
 #[test]
 fn a_password_from_the_environment_as_the_databases_clients_read_it() {
     let pg = Postgres::shared().expect("PostgreSQL").url();
     let my = MariaDb::shared().expect("MariaDB").url();
+    let tls = MariaDb::start_tls().expect("a MariaDB serving TLS");
     let bare = |url: &str| url.replacen(&format!(":{DB_PASSWORD}@"), "@", 1);
     for (url, var) in [
         (bare(&pg), "PGPASSWORD"),
         (bare(&my), "MYSQL_PWD"),
         (bare(&my).replacen("mysql:", "mariadb:", 1), "MYSQL_PWD"),
+        (bare(&tls.url()), "MYSQL_PWD"),
     ] {
         for (pw, code) in [(DB_PASSWORD, 0), ("wrong-pw", 1)] {
             let dir = tempfile::tempdir().expect("dir");
