@@ -529,15 +529,7 @@ fn flags_that_do_not_apply_exit_2_naming_why() {
         ),
         (vec![&url, "--queue", "5"], "belong to the open loop".into()),
     ];
-    for (args, says) in cases {
-        let mut all = vec!["run"];
-        all.extend(args.iter().copied());
-        all.extend(["-n", "5", "--no-tui"]);
-        let out = throng(&all);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(&says), "{args:?}: {err}");
-    }
+    common::refused(&cases);
     assert_eq!(t.requests(), 0, "no load was sent");
     // What applies still runs.
     let out = throng(&[

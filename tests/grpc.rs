@@ -355,15 +355,7 @@ fn bad_input_exits_2_naming_the_problem() {
             "apply to grpcs:// targets".into(),
         ),
     ];
-    for (args, says) in cases {
-        let mut all = vec!["run"];
-        all.extend(args.iter().copied());
-        all.extend(["-n", "5", "--no-tui"]);
-        let out = throng(&all);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(&says), "{args:?}: {err}");
-    }
+    common::refused(&cases);
     assert_eq!(t.calls() + bare.calls(), 0, "no load was sent");
 }
 

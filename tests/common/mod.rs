@@ -96,6 +96,20 @@ pub(crate) fn throng(args: &[&str]) -> std::process::Output {
         .expect("the binary runs")
 }
 
+/// Runs `throng run ARGS -n 5 --no-tui` for each case and checks that it exits 2 saying what
+/// the case expects (bad input refused before any load).
+pub(crate) fn refused(cases: &[(Vec<&str>, String)]) {
+    for (args, says) in cases {
+        let mut all = vec!["run"];
+        all.extend(args.iter().copied());
+        all.extend(["-n", "5", "--no-tui"]);
+        let out = throng(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says.as_str()), "{args:?}: {err}");
+    }
+}
+
 /// Starts a testbed target on a runtime of its own (for tests without one); keep both alive.
 pub(crate) fn serve(
     t: throng::testbed::HttpTarget,

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use prost::Message as _;
-use prost_reflect::{DynamicMessage, Kind, MessageDescriptor, SerializeOptions};
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, SerializeOptions};
 use serde_json::Value;
 
 /// Encodes one JSON value as a message of type `desc`.
@@ -38,16 +38,9 @@ fn explain(desc: &MessageDescriptor, json: &Value, path: &str) -> Option<String>
         } else {
             format!("{path}.{k}")
         };
-        let Some(field) = desc
-            .get_field_by_json_name(k)
-            .or_else(|| desc.get_field_by_name(k))
-        else {
-            let known: Vec<_> = desc.fields().map(|f| f.json_name().to_string()).collect();
-            return Some(format!(
-                "unknown field `{p}` in {} (fields: {})",
-                desc.full_name(),
-                known.join(", ")
-            ));
+        let field = match field(desc, k, &p) {
+            Ok(f) => f,
+            Err(e) => return Some(e),
         };
         let one = serde_json::json!({ k: v });
         let Err(e) = DynamicMessage::deserialize(desc.clone(), &one) else {
@@ -95,17 +88,7 @@ fn fields(desc: &MessageDescriptor, doc: &Value, path: &str) -> Result<(), Strin
             "" => k.clone(),
             _ => format!("{path}.{k}"),
         };
-        let Some(field) = desc
-            .get_field_by_json_name(k)
-            .or_else(|| desc.get_field_by_name(k))
-        else {
-            let known: Vec<_> = desc.fields().map(|f| f.json_name().to_string()).collect();
-            return Err(format!(
-                "unknown field `{p}` in {} (fields: {})",
-                desc.full_name(),
-                known.join(", ")
-            ));
-        };
+        let field = field(desc, k, &p)?;
         if let Kind::Message(inner) = field.kind() {
             if !inner.full_name().starts_with("google.protobuf.") && !field.is_map() {
                 match (field.is_list(), v) {
@@ -121,6 +104,21 @@ fn fields(desc: &MessageDescriptor, doc: &Value, path: &str) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+/// The field a document's key names (by its JSON name or its own), or why there is none; `path`
+/// is the key's path in the document, for the message.
+fn field(desc: &MessageDescriptor, key: &str, path: &str) -> Result<FieldDescriptor, String> {
+    desc.get_field_by_json_name(key)
+        .or_else(|| desc.get_field_by_name(key))
+        .ok_or_else(|| {
+            let known: Vec<_> = desc.fields().map(|f| f.json_name().to_string()).collect();
+            format!(
+                "unknown field `{path}` in {} (fields: {})",
+                desc.full_name(),
+                known.join(", ")
+            )
+        })
 }
 
 fn kind(v: &Value) -> &'static str {
