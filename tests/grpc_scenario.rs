@@ -245,6 +245,12 @@ async fn steps_with_their_own_proto_need_no_reflection() {
             ":5:",
             "has no method `Nope`",
         ),
+        // The file's words, not a flag's (it said `--call`, which a scenario has none of).
+        (
+            step("Nope", proto, "{}"),
+            ":5:",
+            "`Nope` is not a method: write",
+        ),
         (
             step("helloworld.Greeter/SayHello", proto, "{ nme: a }"),
             ":7:",
@@ -269,6 +275,7 @@ async fn steps_with_their_own_proto_need_no_reflection() {
     ] {
         let e = run(&text, &["-n", "1"]).await.unwrap_err();
         assert!(e.contains(at) && e.contains(says), "{e}");
+        assert!(!e.contains("--"), "a file's mistake names no flag: {e}");
     }
 
     // A relative `proto` and `import_paths` are read from the scenario file's folder, as its

@@ -81,7 +81,10 @@ pub fn config(a: &RunArgs) -> Result<GrpcConfig, CliError> {
             a.url
         ))
     })?;
-    let mut cfg = GrpcConfig::new(&a.url, call).map_err(|e| usage(e.to_string()))?;
+    let mut cfg = GrpcConfig::new(&a.url, call).map_err(|e| match e {
+        throng_grpc::GrpcError::Call(_) => usage(format!("--call {e}")),
+        other => usage(other.to_string()),
+    })?;
     cfg.service_method().map_err(|e| usage(e.to_string()))?;
     if a.http2 || a.no_keepalive || a.method != "GET" {
         return Err(usage(
@@ -196,9 +199,11 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliE
     let containers = super::plan::containers(a)?;
     let connections = cfg.connections.unwrap_or(1) as u64;
     // Bad input exits 2; a server that did not answer in time is the run's failure, exit 1.
-    let driver = GrpcDriver::new(cfg).await.map_err(|e| match e.is_input() {
-        true => usage(e.to_string()),
-        false => CliError::Runtime(anyhow::anyhow!(e)),
+    let driver = GrpcDriver::new(cfg).await.map_err(|e| match e {
+        // The library names the file; the flag that gave it is the command line's to say.
+        throng_grpc::GrpcError::Proto(_) => usage(format!("--proto {e}")),
+        e if e.is_input() => usage(e.to_string()),
+        e => CliError::Runtime(anyhow::anyhow!(e)),
     })?;
     // A server stream's `(messages)` row takes thresholds too.
     let labels: Vec<String> = std::iter::once(driver.config().label())

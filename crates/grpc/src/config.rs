@@ -68,7 +68,9 @@ pub enum GrpcError {
         problem: String,
     },
     /// `--call` is not `package.Service/Method`.
-    #[error("--call `{0}`: write package.Service/Method, e.g. helloworld.Greeter/SayHello")]
+    #[error(
+        "`{0}` is not a method: write package.Service/Method, e.g. helloworld.Greeter/SayHello"
+    )]
     Call(String),
     /// A `.proto` file is missing or does not compile (the message names file:line:column).
     #[error("{0}")]
@@ -254,7 +256,8 @@ pub fn parse_url(url: &str) -> Result<Uri, GrpcError> {
     }
     if uri.path() != "/" && !uri.path().is_empty() || uri.query().is_some() {
         return Err(bad(
-            "a gRPC URL has no path: the method goes in --call (package.Service/Method)",
+            "a gRPC URL has no path: the method is named apart (package.Service/Method: the \
+             command line's --call, a step's `call`)",
         ));
     }
     Ok(uri)

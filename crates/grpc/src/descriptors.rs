@@ -18,10 +18,7 @@ pub fn compile_protos(
     let mut paths: Vec<PathBuf> = includes.to_vec();
     for f in files {
         if !f.is_file() {
-            return Err(GrpcError::Proto(format!(
-                "--proto {}: no such file",
-                f.display()
-            )));
+            return Err(GrpcError::Proto(format!("{}: no such file", f.display())));
         }
         let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
         let dir = dir

@@ -95,7 +95,8 @@ async fn ask_all(
             Err(s) if s.code() == Code::Unimplemented => {
                 return Err(Failure::Said(
                     "the server serves no reflection (neither grpc.reflection.v1 nor \
-                            v1alpha): give the method's --proto files or a --protoset"
+                            v1alpha): describe the method with .proto files or a protoset \
+                            (--proto, --protoset, a step's `proto`)"
                         .into(),
                 ))
             }
