@@ -20,6 +20,18 @@ pub use args::{Cli, Command};
 
 pub use throng_run::{EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS, EXIT_USAGE};
 
+/// How a runtime error is printed: `throng: error: …`, with "error" said once when the
+/// message says it itself (sqlx's "error communicating with database").
+fn runtime_error(text: &str) -> String {
+    match text
+        .get(..5)
+        .is_some_and(|w| w.eq_ignore_ascii_case("error"))
+    {
+        true => format!("throng: {text}"),
+        false => format!("throng: error: {text}"),
+    }
+}
+
 /// Checks before any work that the file a flag names can be written.
 fn writable(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
     throng_run::check_writable(path).map_err(|e| CliError::Usage(format!("{flag} {e}")))
@@ -77,20 +89,24 @@ pub fn main() -> ExitCode {
         Err(e) => {
             match &e {
                 CliError::Usage(m) => eprintln!("throng: {m}"),
-                CliError::Runtime(err) => {
-                    // A library's message may say "error" itself (sqlx's "error communicating
-                    // with database"): once is enough.
-                    let text = format!("{err:#}");
-                    match text
-                        .get(..5)
-                        .is_some_and(|w| w.eq_ignore_ascii_case("error"))
-                    {
-                        true => eprintln!("throng: {text}"),
-                        false => eprintln!("throng: error: {text}"),
-                    }
-                }
+                CliError::Runtime(err) => eprintln!("{}", runtime_error(&format!("{err:#}"))),
             }
             ExitCode::from(e.code())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_is_said_once() {
+        assert_eq!(
+            super::runtime_error("error communicating with database: refused"),
+            "throng: error communicating with database: refused"
+        );
+        assert_eq!(
+            super::runtime_error("the samples writer failed"),
+            "throng: error: the samples writer failed"
+        );
     }
 }

@@ -483,20 +483,25 @@ fn coordinated_omission(s: &Snapshot) -> Option<String> {
     if cp99 as f64 <= 1.1 * p99 as f64 {
         return None;
     }
-    // Shown with as many decimals as it takes to tell them apart ("about 0.33 ms, not 0.30 ms",
-    // never "about 0.3 ms, not 0.3 ms").
-    let (would, was) = (1..=3)
-        .map(|d| {
-            let f = |us: u64| format!("{:.*}", d, us as f64 / 1000.0);
-            (f(cp99), f(p99))
-        })
-        .find(|(a, b)| a != b)?;
+    let (would, was) = apart(cp99, p99)?;
     Some(format!(
         "coordinated omission: this closed-loop run stalled its users (max {:.1} ms against a mean of {:.2} ms); \
          a steady stream of requests would have seen p99 of about {would} ms, not {was} ms (use -q for an open-loop run)",
         h.max() as f64 / 1000.0,
         h.mean() / 1000.0,
     ))
+}
+
+/// Two latencies (microseconds) in milliseconds with as many decimals as it takes to tell them
+/// apart ("about 0.33 ms, not 0.30 ms", never "about 0.3 ms, not 0.3 ms"); `None` when three
+/// decimals do not.
+fn apart(a: u64, b: u64) -> Option<(String, String)> {
+    (1..=3)
+        .map(|d| {
+            let f = |us: u64| format!("{:.*}", d, us as f64 / 1000.0);
+            (f(a), f(b))
+        })
+        .find(|(x, y)| x != y)
 }
 
 /// The JSON Schema of [`RunResult`], as checked into the repository as `schema.json`.
@@ -508,6 +513,14 @@ pub fn schema() -> Result<String, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_latencies_are_shown_with_the_decimals_that_tell_them_apart() {
+        assert_eq!(apart(4_600, 3_800), Some(("4.6".into(), "3.8".into())));
+        assert_eq!(apart(330, 300), Some(("0.33".into(), "0.30".into())));
+        assert_eq!(apart(3_301, 3_300), Some(("3.301".into(), "3.300".into())));
+        assert_eq!(apart(300, 300), None);
+    }
 
     #[test]
     fn a_histogram_that_cannot_be_encoded_is_a_warning_not_a_silent_blank() {
