@@ -86,11 +86,6 @@ pub fn config(a: &RunArgs) -> Result<GrpcConfig, CliError> {
         other => usage(other.to_string()),
     })?;
     cfg.service_method().map_err(|e| usage(e.to_string()))?;
-    if a.http2 || a.no_keepalive || a.method != "GET" {
-        return Err(usage(
-            "-m, --http2 and --no-keepalive apply to http:// targets; gRPC is always HTTP/2 POST",
-        ));
-    }
     cfg.descriptors = match (&g.protoset, g.protos.is_empty()) {
         (Some(p), _) => Descriptors::Protoset(p.clone()),
         (None, false) => Descriptors::Protos {

@@ -140,12 +140,6 @@ fn duration(flag: &str, v: &str) -> Result<std::time::Duration, CliError> {
 /// The SQL load the flags describe.
 pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
     let s = &a.sql;
-    if a.body.is_some() || !a.headers.is_empty() || a.http2 || a.no_keepalive {
-        return Err(usage(
-            "-d, -H, --http2 and --no-keepalive are HTTP flags; a database URL takes --sql, \
-             --param, --transaction or --workload",
-        ));
-    }
     let mut cfg = SqlConfig::new(&a.url);
     cfg.statements = s.sql.clone();
     if let Some(path) = &s.sql_file {

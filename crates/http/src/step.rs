@@ -313,11 +313,6 @@ impl HttpClient {
         };
         OneStep::new(client, step, label).map_err(|e| HttpConfigError::Url(e.message))
     }
-
-    /// The target's driver (its configuration and connections).
-    pub fn driver(&self) -> &HttpDriver {
-        &self.driver
-    }
 }
 
 impl Client for HttpClient {
