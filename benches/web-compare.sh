@@ -21,29 +21,24 @@ OUT=${OUT:-$(mktemp -d)}
 [ -x "$BIN" ] || { echo "build first: cargo build --release"; exit 2; }
 
 work=$(mktemp -d)
-cleanup() { docker rm -f web-fast web-slow >/dev/null 2>&1 || true; rm -rf "$work"; }
+# Names of this run's own making (never another's containers), ports the engine picks.
+fast=web-fast-$$ slow=web-slow-$$ image=throng-web-compare:$$
+cleanup() { docker rm -f "$fast" "$slow" >/dev/null 2>&1 || true; docker rmi "$image" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
-mkdir -p "$work/rootfs"
-# Stripped, as a deployed binary would be (the image size is part of the comparison).
-strip -o "$work/rootfs/throng" "$BIN"
-# The binary's shared libraries, so FROM scratch runs it.
-for lib in $(ldd "$BIN" | grep -o '/[^ ]*'); do
-  mkdir -p "$work/rootfs$(dirname "$lib")"
-  cp -L "$lib" "$work/rootfs$lib"
-done
-printf 'FROM scratch\nCOPY rootfs/ /\nENTRYPOINT ["/throng", "serve", "http", "--host", "0.0.0.0", "--port", "8080"]\n' > "$work/Dockerfile"
-docker build -q -t throng-web-compare "$work" >/dev/null
-docker rm -f web-fast web-slow >/dev/null 2>&1 || true
-docker run -d --name web-fast -p 127.0.0.1:18081:8080 throng-web-compare --delay 1ms >/dev/null
-docker run -d --name web-slow -p 127.0.0.1:18082:8080 throng-web-compare --delay 3ms >/dev/null
-for port in 18081 18082; do
-  for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+. benches/scratch-image.sh
+scratch_image "$BIN" "$work" "$image" serve http --host 0.0.0.0 --port 8080
+docker run -d --name "$fast" -p 127.0.0.1::8080 "$image" --delay 1ms >/dev/null
+docker run -d --name "$slow" -p 127.0.0.1::8080 "$image" --delay 3ms >/dev/null
+port() { docker port "$1" 8080/tcp | head -1 | sed 's/.*://'; }
+pf=$(port "$fast") ps=$(port "$slow")
+for p in "$pf" "$ps"; do
+  for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$p/" && break; sleep 0.1; done
 done
 load=(-c "$USERS")
 [ -n "$RATE" ] && load=(-q "$RATE" --max-in-flight "$USERS")
 "$BIN" run scenarios/web-compare.yaml --no-tui --quiet \
-  --target fast=http://127.0.0.1:18081 --target slow=http://127.0.0.1:18082 \
-  --container fast=web-fast --container slow=web-slow --idle 3s \
+  --target "fast=http://127.0.0.1:$pf" --target "slow=http://127.0.0.1:$ps" \
+  --container "fast=$fast" --container "slow=$slow" --idle 3s \
   "${load[@]}" -z "$DURATION" --rounds "$ROUNDS" --cooldown 3s \
   --json "$OUT/web.json" --report "html:$OUT/web.html" --report "markdown:$OUT/web.md"
 echo "results in $OUT"

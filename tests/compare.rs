@@ -83,7 +83,7 @@ fn side(name: &str, r: &RunResult) -> Side {
 
 /// The tests of this file run one at a time: one judges noise from one-second spreads, and a
 /// browser or a second load beside it on two cores is the very noise it would then see.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn write(dir: &Path, name: &str, r: &RunResult) -> String {
     let p = dir.join(name);
@@ -534,27 +534,33 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
         stdout.contains("Welch's t-test at 95% over the rounds (2 and 2)"),
         "{stdout}"
     );
-    // The combined result keeps every run, and `throng compare` reads it back.
+    // The grid's result keeps every run with its coordinates, and `throng compare` reads it
+    // back as its sides.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON");
-    let sides = doc["sides"].as_array().expect("sides");
-    assert_eq!(sides.len(), 2);
-    for s in sides {
-        let runs = s["runs"].as_array().expect("runs");
-        assert_eq!(runs.len(), 2);
-        for r in runs {
-            assert_eq!(r["total"]["samples"], 100);
-        }
+    assert_eq!(doc["kind"], "grid");
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 4);
+    for r in runs {
+        assert_eq!(r["result"]["total"]["samples"], 100);
     }
-    assert!(sides[1]["runs"][1]["plan"]["target"]
+    assert_eq!(
+        (&runs[3]["side"], &runs[3]["round"]),
+        (&"b".into(), &2.into())
+    );
+    assert!(runs[3]["result"]["plan"]["target"]
         .as_str()
         .expect("a target")
         .starts_with("b, round 2 of 2: "));
+    let rows = doc["rows"].as_array().expect("the level table");
+    assert_eq!(rows.len(), 2, "a row per side, its rounds merged");
+    assert_eq!(rows[0]["total"]["samples"], 200);
     let again = throng(&["compare", &json.display().to_string()]);
     assert_eq!(again.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&again.stdout).contains("a (baseline)"));
     let md = std::fs::read_to_string(&md).expect("the markdown comparison");
-    assert!(md.starts_with("| GET / | a (baseline) | b |"), "{md}");
+    assert!(md.contains("| GET / | a (baseline) | b |"), "{md}");
+    assert!(md.contains("| Side | Throughput (/s) |"), "{md}");
 
     // A scenario of one target: the sides take its place.
     let file = dir.path().join("one.yaml");
@@ -586,8 +592,8 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
     // Wrong input, before any load.
     for (args, says) in [
         (
-            vec!["run", "http://127.0.0.1/", "--rounds", "2", "-n", "1"],
-            "two or more --target",
+            vec!["run", "http://127.0.0.1/", "--until", "p99>1s", "-n", "1"],
+            "give --sweep too",
         ),
         (
             vec!["run", "http://127.0.0.1/", "--target", &side_a, "-n", "1"],
@@ -617,9 +623,9 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
                 "-n",
                 "1",
                 "--report",
-                "csv:/tmp/x.csv",
+                "junit:/tmp/x.xml",
             ],
-            "html, markdown or json",
+            "html, markdown, csv or json",
         ),
         (
             vec![
@@ -702,7 +708,45 @@ async fn the_samples_file_holds_every_request_in_jmeters_format() {
             (&r[2][..], &r[3][..], &r[4][..], &r[7][..]),
             ("GET /", "200", "OK", "true")
         );
+        // JMeter's active threads: the users alive, never 0 (its graphs were empty).
+        let active: u64 = r[11].parse().expect("grpThreads");
+        assert!((1..=3).contains(&active) && r[12] == r[11], "{r:?}");
+        assert_eq!(r[13], t.url());
     }
+    // A thread per user, as JMeter names its threads (the worker thread stood for 100 users).
+    let mut threads: Vec<&str> = rows[1..].iter().map(|r| r[5].as_str()).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    assert_eq!(threads, ["throng 1-1", "throng 1-2", "throng 1-3"]);
+    // Users alive, counted over users (the run is too short for every worker's count to meet
+    // in one line: each worker hands its samples over once, at the end).
+    assert!(rows[1..].iter().any(|r| r[11] != "1"), "{rows:?}");
+
+    // A scenario's URL column holds each step's target, not the file's name.
+    let file = dir.path().join("two.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "targets:\n  api: {}\nsteps:\n  - label: page\n    request:\n      path: /\n",
+            t.url()
+        ),
+    )
+    .expect("writes");
+    let out = throng(&[
+        "run",
+        &file.display().to_string(),
+        "-c",
+        "1",
+        "-n",
+        "3",
+        "--no-tui",
+        "--quiet",
+        "--samples",
+        &jtl.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let rows = read_csv(&jtl.display().to_string());
+    assert!(rows[1..].iter().all(|r| r[13] == t.url()), "{rows:?}");
 
     // A dead target: every attempt is a failed line with its class and message.
     let out = throng(&[

@@ -491,7 +491,7 @@ fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
         serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
     // Each side watched its own container, idle and under load.
     for (side, name) in [(0, &fast), (1, &slow)] {
-        let run = &doc["sides"][side]["runs"][0];
+        let run = &doc["runs"][side]["result"];
         let containers = run["containers"].as_array().expect("containers");
         assert_eq!(containers.len(), 1, "{side}: {containers:?}");
         assert_eq!(containers[0]["name"], name.as_str());
@@ -500,14 +500,13 @@ fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
             f(&containers[0]["load"]["cpu_mean"]) > 0.0,
             "it worked under load"
         );
+        assert!(containers[0]["image_size"].as_u64() > Some(1_000_000));
+        // The level table's row of the side has its container under load.
+        let row = &doc["rows"][side];
+        assert_eq!(row["side"], ["fast", "slow"][side]);
+        assert_eq!(row["containers"][0]["name"], name.as_str());
+        assert!(f(&row["containers"][0]["cpu_percent"]) > 0.0);
     }
-    let rows = doc["comparison"]["containers"]
-        .as_array()
-        .expect("container rows");
-    assert_eq!(rows.len(), 2);
-    assert!(rows
-        .iter()
-        .all(|r| r["image_size"].as_u64() > Some(1_000_000)));
     // The slower container is slower, beyond the noise, in the printed table.
     let p50 = stdout
         .lines()

@@ -10,16 +10,22 @@ fn schema_path() -> PathBuf {
 }
 
 #[test]
-fn checked_in_schema_is_current() {
-    let generated = throng::report::schema().expect("the schema serialises");
-    if std::env::var_os("UPDATE_SCHEMA").is_some() {
-        std::fs::write(schema_path(), &generated).unwrap();
+fn checked_in_schemas_are_current() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for (file, generated) in [
+        ("schema.json", throng::report::schema()),
+        ("schema-grid.json", throng::report::grid_schema()),
+    ] {
+        let generated = generated.expect("the schema serialises");
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(root.join(file), &generated).unwrap();
+        }
+        let checked_in = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+        assert!(
+            checked_in == generated,
+            "{file} is out of date with the result types: run `UPDATE_SCHEMA=1 cargo test --test http schema` and commit it"
+        );
     }
-    let checked_in = std::fs::read_to_string(schema_path()).unwrap_or_default();
-    assert!(
-        checked_in == generated,
-        "schema.json is out of date with the result types: run `UPDATE_SCHEMA=1 cargo test --test schema` and commit it"
-    );
 }
 
 #[test]

@@ -280,9 +280,11 @@ fn bad_input_exits_2_naming_the_problem() {
                 "1",
                 "--db-stats",
                 &pg,
+                "--db-stats",
+                "b=ftp://127.0.0.1/x",
             ],
             2,
-            "not with A/B sides",
+            "side b: --db-stats",
         ),
         (
             vec!["run", &pg, "--sql", "SELECT 1", "-d", "x", "-n", "1"],

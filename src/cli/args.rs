@@ -110,14 +110,6 @@ pub struct RunArgs {
     #[command(flatten)]
     pub grpc: super::grpc::GrpcArgs,
 
-    /// A/B: run every side this many times, alternating (A B A B ...); the rounds judge
-    /// the noise.
-    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>, allow_negative_numbers = true, help_heading = "Request")]
-    pub rounds: u32,
-    /// A/B: pause this long between two runs (e.g. 10s), so one side's load does not heat the
-    /// next.
-    #[arg(long, default_value = "0s", help_heading = "Request")]
-    pub cooldown: String,
     /// SQL flags (a postgres://, mysql:// or sqlite:// URL).
     #[command(flatten)]
     pub sql: super::sql::SqlArgs,
@@ -187,6 +179,10 @@ pub struct ServeArgs {
     /// Serve TLS with a self-signed certificate (printed on start).
     #[arg(long)]
     pub tls: bool,
+    /// http: serve at most N requests at once, the others waiting their turn (a known
+    /// capacity: N / --delay requests a second).
+    #[arg(long, value_name = "N", value_parser = at_least_one::<usize>)]
+    pub capacity: Option<usize>,
 }
 
 /// Testbed targets.

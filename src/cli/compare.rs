@@ -80,9 +80,11 @@ pub fn read_result(path: &Path) -> Result<RunResult, CliError> {
     })
 }
 
-/// The sides of a comparison from `NAME=FILE` or `FILE` arguments, in order of first mention.
-fn sides(results: &[String]) -> Result<Vec<Side>, CliError> {
+/// The sides of a comparison from `NAME=FILE` or `FILE` arguments, in order of first mention
+/// (a grid's result brings a column per level and side), and whether a grid had levels.
+fn sides(results: &[String]) -> Result<(Vec<Side>, bool), CliError> {
     let mut sides: Vec<Side> = Vec::new();
+    let mut levelled = false;
     for arg in results {
         let (name, file) = match arg.split_once('=') {
             Some((n, f)) if !n.is_empty() && !Path::new(arg).exists() => (n.to_string(), f),
@@ -93,12 +95,21 @@ fn sides(results: &[String]) -> Result<Vec<Side>, CliError> {
                 (stem, arg.as_str())
             }
         };
-        if let Some(combined) = std::fs::read_to_string(file)
+        if let Some(grid) = std::fs::read_to_string(file)
             .ok()
-            .and_then(|t| super::ab::read_combined(&t))
+            .and_then(|t| throng_report::read_grid(&t))
         {
-            // An A/B run's combined result: its sides, in its order.
-            sides.extend(combined);
+            // A grid's result: its sides (at one level), in its order.
+            let grid = grid.map_err(|e| {
+                usage(format!(
+                    "{file}:{}:{}: not a throng grid: {e}",
+                    e.line(),
+                    e.column()
+                ))
+            })?;
+            // Each level and side a column; levels are different plans by design.
+            levelled |= grid.rows.iter().any(|r| r.level.is_some());
+            sides.extend(grid.columns());
             continue;
         }
         let result = read_result(Path::new(file))?;
@@ -118,7 +129,7 @@ fn sides(results: &[String]) -> Result<Vec<Side>, CliError> {
             }),
         }
     }
-    Ok(sides)
+    Ok((sides, levelled))
 }
 
 /// Runs `throng compare`: prints the comparison, evaluates the regression thresholds.
@@ -140,8 +151,8 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
     if let Some(path) = &a.json {
         super::writable("--json", path)?;
     }
-    let sides = sides(&a.results)?;
-    let c = compare(&sides, a.force).map_err(|e| usage(e.to_string()))?;
+    let (sides, levelled) = sides(&a.results)?;
+    let c = compare(&sides, a.force || levelled).map_err(|e| usage(e.to_string()))?;
     for r in &regressions {
         if let Some(l) = r.label() {
             if !c.labels.iter().any(|x| x.label == l) {
@@ -158,7 +169,7 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
         match format {
             "html" => render_comparison_html(&c, &sides),
             "text" => render_comparison(&c),
-            _ => comparison_markdown(&c),
+            _ => comparison_markdown(&c) + &throng_report::sides_markdown(&sides),
         }
     );
     let results: Vec<_> = regressions.iter().flat_map(|r| r.evaluate(&c)).collect();
@@ -203,6 +214,39 @@ pub fn run_report(a: &ReportArgs) -> Result<u8, CliError> {
         .format
         .parse()
         .map_err(|e| usage(format!("--format {e}")))?;
+    if let Some(grid) = std::fs::read_to_string(&a.result)
+        .ok()
+        .and_then(|t| throng_report::read_grid(&t))
+    {
+        let path = a.result.display();
+        let g = grid.map_err(|e| {
+            usage(format!(
+                "{path}:{}:{}: not a throng grid: {e}",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        let text = match format {
+            Format::Html => throng_report::grid_html(&g),
+            Format::Markdown => throng_report::grid_markdown(&g),
+            Format::Csv => throng_report::grid_csv(&g),
+            Format::Json => serde_json::to_string_pretty(&g).unwrap_or_default() + "\n",
+            _ => {
+                return Err(usage(format!(
+                    "--format {}: a grid's report is html, markdown, csv or json (JUnit is of \
+                     one run)",
+                    a.format
+                )))
+            }
+        };
+        match &a.output {
+            Some(p) => std::fs::write(p, text).map_err(|e| {
+                CliError::Runtime(anyhow::anyhow!("cannot write {}: {e}", p.display()))
+            })?,
+            None => print!("{text}"),
+        }
+        return Ok(EXIT_OK);
+    }
     let result = read_result(&a.result)?;
     match &a.output {
         Some(path) => write_report(&result, format, path)?,

@@ -1,9 +1,9 @@
 //! The command line: flags (clap types, [`args`]) become a validated plan ([`plan`]), which the
 //! library runs ([`runner`]). Only this module knows clap.
 
-pub mod ab;
 pub mod args;
 pub mod compare;
+pub mod grid;
 pub mod grpc;
 pub mod merge;
 pub mod plan;
@@ -46,6 +46,11 @@ pub enum CliError {
     /// Something failed while running: exit 1.
     #[error(transparent)]
     Runtime(#[from] anyhow::Error),
+    /// Not a failure: a run asked only to be checked (a grid's sides, before any load) was
+    /// prepared and stopped before its load; its rows' labels and its thresholds (the flags'
+    /// and a scenario file's).
+    #[error("checked, not run")]
+    Checked(Vec<String>, Vec<throng_report::Threshold>),
 }
 
 impl From<throng_run::RunError> for CliError {
@@ -62,7 +67,7 @@ impl CliError {
     pub fn code(&self) -> u8 {
         match self {
             CliError::Usage(_) => EXIT_USAGE,
-            CliError::Runtime(_) => EXIT_RUNTIME,
+            CliError::Runtime(_) | CliError::Checked(..) => EXIT_RUNTIME,
         }
     }
 }
@@ -90,6 +95,7 @@ pub fn main() -> ExitCode {
             match &e {
                 CliError::Usage(m) => eprintln!("throng: {m}"),
                 CliError::Runtime(err) => eprintln!("{}", runtime_error(&format!("{err:#}"))),
+                CliError::Checked(..) => eprintln!("throng: error: {e}"),
             }
             ExitCode::from(e.code())
         }

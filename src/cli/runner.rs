@@ -20,6 +20,9 @@ pub struct Outputs {
     pub run: throng_run::flags::Outputs,
     /// Databases whose own counters go into the result (`--db-stats`).
     pub databases: Option<Arc<super::sql::DbWatch>>,
+    /// Prepare and check the run (its flags, its driver, its steps against their targets),
+    /// then stop before the load with [`CliError::Checked`].
+    pub check_only: bool,
 }
 
 /// Runs a parsed command line and returns its exit code.
@@ -27,11 +30,11 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
         Command::Run(a) => {
             let out = Outputs::of(&a)?;
-            match super::ab::sides(&a)? {
-                Some(_) if !a.sql.db_stats.is_empty() => Err(CliError::Usage(
-                    "--db-stats reads one database around one load: not with A/B sides".into(),
-                )),
-                Some(sides) => super::ab::run(&a, sides, out).await,
+            match super::grid::sides(&a)? {
+                Some(sides) => super::grid::run(&a, sides, out).await,
+                None if a.run.is_grid() || a.run.until.is_some() => {
+                    super::grid::run(&a, Vec::new(), out).await
+                }
                 None => Ok(super::sql::with_db_stats(&a, out, |out| run_once(&a, out))
                     .await?
                     .exit_code()),
@@ -51,7 +54,7 @@ impl Outputs {
     pub fn of(a: &RunArgs) -> Result<Outputs, CliError> {
         Ok(Outputs {
             run: a.run.outputs()?,
-            databases: None,
+            ..Outputs::default()
         })
     }
 }
@@ -236,6 +239,12 @@ pub async fn run_load<D: throng_core::Driver>(
     containers: Option<&throng_run::Containers>,
     out: Outputs,
 ) -> Result<Finished, CliError> {
+    if out.check_only {
+        return Err(CliError::Checked(
+            throng_run::labels(driver.as_ref()),
+            thresholds.to_vec(),
+        ));
+    }
     let mut run = out
         .run
         .apply(Run::new(plan, driver).thresholds(thresholds.iter().cloned()));

@@ -55,7 +55,7 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
             show: throng_run::flags::show(a.no_tui, false),
             ..Default::default()
         },
-        databases: None,
+        ..Outputs::default()
     };
     let code = run_scenario(setup, out).await?.exit_code();
     let errors = bank.server_errors();
@@ -107,6 +107,7 @@ pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
             FaultArg::Hang => Fault::Hang,
         }),
         tls: a.tls,
+        capacity: a.capacity,
         ..HttpTarget::default()
     };
     let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))

@@ -297,6 +297,19 @@ impl DbWatch {
     }
 }
 
+/// The databases of `--db-stats`, their URLs checked (nothing is connected yet).
+pub fn db_stats(a: &RunArgs) -> Result<Vec<throng_sql::stats::DbStats>, CliError> {
+    let connect = duration("--connect-timeout", &a.connect_timeout)?;
+    a.sql
+        .db_stats
+        .iter()
+        .map(|u| {
+            throng_sql::stats::DbStats::new(u, connect)
+                .map_err(|e| usage(format!("--db-stats {e}")))
+        })
+        .collect()
+}
+
 /// Runs `run` with the databases of `--db-stats` read for an idle window before the load; the
 /// result (summary and JSON) gets their counters beside the load's own requests.
 pub async fn with_db_stats<F, Fut, T>(a: &RunArgs, mut out: Outputs, run: F) -> Result<T, CliError>
@@ -307,20 +320,11 @@ where
     if a.sql.db_stats.is_empty() {
         return run(out).await;
     }
-    let connect = duration("--connect-timeout", &a.connect_timeout)?;
+    let dbs = db_stats(a)?;
     let idle = match &a.run.idle {
         Some(v) => duration("--idle", v)?,
         None => std::time::Duration::from_secs(1),
     };
-    let dbs = a
-        .sql
-        .db_stats
-        .iter()
-        .map(|u| {
-            throng_sql::stats::DbStats::new(u, connect)
-                .map_err(|e| usage(format!("--db-stats {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     let runtime = |e: String| CliError::Runtime(anyhow::anyhow!("--db-stats: {e}"));
     let pooled = dbs
         .iter()

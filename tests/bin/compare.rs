@@ -1,6 +1,8 @@
-//! Integration tests, one binary per theme (one link each, not one per file). compare, report and A/B: results side by side, the HTML report in a real browser.
+//! Integration tests, one binary per theme (one link each, not one per file). compare, report, A/B and grids: results side by side, level tables, the HTML report in a real browser.
 
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../compare.rs"]
 mod compare;
+#[path = "../grid.rs"]
+mod grid;

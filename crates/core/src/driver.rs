@@ -110,6 +110,12 @@ pub trait Driver: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Where each step goes, for the samples file's URL column (a scenario's steps each have
+    /// their target's); none by default, and the run's target stands for every step.
+    fn step_urls(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Once before any load, on the caller's runtime: what the whole run needs (load a
     /// descriptor, prepare tables). An error stops the run before it starts. Nothing by default.
     fn setup(&self) -> impl Future<Output = Result<(), SetupError>> + Send {

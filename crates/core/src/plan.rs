@@ -189,6 +189,11 @@ pub struct RunPlan {
     /// The share of the plan this process runs (`--shard`); the whole plan by default.
     #[serde(default, skip_serializing_if = "Shard::is_whole")]
     pub shard: Shard,
+    /// The load runs this long before the measurement, which then lasts the plan's duration:
+    /// nothing of it is recorded, and connections stay open into the measurement.
+    #[serde(default, with = "secs", skip_serializing_if = "Duration::is_zero")]
+    #[schemars(with = "f64")]
+    pub warmup: Duration,
 }
 
 /// Why a plan is not runnable.
@@ -219,6 +224,7 @@ impl RunPlan {
             grace: Duration::from_secs(2),
             late_after: Duration::from_millis(10),
             shard: Shard::WHOLE,
+            warmup: Duration::ZERO,
         }
     }
 

@@ -10,6 +10,10 @@ pub struct Sample {
     pub step: u32,
     /// The worker that sent it.
     pub worker: u32,
+    /// The virtual user (closed loop) or in-flight slot (open loop) that sent it, plan-wide.
+    pub user: u64,
+    /// Users alive (closed loop) or requests in flight (open loop) on its worker then.
+    pub active: u64,
     /// When it was due, µs since the run's start (its latency counts from here).
     pub due_us: u64,
     /// Latency: from due to the end of the answer, µs.

@@ -41,6 +41,8 @@ pub struct LoadSpec {
     pub grace: Option<String>,
     /// Open loop: a start this much behind schedule counts as late (default 1ms).
     pub late_after: Option<String>,
+    /// Run the load this long before measuring, recording nothing (`10s`).
+    pub warmup: Option<String>,
 }
 
 /// A value of a [`LoadSpec`], for messages.
@@ -73,6 +75,8 @@ pub enum Field {
     Grace,
     /// `late_after`.
     LateAfter,
+    /// `warmup`.
+    Warmup,
 }
 
 impl Field {
@@ -92,6 +96,7 @@ impl Field {
             Field::Queue => "queue",
             Field::Grace => "grace",
             Field::LateAfter => "late_after",
+            Field::Warmup => "warmup",
         }
     }
 }
@@ -147,6 +152,7 @@ impl LoadSpec {
         m.threads = m.threads.or(below.threads);
         m.grace = m.grace.or_else(|| below.grace.clone());
         m.late_after = m.late_after.or_else(|| below.late_after.clone());
+        m.warmup = m.warmup.or_else(|| below.warmup.clone());
         m
     }
 
@@ -336,6 +342,22 @@ impl LoadSpec {
         }
         if let Some(l) = &self.late_after {
             plan.late_after = duration(n(Field::LateAfter), l)?;
+        }
+        if let Some(w) = &self.warmup {
+            plan.warmup = duration(n(Field::Warmup), w)?;
+            let counted = self.requests.is_some() || self.iterations.is_some();
+            let staged = self.user_stages.is_some() || self.rate_stages.is_some();
+            if !plan.warmup.is_zero() && (counted || staged || dur.is_none()) {
+                // A count would be spent partly warming up, and stages are a ramp of their own.
+                return Err(usage(format!(
+                    "{} runs the load for a while before it is measured: give the measurement \
+                     a duration ({}), not {}, {} or stages",
+                    n(Field::Warmup),
+                    n(Field::Duration),
+                    n(Field::Requests),
+                    n(Field::Iterations)
+                )));
+            }
         }
         plan.validate().map_err(|e| usage(e.to_string()))?;
         Ok(plan)

@@ -162,7 +162,7 @@ async fn user<D: Driver>(
             break Slot::Finished;
         }
         let pass = local
-            .iterate(&mut session, Instant::now(), false, connect)
+            .iterate(&mut session, id, Instant::now(), false, connect)
             .await;
         iteration += 1;
         connect = pass.unreached();

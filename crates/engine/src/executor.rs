@@ -172,9 +172,12 @@ pub async fn start_with<D: Driver>(
     let abort = CancellationToken::new();
     let (tx, rx) = mpsc::channel::<Interval>(workers * 8);
     let start = Instant::now() + Duration::from_millis(20);
+    // The measurement starts after the warm-up: its seconds, throughput and series count from
+    // here, and the workers discard what they recorded before.
+    let measure = start + plan.warmup;
     // The open loop ends with its schedule, not by a clock of its own (see `worker::Shared`).
     let deadline = match plan.model {
-        LoadModel::Closed(_) => plan.planned_duration().map(|d| start + d),
+        LoadModel::Closed(_) => plan.planned_duration().map(|d| measure + d),
         LoadModel::Open(_) => None,
     };
     let control = Arc::new(Control::new(start));
@@ -187,6 +190,7 @@ pub async fn start_with<D: Driver>(
         groups: groups.clone(),
         workers,
         start,
+        measure,
         deadline,
         stop: stop.clone(),
         abort: abort.clone(),
@@ -220,7 +224,7 @@ pub async fn start_with<D: Driver>(
     for row in &mut empty.labels[steps..steps + parts.len()] {
         row.parts = true;
     }
-    empty.started_at = std::time::SystemTime::now() + Duration::from_millis(20);
+    empty.started_at = std::time::SystemTime::now() + Duration::from_millis(20) + plan.warmup;
     let empty = Arc::new(empty);
     let (snap_tx, snap_rx) = watch::channel(empty.clone());
     let base = target_rate(&plan);
@@ -238,8 +242,17 @@ pub async fn start_with<D: Driver>(
             containers: extras.containers,
             databases: extras.databases,
         };
-        aggregate(&mut agg, rx, &mut watched, &snap_tx, start, &stop2, &shared).await;
-        let elapsed = start.elapsed();
+        aggregate(
+            &mut agg,
+            rx,
+            &mut watched,
+            &snap_tx,
+            measure,
+            &stop2,
+            &shared,
+        )
+        .await;
+        let elapsed = measure.elapsed();
         shared.driver.teardown().await;
         if let Some(ended) = after_load {
             let _ = ended.send(());

@@ -74,7 +74,11 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         sh.plan.shard.index as usize,
         sh.plan.shard.count.max(1) as usize,
     );
-    let end = sh.plan.planned_duration().map(|d| d.as_secs_f64());
+    // The warm-up runs the same schedule before the measured part.
+    let end = sh
+        .plan
+        .planned_duration()
+        .map(|d| (d + sh.plan.warmup).as_secs_f64());
     let queue = Rc::new(Queue::default());
     *local.queue.borrow_mut() = Some(queue.clone());
     let mut slots = 0usize;
@@ -235,7 +239,9 @@ async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: b
         }
         queue.free.set(queue.free.get().saturating_sub(1));
         local.active.set(local.active.get() + 1);
-        let pass = local.iterate(&mut session, intended, true, connect).await;
+        let pass = local
+            .iterate(&mut session, id, intended, true, connect)
+            .await;
         connect = pass.unreached();
         local.active.set(local.active.get() - 1);
         queue.free.set(queue.free.get() + 1);

@@ -78,6 +78,9 @@ pub struct Recorder {
     /// Each request, when kept: the run's start (times are offsets from it), the worker, and
     /// the interval's requests so far.
     log: Option<(Instant, u32, Vec<Sample>)>,
+    /// The user whose request is recorded next, and its worker's users alive then (see
+    /// [`Recorder::user`]).
+    user: (u64, u64),
 }
 
 fn micros(d: std::time::Duration) -> u64 {
@@ -133,12 +136,20 @@ impl Recorder {
             scheduled: 0,
             unstarted: 0,
             log: None,
+            user: (0, 0),
         }
     }
 
     /// Records the parts of step `i`'s replies in row `rows[i]` (see `Driver::parts`).
     pub fn parts_rows(&mut self, rows: Vec<Option<usize>>) {
         self.parts_row = rows;
+    }
+
+    /// Says which user the next requests recorded are of, and how many users the worker has
+    /// alive (kept in their samples).
+    #[inline]
+    pub fn user(&mut self, user: u64, active: u64) {
+        self.user = (user, active);
     }
 
     /// Keeps each request as a [`Sample`] too, timed from `start`, as worker `worker`'s.
@@ -161,6 +172,8 @@ impl Recorder {
             log.push(Sample {
                 step: step as u32,
                 worker: *worker,
+                user: self.user.0,
+                active: self.user.1,
                 due_us: micros(intended.saturating_duration_since(*start)),
                 latency_us: micros(ended.saturating_duration_since(intended)),
                 service_us: started.map_or(0, |s| micros(ended.saturating_duration_since(s))),

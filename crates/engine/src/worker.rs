@@ -31,6 +31,9 @@ pub(crate) struct Shared<D> {
     /// How many worker threads run the plan.
     pub workers: usize,
     pub start: Instant,
+    /// When the measurement starts: `start` plus the plan's warm-up. What a worker recorded
+    /// before is discarded at that instant; connections stay open.
+    pub measure: Instant,
     /// When a closed loop stops by the clock. The open loop ends with its schedule instead, so
     /// that every arrival due before the end is started (or dropped, or counted as aborted).
     pub deadline: Option<Instant>,
@@ -138,6 +141,7 @@ impl<D: Driver> Local<D> {
     pub(crate) async fn iterate(
         &self,
         session: &mut D::Session,
+        user: u64,
         intended: Instant,
         open: bool,
         connect: bool,
@@ -167,6 +171,7 @@ impl<D: Driver> Local<D> {
             };
             let mut guard = AbortGuard {
                 local: self,
+                user,
                 step,
                 due,
                 started,
@@ -214,9 +219,11 @@ impl<D: Driver> Local<D> {
             let ended = Instant::now();
             let (error, proceed, pause) = (outcome.error, outcome.proceed, outcome.pause);
             let bytes = (outcome.bytes_sent, outcome.bytes_received);
-            self.rec
-                .borrow_mut()
-                .record(step, due, started, ended, outcome);
+            {
+                let mut rec = self.rec.borrow_mut();
+                rec.user(user, self.active.get());
+                rec.record(step, due, started, ended, outcome);
+            }
             if first_failure.is_none() {
                 first_failure = error;
             }
@@ -261,6 +268,14 @@ impl<D: Driver> Local<D> {
         }
     }
 
+    /// Drops what was recorded so far (the warm-up's requests): the measurement starts now.
+    pub(crate) fn discard(&self) {
+        let _ = self
+            .rec
+            .borrow_mut()
+            .take(self.worker, 0, false, self.active.get());
+    }
+
     /// Sends this second's interval; when the aggregator is behind, it is counted as lost.
     pub(crate) fn flush(&self, index: u64) {
         let iv = self
@@ -277,6 +292,7 @@ impl<D: Driver> Local<D> {
 /// completes (the grace period ran out, or the run was cut short).
 struct AbortGuard<'a, D: Driver> {
     local: &'a Local<D>,
+    user: u64,
     step: usize,
     due: Instant,
     started: Instant,
@@ -303,6 +319,7 @@ impl<D: Driver> Drop for AbortGuard<'_, D> {
         if self.armed {
             if let Ok(mut rec) = self.local.rec.try_borrow_mut() {
                 let now = Instant::now();
+                rec.user(self.user, self.local.active.get());
                 if self.lag {
                     rec.record_lag(self.due, now);
                 }
@@ -350,7 +367,7 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
     let mut rec = Recorder::new(shared.labels.clone(), shared.plan.late_after);
     rec.parts_rows(shared.parts_row.clone());
     if shared.keep_samples {
-        rec.keep_samples(shared.start, worker);
+        rec.keep_samples(shared.measure, worker);
     }
     Rc::new(Local {
         rec: RefCell::new(rec),
@@ -366,6 +383,10 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
 
 /// Counts what is left at the end; the last interval.
 fn last_interval<D: Driver>(local: &Rc<Local<D>>, index: u64) -> Interval {
+    if Instant::now() < local.shared.measure {
+        // Stopped while warming up: nothing was measured.
+        local.discard();
+    }
     // Arrivals still queued were due and never sent: aborted, at the age they reached.
     if let Some(queue) = local.queue.borrow_mut().take() {
         let now = Instant::now();
@@ -444,7 +465,8 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
         LoadModel::Open(o) => Box::pin(crate::open::open(local.clone(), o.clone())),
     };
     let mut ticker =
-        tokio::time::interval_at(sh.start + Duration::from_secs(1), Duration::from_secs(1));
+        tokio::time::interval_at(sh.measure + Duration::from_secs(1), Duration::from_secs(1));
+    let mut warming = sh.measure > sh.start;
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let far = sh.start + Duration::from_secs(86_400 * 365);
     let deadline = sh.deadline.unwrap_or(far);
@@ -465,6 +487,10 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
         tokio::select! {
             biased;
             _ = sh.abort.cancelled() => break,
+            _ = sleep_until(sh.measure), if warming => {
+                warming = false;
+                local.discard();
+            }
             _ = ticker.tick() => {
                 local.flush(index);
                 index += 1;

@@ -52,21 +52,30 @@ pub enum Figure {
     P999,
     /// Maximum latency, ms.
     Max,
+    /// Minimum latency, ms.
+    Min,
+    /// Kilobytes received per second.
+    ReceivedKbPerS,
+    /// Kilobytes sent per second.
+    SentKbPerS,
 }
 
 impl Figure {
     /// Every figure, in table order.
-    pub const ALL: [Figure; 10] = [
+    pub const ALL: [Figure; 13] = [
         Figure::Samples,
         Figure::Throughput,
         Figure::ErrorRate,
         Figure::Mean,
+        Figure::Min,
         Figure::P50,
         Figure::P90,
         Figure::P95,
         Figure::P99,
         Figure::P999,
         Figure::Max,
+        Figure::ReceivedKbPerS,
+        Figure::SentKbPerS,
     ];
 
     /// The row's name in tables.
@@ -82,18 +91,28 @@ impl Figure {
             Figure::P99 => "p99 ms",
             Figure::P999 => "p99.9 ms",
             Figure::Max => "Max ms",
+            Figure::Min => "Min ms",
+            Figure::ReceivedKbPerS => "Received KB/s",
+            Figure::SentKbPerS => "Sent KB/s",
         }
     }
 
     /// Whether a larger value is worse (latency, errors) rather than better (throughput).
     pub fn lower_is_better(self) -> bool {
-        !matches!(self, Figure::Samples | Figure::Throughput)
+        !matches!(
+            self,
+            Figure::Samples | Figure::Throughput | Figure::ReceivedKbPerS | Figure::SentKbPerS
+        )
     }
 
     pub(crate) fn is_latency(self) -> bool {
         !matches!(
             self,
-            Figure::Samples | Figure::Throughput | Figure::ErrorRate
+            Figure::Samples
+                | Figure::Throughput
+                | Figure::ErrorRate
+                | Figure::ReceivedKbPerS
+                | Figure::SentKbPerS
         )
     }
 
@@ -114,6 +133,9 @@ impl Figure {
             Figure::P99 => l.p99,
             Figure::P999 => l.p999,
             Figure::Max => l.max,
+            Figure::Min => l.min,
+            Figure::ReceivedKbPerS => r.received_kb_per_s,
+            Figure::SentKbPerS => r.sent_kb_per_s,
         })
     }
 
@@ -124,6 +146,10 @@ impl Figure {
         match self {
             Figure::Samples => None,
             Figure::Throughput => Some(p.requests as f64),
+            Figure::ReceivedKbPerS => Some(p.bytes_received as f64 / 1024.0),
+            Figure::SentKbPerS => Some(p.bytes_sent as f64 / 1024.0),
+            // A second's minimum is not kept: judged over rounds only.
+            Figure::Min => None,
             Figure::ErrorRate if p.requests > 0 => {
                 Some(p.errors as f64 / p.requests as f64 * 100.0)
             }
@@ -202,12 +228,15 @@ pub struct ContainerRow {
     pub name: String,
     /// The image's size, bytes.
     pub image_size: u64,
-    /// Mean CPU at idle, percent of a core.
+    /// Mean CPU at idle before the side's first load, percent of a core.
     pub cpu_idle: Option<f64>,
     /// Mean CPU under load, percent of a core.
     pub cpu_load: Option<f64>,
-    /// Mean memory at idle, bytes.
+    /// Mean memory at idle before the side's first load (the container fresh), bytes.
     pub mem_idle: Option<u64>,
+    /// Mean memory at idle between rounds, after the side's earlier loads (what the container
+    /// kept), bytes; none with one round.
+    pub mem_idle_after: Option<u64>,
     /// Mean memory under load, bytes.
     pub mem_load: Option<u64>,
 }
@@ -488,8 +517,10 @@ fn intervals(a: &RunResult, b: &RunResult, f: Figure, va: f64, vb: f64) -> Verdi
     }
 }
 
-/// Each side's containers, their figures the mean over the side's rounds (a container's first
-/// idle reading is before any load, later ones after a round: both are its idle).
+/// Each side's containers, their load figures the mean over the side's rounds. Idle figures
+/// are of two kinds never mixed: before the side's first round (the container fresh), and
+/// before its later rounds (after a load: 1.39 MiB fresh and 8.99 MiB after round 1 were once
+/// shown as one 5.2 MiB).
 fn container_rows(sides: &[Side]) -> Vec<ContainerRow> {
     let mut out = Vec::new();
     for s in sides {
@@ -505,6 +536,7 @@ fn container_rows(sides: &[Side]) -> Vec<ContainerRow> {
                 .iter()
                 .flat_map(|r| r.containers.iter().filter(|c| c.name == name))
                 .collect();
+            let fresh = seen.first().copied();
             let avg = |f: &dyn Fn(&crate::ContainerResult) -> Option<f64>| {
                 let v: Vec<f64> = seen.iter().filter_map(|c| f(c)).collect();
                 (!v.is_empty()).then(|| mean(&v))
@@ -513,9 +545,17 @@ fn container_rows(sides: &[Side]) -> Vec<ContainerRow> {
                 side: s.name.clone(),
                 name: name.to_string(),
                 image_size: seen.first().map_or(0, |c| c.image_size),
-                cpu_idle: avg(&|c| c.idle.as_ref().map(|u| u.cpu_mean)),
+                cpu_idle: fresh.and_then(|c| c.idle.as_ref().map(|u| u.cpu_mean)),
                 cpu_load: avg(&|c| c.load.as_ref().map(|u| u.cpu_mean)),
-                mem_idle: avg(&|c| c.idle.as_ref().map(|u| u.mem_mean as f64)).map(|m| m as u64),
+                mem_idle: fresh.and_then(|c| c.idle.as_ref().map(|u| u.mem_mean)),
+                mem_idle_after: {
+                    let v: Vec<f64> = seen
+                        .iter()
+                        .skip(1)
+                        .filter_map(|c| c.idle.as_ref().map(|u| u.mem_mean as f64))
+                        .collect();
+                    (!v.is_empty()).then(|| mean(&v) as u64)
+                },
                 mem_load: avg(&|c| c.load.as_ref().map(|u| u.mem_mean as f64)).map(|m| m as u64),
             });
         }
@@ -530,7 +570,7 @@ fn value_text(f: Figure, v: Option<f64>) -> String {
         Some(v) => match f {
             Figure::Samples => format!("{v:.0}"),
             Figure::Throughput => format!("{v:.1}"),
-            Figure::ErrorRate => format!("{v:.2}"),
+            Figure::ErrorRate | Figure::ReceivedKbPerS | Figure::SentKbPerS => format!("{v:.2}"),
             _ => throng_core::row::ms(v),
         },
     }
@@ -605,17 +645,19 @@ fn container_cells(r: &ContainerRow) -> Vec<String> {
         cpu(r.cpu_idle),
         cpu(r.cpu_load),
         mem(r.mem_idle),
+        mem(r.mem_idle_after),
         mem(r.mem_load),
     ]
 }
 
-const CONTAINER_HEAD: [&str; 7] = [
+const CONTAINER_HEAD: [&str; 8] = [
     "Side",
     "Container",
     "Image",
     "CPU idle",
     "CPU load",
     "Memory idle",
+    "Memory idle after load",
     "Memory load",
 ];
 

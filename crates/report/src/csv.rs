@@ -14,7 +14,7 @@ fn field(s: &str) -> String {
     }
 }
 
-fn line(out: &mut String, fields: &[String]) {
+pub(crate) fn line(out: &mut String, fields: &[String]) {
     let f: Vec<String> = fields.iter().map(|s| field(s)).collect();
     let _ = write!(out, "{}\r\n", f.join(","));
 }

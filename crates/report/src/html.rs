@@ -165,8 +165,13 @@ fn latency_of(p: &crate::Point, v: f64) -> Option<f64> {
     (p.requests > p.errors).then_some(v)
 }
 
-/// The charts of several runs overlaid (one run: its percentiles as separate lines).
-fn charts(runs: &[(&str, &RunResult)]) -> Vec<(String, Option<String>)> {
+/// The charts of several runs overlaid (one run: its percentiles as separate lines); the
+/// percentile spectrum is drawn from `spectra` (each side's rounds merged, where `runs` has
+/// every round).
+fn charts(
+    runs: &[(&str, &RunResult)],
+    spectra: &[(&str, &RunResult)],
+) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     let color = |i: usize| PALETTE[i % PALETTE.len()];
     let mut latency = Vec::new();
@@ -236,7 +241,7 @@ fn charts(runs: &[(&str, &RunResult)]) -> Vec<(String, Option<String>)> {
             false,
         ),
     ));
-    let spectra: Vec<Line> = runs
+    let spectra: Vec<Line> = spectra
         .iter()
         .enumerate()
         .map(|(i, (name, r))| Line {
@@ -332,8 +337,8 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
-fn figures(out: &mut String, runs: &[(&str, &RunResult)]) {
-    for (id, svg) in charts(runs) {
+fn figures(out: &mut String, runs: &[(&str, &RunResult)], spectra: &[(&str, &RunResult)]) {
+    for (id, svg) in charts(runs, spectra) {
         if let Some(svg) = svg {
             let _ = writeln!(out, "<figure id=\"chart-{id}\">{svg}</figure>");
         }
@@ -387,22 +392,164 @@ pub fn render_html(r: &RunResult) -> String {
         let _ = writeln!(b, "<p class=\"warn\">warning: {}</p>", esc(w));
     }
     b.push_str("<h2>Charts</h2>\n");
-    figures(&mut b, &[("run", r)]);
+    figures(&mut b, &[("run", r)], &[("run", r)]);
     page(&format!("throng: {}", r.plan.target), &b)
 }
 
-/// A comparison as a self-contained HTML page: its tables, and each side's first run overlaid.
+/// A comparison as a self-contained HTML page: its tables, each side's aggregate table (its
+/// rounds merged), every round's time series, and each side's percentile spectrum from its
+/// rounds' merged histograms (exact: one round never stands for the others).
 pub fn render_comparison_html(c: &crate::Comparison, sides: &[Side]) -> String {
     let mut b = String::from("<h1>throng: comparison</h1>\n");
     for rows in crate::compare::all_tables(c) {
         b.push_str(&html_table(&rows));
     }
     let _ = writeln!(b, "<p>{}</p>", esc(&crate::compare::method_line(c)));
-    let runs: Vec<(&str, &RunResult)> = sides
-        .iter()
-        .filter_map(|s| s.runs.first().map(|r| (s.name.as_str(), r)))
-        .collect();
-    b.push_str("<h2>Charts</h2>\n");
-    figures(&mut b, &runs);
+    sides_html(&mut b, sides);
     page("throng: comparison", &b)
+}
+
+/// Each side's aggregate table and the charts of its rounds.
+fn sides_html(b: &mut String, sides: &[Side]) {
+    let merged: Vec<(String, RunResult)> = sides
+        .iter()
+        .filter_map(|s| {
+            let refs: Vec<&RunResult> = s.runs.iter().collect();
+            crate::merge_rounds(&refs).ok().map(|m| (s.name.clone(), m))
+        })
+        .collect();
+    for (name, m) in &merged {
+        let _ = writeln!(
+            b,
+            "<h2>{} (latencies in ms{})</h2>",
+            esc(name),
+            if m.duration > 0.0 && sides.iter().any(|s| s.runs.len() > 1) {
+                ", rounds merged"
+            } else {
+                ""
+            }
+        );
+        b.push_str(&html_table(&crate::table::table_rows(m)));
+    }
+    let names: Vec<String> = sides
+        .iter()
+        .flat_map(|s| {
+            (0..s.runs.len()).map(move |i| match s.runs.len() {
+                1 => s.name.clone(),
+                _ => format!("{} round {}", s.name, i + 1),
+            })
+        })
+        .collect();
+    let rounds: Vec<(&str, &RunResult)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(sides.iter().flat_map(|s| s.runs.iter()))
+        .collect();
+    let spectra: Vec<(&str, &RunResult)> = merged.iter().map(|(n, m)| (n.as_str(), m)).collect();
+    b.push_str("<h2>Charts</h2>\n");
+    figures(b, &rounds, &spectra);
+}
+
+/// A grid as a self-contained HTML page: the level table, the latency–throughput curve (p50
+/// and p99 against achieved throughput, a line per side), error % and container CPU by level.
+pub fn grid_html(g: &crate::GridResult) -> String {
+    let mut b = String::from("<h1>throng: grid</h1>\n");
+    let _ = writeln!(b, "<p>{} ({} runs)</p>", esc(&g.description), g.runs.len());
+    b.push_str(&html_table(&g.table_rows(false)));
+    b.push_str("<ul>\n");
+    for n in g.notes() {
+        let _ = writeln!(b, "<li>{}</li>", esc(&n));
+    }
+    b.push_str("</ul>\n");
+    let mut sides: Vec<Option<String>> = Vec::new();
+    for r in &g.rows {
+        if !sides.contains(&r.side) {
+            sides.push(r.side.clone());
+        }
+    }
+    let levels = g.rows.iter().any(|r| r.level.is_some());
+    if levels {
+        let (mut curve, mut errors, mut cpu) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, side) in sides.iter().enumerate() {
+            let rows: Vec<&crate::LevelRow> = g.rows.iter().filter(|r| &r.side == side).collect();
+            let name = side.clone().unwrap_or_default();
+            let prefix = if name.is_empty() {
+                String::new()
+            } else {
+                format!("{name} ")
+            };
+            let color = PALETTE[i % PALETTE.len()];
+            let timed: Vec<&&crate::LevelRow> =
+                rows.iter().filter(|r| r.total.latency.count > 0).collect();
+            for (q, dashed) in [("p50", false), ("p99", true)] {
+                curve.push(Line {
+                    name: format!("{prefix}{q}"),
+                    color,
+                    dashed,
+                    points: timed
+                        .iter()
+                        .map(|r| {
+                            let l = &r.total.latency;
+                            (r.total.throughput, if dashed { l.p99 } else { l.p50 })
+                        })
+                        .collect(),
+                });
+            }
+            let at = |r: &crate::LevelRow| r.level.map_or(0.0, |l| l.value());
+            errors.push(Line {
+                name: format!("{prefix}error %"),
+                color,
+                dashed: false,
+                points: rows.iter().map(|r| (at(r), r.failed_percent)).collect(),
+            });
+            if rows.iter().any(|r| !r.containers.is_empty()) {
+                cpu.push(Line {
+                    name: format!("{prefix}CPU %"),
+                    color,
+                    dashed: false,
+                    points: rows
+                        .iter()
+                        .map(|r| (at(r), r.containers.iter().map(|c| c.cpu_percent).sum()))
+                        .collect(),
+                });
+            }
+        }
+        let kind = g
+            .rows
+            .iter()
+            .find_map(|r| r.level)
+            .map_or("level", |l| match l {
+                crate::Level::Users(_) => "users",
+                crate::Level::Rate(_) => "target rate (/s)",
+            });
+        b.push_str("<h2>Charts</h2>\n");
+        let drawn = [
+            (
+                "curve",
+                chart(
+                    "Latency against throughput",
+                    "requests/s achieved",
+                    "ms",
+                    &curve,
+                    false,
+                ),
+            ),
+            (
+                "errors",
+                chart("Error % by level", kind, "%", &errors, false),
+            ),
+            (
+                "cpu",
+                chart("Container CPU by level", kind, "% of a core", &cpu, false),
+            ),
+        ];
+        for (id, svg) in drawn {
+            if let Some(svg) = svg {
+                let _ = writeln!(b, "<figure id=\"chart-{id}\">{svg}</figure>");
+            }
+        }
+    } else {
+        sides_html(&mut b, &g.comparison_sides(None));
+    }
+    page("throng: grid", &b)
 }

@@ -22,9 +22,22 @@ fn field(s: &str) -> String {
 }
 
 /// One request as a JTL line (with its line break): `start_ms` is the run's start, epoch
-/// milliseconds; `labels` the run's step labels; `url` the run's target.
-pub fn jtl_line(s: &Sample, start_ms: u64, labels: &[String], url: &str) -> String {
+/// milliseconds; `labels` the run's step labels; `urls` each step's target (the run's target
+/// for a step without one); `active` the users alive then (JMeter's active threads). The thread
+/// is the virtual user (`throng 1-7` is user 7), as JMeter names its threads.
+pub fn jtl_line(
+    s: &Sample,
+    start_ms: u64,
+    labels: &[String],
+    urls: &[&str],
+    active: u64,
+) -> String {
     let label = labels.get(s.step as usize).map_or("", String::as_str);
+    let url = urls
+        .get(s.step as usize)
+        .or(urls.last())
+        .copied()
+        .unwrap_or("");
     let code = match s.status {
         Status::None => String::new(),
         Status::Http(c) => c.to_string(),
@@ -42,13 +55,13 @@ pub fn jtl_line(s: &Sample, start_ms: u64, labels: &[String], url: &str) -> Stri
     let mut line = String::with_capacity(128);
     let _ = writeln!(
         line,
-        "{},{},{},{},{},throng 1-{},text,{},{},{},{},0,0,{},{},0,0",
+        "{},{},{},{},{},throng 1-{},text,{},{},{},{},{active},{active},{},{},0,0",
         start_ms + s.due_us / 1000,
         (s.latency_us + 500) / 1000,
         field(label),
         field(&code),
         field(&message),
-        s.worker + 1,
+        s.user + 1,
         s.error.is_none(),
         field(&failure),
         s.bytes_received,

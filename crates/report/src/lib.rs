@@ -12,6 +12,7 @@ mod compare;
 mod containers;
 mod csv;
 mod databases;
+mod grid;
 mod html;
 mod jtl;
 mod junit;
@@ -28,10 +29,14 @@ pub use compare::{
 };
 pub use csv::{render_csv_series, render_csv_table};
 pub use databases::{render_databases, CounterResult, DatabaseResult, Rates, Spread};
-pub use html::{render_comparison_html, render_html};
+pub use grid::{
+    grid_csv, grid_markdown, grid_schema, merge_rounds, read_grid, render_grid, Capacity,
+    Coordinates, GridResult, GridRun, Level, LevelContainer, LevelRow, GRID_KIND,
+};
+pub use html::{grid_html, render_comparison_html, render_html};
 pub use jtl::{jtl_line, JTL_HEADER};
 pub use junit::render_junit;
-pub use markdown::render_markdown;
+pub use markdown::{render_markdown, sides_markdown};
 pub use merge::{merge, MergeError};
 pub use regression::{Regression, RegressionResult};
 

@@ -90,3 +90,21 @@ pub fn render_markdown(r: &RunResult) -> String {
     }
     out
 }
+
+/// Each side's aggregate table (JMeter's columns, its rounds merged), under the side's name.
+pub fn sides_markdown(sides: &[crate::Side]) -> String {
+    let mut out = String::new();
+    for s in sides {
+        let rounds: Vec<&RunResult> = s.runs.iter().collect();
+        let Ok(merged) = crate::merge_rounds(&rounds) else {
+            continue;
+        };
+        let how = match rounds.len() {
+            1 => String::new(),
+            n => format!(", {n} rounds merged"),
+        };
+        let _ = writeln!(out, "\n**{}** (latencies in ms{how})\n", cell(&s.name));
+        out.push_str(&table(&crate::table::table_rows(&merged)));
+    }
+    out
+}

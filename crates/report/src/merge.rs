@@ -35,7 +35,7 @@ fn start_of(r: &RunResult) -> Option<SystemTime> {
 }
 
 /// The label's numbers of one result as engine statistics (histograms decoded).
-fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeError> {
+pub(crate) fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeError> {
     let h = |text: &str| {
         if text.is_empty() {
             Ok(histogram::new())

@@ -11,10 +11,11 @@ use std::time::SystemTime;
 
 use clap::{Args, ValueEnum};
 use throng_core::spec::{Field, LoadSpec};
+use throng_core::stages::parse_duration;
 use throng_core::{Driver, RunPlan, Shard};
-use throng_report::{Format, Threshold};
+use throng_report::{Format, Level, Threshold};
 
-use crate::{Run, RunError, Show};
+use crate::{Grid, Run, RunError, Show};
 
 fn input(m: impl Into<String>) -> RunError {
     RunError::Input(m.into())
@@ -71,6 +72,27 @@ pub struct RunFlags {
     /// [default: the same as --max-in-flight].
     #[arg(long, help_heading = "Load", allow_negative_numbers = true, value_parser = whole::<u32>)]
     pub queue: Option<u32>,
+    /// Run the load this long before measuring (each level of a sweep too): nothing of it is
+    /// recorded, and connections stay open into the measurement, which lasts -z.
+    #[arg(long, value_name = "DURATION", help_heading = "Load")]
+    pub warmup: Option<String>,
+
+    /// Run the plan at each of these levels, one after the other, as one result with a row per
+    /// level: users=1000,2000,4000 or rate=2000,3000,5000, or a range users=1000..10000:1000
+    /// (FROM..TO:STEP). Each level runs for -z (after --warmup).
+    #[arg(long, value_name = "users=N,...|rate=N,...", help_heading = "Levels")]
+    pub sweep: Option<String>,
+    /// End a sweep after the first level at which this holds, e.g. 'p99>500ms' or
+    /// 'error_rate>5%' (any threshold expression); that level is kept and marked. With
+    /// --threshold, the result names the capacity: the highest level that met them.
+    #[arg(long, value_name = "CONDITION", help_heading = "Levels")]
+    pub until: Option<String>,
+    /// Run every level (and A/B side) this many times, alternating the sides.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>, allow_negative_numbers = true, help_heading = "Levels")]
+    pub rounds: u32,
+    /// Pause between two runs of a sweep or an A/B run (e.g. 5s).
+    #[arg(long, default_value = "0s", help_heading = "Levels")]
+    pub cooldown: String,
 
     /// Run shard I of N of the plan (I counts from 0): closed loop, the users u with
     /// u % N == I and that share of -n; open loop, every N-th arrival of the schedule. Merge
@@ -201,6 +223,7 @@ pub fn flag(f: Field) -> &'static str {
         Field::Queue => "--queue",
         Field::Grace => "--grace",
         Field::LateAfter => "--late-after",
+        Field::Warmup => "--warmup",
         other => other.key(),
     }
 }
@@ -255,6 +278,7 @@ impl RunFlags {
             threads: self.threads,
             grace: Some(self.grace.clone()),
             late_after: Some(self.late_after.clone()),
+            warmup: self.warmup.clone(),
         }
     }
 
@@ -360,14 +384,7 @@ impl RunFlags {
     /// the shard and its start, the containers, the dashboard or progress line, signals.
     pub fn run<D: Driver>(&self, target: &str, driver: Arc<D>) -> Result<Run<D>, RunError> {
         let plan = self.plan(target)?;
-        let labels: Vec<String> = driver
-            .steps()
-            .into_iter()
-            .map(|s| s.label)
-            .chain(driver.groups().into_iter().map(|g| g.label))
-            .chain(driver.parts().into_iter().map(|p| p.label))
-            .collect();
-        let thresholds = self.thresholds(&labels)?;
+        let thresholds = self.thresholds(&crate::labels(driver.as_ref()))?;
         #[allow(unused_mut)]
         let mut run = self
             .outputs()?
@@ -377,6 +394,81 @@ impl RunFlags {
             run = run.containers(c);
         }
         Ok(run)
+    }
+}
+
+impl RunFlags {
+    /// The levels of `--sweep`, checked; none without it.
+    pub fn levels(&self) -> Result<Vec<Level>, RunError> {
+        match &self.sweep {
+            None => Ok(Vec::new()),
+            Some(s) => Level::parse_sweep(s).map_err(|e| input(format!("--sweep {e}"))),
+        }
+    }
+
+    /// These flags at a level of the sweep (see [`crate::at_level`]): the level's users or rate
+    /// in place of the flags' own.
+    pub fn at_level(&self, level: Level) -> RunFlags {
+        let spec = crate::at_level(&self.spec(), level);
+        RunFlags {
+            users: spec.users,
+            user_stages: spec.user_stages,
+            rate: spec.rate,
+            rate_stages: spec.rate_stages,
+            think_time: spec.think_time,
+            iterations: spec.iterations,
+            max_in_flight: spec.max_in_flight,
+            queue: spec.queue,
+            arrivals: match level {
+                Level::Users(_) => None,
+                Level::Rate(_) => self.arrivals,
+            },
+            ..self.clone()
+        }
+    }
+
+    /// Whether the flags ask for more than one run: a sweep, or rounds.
+    pub fn is_grid(&self) -> bool {
+        self.sweep.is_some() || self.rounds > 1
+    }
+
+    /// The grid the flags describe (levels, rounds, cooldown, thresholds on the rows of
+    /// `labels`, the until condition, outputs), checked; its sides are the caller's.
+    pub fn grid(&self, labels: &[String]) -> Result<Grid, RunError> {
+        if self.until.is_some() && self.sweep.is_none() {
+            return Err(input(
+                "--until ends a sweep after the level that crosses it: give --sweep too",
+            ));
+        }
+        let cooldown = parse_duration(&self.cooldown).map_err(|e| {
+            input(format!(
+                "--cooldown {:?}: not a duration ({e})",
+                self.cooldown
+            ))
+        })?;
+        let until = self
+            .until
+            .as_deref()
+            .map(|u| parse_thresholds(&[u.to_string()], "--until", labels).map(|mut v| v.remove(0)))
+            .transpose()?;
+        let mut grid = Grid::new()
+            .levels(self.levels()?)
+            .rounds(self.rounds)
+            .cooldown(cooldown)
+            .thresholds(self.thresholds(labels)?)
+            .summary(true)
+            .messages(!self.quiet);
+        if let Some(u) = until {
+            grid = grid.until(u);
+        }
+        if let Some(p) = self.json()? {
+            grid = grid.json(p);
+        }
+        for (format, path) in self.reports()? {
+            grid = grid.report(format, path);
+        }
+        grid.check()?;
+        Ok(grid)
     }
 }
 

@@ -45,6 +45,7 @@ mod containers;
 mod dashboard;
 #[cfg(feature = "clap")]
 pub mod flags;
+mod grid;
 mod outputs;
 mod progress;
 mod samples;
@@ -60,6 +61,7 @@ use tokio::sync::{mpsc, oneshot};
 
 #[cfg(feature = "docker")]
 pub use containers::Containers;
+pub use grid::{at_level, Grid, GridFinished};
 pub use outputs::{beside, check_writable, write_report};
 pub use progress::progress_line;
 pub use signals::wait_for_signal;
@@ -349,6 +351,7 @@ impl<D: Driver> Run<D> {
             extras.after_load = Some(d.load_ended);
             database_warnings = Some(d.warnings);
         }
+        let urls = self.driver.step_urls();
         let handle = throng_engine::start_with(self.plan, self.driver, extras)
             .await
             .map_err(|e| match e {
@@ -357,7 +360,7 @@ impl<D: Driver> Run<D> {
                 }
                 other => RunError::Input(other.to_string()),
             })?;
-        let writer = samples.map(|(file, rx)| file.spawn(rx, &handle.snapshots().borrow()));
+        let writer = samples.map(|(file, rx)| file.spawn(rx, handle.snapshots(), urls));
         let signals = self.signals.then(|| {
             tokio::spawn(signals::stop_on_signal(
                 handle.stop_token(),
@@ -418,6 +421,17 @@ impl<D: Driver> Run<D> {
         }
         Ok(finished)
     }
+}
+
+/// The labels of a driver's rows, as thresholds name them: its steps, groups and parts rows.
+pub fn labels<D: Driver>(driver: &D) -> Vec<String> {
+    driver
+        .steps()
+        .into_iter()
+        .map(|s| s.label)
+        .chain(driver.groups().into_iter().map(|g| g.label))
+        .chain(driver.parts().into_iter().map(|p| p.label))
+        .collect()
 }
 
 /// Waits until `at`; a run that comes after it starts at once and says how late it is.

@@ -43,25 +43,42 @@ impl Samples {
     }
 
     /// The task that writes what arrives on `rx` until the run ends (the engine drops its
-    /// sender); `first` is the run's first snapshot (labels, start, target). It returns how
-    /// many lines it wrote.
+    /// sender); `snapshots` are the run's (labels, start and target from the first; the users
+    /// alive, JMeter's active threads, from the latest as each batch arrives), `urls` each
+    /// step's target where the driver knows it. It returns how many lines it wrote.
     pub(crate) fn spawn(
         mut self,
         mut rx: mpsc::Receiver<Vec<Sample>>,
-        first: &Snapshot,
+        snapshots: tokio::sync::watch::Receiver<std::sync::Arc<Snapshot>>,
+        urls: Vec<String>,
     ) -> tokio::task::JoinHandle<Result<u64, String>> {
+        let first = snapshots.borrow().clone();
         let labels: Vec<String> = first.labels.iter().map(|l| l.label.clone()).collect();
         let start_ms = first
             .started_at
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let url = first.plan.target.clone();
+        let mut urls: Vec<String> = urls;
+        // A step without a URL of its own, and the steps past the list, are the run's target.
+        for u in urls.iter_mut().filter(|u| u.is_empty()) {
+            u.clone_from(&first.plan.target);
+        }
+        urls.push(first.plan.target.clone());
         tokio::spawn(async move {
             let mut n = 0u64;
             let fail = |e: std::io::Error| format!("{}: {e}", self.path.display());
+            let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+            // Each worker's users alive as its latest sample said: their sum is the run's.
+            let mut workers: Vec<u64> = Vec::new();
             while let Some(batch) = rx.recv().await {
                 for s in &batch {
-                    let line = throng_report::jtl_line(s, start_ms, &labels, &url);
+                    let w = s.worker as usize;
+                    if workers.len() <= w {
+                        workers.resize(w + 1, 0);
+                    }
+                    workers[w] = s.active;
+                    let active = workers.iter().sum::<u64>().max(snapshots.borrow().active);
+                    let line = throng_report::jtl_line(s, start_ms, &labels, &urls, active);
                     self.file.write_all(line.as_bytes()).map_err(fail)?;
                 }
                 n += batch.len() as u64;

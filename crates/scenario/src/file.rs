@@ -109,6 +109,8 @@ pub struct LoadSection {
     pub max_in_flight: Option<Spanned<u32>>,
     /// Open loop: queue of waiting arrivals.
     pub queue: Option<Spanned<u32>>,
+    /// Run the load this long before measuring, recording nothing.
+    pub warmup: Option<Spanned<String>>,
 }
 
 /// The load section, checked (every value parses and is in range, and the section does not mix

@@ -31,6 +31,9 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
     if let Some(t) = &l.think_time {
         duration(t, "think_time", at)?;
     }
+    if let Some(w) = &l.warmup {
+        duration(w, "warmup", at)?;
+    }
     if let Some(r) = &l.rate {
         // With stages, `rate` is where they start from, and 0 is the usual start.
         let staged = l.rate_stages.is_some();
@@ -82,6 +85,7 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
         arrivals: l.arrivals.as_ref().map(|v| v.value.clone()),
         max_in_flight: l.max_in_flight.as_ref().map(|v| v.value),
         queue: l.queue.as_ref().map(|v| v.value),
+        warmup: l.warmup.as_ref().map(|v| v.value.clone()),
         ..Load::default()
     })
 }

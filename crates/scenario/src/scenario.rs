@@ -476,6 +476,20 @@ impl Driver for ScenarioDriver {
         self.scenario.groups.clone()
     }
 
+    fn step_urls(&self) -> Vec<String> {
+        let s = &self.scenario;
+        s.steps
+            .iter()
+            .map(|step| match &step.kind {
+                StepKind::Request(r) => s
+                    .targets
+                    .get(r.target)
+                    .map_or(String::new(), |t| t.url.clone()),
+                StepKind::Custom(_) => String::new(),
+            })
+            .collect()
+    }
+
     fn parts(&self) -> Vec<PartsInfo> {
         let steps = self.scenario.steps.iter().enumerate();
         steps

@@ -60,6 +60,9 @@ pub struct HttpTarget {
     /// Speak HTTP/1.1 only, as nginx does without `http2`: an HTTP/2 client's preface gets an
     /// HTTP/1.1 error answer.
     pub http1_only: bool,
+    /// Serve at most this many requests at once; the others wait their turn, so a known
+    /// capacity (`capacity / delay` requests a second) can be found by a sweep.
+    pub capacity: Option<usize>,
 }
 
 impl Default for HttpTarget {
@@ -72,6 +75,7 @@ impl Default for HttpTarget {
             fault: None,
             tls: false,
             http1_only: false,
+            capacity: None,
         }
     }
 }
@@ -135,6 +139,8 @@ struct State {
     cfg: HttpTarget,
     start: Instant,
     requests: Arc<AtomicU64>,
+    /// The seats of `capacity`.
+    seats: Option<tokio::sync::Semaphore>,
 }
 
 impl HttpTarget {
@@ -157,6 +163,7 @@ impl HttpTarget {
         let connections = Arc::new(AtomicU64::new(0));
         let (shutdown, mut stop_rx) = watch::channel(false);
         let state = Arc::new(State {
+            seats: self.capacity.map(tokio::sync::Semaphore::new),
             cfg: self,
             start: Instant::now(),
             requests: requests.clone(),
@@ -261,6 +268,10 @@ async fn handle(
             sleep_until(state.start + to).await;
         }
     }
+    let _seat = match &state.seats {
+        Some(s) => s.acquire().await.ok(),
+        None => None,
+    };
     match delay {
         Delay::None => {}
         Delay::Fixed(d) => sleep(d).await,

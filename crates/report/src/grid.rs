@@ -1,0 +1,741 @@
+//! Grids: one plan run at several load levels (a sweep of users or rate), against several sides
+//! (A/B targets), in rounds, as one result.
+//!
+//! The level table is what people publish: a row per level and side with the achieved
+//! throughput, the latency percentiles, the error rate (without the requests cut off at the
+//! end of a level, which are counted apart: 7,380 requests aborted at the end of a 10,000-user
+//! level made a third of its error column) and the side's containers and database under load.
+//! A row of several rounds is their exact merge: histograms added bucket by bucket, counts
+//! summed, throughput over the rounds' summed time; never one round standing for the others.
+//! Capacity is the highest level that met the thresholds before the first that did not.
+
+use std::fmt::Write as _;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use throng_core::LabelStats;
+
+use crate::merge::stats_of;
+use crate::{ErrorResult, LabelResult, MergeError, RunResult, Threshold};
+
+/// The `kind` of a grid's JSON document.
+pub const GRID_KIND: &str = "grid";
+
+/// A load level of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// A closed loop of this many users.
+    Users(u32),
+    /// An open loop of this many arrivals per second.
+    Rate(f64),
+}
+
+impl Level {
+    /// The level as a number (users, or arrivals per second).
+    pub fn value(&self) -> f64 {
+        match self {
+            Level::Users(n) => f64::from(*n),
+            Level::Rate(r) => *r,
+        }
+    }
+
+    /// What the number counts: `users` or `rate`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Level::Users(_) => "users",
+            Level::Rate(_) => "rate",
+        }
+    }
+
+    /// The levels of a sweep as written: `users=1000,2000,4000`, `rate=2000,3000`, or a range
+    /// `users=1000..10000:1000` (from, to inclusive, step); lists and ranges mix
+    /// (`users=10,50..200:50`).
+    pub fn parse_sweep(text: &str) -> Result<Vec<Level>, String> {
+        let (kind, values) = text.split_once('=').ok_or_else(|| {
+            format!(
+                "{text:?}: write users=N,N,... or rate=N,N,... (or a range users=FROM..TO:STEP)"
+            )
+        })?;
+        let kind = kind.trim();
+        if kind != "users" && kind != "rate" {
+            return Err(format!(
+                "{text:?}: a sweep is of `users` or `rate`, not `{kind}`"
+            ));
+        }
+        let number = |s: &str| -> Result<f64, String> {
+            let v: f64 = s
+                .trim()
+                .replace('_', "")
+                .parse()
+                .map_err(|_| format!("{text:?}: `{}` is not a number", s.trim()))?;
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(format!("{text:?}: a level must be above 0, not {v}"));
+            }
+            if kind == "users" && (v.fract() != 0.0 || v > f64::from(u32::MAX)) {
+                return Err(format!("{text:?}: users come in whole numbers, not {v}"));
+            }
+            Ok(v)
+        };
+        let mut out = Vec::new();
+        for part in values.split(',') {
+            match part.split_once("..") {
+                Some((from, rest)) => {
+                    let (to, step) = rest.split_once(':').ok_or_else(|| {
+                        format!("{text:?}: a range is FROM..TO:STEP, e.g. users=1000..10000:1000")
+                    })?;
+                    let (from, to, step) = (number(from)?, number(to)?, number(step)?);
+                    if to < from {
+                        return Err(format!("{text:?}: the range {from}..{to} runs backwards"));
+                    }
+                    let n = ((to - from) / step + 1e-9).floor() as u64 + 1;
+                    if n > 1000 {
+                        return Err(format!("{text:?}: {n} levels; a sweep takes at most 1000"));
+                    }
+                    out.extend((0..n).map(|k| from + step * k as f64));
+                }
+                None => out.push(number(part)?),
+            }
+        }
+        if out.is_empty() || out.len() > 1000 {
+            return Err(format!("{text:?}: a sweep takes 1 to 1000 levels"));
+        }
+        Ok(out
+            .into_iter()
+            .map(|v| match kind {
+                "users" => Level::Users(v as u32),
+                _ => Level::Rate(v),
+            })
+            .collect())
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Level::Users(n) => write!(f, "{}", throng_core::plural(u64::from(*n), "user")),
+            Level::Rate(r) => write!(f, "{r}/s"),
+        }
+    }
+}
+
+/// Where a run sits in its grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Coordinates {
+    /// The load level, in a sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    /// The side, in an A/B run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    /// The round, from 1.
+    pub round: u32,
+}
+
+impl Coordinates {
+    /// Said before the target in a run's header: `2,000 users, go, round 2 of 3`.
+    pub fn title(&self, rounds: u32) -> String {
+        let mut parts = Vec::new();
+        if let Some(l) = &self.level {
+            parts.push(l.to_string());
+        }
+        if let Some(s) = &self.side {
+            parts.push(s.clone());
+        }
+        if rounds > 1 {
+            parts.push(format!("round {} of {rounds}", self.round));
+        }
+        parts.join(", ")
+    }
+}
+
+/// One run of a grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GridRun {
+    /// Its place in the grid.
+    #[serde(flatten)]
+    pub at: Coordinates,
+    /// Its whole result.
+    pub result: RunResult,
+}
+
+/// A side's container under load, at one level (the mean over its rounds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LevelContainer {
+    /// The container's name.
+    pub name: String,
+    /// Mean CPU under load, percent of one core.
+    pub cpu_percent: f64,
+    /// Mean memory under load, bytes.
+    pub memory: u64,
+}
+
+/// One row of the level table: a level and a side, its rounds merged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LevelRow {
+    /// The level, in a sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    /// The side, in an A/B run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    /// Rounds merged into the row.
+    pub rounds: u32,
+    /// The rounds' TOTAL merged (histograms added, counts summed, rates over the summed time).
+    pub total: LabelResult,
+    /// Failures other than requests cut off at the end of a run, percent of the samples.
+    pub failed_percent: f64,
+    /// Requests still in flight (or queued) when a run ended: counted apart.
+    pub aborted: u64,
+    /// The side's containers under load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<LevelContainer>,
+    /// The databases' transactions per second under load, summed over the databases read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_tps: Option<f64>,
+    /// Whether every threshold held on the merged row (`None`: the grid has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    /// Whether this row crossed the `until` condition, ending its side's sweep.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub crossed: bool,
+}
+
+/// The capacity of one side: the highest level that met the thresholds before the first that
+/// did not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Capacity {
+    /// The side, in an A/B run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    /// The level; `None` when the first level already failed.
+    pub level: Option<Level>,
+    /// Its throughput there, requests per second.
+    pub throughput: Option<f64>,
+}
+
+/// Every run of a grid, its level table and capacity: one JSON document (`kind: grid`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GridResult {
+    /// The JSON result's version (that of [`RunResult`]).
+    pub schema_version: u32,
+    /// `grid`.
+    pub kind: String,
+    /// The throng version that ran it.
+    pub throng_version: String,
+    /// What ran at each level (the first run's plan, described).
+    pub description: String,
+    /// The pass conditions each row is judged by.
+    #[serde(default)]
+    pub thresholds: Vec<String>,
+    /// The condition that ends a side's sweep after the first level that crosses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// The level table: per level, per side, in the order they ran.
+    pub rows: Vec<LevelRow>,
+    /// Per side, with thresholds and levels: the highest level that met them.
+    #[serde(default)]
+    pub capacity: Vec<Capacity>,
+    /// Whether a signal stopped the grid before its end.
+    pub interrupted: bool,
+    /// Every run, with its coordinates, in the order they ran.
+    pub runs: Vec<GridRun>,
+}
+
+/// Several rounds of one plan as one result: histograms added, counts summed, durations
+/// summed (the rounds ran one after the other, so their rates are over their summed time), the
+/// error classes summed; the rest (plan, series, containers) is the first round's.
+pub fn merge_rounds(runs: &[&RunResult]) -> Result<RunResult, MergeError> {
+    let first = *runs.first().ok_or(MergeError::Empty)?;
+    if runs.len() == 1 {
+        return Ok(first.clone());
+    }
+    let secs: f64 = runs.iter().map(|r| r.duration).sum();
+    let mut labels: Vec<LabelStats> = first
+        .labels
+        .iter()
+        .map(|l| stats_of(l, 0))
+        .collect::<Result<_, _>>()?;
+    let mut total = stats_of(&first.total, 0)?;
+    let mut errors: Vec<ErrorResult> = first.errors.clone();
+    for (i, r) in runs.iter().enumerate().skip(1) {
+        if r.labels.len() != labels.len() {
+            return Err(MergeError::DifferentPlans(
+                i + 1,
+                "its steps differ from the first round's".into(),
+            ));
+        }
+        for (into, l) in labels.iter_mut().zip(&r.labels) {
+            into.add(&stats_of(l, i)?);
+        }
+        total.add(&stats_of(&r.total, i)?);
+        for e in &r.errors {
+            match errors.iter_mut().find(|x| x.class == e.class) {
+                Some(x) => x.count += e.count,
+                None => errors.push(e.clone()),
+            }
+        }
+    }
+    let mut merged = first.clone();
+    merged.duration = secs;
+    merged.labels = labels
+        .iter()
+        .map(|l| LabelResult::from_stats(l, secs))
+        .collect();
+    merged.total = LabelResult::from_stats(&total, secs);
+    merged.errors = errors;
+    merged.aborted = runs.iter().map(|r| r.aborted).sum();
+    merged.interrupted = runs.iter().any(|r| r.interrupted);
+    merged.thresholds.clear();
+    Ok(merged)
+}
+
+/// The mean of `f` over the rounds that have it.
+fn mean_of(runs: &[&RunResult], f: impl Fn(&RunResult) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = runs.iter().filter_map(|r| f(r)).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+impl LevelRow {
+    /// The row of one level and side from its rounds; `thresholds` judge the merged rounds.
+    pub fn of(
+        at: &Coordinates,
+        runs: &[&RunResult],
+        thresholds: &[Threshold],
+    ) -> Result<(LevelRow, RunResult), MergeError> {
+        let merged = merge_rounds(runs)?;
+        let t = &merged.total;
+        let failed = t.errors.saturating_sub(t.aborted);
+        let mut containers: Vec<LevelContainer> = Vec::new();
+        if let Some(first) = runs.first() {
+            for c in &first.containers {
+                let of = |r: &RunResult| {
+                    r.containers
+                        .iter()
+                        .find(|x| x.name == c.name)
+                        .and_then(|x| x.load.clone())
+                };
+                containers.push(LevelContainer {
+                    name: c.name.clone(),
+                    cpu_percent: mean_of(runs, |r| of(r).map(|u| u.cpu_mean)).unwrap_or(0.0),
+                    memory: mean_of(runs, |r| of(r).map(|u| u.mem_mean as f64)).unwrap_or(0.0)
+                        as u64,
+                });
+            }
+        }
+        let db_tps = mean_of(runs, |r| {
+            (!r.databases.is_empty())
+                .then(|| r.databases.iter().map(|d| d.transactions.load_per_s).sum())
+        });
+        let passed = (!thresholds.is_empty())
+            .then(|| thresholds.iter().all(|th| th.evaluate(&merged).passed));
+        let row = LevelRow {
+            level: at.level,
+            side: at.side.clone(),
+            rounds: runs.len() as u32,
+            total: t.clone(),
+            failed_percent: if t.samples == 0 {
+                0.0
+            } else {
+                100.0 * failed as f64 / t.samples as f64
+            },
+            aborted: t.aborted,
+            containers,
+            db_tps,
+            passed,
+            crossed: false,
+        };
+        Ok((row, merged))
+    }
+}
+
+impl GridResult {
+    /// A grid's result from its runs (in the order they ran) and its level table.
+    pub fn new(
+        runs: Vec<GridRun>,
+        rows: Vec<LevelRow>,
+        thresholds: &[Threshold],
+        until: Option<&Threshold>,
+        interrupted: bool,
+    ) -> Self {
+        let description = describe(&runs, &rows);
+        let mut sides: Vec<Option<String>> = Vec::new();
+        for r in &rows {
+            if !sides.contains(&r.side) {
+                sides.push(r.side.clone());
+            }
+        }
+        let levels = rows.iter().any(|r| r.level.is_some());
+        let capacity = if thresholds.is_empty() || !levels {
+            Vec::new()
+        } else {
+            sides
+                .iter()
+                .map(|side| {
+                    let mine = rows.iter().filter(|r| &r.side == side);
+                    let met: Vec<&LevelRow> = mine.take_while(|r| r.passed == Some(true)).collect();
+                    Capacity {
+                        side: side.clone(),
+                        level: met.last().and_then(|r| r.level),
+                        throughput: met.last().map(|r| r.total.throughput),
+                    }
+                })
+                .collect()
+        };
+        GridResult {
+            schema_version: crate::SCHEMA_VERSION,
+            kind: GRID_KIND.into(),
+            throng_version: env!("CARGO_PKG_VERSION").to_string(),
+            description,
+            thresholds: thresholds.iter().map(|t| t.text.clone()).collect(),
+            until: until.map(|t| t.text.clone()),
+            rows,
+            capacity,
+            interrupted,
+            runs,
+        }
+    }
+
+    /// Whether every row met the thresholds.
+    pub fn passed(&self) -> bool {
+        self.rows.iter().all(|r| r.passed != Some(false))
+    }
+
+    /// The sides, in order (none for a sweep of one target).
+    pub fn sides(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for r in &self.rows {
+            if let Some(s) = &r.side {
+                if !out.contains(s) {
+                    out.push(s.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Every level and side as a column of a comparison (named `2,000 users go`), its rounds
+    /// the column's runs, in the order they ran.
+    pub fn columns(&self) -> Vec<crate::Side> {
+        let mut out: Vec<crate::Side> = Vec::new();
+        for r in &self.runs {
+            let name = Coordinates {
+                round: 1,
+                ..r.at.clone()
+            }
+            .title(1);
+            let name = if name.is_empty() { "run".into() } else { name };
+            match out.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.runs.push(r.result.clone()),
+                None => out.push(crate::Side {
+                    name,
+                    runs: vec![r.result.clone()],
+                }),
+            }
+        }
+        out
+    }
+
+    /// The runs as the sides of a comparison (each side's rounds, at one level): with levels,
+    /// the level given, else the only one.
+    pub fn comparison_sides(&self, level: Option<Level>) -> Vec<crate::Side> {
+        let mut out: Vec<crate::Side> = Vec::new();
+        for r in self.runs.iter().filter(|r| r.at.level == level) {
+            let name = r.at.side.clone().unwrap_or_else(|| "run".into());
+            match out.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.runs.push(r.result.clone()),
+                None => out.push(crate::Side {
+                    name,
+                    runs: vec![r.result.clone()],
+                }),
+            }
+        }
+        out
+    }
+
+    /// The level table's cells, the header first; `exact` keeps every digit (CSV).
+    pub fn table_rows(&self, exact: bool) -> Vec<Vec<String>> {
+        let levels = self.rows.iter().find_map(|r| r.level);
+        let sides = self.rows.iter().any(|r| r.side.is_some());
+        let containers = self.rows.iter().any(|r| !r.containers.is_empty());
+        let db = self.rows.iter().any(|r| r.db_tps.is_some());
+        let judged = self.rows.iter().any(|r| r.passed.is_some() || r.crossed);
+        let mut header: Vec<String> = Vec::new();
+        if let Some(l) = levels {
+            header.push(match l {
+                Level::Users(_) => "Users".into(),
+                Level::Rate(_) => "Rate (/s)".into(),
+            });
+        }
+        if sides {
+            header.push("Side".into());
+        }
+        header.extend(
+            [
+                "Throughput (/s)",
+                "Samples",
+                "Mean",
+                "p50",
+                "p90",
+                "p95",
+                "p99",
+                "Max",
+                "Error %",
+                "Aborted",
+            ]
+            .map(String::from),
+        );
+        if containers {
+            header.extend(["CPU %".to_string(), "Memory (MiB)".to_string()]);
+        }
+        if db {
+            header.push("DB TPS".into());
+        }
+        if judged {
+            header.push("Thresholds".into());
+        }
+        let f = |v: f64, digits: usize| {
+            if exact {
+                v.to_string()
+            } else {
+                format!("{v:.digits$}")
+            }
+        };
+        let mut out = vec![header];
+        for r in &self.rows {
+            let mut row: Vec<String> = Vec::new();
+            if levels.is_some() {
+                row.push(r.level.map_or("-".into(), |l| match l {
+                    Level::Users(n) => n.to_string(),
+                    Level::Rate(v) => v.to_string(),
+                }));
+            }
+            if sides {
+                row.push(r.side.clone().unwrap_or_default());
+            }
+            let l = &r.total.latency;
+            let ms = |v: f64| if l.count == 0 { "-".into() } else { f(v, 2) };
+            row.extend([
+                f(r.total.throughput, 1),
+                r.total.samples.to_string(),
+                ms(l.mean),
+                ms(l.p50),
+                ms(l.p90),
+                ms(l.p95),
+                ms(l.p99),
+                ms(l.max),
+                f(r.failed_percent, 2),
+                r.aborted.to_string(),
+            ]);
+            if containers {
+                let cpu: f64 = r.containers.iter().map(|c| c.cpu_percent).sum();
+                let mem: u64 = r.containers.iter().map(|c| c.memory).sum();
+                if r.containers.is_empty() {
+                    row.extend(["-".to_string(), "-".to_string()]);
+                } else {
+                    row.extend([f(cpu, 1), f(mem as f64 / 1_048_576.0, 1)]);
+                }
+            }
+            if db {
+                row.push(r.db_tps.map_or("-".into(), |v| f(v, 1)));
+            }
+            if judged {
+                let mut s = match r.passed {
+                    Some(true) => "pass".to_string(),
+                    Some(false) => "FAIL".to_string(),
+                    None => String::new(),
+                };
+                if r.crossed {
+                    s = format!("{s} (until)").trim().to_string();
+                }
+                row.push(s);
+            }
+            out.push(row);
+        }
+        out
+    }
+
+    /// The lines under the table: capacity, the sweep's end, what the columns mean.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let at = |t: &[String]| t.join(", ");
+        for c in &self.capacity {
+            let side = c.side.as_ref().map_or(String::new(), |s| format!("{s}: "));
+            out.push(match (c.level, c.throughput) {
+                (Some(l), Some(t)) => format!(
+                    "capacity: {side}{l} at {} ({t:.1} requests/s)",
+                    at(&self.thresholds)
+                ),
+                _ => format!("capacity: {side}no level met {}", at(&self.thresholds)),
+            });
+        }
+        if let Some(u) = &self.until {
+            for r in self.rows.iter().filter(|r| r.crossed) {
+                let side = r.side.as_ref().map_or(String::new(), |s| format!("{s} "));
+                let level = r.level.map_or(String::new(), |l| format!(" at {l}"));
+                out.push(format!("{side}crossed {u}{level}: its sweep ended there"));
+            }
+        }
+        if self.rows.iter().any(|r| !r.containers.is_empty()) {
+            let names: Vec<String> = self
+                .rows
+                .iter()
+                .flat_map(|r| r.containers.iter().map(|c| c.name.clone()))
+                .fold(Vec::new(), |mut v, n| {
+                    if !v.contains(&n) {
+                        v.push(n);
+                    }
+                    v
+                });
+            out.push(format!(
+                "CPU % and memory: the mean under load of each side's containers ({}), summed",
+                names.join(", ")
+            ));
+        }
+        out.push(
+            "latencies in ms; Error %: failures other than the requests aborted at the end of a \
+             run, which are counted apart"
+                .into(),
+        );
+        if self.interrupted {
+            out.push("stopped early: the grid holds what ran".into());
+        }
+        out
+    }
+}
+
+/// What a grid ran: the levels or sides, what each run was, and the target.
+fn describe(runs: &[GridRun], rows: &[LevelRow]) -> String {
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    let rounds = runs.iter().map(|r| r.at.round).max().unwrap_or(1);
+    let title = format!("{}: ", first.at.title(rounds));
+    let target = first
+        .result
+        .plan
+        .target
+        .strip_prefix(&title)
+        .unwrap_or(&first.result.plan.target);
+    let mut levels: Vec<Level> = Vec::new();
+    for r in rows {
+        if let Some(l) = r.level {
+            if !levels.contains(&l) {
+                levels.push(l);
+            }
+        }
+    }
+    let mut sides: Vec<&str> = Vec::new();
+    for r in rows {
+        if let Some(s) = r.side.as_deref() {
+            if !sides.contains(&s) {
+                sides.push(s);
+            }
+        }
+    }
+    let mut what = Vec::new();
+    if let Some(l) = levels.first() {
+        let values: Vec<String> = levels
+            .iter()
+            .map(|l| match l {
+                Level::Users(n) => n.to_string(),
+                Level::Rate(r) => r.to_string(),
+            })
+            .collect();
+        what.push(format!("{} {}", l.kind(), values.join(", ")));
+    }
+    if !sides.is_empty() {
+        what.push(format!("sides {}", sides.join(", ")));
+    }
+    if rounds > 1 {
+        what.push(format!("{rounds} rounds"));
+    }
+    let plan = &first.result.plan;
+    let each = match (plan.planned_duration(), plan.warmup.is_zero()) {
+        (Some(d), true) => format!("; each run {}", humantime::format_duration(d)),
+        (Some(d), false) => format!(
+            "; each run {} after a warm-up of {}",
+            humantime::format_duration(d),
+            humantime::format_duration(plan.warmup)
+        ),
+        (None, _) => String::new(),
+    };
+    format!("{}{each} -> {target}", what.join("; "))
+}
+
+/// A grid's summary as text: what ran, the level table and its notes.
+pub fn render_grid(g: &GridResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "grid: {} ({} runs)", g.description, g.runs.len());
+    out.push_str(&crate::table::aligned(&g.table_rows(false)));
+    for n in g.notes() {
+        let _ = writeln!(out, "{n}");
+    }
+    out
+}
+
+/// A grid as Markdown: the level table and its notes, ready to paste.
+pub fn grid_markdown(g: &GridResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "**grid**: {} ({} runs)\n", g.description, g.runs.len());
+    out.push_str(&crate::markdown::table(&g.table_rows(false)));
+    out.push('\n');
+    for n in g.notes() {
+        let _ = writeln!(out, "- {n}");
+    }
+    out
+}
+
+/// A grid's level table as CSV, every digit kept.
+pub fn grid_csv(g: &GridResult) -> String {
+    let mut out = String::new();
+    for row in g.table_rows(true) {
+        crate::csv::line(&mut out, &row);
+    }
+    out
+}
+
+/// The JSON Schema of [`GridResult`], as checked into the repository as `schema-grid.json`.
+pub fn grid_schema() -> Result<String, serde_json::Error> {
+    let schema = schemars::schema_for!(GridResult);
+    Ok(serde_json::to_string_pretty(&schema)? + "\n")
+}
+
+/// Reads a grid's JSON document, if `text` is one.
+pub fn read_grid(text: &str) -> Option<Result<GridResult, serde_json::Error>> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    if doc.get("kind")?.as_str()? != GRID_KIND {
+        return None;
+    }
+    Some(serde_json::from_value(doc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_parse_lists_and_ranges_and_refuse_nonsense() {
+        assert_eq!(
+            Level::parse_sweep("users=10,50..200:50").unwrap(),
+            [10, 50, 100, 150, 200].map(Level::Users).to_vec()
+        );
+        assert_eq!(
+            Level::parse_sweep("rate=2000,2500.5").unwrap(),
+            vec![Level::Rate(2000.0), Level::Rate(2500.5)]
+        );
+        for bad in [
+            "users",
+            "conns=1,2",
+            "users=1.5",
+            "users=0",
+            "rate=-3",
+            "users=10..1:1",
+            "users=1..10",
+            "users=1..100000:1",
+            "users=ten",
+        ] {
+            assert!(Level::parse_sweep(bad).is_err(), "{bad} parsed");
+        }
+    }
+}

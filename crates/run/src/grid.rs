@@ -1,0 +1,390 @@
+//! A grid of runs as one library call: a plan at several load levels (a sweep), against several
+//! sides (A/B), in rounds, with a cooldown between runs, a condition that ends a side's sweep,
+//! and one result with the level table and the capacity.
+//!
+//! The grid says *which* runs happen, in which order, and what becomes of their results; each
+//! run is the caller's [`crate::Run`], made for its coordinates by a closure (the command line
+//! points it at the side's URL and sets the level's users or rate), so a grid costs no more per
+//! request than single runs. For each level the sides alternate round after round (A B A B),
+//! so a drift of the machine falls on every side alike.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use throng_core::LoadSpec;
+use throng_report::{
+    compare, comparison_markdown, grid_csv, grid_html, grid_markdown, render_comparison,
+    render_grid, sides_markdown, Coordinates, Format, GridResult, GridRun, Level, LevelRow,
+    Threshold,
+};
+
+use crate::{check_writable, Finished, RunError, EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS};
+
+/// The runs of a grid: build it, then [`Grid::execute`] with a closure that runs one cell.
+#[derive(Debug, Clone, Default)]
+pub struct Grid {
+    levels: Vec<Level>,
+    sides: Vec<String>,
+    rounds: u32,
+    cooldown: Duration,
+    thresholds: Vec<Threshold>,
+    until: Option<Threshold>,
+    json: Option<PathBuf>,
+    reports: Vec<(Format, PathBuf)>,
+    summary: bool,
+    messages: bool,
+}
+
+/// A finished grid: its result and what became of its outputs.
+#[derive(Debug, Clone)]
+pub struct GridFinished {
+    /// Every run with its coordinates, the level table and the capacity.
+    pub result: GridResult,
+    /// Outputs that could not be written (exit code 1).
+    pub failures: Vec<String>,
+}
+
+impl GridFinished {
+    /// 1 if an output could not be written, else 99 if a level failed its thresholds, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if !self.failures.is_empty() {
+            EXIT_RUNTIME
+        } else if self.result.passed() {
+            EXIT_OK
+        } else {
+            EXIT_THRESHOLDS
+        }
+    }
+}
+
+/// `spec` at a level of a sweep: the level's users (a closed loop, replacing the spec's users,
+/// stages or rate) or rate (an open loop, whose in-flight bound stays the spec's).
+pub fn at_level(spec: &LoadSpec, level: Level) -> LoadSpec {
+    let mut s = spec.clone();
+    s.user_stages = None;
+    s.rate_stages = None;
+    match level {
+        Level::Users(n) => {
+            s.users = Some(n);
+            s.rate = None;
+            s.max_in_flight = None;
+            s.queue = None;
+            s.arrivals = None;
+        }
+        Level::Rate(r) => {
+            s.rate = Some(r);
+            s.think_time = None;
+            s.iterations = None;
+        }
+    }
+    s
+}
+
+impl Grid {
+    /// A grid of one run until told otherwise.
+    pub fn new() -> Self {
+        Grid {
+            rounds: 1,
+            ..Grid::default()
+        }
+    }
+
+    /// The levels of a sweep, in the order they run.
+    pub fn levels(mut self, levels: impl IntoIterator<Item = Level>) -> Self {
+        self.levels = levels.into_iter().collect();
+        self
+    }
+
+    /// The sides' names, in the order they run at each level.
+    pub fn sides(mut self, sides: impl IntoIterator<Item = String>) -> Self {
+        self.sides = sides.into_iter().collect();
+        self
+    }
+
+    /// Rounds of every level and side (at least 1).
+    pub fn rounds(mut self, rounds: u32) -> Self {
+        self.rounds = rounds.max(1);
+        self
+    }
+
+    /// A pause between two runs, so one run's aftermath (connections closing, a collector)
+    /// does not fall on the next.
+    pub fn cooldown(mut self, cooldown: Duration) -> Self {
+        self.cooldown = cooldown;
+        self
+    }
+
+    /// Pass conditions each row of the level table is judged by (its rounds merged); with
+    /// levels, the capacity is the highest level that met them before the first that did not.
+    pub fn thresholds(mut self, thresholds: impl IntoIterator<Item = Threshold>) -> Self {
+        self.thresholds.extend(thresholds);
+        self
+    }
+
+    /// Replaces the thresholds with `thresholds` (a scenario file's own with the flags').
+    pub fn with_thresholds(mut self, thresholds: Vec<Threshold>) -> Self {
+        self.thresholds = thresholds;
+        self
+    }
+
+    /// Ends a side's sweep after the first level at which `condition` holds (`p99>500ms`,
+    /// `error_rate>5%`), or at which nothing could be observed; that level is kept and marked.
+    pub fn until(mut self, condition: Threshold) -> Self {
+        self.until = Some(condition);
+        self
+    }
+
+    /// Writes the grid's JSON document to `path` (`-`: standard output).
+    pub fn json(mut self, path: impl Into<PathBuf>) -> Self {
+        self.json = Some(path.into());
+        self
+    }
+
+    /// Writes the grid in `format` (html, markdown, csv, json) to `path` too.
+    pub fn report(mut self, format: Format, path: impl Into<PathBuf>) -> Self {
+        self.reports.push((format, path.into()));
+        self
+    }
+
+    /// Prints the level table (and the sides' comparison) at the end.
+    pub fn summary(mut self, on: bool) -> Self {
+        self.summary = on;
+        self
+    }
+
+    /// Says on standard error which run starts, and each level's row as it is done.
+    pub fn messages(mut self, on: bool) -> Self {
+        self.messages = on;
+        self
+    }
+
+    /// Every run's coordinates, in the order they would run if no side's sweep ends early.
+    pub fn cells(&self) -> Vec<Coordinates> {
+        let levels: Vec<Option<Level>> = match self.levels.is_empty() {
+            true => vec![None],
+            false => self.levels.iter().copied().map(Some).collect(),
+        };
+        let sides: Vec<Option<String>> = match self.sides.is_empty() {
+            true => vec![None],
+            false => self.sides.iter().cloned().map(Some).collect(),
+        };
+        let mut out = Vec::new();
+        for level in &levels {
+            for round in 1..=self.rounds {
+                for side in &sides {
+                    out.push(Coordinates {
+                        level: *level,
+                        side: side.clone(),
+                        round,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks the outputs before any load: formats a grid writes, files writable.
+    pub fn check(&self) -> Result<(), RunError> {
+        for (format, path) in &self.reports {
+            if matches!(format, Format::Junit) {
+                return Err(RunError::Input(
+                    "--report: a grid writes html, markdown, csv or json; write JUnit of one run \
+                     with throng report on its result"
+                        .into(),
+                ));
+            }
+            check_writable(path).map_err(|e| RunError::Input(format!("the report {e}")))?;
+        }
+        if let Some(path) = &self.json {
+            check_writable(path).map_err(|e| RunError::Input(format!("the result file {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Runs every cell through `run` (which makes and executes the [`crate::Run`] of those
+    /// coordinates, titled with the given text), then writes the grid's outputs. A run stopped
+    /// by a signal ends the grid with what ran; an error from `run` ends it at once.
+    pub async fn execute<F, Fut>(self, mut run: F) -> Result<GridFinished, RunError>
+    where
+        F: FnMut(Coordinates, String) -> Fut,
+        Fut: Future<Output = Result<Finished, RunError>>,
+    {
+        self.check()?;
+        let cells = self.cells();
+        let total = cells.len();
+        let mut runs: Vec<GridRun> = Vec::new();
+        let mut rows: Vec<LevelRow> = Vec::new();
+        let mut ended: Vec<Option<String>> = Vec::new();
+        let mut failures = Vec::new();
+        let mut interrupted = false;
+        let mut n = 0;
+        let mut i = 0;
+        while i < cells.len() && !interrupted {
+            let level = cells[i].level;
+            let this: Vec<&Coordinates> =
+                cells[i..].iter().take_while(|c| c.level == level).collect();
+            i += this.len();
+            for at in this.iter().filter(|c| !ended.contains(&c.side)) {
+                if n > 0 && !self.cooldown.is_zero() {
+                    if self.messages {
+                        eprintln!(
+                            "cooling down for {}",
+                            humantime::format_duration(self.cooldown)
+                        );
+                    }
+                    tokio::time::sleep(self.cooldown).await;
+                }
+                n += 1;
+                let title = at.title(self.rounds);
+                if self.messages {
+                    eprintln!("run {n} of at most {total}: {title}");
+                }
+                let finished = run((*at).clone(), title).await?;
+                failures.extend(finished.failures.iter().cloned());
+                interrupted = finished.result.interrupted;
+                runs.push(GridRun {
+                    at: (*at).clone(),
+                    result: finished.result,
+                });
+                if interrupted {
+                    break;
+                }
+            }
+            let mut sides: Vec<Option<String>> = Vec::new();
+            for at in &this {
+                if !sides.contains(&at.side) && !ended.contains(&at.side) {
+                    sides.push(at.side.clone());
+                }
+            }
+            for side in sides {
+                let mine: Vec<&throng_report::RunResult> = runs
+                    .iter()
+                    .filter(|r| r.at.level == level && r.at.side == side)
+                    .map(|r| &r.result)
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                let at = Coordinates {
+                    level,
+                    side: side.clone(),
+                    round: 1,
+                };
+                let (mut row, merged) =
+                    LevelRow::of(&at, &mine, &self.thresholds).map_err(|e| {
+                        RunError::Runtime(format!("the rounds of {}: {e}", at.title(1)))
+                    })?;
+                if let Some(u) = &self.until {
+                    let r = u.evaluate(&merged);
+                    if r.passed || r.observed.is_none() {
+                        row.crossed = true;
+                        ended.push(side.clone());
+                    }
+                }
+                if self.messages {
+                    eprintln!("{}", row_line(&row));
+                }
+                rows.push(row);
+            }
+        }
+        let result = GridResult::new(
+            runs,
+            rows,
+            &self.thresholds,
+            self.until.as_ref(),
+            interrupted,
+        );
+        let mut done = GridFinished { result, failures };
+        self.write(&mut done);
+        Ok(done)
+    }
+
+    fn write(&self, done: &mut GridFinished) {
+        let g = &done.result;
+        // The sides' comparison, at the one level or without levels.
+        let comparison = (self.sides.len() > 1 && self.levels.len() <= 1)
+            .then(|| compare(&g.comparison_sides(self.levels.first().copied()), true).ok())
+            .flatten();
+        let stdout_json = self.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+        if self.summary {
+            let mut text = String::new();
+            if let Some(c) = &comparison {
+                text.push_str(&render_comparison(c));
+                text.push('\n');
+            }
+            text.push_str(&render_grid(g));
+            match stdout_json {
+                true => eprint!("\n{text}"),
+                false => print!("\n{text}"),
+            }
+        }
+        let doc = serde_json::to_string_pretty(g).unwrap_or_default() + "\n";
+        let mut put = |path: &std::path::Path, text: &str| {
+            if path.as_os_str() == "-" {
+                print!("{text}");
+                return;
+            }
+            match std::fs::write(path, text) {
+                Ok(()) if self.messages => eprintln!("written to {}", path.display()),
+                Ok(()) => {}
+                Err(e) => done
+                    .failures
+                    .push(format!("cannot write {}: {e}", path.display())),
+            }
+        };
+        if let Some(path) = &self.json {
+            put(path, &doc);
+        }
+        for (format, path) in &self.reports {
+            let text = match format {
+                Format::Html => grid_html(g),
+                Format::Markdown => {
+                    let mut t = grid_markdown(g);
+                    if let Some(c) = &comparison {
+                        t.push('\n');
+                        t.push_str(&comparison_markdown(c));
+                        t.push_str(&sides_markdown(
+                            &g.comparison_sides(self.levels.first().copied()),
+                        ));
+                    }
+                    t
+                }
+                Format::Csv => grid_csv(g),
+                _ => doc.clone(),
+            };
+            put(path, &text);
+        }
+    }
+}
+
+/// A level's row as one line, for the messages as the grid goes.
+fn row_line(r: &LevelRow) -> String {
+    let mut at = Vec::new();
+    if let Some(l) = r.level {
+        at.push(l.to_string());
+    }
+    if let Some(s) = &r.side {
+        at.push(s.clone());
+    }
+    let l = &r.total.latency;
+    let p = |v: f64| match l.count {
+        0 => "-".to_string(),
+        _ => format!("{v:.2} ms"),
+    };
+    let mut s = format!(
+        "level done: {}: {:.1} requests/s, p50 {}, p99 {}, errors {:.2}%",
+        at.join(", "),
+        r.total.throughput,
+        p(l.p50),
+        p(l.p99),
+        r.failed_percent
+    );
+    if r.aborted > 0 {
+        s.push_str(&format!(", {} aborted at the end", r.aborted));
+    }
+    if r.crossed {
+        s.push_str(" (crossed the until condition: this side's sweep ends here)");
+    }
+    s
+}

@@ -1,0 +1,281 @@
+//! Grids in one command: `throng run PLAN --sweep users=... --target go=URL --target java=URL
+//! [--rounds R]` runs the same plan at each level against each side in turn (A B A B ...), with
+//! a cooldown between runs and each side's containers and databases watched during its own
+//! runs, then prints the level table (and, for sides at one level, their comparison). The runs
+//! and their order are the library's [`throng_run::Grid`]; this module points each run at its
+//! side and level, and checks every side before any load.
+
+use std::path::Path;
+
+use throng_report::{Coordinates, Level};
+
+use super::args::RunArgs;
+use super::runner::{run_once, Outputs};
+use super::CliError;
+
+/// One side of an A/B run: its name and the URL it puts the plan against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbSide {
+    /// The name in the comparison's columns.
+    pub name: String,
+    /// The URL replacing the plan's target.
+    pub url: String,
+}
+
+fn usage(m: impl Into<String>) -> CliError {
+    CliError::Usage(m.into())
+}
+
+/// The sides when `--target NAME=URL` flags ask for an A/B run: with `throng run URL` every
+/// `--target` is a side; with a scenario file of one target, names that are not the file's
+/// targets are sides. `None` when the run is a single one (no `--target`, or a scenario's
+/// targets pointed elsewhere).
+pub fn sides(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
+    if a.targets.is_empty() {
+        return Ok(None);
+    }
+    let mut pairs = a
+        .targets
+        .iter()
+        .map(|t| {
+            let (n, u) = t.split_once('=').ok_or_else(|| {
+                usage(format!(
+                    "--target {t:?}: write NAME=URL, e.g. --target go=http://127.0.0.1:8081"
+                ))
+            })?;
+            Ok(AbSide {
+                name: n.trim().to_string(),
+                url: u.trim().to_string(),
+            })
+        })
+        .collect::<Result<Vec<_>, CliError>>()?;
+    if super::scenario::is_scenario(&a.url) {
+        // A file that does not load says why in the run itself.
+        let Ok(scenario) = throng_scenario::load(Path::new(&a.url), &crate::protocols()) else {
+            return Ok(None);
+        };
+        let own: Vec<&str> = scenario.targets.iter().map(|t| t.name.as_str()).collect();
+        let foreign: Vec<AbSide> = pairs
+            .iter()
+            .filter(|p| !own.contains(&p.name.as_str()))
+            .cloned()
+            .collect();
+        // One unknown name is a mistyped target rather than an A/B run: the override says so.
+        if foreign.len() < 2 {
+            return Ok(None);
+        }
+        // The sides replace the one target of the file that no --target NAME=URL points
+        // elsewhere; the file's other targets stay the same for every side.
+        let free: Vec<&str> = own
+            .iter()
+            .copied()
+            .filter(|t| !pairs.iter().any(|p| p.name == *t))
+            .collect();
+        if free.len() != 1 {
+            return Err(usage(format!(
+                "--target: the sides {} replace one target of {}, but {} of its targets are not \
+                 pointed elsewhere ({free:?}): give all but one of them as --target NAME=URL",
+                foreign
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                a.url,
+                free.len()
+            )));
+        }
+        pairs = foreign;
+    }
+    if pairs.len() < 2 {
+        return Err(usage(format!(
+            "--target {}: an A/B run needs two or more sides (--target A=URL --target B=URL)",
+            a.targets[0]
+        )));
+    }
+    let protocols = crate::protocols();
+    for (i, p) in pairs.iter().enumerate() {
+        let flag = format!("--target {}={}", p.name, p.url);
+        if p.name.is_empty() || pairs[..i].iter().any(|q| q.name == p.name) {
+            return Err(usage(format!("{flag}: each side needs a name of its own")));
+        }
+        // Every side's URL is checked before the first side's load.
+        let checked = match protocols.for_url(&p.url) {
+            Some(proto) => proto.check_target(&p.url),
+            None => throng_http::HttpConfig::new(&p.url)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        };
+        checked.map_err(|e| usage(format!("{flag}: {e}")))?;
+    }
+    Ok(Some(pairs))
+}
+
+/// The flags of one run of the grid: the side's URL in place of the plan's (a scenario's one
+/// side target pointed at it), the level's users or rate, the side's containers and databases
+/// only, and no outputs of its own (the grid writes them).
+fn cell_args(a: &RunArgs, at: &Coordinates, sides: &[AbSide]) -> Result<RunArgs, CliError> {
+    let mut r = a.clone();
+    let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
+    if let Some(side) = at
+        .side
+        .as_ref()
+        .and_then(|n| sides.iter().find(|s| &s.name == n))
+    {
+        if super::scenario::is_scenario(&a.url) {
+            let scenario = throng_scenario::load(Path::new(&a.url), &crate::protocols())
+                .map_err(|e| usage(e.to_string()))?;
+            // The one target of the file that no --target NAME=URL names is the sides' target.
+            let named: Vec<&str> = a
+                .targets
+                .iter()
+                .filter_map(|t| t.split_once('=').map(|(n, _)| n.trim()))
+                .collect();
+            let free: Vec<&str> = scenario
+                .targets
+                .iter()
+                .map(|t| t.name.as_str())
+                .filter(|t| !named.contains(t))
+                .collect();
+            let [target] = free[..] else {
+                return Err(usage(format!(
+                    "--target: {} has {} targets that no --target NAME=URL points elsewhere \
+                     ({free:?}): the sides replace one of them; point the others with \
+                     --target NAME=URL",
+                    a.url,
+                    free.len()
+                )));
+            };
+            r.targets = a
+                .targets
+                .iter()
+                .filter(|t| {
+                    !t.split_once('=')
+                        .is_some_and(|(n, _)| names.contains(&n.trim()))
+                })
+                .cloned()
+                .chain(std::iter::once(format!("{target}={}", side.url)))
+                .collect();
+        } else {
+            r.url = side.url.clone();
+            r.targets.clear();
+        }
+    }
+    if let Some(level) = at.level {
+        r.run = a.run.at_level(level);
+    }
+    // `--container go=web-go` is this side's when it names a side; a plain name is every
+    // side's. The same for `--db-stats go=postgres://...`.
+    let mine = |list: &[String]| -> Vec<String> {
+        list.iter()
+            .filter_map(|c| match c.split_once('=') {
+                Some((n, c)) if names.contains(&n) => {
+                    (Some(n) == at.side.as_deref()).then(|| c.to_string())
+                }
+                _ => Some(c.clone()),
+            })
+            .collect()
+    };
+    r.run.containers = mine(&a.run.containers);
+    r.sql.db_stats = mine(&a.sql.db_stats);
+    r.run.json = None;
+    r.run.reports.clear();
+    r.run.sweep = None;
+    r.run.until = None;
+    r.run.rounds = 1;
+    Ok(r)
+}
+
+/// Runs the grid: every side checked first (its URL, its protocol's flags, its server where
+/// the protocol asks one before the load, as gRPC's reflection), then every run.
+pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, CliError> {
+    let names: Vec<String> = sides.iter().map(|s| s.name.clone()).collect();
+    let first_level = a.run.levels()?.first().copied();
+    let (mut labels, mut thresholds) = (Vec::new(), Vec::new());
+    let check: Vec<Option<&AbSide>> = match sides.is_empty() {
+        true => vec![None],
+        false => sides.iter().map(Some).collect(),
+    };
+    for side in check {
+        let at = Coordinates {
+            level: first_level,
+            side: side.map(|s| s.name.clone()),
+            round: 1,
+        };
+        let args = cell_args(a, &at, &sides)?;
+        super::sql::db_stats(&args).map_err(|e| match (e, side) {
+            (CliError::Usage(m), Some(s)) => usage(format!("side {}: {m}", s.name)),
+            (e, _) => e,
+        })?;
+        let checked = Outputs {
+            check_only: true,
+            ..Outputs::default()
+        };
+        let named = |e: String| match side {
+            Some(s) => format!("side {}: {e}", s.name),
+            None => e,
+        };
+        match run_once(&args, checked).await {
+            Err(CliError::Checked(l, t)) => (labels, thresholds) = (l, t),
+            Err(CliError::Usage(m)) => return Err(usage(named(m))),
+            Err(CliError::Runtime(e)) => {
+                return Err(CliError::Runtime(anyhow::anyhow!(named(format!("{e:#}")))))
+            }
+            Ok(_) => {}
+        }
+    }
+    let grid = a
+        .run
+        .grid(&labels)?
+        .with_thresholds(thresholds)
+        .sides(names);
+    let finished = grid
+        .execute(|at, title| {
+            let out = &out;
+            let sides = &sides;
+            async move {
+                let args = cell_args(a, &at, sides).map_err(run_error)?;
+                // Each run's samples in a file of their own: `s.jtl` -> `s.1000-users-go-1.jtl`.
+                let tag: Vec<String> = [
+                    at.level.map(|l| match l {
+                        Level::Users(n) => format!("{n}-users"),
+                        Level::Rate(r) => format!("{r}-per-s"),
+                    }),
+                    at.side.clone(),
+                    Some(at.round.to_string()),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let run_out = Outputs {
+                    run: throng_run::flags::Outputs {
+                        show: out.run.show,
+                        quiet: out.run.quiet,
+                        title: Some(title),
+                        samples: out
+                            .run
+                            .samples
+                            .as_ref()
+                            .map(|p| throng_run::beside(p, &tag.join("-"))),
+                        ..Default::default()
+                    },
+                    ..Outputs::default()
+                };
+                super::sql::with_db_stats(&args, run_out, |o| run_once(&args, o))
+                    .await
+                    .map_err(run_error)
+            }
+        })
+        .await?;
+    for f in &finished.failures {
+        eprintln!("throng: error: {f}");
+    }
+    Ok(finished.exit_code())
+}
+
+/// A run's failure as the grid's: bad input stays bad input (exit 2).
+fn run_error(e: CliError) -> throng_run::RunError {
+    match e {
+        CliError::Usage(m) => throng_run::RunError::Input(m),
+        other => throng_run::RunError::Runtime(format!("{other:#}")),
+    }
+}

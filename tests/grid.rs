@@ -1,0 +1,287 @@
+//! Grids through the binary: a sweep finds the capacity of a target whose capacity is known,
+//! ends where its condition says, and writes one result that every format reads back; a
+//! warm-up reaches the target and no result; a scenario of several targets takes sides for one;
+//! a bad side is refused before any load.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::{delayed, throng};
+use throng::testbed::{Delay, HttpTarget};
+
+use crate::compare::ONE_AT_A_TIME;
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_finds_the_capacity_of_a_target_that_serves_four_at_a_time() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    // Four requests at a time, 50 ms each: 80 requests a second at most. Up to 4 users a
+    // request takes 50 ms; at 8 it waits for a turn (100 ms); at 16, for three (200 ms).
+    let t = HttpTarget {
+        delay: Delay::Fixed(Duration::from_millis(50)),
+        capacity: Some(4),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .expect("the target starts");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let out = throng(&[
+        "run",
+        &format!("http://{}/", t.addr),
+        "--sweep",
+        "users=2,4,8,16,32",
+        "-z",
+        "1500ms",
+        "--threshold",
+        "p50<75ms",
+        "--until",
+        "p50>150ms",
+        "--no-tui",
+        "--json",
+        &path("g.json"),
+        "--report",
+        &format!("html:{}", path("g.html")),
+        "--report",
+        &format!("markdown:{}", path("g.md")),
+        "--report",
+        &format!("csv:{}", path("g.csv")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // 8 and 16 users failed the threshold: the grid says so with 99.
+    assert_eq!(out.status.code(), Some(99), "{err}");
+    let g = json(&dir.path().join("g.json"));
+    assert_eq!(g["kind"], "grid");
+    let rows = g["rows"].as_array().expect("rows");
+    let levels: Vec<u64> = rows
+        .iter()
+        .map(|r| r["level"]["users"].as_u64().expect("users"))
+        .collect();
+    assert_eq!(
+        levels,
+        [2, 4, 8, 16],
+        "16 crossed the until condition: 32 never ran"
+    );
+    let passed: Vec<bool> = rows.iter().map(|r| r["passed"] == true).collect();
+    assert_eq!(passed, [true, true, false, false], "{stdout}");
+    assert_eq!(rows[3]["crossed"], true);
+    assert_eq!(
+        g["capacity"][0]["level"]["users"], 4,
+        "the highest level that met p50<75ms"
+    );
+    for r in &rows[2..] {
+        let tp = r["total"]["throughput"].as_f64().expect("throughput");
+        assert!(
+            (45.0..90.0).contains(&tp),
+            "at most 80/s past capacity: {tp}"
+        );
+    }
+    // Every request the target served is a sample of one level, and no level lost any.
+    let samples: u64 = g["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["result"]["total"]["samples"].as_u64().expect("samples"))
+        .sum();
+    assert_eq!(samples, t.requests());
+    assert!(stdout.contains("capacity: 4 users at p50<75ms"), "{stdout}");
+    // The document is the checked-in contract.
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schema-grid.json"))
+            .expect("schema-grid.json"),
+    )
+    .expect("a schema");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let problems: Vec<String> = validator.iter_errors(&g).map(|e| e.to_string()).collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(stdout.contains("crossed p50>150ms at 16 users"), "{stdout}");
+
+    // Every format, written by the run and read back from its JSON.
+    let md = std::fs::read_to_string(dir.path().join("g.md")).expect("markdown");
+    assert!(md.contains("| Users | Throughput (/s) | Samples |"), "{md}");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| 16 |")).count(),
+        1,
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("g.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 5, "a header and four levels: {csv}");
+    let html = std::fs::read_to_string(dir.path().join("g.html")).expect("html");
+    assert!(
+        html.contains("id=\"chart-curve\"") && html.contains("<svg"),
+        "the curve"
+    );
+    for (format, says) in [
+        ("markdown", "| Users |"),
+        ("csv", "Users,Throughput (/s)"),
+        ("html", "Latency against throughput"),
+        ("json", "\"kind\": \"grid\""),
+    ] {
+        let out = throng(&["report", &path("g.json"), "--format", format]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        assert!(text.contains(says), "{format}: {text}");
+    }
+    let out = throng(&["report", &path("g.json"), "--format", "junit"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = throng(&["compare", &path("g.json")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("2 users (baseline)") && text.contains("16 users"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_up_reaches_the_target_and_no_result() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let t = delayed(10).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("r.json");
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "-c",
+        "2",
+        "-z",
+        "1s",
+        "--warmup",
+        "1s",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &file.display().to_string(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&file);
+    let samples = r["total"]["samples"].as_u64().expect("samples");
+    let served = t.requests();
+    // Two users at 10 ms a request: about 200 requests in each second, the warm-up's sent and
+    // answered but not in the result.
+    assert!(
+        samples > 50,
+        "the measured second has its requests: {samples}"
+    );
+    assert!(
+        served >= samples + 50 && samples * 4 < served * 3,
+        "the warm-up reached the target: {served} served, {samples} in the result"
+    );
+    let duration = r["duration"].as_f64().expect("duration");
+    assert!(
+        (0.9..1.6).contains(&duration),
+        "the measurement's own time: {duration}"
+    );
+    assert_eq!(r["plan"]["warmup"], 1.0);
+    // Connections stayed open into the measurement: one per user in all.
+    assert_eq!(t.connections(), 2);
+
+    common::refused(&[
+        (
+            vec![&t.url(), "--warmup", "1s"],
+            "--warmup runs the load for a while before it is measured".into(),
+        ),
+        (
+            vec![&t.url(), "--warmup", "soon", "-z", "1s"],
+            "--warmup".into(),
+        ),
+        (
+            vec![&t.url(), "--sweep", "users=1,0", "-z", "1s"],
+            "--sweep".into(),
+        ),
+        (
+            vec![&t.url(), "--sweep", "conns=1,2", "-z", "1s"],
+            "a sweep is of `users` or `rate`".into(),
+        ),
+    ]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_of_two_targets_takes_sides_for_one_and_a_bad_side_sends_nothing() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (aux, a, b) = (delayed(1).await, delayed(1).await, delayed(1).await);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("two.yaml");
+    std::fs::write(
+        &file,
+        "targets:\n  api: http://127.0.0.1:1\n  aux: http://127.0.0.1:1\nsteps:\n  - label: page\n    request:\n      target: api\n      path: /\n  - label: side\n    request:\n      target: aux\n      path: /\n",
+    )
+    .expect("writes");
+    let (side_a, side_b) = (format!("a={}", a.url()), format!("b={}", b.url()));
+    let aux_at = format!("aux={}", aux.url());
+    let out = throng(&[
+        "run",
+        &file.display().to_string(),
+        "--target",
+        &aux_at,
+        "--target",
+        &side_a,
+        "--target",
+        &side_b,
+        "--sweep",
+        "users=1,2",
+        "-i",
+        "20",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &dir.path().join("g.json").display().to_string(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each side had its own api (20 iterations of 1 user, then of 2); aux served both sides'.
+    assert_eq!((a.requests(), b.requests(), aux.requests()), (60, 60, 120));
+    let g = json(&dir.path().join("g.json"));
+    let cells: Vec<(u64, &str)> = g["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["level"]["users"].as_u64().expect("users"),
+                r["side"].as_str().expect("side"),
+            )
+        })
+        .collect();
+    assert_eq!(cells, [(1, "a"), (1, "b"), (2, "a"), (2, "b")]);
+
+    // A gRPC side without --call is found before the HTTP side runs anything.
+    let before = a.requests();
+    let out = throng(&[
+        "run",
+        "http://127.0.0.1/",
+        "--target",
+        &side_a,
+        "--target",
+        "g=grpc://127.0.0.1:1",
+        "-c",
+        "1",
+        "-n",
+        "100",
+        "--no-tui",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("side g:") && err.contains("--call"), "{err}");
+    assert_eq!(a.requests(), before, "nothing was sent to side a");
+}
