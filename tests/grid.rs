@@ -285,3 +285,53 @@ async fn a_scenario_of_two_targets_takes_sides_for_one_and_a_bad_side_sends_noth
     assert!(err.contains("side g:") && err.contains("--call"), "{err}");
     assert_eq!(a.requests(), before, "nothing was sent to side a");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_hold_of_the_stages_is_a_row_of_its_own() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let t = delayed(10).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("r.json");
+    // Up to 2 users, hold 2 s; up to 4, hold 2 s: two holds, the second twice as busy.
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "--user-stages",
+        "1s:2,2s:2,1s:4,2s:4",
+        "--no-tui",
+        "--json",
+        &file.display().to_string(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&file);
+    let holds = r["holds"].as_array().expect("holds");
+    let levels: Vec<(u64, f64, f64)> = holds
+        .iter()
+        .map(|h| {
+            (
+                h["level"]["users"].as_u64().expect("users"),
+                h["from"].as_f64().expect("from"),
+                h["to"].as_f64().expect("to"),
+            )
+        })
+        .collect();
+    assert_eq!(levels, [(2, 1.0, 3.0), (4, 4.0, 6.0)]);
+    let rate = |h: &serde_json::Value| h["total"]["throughput"].as_f64().expect("throughput");
+    let ratio = rate(&holds[1]) / rate(&holds[0]);
+    assert!(
+        (1.5..2.5).contains(&ratio),
+        "4 users against 2 at 10 ms: {ratio}"
+    );
+    let in_holds: u64 = holds
+        .iter()
+        .map(|h| h["total"]["samples"].as_u64().expect("samples"))
+        .sum();
+    assert!(in_holds < r["total"]["samples"].as_u64().expect("samples"));
+    assert!(stdout.contains("Each hold of the stages"), "{stdout}");
+}

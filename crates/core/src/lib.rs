@@ -34,7 +34,7 @@ pub use plan::{
 };
 pub use sample::Sample;
 pub use snapshot::{
-    per_second, Change, ErrorStat, LabelStats, LagStats, Percentiles, RunState, SeriesPoint,
+    per_second, Change, ErrorStat, Hold, LabelStats, LagStats, Percentiles, RunState, SeriesPoint,
     Snapshot,
 };
 pub use spec::LoadSpec;

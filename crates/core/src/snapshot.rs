@@ -268,6 +268,59 @@ pub struct Snapshot {
     /// Changes made to the run while it went (pause, rate, users), from the dashboard's keys
     /// or a library caller's control; complete in the final snapshot.
     pub changes: Vec<Change>,
+    /// The holds of a staged run (each stage that keeps its users or rate), with the requests
+    /// of their seconds: a row per level, as a sweep has.
+    pub holds: Vec<Hold>,
+}
+
+/// A stage of `--user-stages` or `--rate-stages` that holds its users or rate, and the requests
+/// of its seconds (the request rows added together, as TOTAL).
+#[derive(Debug, Clone)]
+pub struct Hold {
+    /// The users, or the arrivals per second, it holds.
+    pub level: f64,
+    /// Whether the level is a rate (the open loop).
+    pub rate: bool,
+    /// Seconds from the start when it begins.
+    pub from: f64,
+    /// Seconds from the start when it ends.
+    pub to: f64,
+    /// Its requests.
+    pub total: LabelStats,
+}
+
+impl Hold {
+    /// The holds of a plan's stages (none without stages): each stage whose target is the
+    /// value it starts from, and that lasts.
+    pub fn of(plan: &crate::RunPlan) -> Vec<Hold> {
+        let (start, stages, rate) = match &plan.model {
+            crate::LoadModel::Closed(c) => match &c.users {
+                crate::Users::Stages(s) => (0.0, s, false),
+                crate::Users::Fixed(_) => return Vec::new(),
+            },
+            crate::LoadModel::Open(o) => match &o.rate {
+                crate::Rate::Stages { start, stages } => (*start, stages, true),
+                crate::Rate::Constant(_) => return Vec::new(),
+            },
+        };
+        let (mut t, mut v) = (0.0, start);
+        let mut out = Vec::new();
+        for s in stages {
+            let d = s.duration.as_secs_f64();
+            if s.target == v && d > 0.0 && v > 0.0 {
+                out.push(Hold {
+                    level: v,
+                    rate,
+                    from: t,
+                    to: t + d,
+                    total: LabelStats::new(format!("hold at {v}")),
+                });
+            }
+            t += d;
+            v = s.target;
+        }
+        out
+    }
 }
 
 /// One change made to a run while it went.
@@ -284,6 +337,7 @@ impl Snapshot {
     pub fn empty(plan: Arc<RunPlan>, labels: &[String], groups: usize) -> Self {
         let first_group = labels.len().saturating_sub(groups);
         let open = matches!(plan.model, crate::LoadModel::Open(_));
+        let plan_for_holds = plan.clone();
         Snapshot {
             plan,
             started_at: std::time::SystemTime::now(),
@@ -317,6 +371,7 @@ impl Snapshot {
             databases: Vec::new(),
             lost_samples: 0,
             changes: Vec::new(),
+            holds: Hold::of(&plan_for_holds),
         }
     }
 

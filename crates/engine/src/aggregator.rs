@@ -123,9 +123,19 @@ impl Aggregator {
         p.parts += 1;
         p.active += iv.active;
         p.end = p.end.max(elapsed.min(iv.index as f64 + 1.0));
+        // The second this interval covers, in a hold of the stages, adds to its row too.
+        let mid = iv.index as f64 + 0.5;
+        let hold = self
+            .snapshot
+            .holds
+            .iter()
+            .position(|h| h.from <= mid && mid < h.to);
         for (l, row) in iv.labels.iter().zip(&self.snapshot.labels) {
             if !row.group && !row.parts {
                 p.total.add(l);
+                if let Some(h) = hold {
+                    self.snapshot.holds[h].total.add(l);
+                }
             }
         }
         self.close_intervals(false)

@@ -290,6 +290,14 @@ pub fn merge_rounds(runs: &[&RunResult]) -> Result<RunResult, MergeError> {
     Ok(merged)
 }
 
+/// Failures other than the requests aborted at the end, percent of the samples.
+fn failed_percent(t: &LabelResult) -> f64 {
+    match t.samples {
+        0 => 0.0,
+        n => 100.0 * t.errors.saturating_sub(t.aborted) as f64 / n as f64,
+    }
+}
+
 /// The mean of `f` over the rounds that have it.
 fn mean_of(runs: &[&RunResult], f: impl Fn(&RunResult) -> Option<f64>) -> Option<f64> {
     let v: Vec<f64> = runs.iter().filter_map(|r| f(r)).collect();
@@ -297,6 +305,22 @@ fn mean_of(runs: &[&RunResult], f: impl Fn(&RunResult) -> Option<f64>) -> Option
 }
 
 impl LevelRow {
+    /// The row of a hold of a staged run.
+    pub fn of_hold(h: &crate::HoldResult) -> LevelRow {
+        LevelRow {
+            level: Some(h.level),
+            side: None,
+            rounds: 1,
+            total: h.total.clone(),
+            failed_percent: failed_percent(&h.total),
+            aborted: h.total.aborted,
+            containers: Vec::new(),
+            db_tps: None,
+            passed: None,
+            crossed: false,
+        }
+    }
+
     /// The row of one level and side from its rounds; `thresholds` judge the merged rounds.
     pub fn of(
         at: &Coordinates,
@@ -305,7 +329,6 @@ impl LevelRow {
     ) -> Result<(LevelRow, RunResult), MergeError> {
         let merged = merge_rounds(runs)?;
         let t = &merged.total;
-        let failed = t.errors.saturating_sub(t.aborted);
         let mut containers: Vec<LevelContainer> = Vec::new();
         if let Some(first) = runs.first() {
             for c in &first.containers {
@@ -334,11 +357,7 @@ impl LevelRow {
             side: at.side.clone(),
             rounds: runs.len() as u32,
             total: t.clone(),
-            failed_percent: if t.samples == 0 {
-                0.0
-            } else {
-                100.0 * failed as f64 / t.samples as f64
-            },
+            failed_percent: failed_percent(t),
             aborted: t.aborted,
             containers,
             db_tps,
@@ -455,104 +474,7 @@ impl GridResult {
 
     /// The level table's cells, the header first; `exact` keeps every digit (CSV).
     pub fn table_rows(&self, exact: bool) -> Vec<Vec<String>> {
-        let levels = self.rows.iter().find_map(|r| r.level);
-        let sides = self.rows.iter().any(|r| r.side.is_some());
-        let containers = self.rows.iter().any(|r| !r.containers.is_empty());
-        let db = self.rows.iter().any(|r| r.db_tps.is_some());
-        let judged = self.rows.iter().any(|r| r.passed.is_some() || r.crossed);
-        let mut header: Vec<String> = Vec::new();
-        if let Some(l) = levels {
-            header.push(match l {
-                Level::Users(_) => "Users".into(),
-                Level::Rate(_) => "Rate (/s)".into(),
-            });
-        }
-        if sides {
-            header.push("Side".into());
-        }
-        header.extend(
-            [
-                "Throughput (/s)",
-                "Samples",
-                "Mean",
-                "p50",
-                "p90",
-                "p95",
-                "p99",
-                "Max",
-                "Error %",
-                "Aborted",
-            ]
-            .map(String::from),
-        );
-        if containers {
-            header.extend(["CPU %".to_string(), "Memory (MiB)".to_string()]);
-        }
-        if db {
-            header.push("DB TPS".into());
-        }
-        if judged {
-            header.push("Thresholds".into());
-        }
-        let f = |v: f64, digits: usize| {
-            if exact {
-                v.to_string()
-            } else {
-                format!("{v:.digits$}")
-            }
-        };
-        let mut out = vec![header];
-        for r in &self.rows {
-            let mut row: Vec<String> = Vec::new();
-            if levels.is_some() {
-                row.push(r.level.map_or("-".into(), |l| match l {
-                    Level::Users(n) => n.to_string(),
-                    Level::Rate(v) => v.to_string(),
-                }));
-            }
-            if sides {
-                row.push(r.side.clone().unwrap_or_default());
-            }
-            let l = &r.total.latency;
-            let ms = |v: f64| if l.count == 0 { "-".into() } else { f(v, 2) };
-            row.extend([
-                f(r.total.throughput, 1),
-                r.total.samples.to_string(),
-                ms(l.mean),
-                ms(l.p50),
-                ms(l.p90),
-                ms(l.p95),
-                ms(l.p99),
-                ms(l.max),
-                f(r.failed_percent, 2),
-                r.aborted.to_string(),
-            ]);
-            if containers {
-                let cpu: f64 = r.containers.iter().map(|c| c.cpu_percent).sum();
-                let mem: u64 = r.containers.iter().map(|c| c.memory).sum();
-                if r.containers.is_empty() {
-                    row.extend(["-".to_string(), "-".to_string()]);
-                } else {
-                    row.extend([f(cpu, 1), f(mem as f64 / 1_048_576.0, 1)]);
-                }
-            }
-            if db {
-                row.push(r.db_tps.map_or("-".into(), |v| f(v, 1)));
-            }
-            if judged {
-                let mut s = match r.passed {
-                    Some(true) => "pass".to_string(),
-                    Some(false) => "FAIL".to_string(),
-                    None => String::new(),
-                };
-                if r.crossed {
-                    s = format!("{s} (until)").trim().to_string();
-                }
-                row.push(s);
-            }
-            out.push(row);
-        }
-        out
+        level_table(&self.rows, exact)
     }
 
     /// The lines under the table: capacity, the sweep's end, what the columns mean.
@@ -602,6 +524,109 @@ impl GridResult {
         }
         out
     }
+}
+
+/// The level table's cells for `rows`, the header first; `exact` keeps every digit (CSV). The
+/// columns a row set has no figure for (sides, containers, databases, verdicts) are left out.
+pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
+    let levels = rows.iter().find_map(|r| r.level);
+    let sides = rows.iter().any(|r| r.side.is_some());
+    let containers = rows.iter().any(|r| !r.containers.is_empty());
+    let db = rows.iter().any(|r| r.db_tps.is_some());
+    let judged = rows.iter().any(|r| r.passed.is_some() || r.crossed);
+    let mut header: Vec<String> = Vec::new();
+    if let Some(l) = levels {
+        header.push(match l {
+            Level::Users(_) => "Users".into(),
+            Level::Rate(_) => "Rate (/s)".into(),
+        });
+    }
+    if sides {
+        header.push("Side".into());
+    }
+    header.extend(
+        [
+            "Throughput (/s)",
+            "Samples",
+            "Mean",
+            "p50",
+            "p90",
+            "p95",
+            "p99",
+            "Max",
+            "Error %",
+            "Aborted",
+        ]
+        .map(String::from),
+    );
+    if containers {
+        header.extend(["CPU %".to_string(), "Memory (MiB)".to_string()]);
+    }
+    if db {
+        header.push("DB TPS".into());
+    }
+    if judged {
+        header.push("Thresholds".into());
+    }
+    let f = |v: f64, digits: usize| {
+        if exact {
+            v.to_string()
+        } else {
+            format!("{v:.digits$}")
+        }
+    };
+    let mut out = vec![header];
+    for r in rows {
+        let mut row: Vec<String> = Vec::new();
+        if levels.is_some() {
+            row.push(r.level.map_or("-".into(), |l| match l {
+                Level::Users(n) => n.to_string(),
+                Level::Rate(v) => v.to_string(),
+            }));
+        }
+        if sides {
+            row.push(r.side.clone().unwrap_or_default());
+        }
+        let l = &r.total.latency;
+        let ms = |v: f64| if l.count == 0 { "-".into() } else { f(v, 2) };
+        row.extend([
+            f(r.total.throughput, 1),
+            r.total.samples.to_string(),
+            ms(l.mean),
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p95),
+            ms(l.p99),
+            ms(l.max),
+            f(r.failed_percent, 2),
+            r.aborted.to_string(),
+        ]);
+        if containers {
+            let cpu: f64 = r.containers.iter().map(|c| c.cpu_percent).sum();
+            let mem: u64 = r.containers.iter().map(|c| c.memory).sum();
+            if r.containers.is_empty() {
+                row.extend(["-".to_string(), "-".to_string()]);
+            } else {
+                row.extend([f(cpu, 1), f(mem as f64 / 1_048_576.0, 1)]);
+            }
+        }
+        if db {
+            row.push(r.db_tps.map_or("-".into(), |v| f(v, 1)));
+        }
+        if judged {
+            let mut s = match r.passed {
+                Some(true) => "pass".to_string(),
+                Some(false) => "FAIL".to_string(),
+                None => String::new(),
+            };
+            if r.crossed {
+                s = format!("{s} (until)").trim().to_string();
+            }
+            row.push(s);
+        }
+        out.push(row);
+    }
+    out
 }
 
 /// What a grid ran: the levels or sides, what each run was, and the target.

@@ -26,6 +26,8 @@ struct Line {
     name: String,
     color: RGBColor,
     dashed: bool,
+    /// A dot at each point, and the x axis from 0: levels of a grid, not a time series.
+    dots: bool,
     points: Vec<(f64, f64)>,
 }
 
@@ -59,7 +61,9 @@ fn chart(
     spectrum: bool,
 ) -> Option<String> {
     let all = lines.iter().flat_map(|l| l.points.iter());
-    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
+    // Levels are drawn from 0, each with a dot: a curve through a few levels, not a series.
+    let levels = lines.iter().any(|l| l.dots);
+    let (mut x0, mut x1, mut y1) = (if levels { 0.0 } else { f64::MAX }, f64::MIN, 0.0f64);
     let mut any = false;
     for &(x, y) in all {
         any = true;
@@ -99,6 +103,13 @@ fn chart(
         mesh.draw()?;
         for l in lines {
             let style = ShapeStyle::from(&l.color).stroke_width(2);
+            if levels {
+                c.draw_series(
+                    l.points
+                        .iter()
+                        .map(|&p| Circle::new(p, 3, ShapeStyle::from(&l.color).filled())),
+                )?;
+            }
             let series = if l.dashed {
                 c.draw_series(DashedLineSeries::new(l.points.iter().copied(), 6, 4, style))?
             } else {
@@ -193,6 +204,7 @@ fn charts(
                 name: name.into(),
                 color: color(i),
                 dashed: name == "max",
+                dots: false,
                 points: series_of(r, |p| latency_of(p, f(p))),
             });
         }
@@ -202,12 +214,14 @@ fn charts(
                 name: format!("{name} p50"),
                 color: color(i),
                 dashed: false,
+                dots: false,
                 points: series_of(r, |p| latency_of(p, p.p50)),
             });
             latency.push(Line {
                 name: format!("{name} p99"),
                 color: color(i),
                 dashed: true,
+                dots: false,
                 points: series_of(r, |p| latency_of(p, p.p99)),
             });
         }
@@ -222,12 +236,14 @@ fn charts(
             name: format!("{name} requests/s"),
             color: color(i),
             dashed: false,
+            dots: false,
             points: rate_of(r, |p| p.requests),
         });
         rate.push(Line {
             name: format!("{name} errors/s"),
             color: color(i),
             dashed: true,
+            dots: false,
             points: rate_of(r, |p| p.errors),
         });
     }
@@ -248,6 +264,7 @@ fn charts(
             name: (*name).into(),
             color: color(i),
             dashed: false,
+            dots: false,
             points: spectrum(r),
         })
         .collect();
@@ -269,12 +286,14 @@ fn charts(
                 name: label.clone(),
                 color: color(k),
                 dashed: false,
+                dots: false,
                 points: c.samples.iter().map(|s| (s.t, s.cpu_percent)).collect(),
             });
             mem.push(Line {
                 name: label,
                 color: color(k),
                 dashed: false,
+                dots: false,
                 points: c
                     .samples
                     .iter()
@@ -486,6 +505,7 @@ pub fn grid_html(g: &crate::GridResult) -> String {
                     name: format!("{prefix}{q}"),
                     color,
                     dashed,
+                    dots: true,
                     points: timed
                         .iter()
                         .map(|r| {
@@ -500,6 +520,7 @@ pub fn grid_html(g: &crate::GridResult) -> String {
                 name: format!("{prefix}error %"),
                 color,
                 dashed: false,
+                dots: true,
                 points: rows.iter().map(|r| (at(r), r.failed_percent)).collect(),
             });
             if rows.iter().any(|r| !r.containers.is_empty()) {
@@ -507,6 +528,7 @@ pub fn grid_html(g: &crate::GridResult) -> String {
                     name: format!("{prefix}CPU %"),
                     color,
                     dashed: false,
+                    dots: true,
                     points: rows
                         .iter()
                         .map(|r| (at(r), r.containers.iter().map(|c| c.cpu_percent).sum()))

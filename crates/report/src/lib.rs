@@ -42,7 +42,7 @@ pub use regression::{Regression, RegressionResult};
 
 pub use containers::{render_containers, ContainerResult, Usage};
 pub use result::{
-    schema, ChangeResult, ErrorResult, LabelResult, LagResult, Point, RunResult, Stats,
+    schema, ChangeResult, ErrorResult, HoldResult, LabelResult, LagResult, Point, RunResult, Stats,
     SCHEMA_VERSION,
 };
 pub use table::{render_summary, render_table};

@@ -45,6 +45,10 @@ pub fn render_markdown(r: &RunResult) -> String {
         if r.interrupted { ", stopped early" } else { "" }
     );
     out.push_str(&table(&crate::table::table_rows(r)));
+    if !r.holds.is_empty() {
+        out.push_str("\nEach hold of the stages (its seconds' requests):\n\n");
+        out.push_str(&table(&crate::table::holds_table(r, false)));
+    }
     if !r.status_codes.is_empty() {
         let mut rows = vec![vec!["Status".to_string(), "Count".to_string()]];
         rows.extend(

@@ -249,6 +249,15 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
             warnings.push(format!("shard {}/{n}: {w}", r.plan.shard.index));
         }
     }
+    // The shards' holds, second by second the same: added.
+    let mut holds = first.holds.clone();
+    for (i, r) in results.iter().enumerate().skip(1) {
+        for (into, h) in holds.iter_mut().zip(&r.holds) {
+            let mut s = stats_of(&into.total, 0)?;
+            s.add(&stats_of(&h.total, i)?);
+            into.total = LabelResult::noting(&s, into.to - into.from, &mut warnings);
+        }
+    }
     let mut plan = first.plan.clone();
     plan.shard = Shard::WHOLE;
     let containers = results
@@ -284,5 +293,6 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
         changes: results.iter().flat_map(|r| r.changes.clone()).collect(),
         // Each shard's database readings, as its own (several shards may watch one database).
         databases: results.iter().flat_map(|r| r.databases.clone()).collect(),
+        holds,
     })
 }

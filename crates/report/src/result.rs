@@ -313,6 +313,23 @@ pub struct RunResult {
     /// Databases' own counters, when read (`--db-stats`): idle and under the load.
     #[serde(default)]
     pub databases: Vec<crate::DatabaseResult>,
+    /// The holds of a staged run (each stage that keeps its users or rate) with the requests of
+    /// their seconds: a row per level, as a sweep's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holds: Vec<HoldResult>,
+}
+
+/// A hold of the stages: the level it keeps, when, and its requests (TOTAL of its seconds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HoldResult {
+    /// The users or rate it holds.
+    pub level: crate::Level,
+    /// Seconds from the start when it begins.
+    pub from: f64,
+    /// Seconds from the start when it ends (the run's end, if that came first).
+    pub to: f64,
+    /// Its requests, rates over its own seconds.
+    pub total: LabelResult,
 }
 
 /// How long the open-loop schedule ran: the planned duration, unless the run stopped sooner.
@@ -355,6 +372,23 @@ impl RunResult {
             unstarted: l.unstarted,
             achieved_rate: per_second(l.lag.len(), schedule_span(s)),
         });
+        let holds = s
+            .holds
+            .iter()
+            .filter(|h| h.from < secs)
+            .map(|h| {
+                let to = h.to.min(secs);
+                HoldResult {
+                    level: match h.rate {
+                        true => crate::Level::Rate(h.level),
+                        false => crate::Level::Users(h.level as u32),
+                    },
+                    from: h.from,
+                    to,
+                    total: LabelResult::noting(&h.total, to - h.from, &mut unencoded),
+                }
+            })
+            .collect();
         RunResult {
             schema_version: SCHEMA_VERSION,
             throng_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -402,6 +436,7 @@ impl RunResult {
                 .iter()
                 .map(|d| DatabaseResult::from_series(d, secs, s.total.samples - s.total.dropped))
                 .collect(),
+            holds,
         }
     }
 }

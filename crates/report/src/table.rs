@@ -85,6 +85,12 @@ pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// The holds of a staged run as a level table: a row per hold.
+pub(crate) fn holds_table(r: &RunResult, exact: bool) -> Vec<Vec<String>> {
+    let rows: Vec<crate::LevelRow> = r.holds.iter().map(crate::LevelRow::of_hold).collect();
+    crate::grid::level_table(&rows, exact)
+}
+
 /// The whole end-of-run summary: header, table, tails, status codes, errors, open-loop schedule,
 /// thresholds and warnings.
 pub fn render_summary(r: &RunResult) -> String {
@@ -102,6 +108,13 @@ pub fn render_summary(r: &RunResult) -> String {
         r.duration
     );
     out.push_str(&render_table(r));
+    if !r.holds.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nEach hold of the stages (its seconds' requests, TOTAL)\n"
+        );
+        out.push_str(&aligned(&holds_table(r, false)));
+    }
     let t = &r.total;
     if t.latency.count > 0 {
         let _ = writeln!(
