@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::TryStreamExt as _;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
-use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::postgres::PgConnectOptions;
 #[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{
@@ -21,6 +21,7 @@ use throng_core::{ErrorClass, Outcome};
 
 use crate::classify::failure;
 use crate::param::Value;
+use crate::tls::{Mode, TlsPlan};
 use crate::url::{redact, Dialect};
 use crate::wire::{Peer, Wire};
 
@@ -33,6 +34,10 @@ pub struct Target {
     /// The URL as given: for scrubbing messages, never shown.
     url: String,
     options: Options,
+    /// TLS as the URL (or the flags) ask for it.
+    tls: TlsPlan,
+    /// The CA file the URL names (`sslrootcert`, `ssl-ca`), if any.
+    ca: Option<std::path::PathBuf>,
     connect_timeout: Duration,
 }
 
@@ -68,7 +73,6 @@ enum Db {
     PgWire(crate::pg::PgConn),
     /// MySQL and MariaDB on throng's own wire codec (see the `my` module).
     MyWire(crate::my::MyConn),
-    Pg(PgConnection),
     My(MySqlConnection),
     #[cfg(feature = "sqlite")]
     Lite(SqliteConnection),
@@ -124,11 +128,22 @@ impl Target {
                 ))
             }
         };
+        let ca = match dialect {
+            Dialect::Postgres => crate::url::param(url, "sslrootcert")
+                .or_else(|| std::env::var("PGSSLROOTCERT").ok()),
+            _ => crate::url::param(url, "ssl-ca").or_else(|| crate::url::param(url, "sslca")),
+        }
+        .map(std::path::PathBuf::from);
+        let (mode, name) = mode_of(&options);
+        let tls = TlsPlan::new(mode, name, ca.clone(), host_of(&options))
+            .map_err(|e| format!("{shown}: {e}"))?;
         Ok(Target {
             dialect,
             shown,
             url: url.to_string(),
             options,
+            tls,
+            ca,
             connect_timeout,
         })
     }
@@ -155,20 +170,17 @@ impl Target {
         }
         let lower = self.url.to_ascii_lowercase();
         let named = lower.contains("sslmode=") || lower.contains("ssl-mode=");
+        let (mode, name) = match (named, tls.cacert.is_some() && !tls.insecure) {
+            (true, _) => mode_of(&self.options),
+            (false, true) => (Mode::VerifyFull, "verify-full (--cacert)"),
+            (false, false) => (Mode::Require, "require (--insecure)"),
+        };
+        let ca = tls.cacert.clone().or(self.ca.clone());
+        let ca = if tls.insecure && !named { None } else { ca };
+        self.tls = TlsPlan::new(mode, name, ca, host_of(&self.options))
+            .map_err(|e| format!("{}: {e}", self.shown))?;
         self.options = match self.options {
-            Options::Pg(mut o) => {
-                use sqlx::postgres::PgSslMode;
-                if let Some(ca) = &tls.cacert {
-                    o = o.ssl_root_cert(ca);
-                }
-                if !named {
-                    o = o.ssl_mode(match tls.cacert.is_some() && !tls.insecure {
-                        true => PgSslMode::VerifyFull,
-                        false => PgSslMode::Require,
-                    });
-                }
-                Options::Pg(o)
-            }
+            Options::Pg(o) => Options::Pg(o),
             Options::My(mut o) => {
                 use sqlx::mysql::MySqlSslMode;
                 if let Some(ca) = &tls.cacert {
@@ -227,10 +239,9 @@ impl Target {
         let connected = AtomicBool::new(false);
         let attempt = async {
             Ok::<_, sqlx::Error>(match &self.options {
-                Options::Pg(o) => match crate::pg::open(o, &self.url, &connected).await? {
-                    crate::pg::Opened::Ready(c) => Db::PgWire(c),
-                    crate::pg::Opened::Sqlx => Db::Pg(o.connect().await?),
-                },
+                Options::Pg(o) => {
+                    Db::PgWire(crate::pg::open(o, &self.url, &self.tls, &connected).await?)
+                }
                 Options::My(o) => match crate::my::open(o, &self.url, &connected).await? {
                     crate::my::Opened::Ready(c) => Db::MyWire(c),
                     crate::my::Opened::Sqlx => Db::My(o.connect().await?),
@@ -284,6 +295,45 @@ impl Target {
                 ))
             }
         }
+    }
+}
+
+/// The TLS mode the options say (the URL's, or the environment's: `PGSSLMODE`), and its name.
+fn mode_of(options: &Options) -> (Mode, &'static str) {
+    match options {
+        Options::Pg(o) => {
+            use sqlx::postgres::PgSslMode as P;
+            match o.get_ssl_mode() {
+                P::Disable => (Mode::Disable, "disable"),
+                P::Allow => (Mode::Disable, "allow"),
+                P::Prefer => (Mode::Prefer, "prefer"),
+                P::Require => (Mode::Require, "require"),
+                P::VerifyCa => (Mode::VerifyCa, "verify-ca"),
+                P::VerifyFull => (Mode::VerifyFull, "verify-full"),
+            }
+        }
+        Options::My(o) => {
+            use sqlx::mysql::MySqlSslMode as M;
+            match o.get_ssl_mode() {
+                M::Disabled => (Mode::Disable, "DISABLED"),
+                M::Preferred => (Mode::Prefer, "PREFERRED"),
+                M::Required => (Mode::Require, "REQUIRED"),
+                M::VerifyCa => (Mode::VerifyCa, "VERIFY_CA"),
+                M::VerifyIdentity => (Mode::VerifyFull, "VERIFY_IDENTITY"),
+            }
+        }
+        #[cfg(feature = "sqlite")]
+        Options::Lite(_) => (Mode::Disable, "disable"),
+    }
+}
+
+/// The host a TLS certificate is checked against.
+fn host_of(options: &Options) -> &str {
+    match options {
+        Options::Pg(o) => o.get_host(),
+        Options::My(o) => o.get_host(),
+        #[cfg(feature = "sqlite")]
+        Options::Lite(_) => "localhost",
     }
 }
 
@@ -350,7 +400,6 @@ impl Conn {
         match &mut self.db {
             Db::PgWire(c) => c.run(sql, args, keep).await,
             Db::MyWire(c) => c.run(sql, args, keep).await,
-            Db::Pg(c) => run_on!(c, sql, args, keep, pg_json),
             Db::My(c) => run_on!(c, sql, args, keep, my_json),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => run_on!(c, sql, args, keep, lite_json),
@@ -364,7 +413,6 @@ impl Conn {
         match &mut self.db {
             Db::PgWire(c) => c.raw(sql).await,
             Db::MyWire(c) => c.raw(sql).await,
-            Db::Pg(c) => c.execute(q).await.map(drop),
             Db::My(c) => c.execute(q).await.map(drop),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.execute(q).await.map(drop),
@@ -378,7 +426,6 @@ impl Conn {
         Ok(match &mut self.db {
             Db::PgWire(c) => c.parameters(&sql.0).await?,
             Db::MyWire(c) => c.parameters(&sql.0).await?,
-            Db::Pg(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
             Db::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
@@ -396,11 +443,26 @@ impl Conn {
                 c.close().await;
                 Ok(())
             }
-            Db::Pg(c) => c.close().await,
             Db::My(c) => c.close().await,
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.close().await,
         };
+    }
+
+    /// How the connection speaks to its database: `postgres-protocol` (throng's own
+    /// connection) with its TLS version and login (`postgres-protocol, TLSv1.3,
+    /// SCRAM-SHA-256-PLUS`), `mysql wire`, or `sqlx`.
+    pub fn path(&self) -> String {
+        match &self.db {
+            Db::PgWire(c) => match c.tls_version() {
+                Some(v) => format!("postgres-protocol, {v}, {}", c.login_method()),
+                None => format!("postgres-protocol, {}", c.login_method()),
+            },
+            Db::MyWire(_) => "mysql wire".into(),
+            Db::My(_) => "sqlx".into(),
+            #[cfg(feature = "sqlite")]
+            Db::Lite(_) => "sqlx".into(),
+        }
     }
 
     /// Bytes sent and received on the connection's socket since the last call (or since it
@@ -448,14 +510,6 @@ fn unsupported(type_name: &str) -> serde_json::Value {
     serde_json::Value::String(format!("<{type_name}: cast it to text in the query>"))
 }
 
-fn pg_cell(row: &sqlx::postgres::PgRow, i: usize) -> serde_json::Value {
-    cell!(row, i,
-        i64 => num, i32 => num, i16 => num,
-        f64 => float, f32 => |x: f32| float(f64::from(x)),
-        String => serde_json::Value::String, bool => serde_json::Value::Bool;
-        unsupported(row.column(i).type_info().name()))
-}
-
 fn my_cell(row: &sqlx::mysql::MySqlRow, i: usize) -> serde_json::Value {
     cell!(row, i,
     i64 => num, i32 => num, i16 => num, i8 => num, u64 => num, u32 => num, u16 => num,
@@ -489,7 +543,6 @@ macro_rules! row_json {
     };
 }
 
-row_json!(pg_json, sqlx::postgres::PgRow, pg_cell);
 row_json!(my_json, sqlx::mysql::MySqlRow, my_cell);
 #[cfg(feature = "sqlite")]
 row_json!(lite_json, sqlx::sqlite::SqliteRow, lite_cell);
