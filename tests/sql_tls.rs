@@ -18,6 +18,21 @@ async fn open(url: &str, tls: &Tls) -> Result<Conn, String> {
         .map_err(|o| o.message.unwrap_or_default())
 }
 
+/// Bytes sent and received by 50 executions of `sql` (prepared before) with a text of `n`
+/// letters as its first parameter and `n` as its second.
+async fn fifty(c: &mut Conn, sql: &Arc<str>, n: usize) -> (u64, u64) {
+    let args = [
+        throng::sql::param::Value::Text("x".repeat(n)),
+        throng::sql::param::Value::Int(n as i64),
+    ];
+    c.run(sql, &args, false).await.expect("prepares");
+    c.traffic();
+    for _ in 0..50 {
+        c.run(sql, &args, false).await.expect("runs");
+    }
+    c.traffic()
+}
+
 /// What the server says of the session: whether it is encrypted.
 async fn encrypted(c: &mut Conn) -> bool {
     let d = c
@@ -133,16 +148,7 @@ async fn bytes_over_tls_are_the_encrypted_streams() {
         let sql = sql.clone();
         async move {
             let mut c = open(&url, &Tls::default()).await.expect("connects");
-            let args = [
-                throng::sql::param::Value::Text("x".repeat(n)),
-                throng::sql::param::Value::Int(n as i64),
-            ];
-            c.run(&sql, &args, false).await.expect("prepares");
-            c.traffic();
-            for _ in 0..50 {
-                c.run(&sql, &args, false).await.expect("runs");
-            }
-            c.traffic()
+            fifty(&mut c, &sql, n).await
         }
     };
     let plain = format!("{}?sslmode=disable", pg.url());
@@ -181,5 +187,53 @@ fn tls_refusals_exit_1_naming_the_problem() {
         assert_eq!(o.status.code(), Some(code), "{url}: {}", text(&o));
         assert!(text(&o).contains(said), "{url}: {}", text(&o));
         assert!(!text(&o).contains("wrong-pw"), "{}", text(&o));
+    }
+}
+
+/// MariaDB over TLS (`require_secure_transport`): a parameter and a column 990 bytes longer
+/// grow what crosses the socket by exactly as much as in the clear (MariaDB's length prefixes
+/// grow by 2 past 250 bytes), 50 statements each way.
+#[tokio::test(flavor = "multi_thread")]
+async fn mariadb_bytes_over_tls_grow_as_in_the_clear() {
+    let my = throng::testbed::MariaDb::start_tls().expect("a MariaDB requiring TLS");
+    let sql = Arc::<str>::from("SELECT LENGTH(?) AS n, REPEAT('x', ?) AS v");
+    let mut c = open(&my.url(), &Tls::default()).await.expect("connects");
+    assert_eq!(c.path(), "mysql wire, TLSv1.3, mysql_native_password");
+    let small = fifty(&mut c, &sql, 10).await;
+    let big = fifty(&mut c, &sql, 1000).await;
+    assert_eq!((big.0 - small.0, big.1 - small.1), (50 * 992, 50 * 992));
+}
+
+/// A login plugin throng does not speak (MariaDB's ed25519) is refused before any load with
+/// its name, exit 1; so is a wrong password over TLS (the server's 28000).
+#[test]
+fn mariadb_refusals_exit_1_naming_the_problem() {
+    let shared = throng::testbed::MariaDb::shared().expect("MariaDB");
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    rt.block_on(async {
+        let mut c = open(&shared.url(), &Tls::default())
+            .await
+            .expect("connects");
+        // A plugin library loaded twice is an error the second time: the tests share the server.
+        let _ = c.raw("INSTALL SONAME 'auth_ed25519'").await;
+        c.raw("CREATE USER IF NOT EXISTS 'ed'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-pw')")
+            .await
+            .expect("an ed25519 user");
+    });
+    let ed = format!("mysql://ed:ed-pw@127.0.0.1:{}/throng", shared.port());
+    let tls = throng::testbed::MariaDb::start_tls().expect("a MariaDB requiring TLS");
+    let wrong = tls
+        .url()
+        .replacen(&format!(":{DB_PASSWORD}@"), ":wrong-pw@", 1);
+    for (url, said) in [
+        (
+            ed.as_str(),
+            "the login plugin client_ed25519, which throng does not speak",
+        ),
+        (wrong.as_str(), "28000"),
+    ] {
+        let o = throng(&["run", url, "--sql", "SELECT 1", "-n", "3", "--no-tui"]);
+        assert_eq!(o.status.code(), Some(1), "{url}: {}", text(&o));
+        assert!(text(&o).contains(said), "{url}: {}", text(&o));
     }
 }

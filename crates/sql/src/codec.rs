@@ -1,5 +1,5 @@
 //! What the two wire codecs (`pg` for PostgreSQL, `my` for MySQL and MariaDB) share: the
-//! socket with its buffers and byte counts, what opening one gives, and the database's error
+//! socket (plain or TLS) with its buffers and byte counts, and the database's error
 //! as sqlx's callers see it, so failures are classified alike on every path.
 
 use std::borrow::Cow;
@@ -14,15 +14,7 @@ use throng_net::{CountedTcp, Counters};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpStream, UnixStream};
 
-/// What opening a codec's connection made.
-#[derive(Debug)]
-pub(crate) enum Opened<C> {
-    /// A connection of the codec's.
-    Ready(C),
-    /// Something the codec does not speak (TLS, a login it does not know): connect with sqlx.
-    Sqlx,
-}
-
+/// The socket under a connection.
 enum Io {
     /// TCP, plain or TLS, counted by throng-net as it crosses the wire (TLS's bytes
     /// encrypted, its records' overhead too).

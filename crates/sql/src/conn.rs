@@ -1,7 +1,7 @@
 //! One connection to one of the three databases, behind one enum so the driver's code is
-//! written once. PostgreSQL and MySQL go through throng's own wire codecs (`pg`, `my`) unless
-//! the connection needs what only sqlx speaks (TLS, other logins); each other arm calls
-//! sqlx's concrete connection (no `Any` driver converting every row on the hot path).
+//! written once. PostgreSQL and MySQL/MariaDB go through throng's own connections (`pg`, `my`),
+//! plain or TLS; SQLite through sqlx's concrete connection (no `Any` driver converting every
+//! row on the hot path).
 
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::TryStreamExt as _;
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::mysql::MySqlConnectOptions;
 use sqlx::postgres::PgConnectOptions;
 #[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
@@ -23,7 +23,6 @@ use crate::classify::failure;
 use crate::param::Value;
 use crate::tls::{Mode, TlsPlan};
 use crate::url::{redact, Dialect};
-use crate::wire::{Peer, Wire};
 
 /// How to reach a database: its connection options, parsed once from the URL.
 #[derive(Debug, Clone)]
@@ -60,11 +59,10 @@ pub struct Tls {
     pub cacert: Option<std::path::PathBuf>,
 }
 
-/// An open connection, and its socket's byte counts when they can be read (see the `wire` module).
+/// An open connection.
 #[derive(Debug)]
 pub struct Conn {
     db: Db,
-    wire: Option<Wire>,
 }
 
 #[derive(Debug)]
@@ -73,7 +71,6 @@ enum Db {
     PgWire(crate::pg::PgConn),
     /// MySQL and MariaDB on throng's own wire codec (see the `my` module).
     MyWire(crate::my::MyConn),
-    My(MySqlConnection),
     #[cfg(feature = "sqlite")]
     Lite(SqliteConnection),
 }
@@ -148,21 +145,6 @@ impl Target {
         })
     }
 
-    /// The database's TCP address, when it is reached over TCP.
-    fn peer(&self) -> Option<Peer> {
-        let (host, port, socket) = match &self.options {
-            Options::Pg(o) => (o.get_host(), o.get_port(), o.get_socket()),
-            Options::My(o) => (o.get_host(), o.get_port(), o.get_socket()),
-            #[cfg(feature = "sqlite")]
-            Options::Lite(_) => return None,
-        };
-        // PostgreSQL takes a host that is a path as its socket's directory.
-        (socket.is_none() && !host.starts_with('/')).then(|| Peer {
-            port,
-            ip: host.trim_matches(['[', ']']).parse().ok(),
-        })
-    }
-
     /// Applies TLS options; a mode written in the URL wins over them. SQLite has no TLS.
     pub fn with_tls(mut self, tls: &Tls) -> Result<Target, String> {
         if tls == &Tls::default() {
@@ -181,19 +163,7 @@ impl Target {
             .map_err(|e| format!("{}: {e}", self.shown))?;
         self.options = match self.options {
             Options::Pg(o) => Options::Pg(o),
-            Options::My(mut o) => {
-                use sqlx::mysql::MySqlSslMode;
-                if let Some(ca) = &tls.cacert {
-                    o = o.ssl_ca(ca);
-                }
-                if !named {
-                    o = o.ssl_mode(match tls.cacert.is_some() && !tls.insecure {
-                        true => MySqlSslMode::VerifyIdentity,
-                        false => MySqlSslMode::Required,
-                    });
-                }
-                Options::My(o)
-            }
+            Options::My(o) => Options::My(o),
             #[cfg(feature = "sqlite")]
             Options::Lite(_) => {
                 return Err(format!(
@@ -242,23 +212,15 @@ impl Target {
                 Options::Pg(o) => {
                     Db::PgWire(crate::pg::open(o, &self.url, &self.tls, &connected).await?)
                 }
-                Options::My(o) => match crate::my::open(o, &self.url, &connected).await? {
-                    crate::my::Opened::Ready(c) => Db::MyWire(c),
-                    crate::my::Opened::Sqlx => Db::My(o.connect().await?),
-                },
+                Options::My(o) => {
+                    Db::MyWire(crate::my::open(o, &self.url, &self.tls, &connected).await?)
+                }
                 #[cfg(feature = "sqlite")]
                 Options::Lite(o) => Db::Lite(o.connect().await?),
             })
         };
         match tokio::time::timeout(self.connect_timeout, attempt).await {
-            Ok(Ok(db)) => Ok(Conn {
-                // The codec counts its own bytes.
-                wire: match db {
-                    Db::PgWire(_) | Db::MyWire(_) => None,
-                    _ => self.peer().as_ref().and_then(Wire::take),
-                },
-                db,
-            }),
+            Ok(Ok(db)) => Ok(Conn { db }),
             Ok(Err(e)) => {
                 let mut o = failure(&e);
                 // No connection came of it, whatever the reason (refused, reset, or the
@@ -400,7 +362,6 @@ impl Conn {
         match &mut self.db {
             Db::PgWire(c) => c.run(sql, args, keep).await,
             Db::MyWire(c) => c.run(sql, args, keep).await,
-            Db::My(c) => run_on!(c, sql, args, keep, my_json),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => run_on!(c, sql, args, keep, lite_json),
         }
@@ -413,7 +374,6 @@ impl Conn {
         match &mut self.db {
             Db::PgWire(c) => c.raw(sql).await,
             Db::MyWire(c) => c.raw(sql).await,
-            Db::My(c) => c.execute(q).await.map(drop),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.execute(q).await.map(drop),
         }
@@ -426,7 +386,6 @@ impl Conn {
         Ok(match &mut self.db {
             Db::PgWire(c) => c.parameters(&sql.0).await?,
             Db::MyWire(c) => c.parameters(&sql.0).await?,
-            Db::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
         })
@@ -443,7 +402,6 @@ impl Conn {
                 c.close().await;
                 Ok(())
             }
-            Db::My(c) => c.close().await,
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.close().await,
         };
@@ -458,24 +416,25 @@ impl Conn {
                 Some(v) => format!("postgres-protocol, {v}, {}", c.login_method()),
                 None => format!("postgres-protocol, {}", c.login_method()),
             },
-            Db::MyWire(_) => "mysql wire".into(),
-            Db::My(_) => "sqlx".into(),
+            Db::MyWire(c) => match c.tls_version() {
+                Some(v) => format!("mysql wire, {v}, {}", c.login_method()),
+                None => format!("mysql wire, {}", c.login_method()),
+            },
             #[cfg(feature = "sqlite")]
             Db::Lite(_) => "sqlx".into(),
         }
     }
 
     /// Bytes sent and received on the connection's socket since the last call (or since it
-    /// was opened, the login left out): as the wire codecs count them, or for sqlx's
-    /// connections as the kernel counts them; `(0, 0)` when they cannot be read (SQLite, a
-    /// Unix-domain socket of sqlx's).
+    /// was opened, the login left out), as they crossed it (under TLS, encrypted); `(0, 0)`
+    /// for SQLite, which has no socket.
     pub fn traffic(&mut self) -> (u64, u64) {
         match &mut self.db {
-            Db::PgWire(c) => return c.traffic(),
-            Db::MyWire(c) => return c.traffic(),
-            _ => {}
+            Db::PgWire(c) => c.traffic(),
+            Db::MyWire(c) => c.traffic(),
+            #[cfg(feature = "sqlite")]
+            Db::Lite(_) => (0, 0),
         }
-        self.wire.as_mut().map_or((0, 0), Wire::since_last)
     }
 }
 
@@ -510,20 +469,6 @@ fn unsupported(type_name: &str) -> serde_json::Value {
     serde_json::Value::String(format!("<{type_name}: cast it to text in the query>"))
 }
 
-fn my_cell(row: &sqlx::mysql::MySqlRow, i: usize) -> serde_json::Value {
-    cell!(row, i,
-    i64 => num, i32 => num, i16 => num, i8 => num, u64 => num, u32 => num, u16 => num,
-    u8 => num, f64 => float, f32 => |x: f32| float(f64::from(x)),
-    String => serde_json::Value::String;
-    // DECIMAL comes as its text.
-    match row.try_get_unchecked::<Option<String>, _>(i) {
-        Ok(Some(s)) => serde_json::from_str::<serde_json::Number>(&s)
-            .map_or(serde_json::Value::String(s), serde_json::Value::Number),
-        Ok(None) => serde_json::Value::Null,
-        Err(_) => unsupported(row.column(i).type_info().name()),
-    })
-}
-
 #[cfg(feature = "sqlite")]
 fn lite_cell(row: &sqlx::sqlite::SqliteRow, i: usize) -> serde_json::Value {
     cell!(row, i,
@@ -543,6 +488,5 @@ macro_rules! row_json {
     };
 }
 
-row_json!(my_json, sqlx::mysql::MySqlRow, my_cell);
 #[cfg(feature = "sqlite")]
 row_json!(lite_json, sqlx::sqlite::SqliteRow, lite_cell);

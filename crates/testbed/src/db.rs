@@ -381,8 +381,9 @@ impl MariaDb {
         MariaDb::launch(false)
     }
 
-    /// Starts a fresh server that also offers TLS, with a certificate for `127.0.0.1` only,
-    /// signed by a CA of the test's ([`MariaDb::certificate`]).
+    /// Starts a fresh server that requires TLS over TCP (`require_secure_transport`), with a
+    /// certificate for `127.0.0.1` only, signed by a CA of the test's
+    /// ([`MariaDb::certificate`]).
     pub fn start_tls() -> Result<MariaDb, DbError> {
         MariaDb::launch(true)
     }
@@ -456,6 +457,8 @@ impl MariaDb {
             true => vec![
                 format!("--ssl-cert={d}/server.crt"),
                 format!("--ssl-key={d}/server.key"),
+                // TCP connections must be encrypted (Unix-domain ones need not).
+                "--require-secure-transport=ON".to_string(),
             ],
             false => Vec::new(),
         };
