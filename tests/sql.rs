@@ -601,20 +601,32 @@ async fn tls_to_postgresql_is_verified_against_the_cacert() {
     assert_eq!(encrypted, Some(true));
 }
 
-/// TLS to MariaDB goes to sqlx (the wire codec speaks none): with the default ssl-mode
-/// (PREFERRED) against a server that offers it, with `--insecure`, and verified against
-/// `--cacert`; the server says each session is encrypted. `ssl-mode=DISABLED` stays in the
-/// clear, and a connection over a Unix-domain socket counts its bytes (the codec's counts;
-/// sqlx's sockets there give none).
+/// TLS to MariaDB (`require_secure_transport`) on throng's own connection: the default
+/// ssl-mode (PREFERRED), REQUIRED, VERIFY_CA (the certificate is for 127.0.0.1, dialled here as
+/// localhost), VERIFY_IDENTITY, `--insecure` and `--cacert`; the server says each session is
+/// encrypted, and the connection says its TLS version. DISABLED is refused by the server;
+/// VERIFY_IDENTITY by name fails the name; a connection over a Unix-domain socket counts its
+/// bytes.
 #[tokio::test(flavor = "multi_thread")]
-async fn tls_to_mariadb_goes_to_sqlx_and_the_rest_to_the_codec() {
+async fn tls_to_mariadb_in_every_ssl_mode_on_throngs_own_connection() {
     let my = MariaDb::start_tls().expect("a MariaDB serving TLS");
+    let ca = my.certificate().display().to_string();
+    let open = |tls: throng::sql::Tls, url: String| async move {
+        Target::new(&url, Duration::from_secs(5), 4)?
+            .with_tls(&tls)?
+            .connect()
+            .await
+            .map_err(|o| o.message.unwrap_or_default())
+    };
     let cipher = |tls: throng::sql::Tls, url: String| async move {
-        let target = Target::new(&url, Duration::from_secs(5), 4)
-            .expect("url")
-            .with_tls(&tls)
-            .expect("tls");
-        let mut c = target.connect().await.expect("connects");
+        let mut c = open(tls, url.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(
+            c.path(),
+            "mysql wire, TLSv1.3, mysql_native_password",
+            "{url}"
+        );
         let d = c
             .run(
                 &Arc::from("SHOW SESSION STATUS LIKE 'Ssl_cipher'"),
@@ -625,8 +637,16 @@ async fn tls_to_mariadb_goes_to_sqlx_and_the_rest_to_the_codec() {
             .expect("status");
         d.data[0]["Value"].as_str().expect("a cipher").to_string()
     };
-    let preferred = cipher(throng::sql::Tls::default(), my.url()).await;
-    assert!(!preferred.is_empty(), "PREFERRED, offered: encrypted");
+    let ip = my.url();
+    let name = ip.replacen("127.0.0.1", "localhost", 1);
+    for url in [
+        ip.clone(),
+        format!("{ip}?ssl-mode=REQUIRED"),
+        format!("{name}?ssl-mode=VERIFY_CA&ssl-ca={ca}"),
+        format!("{ip}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+    ] {
+        assert!(!cipher(throng::sql::Tls::default(), url).await.is_empty());
+    }
     let insecure = throng::sql::Tls {
         insecure: true,
         cacert: None,
@@ -637,8 +657,35 @@ async fn tls_to_mariadb_goes_to_sqlx_and_the_rest_to_the_codec() {
         cacert: Some(my.certificate()),
     };
     assert!(!cipher(verified, my.url()).await.is_empty());
-    let clear = format!("{}?ssl-mode=DISABLED", my.url());
-    assert_eq!(cipher(throng::sql::Tls::default(), clear).await, "");
+    // MariaDB refuses a login in the clear under require_secure_transport as a wrong one;
+    // the name is checked by VERIFY_IDENTITY, the chain (the web's roots) by VERIFY_CA.
+    for (url, said) in [
+        (format!("{ip}?ssl-mode=DISABLED"), "28000: Access denied"),
+        (
+            format!("{name}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+            "not valid for name \"localhost\"",
+        ),
+        (format!("{ip}?ssl-mode=VERIFY_CA"), "UnknownIssuer"),
+    ] {
+        let e = open(throng::sql::Tls::default(), url).await.unwrap_err();
+        assert!(e.contains(said), "{e}");
+    }
+    // A server without TLS: PREFERRED goes on in the clear, REQUIRED refuses.
+    let plain = MariaDb::shared().expect("MariaDB").url();
+    let c = open(throng::sql::Tls::default(), plain.clone())
+        .await
+        .expect("connects");
+    assert_eq!(c.path(), "mysql wire, mysql_native_password");
+    let e = open(
+        throng::sql::Tls::default(),
+        format!("{plain}?ssl-mode=REQUIRED"),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.contains("the server does not offer TLS, and ssl-mode=REQUIRED needs it"),
+        "{e}"
+    );
     let shared = MariaDb::shared().expect("MariaDB");
     let url = format!(
         "mysql://throng:throng-pw@localhost/throng?socket={}",

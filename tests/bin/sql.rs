@@ -12,3 +12,5 @@ mod sql_cli;
 mod sql_db_stats;
 #[path = "../sql_scenario.rs"]
 mod sql_scenario;
+#[path = "../sql_tls.rs"]
+mod sql_tls;

@@ -55,22 +55,28 @@ pub async fn open(
     };
     let stream = match tls {
         None => Stream::Plain(counted),
-        Some((config, name)) => {
-            let connector = tokio_rustls::TlsConnector::from(config.clone());
-            match timeout(ct, connector.connect(name.clone(), counted)).await {
-                Ok(Ok(s)) => Stream::Tls(Box::new(s)),
-                Ok(Err(e)) => {
-                    let m = format!("TLS handshake: {}", message(&e));
-                    return Err(Outcome::failed(ErrorClass::Tls, m));
-                }
-                Err(_) => {
-                    return Err(Outcome::failed(
-                        ErrorClass::Timeout,
-                        "TLS handshake timed out",
-                    ))
-                }
+        Some(target) => match timeout(ct, handshake(counted, target)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                let m = format!("TLS handshake: {}", message(&e));
+                return Err(Outcome::failed(ErrorClass::Tls, m));
             }
-        }
+            Err(_) => {
+                return Err(Outcome::failed(
+                    ErrorClass::Timeout,
+                    "TLS handshake timed out",
+                ))
+            }
+        },
     };
     Ok((stream, counters))
+}
+
+/// TLS over a connection already open: for protocols that ask for it in their own words first
+/// (PostgreSQL's SSLRequest, MySQL's SSL request packet). A failed handshake is an I/O error
+/// wrapping rustls' (class `tls` by [`crate::classify_io`]); the caller bounds the time.
+pub async fn handshake(tcp: CountedTcp, (config, name): &TlsTarget) -> std::io::Result<Stream> {
+    let connector = tokio_rustls::TlsConnector::from(config.clone());
+    let s = connector.connect(name.clone(), tcp).await?;
+    Ok(Stream::Tls(Box::new(s)))
 }

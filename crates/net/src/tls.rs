@@ -43,50 +43,92 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, Tls
     let mut config = if opts.insecure {
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+            .with_custom_certificate_verifier(Arc::new(AcceptAny(provider, None)))
             .with_no_client_auth()
     } else {
-        let mut roots = RootCertStore::empty();
-        match &opts.cacert {
-            Some(path) => {
-                let err = |reason: String| TlsError::CaCert {
-                    path: path.clone(),
-                    reason,
-                };
-                let pem = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-                let mut n = 0;
-                for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
-                    roots
-                        .add(cert.map_err(|e| err(e.to_string()))?)
-                        .map_err(|e| err(e.to_string()))?;
-                    n += 1;
-                }
-                if n == 0 {
-                    return Err(err("no PEM certificate in the file".into()));
-                }
-            }
-            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
-        }
-        builder.with_root_certificates(roots).with_no_client_auth()
+        builder
+            .with_root_certificates(roots(opts)?)
+            .with_no_client_auth()
     };
     config.alpn_protocols = opts.alpn.clone();
     Ok(Arc::new(config))
 }
 
-/// Accepts any certificate (still checking that signatures are well formed), for `--insecure`.
+/// A configuration that verifies the server's certificate chain against the roots of `opts`
+/// (its CA file, or the web roots) but not the name it was issued for: PostgreSQL's
+/// `sslmode=verify-ca`, MySQL's `VERIFY_CA`.
+pub fn client_config_any_name(opts: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots(opts)?),
+        provider.clone(),
+    )
+    .build()
+    .map_err(|e| TlsError::Config(e.to_string()))?;
+    let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Config(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AcceptAny(provider, Some(chain))))
+        .with_no_client_auth();
+    config.alpn_protocols = opts.alpn.clone();
+    Ok(Arc::new(config))
+}
+
+/// The roots to verify against: the CA file's certificates, or the web roots.
+fn roots(opts: &TlsOptions) -> Result<RootCertStore, TlsError> {
+    let mut roots = RootCertStore::empty();
+    match &opts.cacert {
+        Some(path) => {
+            let err = |reason: String| TlsError::CaCert {
+                path: path.clone(),
+                reason,
+            };
+            let pem = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+            let mut n = 0;
+            for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+                roots
+                    .add(cert.map_err(|e| err(e.to_string()))?)
+                    .map_err(|e| err(e.to_string()))?;
+                n += 1;
+            }
+            if n == 0 {
+                return Err(err("no PEM certificate in the file".into()));
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    Ok(roots)
+}
+
+/// A verifier that checks less than rustls' own: with a chain verifier, a certificate's chain,
+/// dates and signatures but not the name it was issued for (`verify-ca`); without, nothing but
+/// that the handshake's signatures are well formed (`--insecure`).
 #[derive(Debug)]
-struct AcceptAny(Arc<CryptoProvider>);
+struct AcceptAny(
+    Arc<CryptoProvider>,
+    Option<Arc<rustls::client::WebPkiServerVerifier>>,
+);
 
 impl ServerCertVerifier for AcceptAny {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
+        use rustls::CertificateError as C;
+        let Some(chain) = &self.1 else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Err(rustls::Error::InvalidCertificate(
+                C::NotValidForName | C::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
     }
 
     fn verify_tls12_signature(

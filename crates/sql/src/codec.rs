@@ -1,5 +1,5 @@
 //! What the two wire codecs (`pg` for PostgreSQL, `my` for MySQL and MariaDB) share: the
-//! socket with its buffers and byte counts, what opening one gives, and the database's error
+//! socket (plain or TLS) with its buffers and byte counts, and the database's error
 //! as sqlx's callers see it, so failures are classified alike on every path.
 
 use std::borrow::Cow;
@@ -7,22 +7,30 @@ use std::io;
 use std::path::Path;
 
 use sqlx::error::ErrorKind;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use throng_net::{CountedTcp, Counters};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpStream, UnixStream};
 
-/// What opening a codec's connection made.
-#[derive(Debug)]
-pub(crate) enum Opened<C> {
-    /// A connection of the codec's.
-    Ready(C),
-    /// Something the codec does not speak (TLS, a login it does not know): connect with sqlx.
-    Sqlx,
+/// The socket under a connection.
+enum Io {
+    /// TCP, plain or TLS, counted by throng-net as it crosses the wire (TLS's bytes
+    /// encrypted, its records' overhead too).
+    Net(throng_net::Stream),
+    /// A Unix-domain socket, counted here.
+    Unix(UnixStream),
 }
 
-#[derive(Debug)]
-enum Io {
-    Tcp(TcpStream),
-    Unix(UnixStream),
+impl std::fmt::Debug for Io {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Io::Net(throng_net::Stream::Plain(_)) => "tcp",
+            Io::Net(throng_net::Stream::Tls(_)) => "tls",
+            Io::Unix(_) => "unix",
+        })
+    }
 }
 
 /// A connection's socket, what it received and has not consumed, what is to be sent, and the
@@ -35,48 +43,117 @@ pub(crate) struct Socket {
     pub(crate) at: usize,
     /// Bytes to send at the next [`Socket::flush`].
     pub(crate) tx: Vec<u8>,
-    /// Bytes sent and received since the last [`Socket::traffic`].
-    sent: u64,
-    received: u64,
+    /// Bytes that crossed the socket (both ways), and how many of them [`Socket::traffic`]
+    /// has already reported.
+    counters: Arc<Counters>,
+    reported: (u64, u64),
 }
 
 impl Socket {
-    fn new(io: Io) -> Socket {
+    fn new(io: Io, counters: Arc<Counters>) -> Socket {
         Socket {
             io,
             rx: Vec::with_capacity(8192),
             at: 0,
             tx: Vec::with_capacity(1024),
-            sent: 0,
-            received: 0,
+            counters,
+            reported: (0, 0),
         }
     }
 
     /// Connects over TCP, with Nagle's algorithm off: a statement is one small write that
     /// must not wait for the last one's acknowledgement.
     pub(crate) async fn tcp(host: &str, port: u16) -> io::Result<Socket> {
-        let s = TcpStream::connect((host, port)).await?;
-        s.set_nodelay(true)?;
-        Ok(Socket::new(Io::Tcp(s)))
+        let tcp = TcpStream::connect((host, port)).await?;
+        tcp.set_nodelay(true)?;
+        let counters = Arc::new(Counters::default());
+        let counted = CountedTcp {
+            tcp,
+            counters: counters.clone(),
+        };
+        Ok(Socket::new(
+            Io::Net(throng_net::Stream::Plain(counted)),
+            counters,
+        ))
     }
 
     /// Connects to a Unix-domain socket.
     pub(crate) async fn unix(path: impl AsRef<Path>) -> io::Result<Socket> {
-        Ok(Socket::new(Io::Unix(UnixStream::connect(path).await?)))
+        let io = Io::Unix(UnixStream::connect(path).await?);
+        Ok(Socket::new(io, Arc::default()))
     }
 
     /// Whether it is a TCP connection.
     pub(crate) fn is_tcp(&self) -> bool {
-        matches!(self.io, Io::Tcp(_))
+        matches!(self.io, Io::Net(_))
+    }
+
+    /// Goes on over TLS (after the protocol's own request for it). Bytes the server sent
+    /// before the handshake and nobody read are refused: they came in the clear, and read
+    /// as if they had come encrypted they would be a man in the middle's (CVE-2021-23222).
+    pub(crate) async fn start_tls(
+        self,
+        target: &throng_net::TlsTarget,
+    ) -> Result<Socket, sqlx::Error> {
+        if self.rx.len() > self.at {
+            return Err(sqlx::Error::Protocol(
+                "the server sent data after agreeing to TLS and before its handshake".into(),
+            ));
+        }
+        let tcp = match self.io {
+            Io::Net(throng_net::Stream::Plain(tcp)) => tcp,
+            _ => {
+                return Err(sqlx::Error::Protocol(
+                    "TLS asked twice or on a Unix socket".into(),
+                ))
+            }
+        };
+        let stream = throng_net::handshake(tcp, target)
+            .await
+            .map_err(|e| sqlx::Error::Tls(Box::new(e)))?;
+        Ok(Socket {
+            io: Io::Net(stream),
+            rx: self.rx,
+            at: self.at,
+            tx: self.tx,
+            counters: self.counters,
+            reported: self.reported,
+        })
+    }
+
+    /// The TLS session, when there is one.
+    pub(crate) fn tls(&self) -> Option<&rustls::ClientConnection> {
+        match &self.io {
+            Io::Net(throng_net::Stream::Tls(s)) => Some(s.get_ref().1),
+            _ => None,
+        }
+    }
+
+    /// The TLS version in use (`TLSv1.3`), when there is one.
+    pub(crate) fn tls_version(&self) -> Option<&'static str> {
+        Some(match self.tls()?.protocol_version()? {
+            rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3",
+            rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2",
+            _ => "TLS",
+        })
     }
 
     /// Sends what is in `tx`.
     pub(crate) async fn flush(&mut self) -> io::Result<()> {
         let r = match &mut self.io {
-            Io::Tcp(s) => s.write_all(&self.tx).await,
-            Io::Unix(s) => s.write_all(&self.tx).await,
+            Io::Net(s) => match s.write_all(&self.tx).await {
+                // TLS holds records back until flushed.
+                Ok(()) => s.flush().await,
+                e => e,
+            },
+            Io::Unix(s) => {
+                let r = s.write_all(&self.tx).await;
+                self.counters
+                    .sent
+                    .fetch_add(self.tx.len() as u64, Ordering::Relaxed);
+                r
+            }
         };
-        self.sent += self.tx.len() as u64;
         self.tx.clear();
         r
     }
@@ -101,8 +178,14 @@ impl Socket {
             self.rx.reserve(8192);
         }
         let n = match &mut self.io {
-            Io::Tcp(s) => s.read_buf(&mut self.rx).await?,
-            Io::Unix(s) => s.read_buf(&mut self.rx).await?,
+            Io::Net(s) => s.read_buf(&mut self.rx).await?,
+            Io::Unix(s) => {
+                let n = s.read_buf(&mut self.rx).await?;
+                self.counters
+                    .received
+                    .fetch_add(n as u64, Ordering::Relaxed);
+                n
+            }
         };
         if n == 0 {
             return Err(sqlx::Error::Io(io::Error::new(
@@ -110,16 +193,15 @@ impl Socket {
                 "the database closed the connection",
             )));
         }
-        self.received += n as u64;
         Ok(())
     }
 
-    /// Bytes sent and received since the last call.
+    /// Bytes sent and received since the last call, as they crossed the socket.
     pub(crate) fn traffic(&mut self) -> (u64, u64) {
-        (
-            std::mem::take(&mut self.sent),
-            std::mem::take(&mut self.received),
-        )
+        let now = self.counters.read();
+        let since = (now.0 - self.reported.0, now.1 - self.reported.1);
+        self.reported = now;
+        since
     }
 }
 

@@ -1,7 +1,7 @@
 //! One connection to one of the three databases, behind one enum so the driver's code is
-//! written once. PostgreSQL and MySQL go through throng's own wire codecs (`pg`, `my`) unless
-//! the connection needs what only sqlx speaks (TLS, other logins); each other arm calls
-//! sqlx's concrete connection (no `Any` driver converting every row on the hot path).
+//! written once. PostgreSQL and MySQL/MariaDB go through throng's own connections (`pg`, `my`),
+//! plain or TLS; SQLite through sqlx's concrete connection (no `Any` driver converting every
+//! row on the hot path).
 
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::TryStreamExt as _;
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
-use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::mysql::MySqlConnectOptions;
+use sqlx::postgres::PgConnectOptions;
 #[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{
@@ -21,8 +21,8 @@ use throng_core::{ErrorClass, Outcome};
 
 use crate::classify::failure;
 use crate::param::Value;
+use crate::tls::{Mode, TlsPlan};
 use crate::url::{redact, Dialect};
-use crate::wire::{Peer, Wire};
 
 /// How to reach a database: its connection options, parsed once from the URL.
 #[derive(Debug, Clone)]
@@ -33,6 +33,10 @@ pub struct Target {
     /// The URL as given: for scrubbing messages, never shown.
     url: String,
     options: Options,
+    /// TLS as the URL (or the flags) ask for it.
+    tls: TlsPlan,
+    /// The CA file the URL names (`sslrootcert`, `ssl-ca`), if any.
+    ca: Option<std::path::PathBuf>,
     connect_timeout: Duration,
 }
 
@@ -55,11 +59,10 @@ pub struct Tls {
     pub cacert: Option<std::path::PathBuf>,
 }
 
-/// An open connection, and its socket's byte counts when they can be read (see the `wire` module).
+/// An open connection.
 #[derive(Debug)]
 pub struct Conn {
     db: Db,
-    wire: Option<Wire>,
 }
 
 #[derive(Debug)]
@@ -68,8 +71,6 @@ enum Db {
     PgWire(crate::pg::PgConn),
     /// MySQL and MariaDB on throng's own wire codec (see the `my` module).
     MyWire(crate::my::MyConn),
-    Pg(PgConnection),
-    My(MySqlConnection),
     #[cfg(feature = "sqlite")]
     Lite(SqliteConnection),
 }
@@ -124,27 +125,23 @@ impl Target {
                 ))
             }
         };
+        let ca = match dialect {
+            Dialect::Postgres => crate::url::param(url, "sslrootcert")
+                .or_else(|| std::env::var("PGSSLROOTCERT").ok()),
+            _ => crate::url::param(url, "ssl-ca").or_else(|| crate::url::param(url, "sslca")),
+        }
+        .map(std::path::PathBuf::from);
+        let (mode, name) = mode_of(&options);
+        let tls = TlsPlan::new(mode, name, ca.clone(), host_of(&options))
+            .map_err(|e| format!("{shown}: {e}"))?;
         Ok(Target {
             dialect,
             shown,
             url: url.to_string(),
             options,
+            tls,
+            ca,
             connect_timeout,
-        })
-    }
-
-    /// The database's TCP address, when it is reached over TCP.
-    fn peer(&self) -> Option<Peer> {
-        let (host, port, socket) = match &self.options {
-            Options::Pg(o) => (o.get_host(), o.get_port(), o.get_socket()),
-            Options::My(o) => (o.get_host(), o.get_port(), o.get_socket()),
-            #[cfg(feature = "sqlite")]
-            Options::Lite(_) => return None,
-        };
-        // PostgreSQL takes a host that is a path as its socket's directory.
-        (socket.is_none() && !host.starts_with('/')).then(|| Peer {
-            port,
-            ip: host.trim_matches(['[', ']']).parse().ok(),
         })
     }
 
@@ -155,33 +152,18 @@ impl Target {
         }
         let lower = self.url.to_ascii_lowercase();
         let named = lower.contains("sslmode=") || lower.contains("ssl-mode=");
+        let (mode, name) = match (named, tls.cacert.is_some() && !tls.insecure) {
+            (true, _) => mode_of(&self.options),
+            (false, true) => (Mode::VerifyFull, "verify-full (--cacert)"),
+            (false, false) => (Mode::Require, "require (--insecure)"),
+        };
+        let ca = tls.cacert.clone().or(self.ca.clone());
+        let ca = if tls.insecure && !named { None } else { ca };
+        self.tls = TlsPlan::new(mode, name, ca, host_of(&self.options))
+            .map_err(|e| format!("{}: {e}", self.shown))?;
         self.options = match self.options {
-            Options::Pg(mut o) => {
-                use sqlx::postgres::PgSslMode;
-                if let Some(ca) = &tls.cacert {
-                    o = o.ssl_root_cert(ca);
-                }
-                if !named {
-                    o = o.ssl_mode(match tls.cacert.is_some() && !tls.insecure {
-                        true => PgSslMode::VerifyFull,
-                        false => PgSslMode::Require,
-                    });
-                }
-                Options::Pg(o)
-            }
-            Options::My(mut o) => {
-                use sqlx::mysql::MySqlSslMode;
-                if let Some(ca) = &tls.cacert {
-                    o = o.ssl_ca(ca);
-                }
-                if !named {
-                    o = o.ssl_mode(match tls.cacert.is_some() && !tls.insecure {
-                        true => MySqlSslMode::VerifyIdentity,
-                        false => MySqlSslMode::Required,
-                    });
-                }
-                Options::My(o)
-            }
+            Options::Pg(o) => Options::Pg(o),
+            Options::My(o) => Options::My(o),
             #[cfg(feature = "sqlite")]
             Options::Lite(_) => {
                 return Err(format!(
@@ -227,27 +209,18 @@ impl Target {
         let connected = AtomicBool::new(false);
         let attempt = async {
             Ok::<_, sqlx::Error>(match &self.options {
-                Options::Pg(o) => match crate::pg::open(o, &self.url, &connected).await? {
-                    crate::pg::Opened::Ready(c) => Db::PgWire(c),
-                    crate::pg::Opened::Sqlx => Db::Pg(o.connect().await?),
-                },
-                Options::My(o) => match crate::my::open(o, &self.url, &connected).await? {
-                    crate::my::Opened::Ready(c) => Db::MyWire(c),
-                    crate::my::Opened::Sqlx => Db::My(o.connect().await?),
-                },
+                Options::Pg(o) => {
+                    Db::PgWire(crate::pg::open(o, &self.url, &self.tls, &connected).await?)
+                }
+                Options::My(o) => {
+                    Db::MyWire(crate::my::open(o, &self.url, &self.tls, &connected).await?)
+                }
                 #[cfg(feature = "sqlite")]
                 Options::Lite(o) => Db::Lite(o.connect().await?),
             })
         };
         match tokio::time::timeout(self.connect_timeout, attempt).await {
-            Ok(Ok(db)) => Ok(Conn {
-                // The codec counts its own bytes.
-                wire: match db {
-                    Db::PgWire(_) | Db::MyWire(_) => None,
-                    _ => self.peer().as_ref().and_then(Wire::take),
-                },
-                db,
-            }),
+            Ok(Ok(db)) => Ok(Conn { db }),
             Ok(Err(e)) => {
                 let mut o = failure(&e);
                 // No connection came of it, whatever the reason (refused, reset, or the
@@ -284,6 +257,45 @@ impl Target {
                 ))
             }
         }
+    }
+}
+
+/// The TLS mode the options say (the URL's, or the environment's: `PGSSLMODE`), and its name.
+fn mode_of(options: &Options) -> (Mode, &'static str) {
+    match options {
+        Options::Pg(o) => {
+            use sqlx::postgres::PgSslMode as P;
+            match o.get_ssl_mode() {
+                P::Disable => (Mode::Disable, "disable"),
+                P::Allow => (Mode::Disable, "allow"),
+                P::Prefer => (Mode::Prefer, "prefer"),
+                P::Require => (Mode::Require, "require"),
+                P::VerifyCa => (Mode::VerifyCa, "verify-ca"),
+                P::VerifyFull => (Mode::VerifyFull, "verify-full"),
+            }
+        }
+        Options::My(o) => {
+            use sqlx::mysql::MySqlSslMode as M;
+            match o.get_ssl_mode() {
+                M::Disabled => (Mode::Disable, "DISABLED"),
+                M::Preferred => (Mode::Prefer, "PREFERRED"),
+                M::Required => (Mode::Require, "REQUIRED"),
+                M::VerifyCa => (Mode::VerifyCa, "VERIFY_CA"),
+                M::VerifyIdentity => (Mode::VerifyFull, "VERIFY_IDENTITY"),
+            }
+        }
+        #[cfg(feature = "sqlite")]
+        Options::Lite(_) => (Mode::Disable, "disable"),
+    }
+}
+
+/// The host a TLS certificate is checked against.
+fn host_of(options: &Options) -> &str {
+    match options {
+        Options::Pg(o) => o.get_host(),
+        Options::My(o) => o.get_host(),
+        #[cfg(feature = "sqlite")]
+        Options::Lite(_) => "localhost",
     }
 }
 
@@ -350,8 +362,6 @@ impl Conn {
         match &mut self.db {
             Db::PgWire(c) => c.run(sql, args, keep).await,
             Db::MyWire(c) => c.run(sql, args, keep).await,
-            Db::Pg(c) => run_on!(c, sql, args, keep, pg_json),
-            Db::My(c) => run_on!(c, sql, args, keep, my_json),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => run_on!(c, sql, args, keep, lite_json),
         }
@@ -364,8 +374,6 @@ impl Conn {
         match &mut self.db {
             Db::PgWire(c) => c.raw(sql).await,
             Db::MyWire(c) => c.raw(sql).await,
-            Db::Pg(c) => c.execute(q).await.map(drop),
-            Db::My(c) => c.execute(q).await.map(drop),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.execute(q).await.map(drop),
         }
@@ -378,8 +386,6 @@ impl Conn {
         Ok(match &mut self.db {
             Db::PgWire(c) => c.parameters(&sql.0).await?,
             Db::MyWire(c) => c.parameters(&sql.0).await?,
-            Db::Pg(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
-            Db::My(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
         })
@@ -396,24 +402,39 @@ impl Conn {
                 c.close().await;
                 Ok(())
             }
-            Db::Pg(c) => c.close().await,
-            Db::My(c) => c.close().await,
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => c.close().await,
         };
     }
 
+    /// How the connection speaks to its database: `postgres-protocol` (throng's own
+    /// connection) with its TLS version and login (`postgres-protocol, TLSv1.3,
+    /// SCRAM-SHA-256-PLUS`), `mysql wire`, or `sqlx`.
+    pub fn path(&self) -> String {
+        match &self.db {
+            Db::PgWire(c) => match c.tls_version() {
+                Some(v) => format!("postgres-protocol, {v}, {}", c.login_method()),
+                None => format!("postgres-protocol, {}", c.login_method()),
+            },
+            Db::MyWire(c) => match c.tls_version() {
+                Some(v) => format!("mysql wire, {v}, {}", c.login_method()),
+                None => format!("mysql wire, {}", c.login_method()),
+            },
+            #[cfg(feature = "sqlite")]
+            Db::Lite(_) => "sqlx".into(),
+        }
+    }
+
     /// Bytes sent and received on the connection's socket since the last call (or since it
-    /// was opened, the login left out): as the wire codecs count them, or for sqlx's
-    /// connections as the kernel counts them; `(0, 0)` when they cannot be read (SQLite, a
-    /// Unix-domain socket of sqlx's).
+    /// was opened, the login left out), as they crossed it (under TLS, encrypted); `(0, 0)`
+    /// for SQLite, which has no socket.
     pub fn traffic(&mut self) -> (u64, u64) {
         match &mut self.db {
-            Db::PgWire(c) => return c.traffic(),
-            Db::MyWire(c) => return c.traffic(),
-            _ => {}
+            Db::PgWire(c) => c.traffic(),
+            Db::MyWire(c) => c.traffic(),
+            #[cfg(feature = "sqlite")]
+            Db::Lite(_) => (0, 0),
         }
-        self.wire.as_mut().map_or((0, 0), Wire::since_last)
     }
 }
 
@@ -448,28 +469,6 @@ fn unsupported(type_name: &str) -> serde_json::Value {
     serde_json::Value::String(format!("<{type_name}: cast it to text in the query>"))
 }
 
-fn pg_cell(row: &sqlx::postgres::PgRow, i: usize) -> serde_json::Value {
-    cell!(row, i,
-        i64 => num, i32 => num, i16 => num,
-        f64 => float, f32 => |x: f32| float(f64::from(x)),
-        String => serde_json::Value::String, bool => serde_json::Value::Bool;
-        unsupported(row.column(i).type_info().name()))
-}
-
-fn my_cell(row: &sqlx::mysql::MySqlRow, i: usize) -> serde_json::Value {
-    cell!(row, i,
-    i64 => num, i32 => num, i16 => num, i8 => num, u64 => num, u32 => num, u16 => num,
-    u8 => num, f64 => float, f32 => |x: f32| float(f64::from(x)),
-    String => serde_json::Value::String;
-    // DECIMAL comes as its text.
-    match row.try_get_unchecked::<Option<String>, _>(i) {
-        Ok(Some(s)) => serde_json::from_str::<serde_json::Number>(&s)
-            .map_or(serde_json::Value::String(s), serde_json::Value::Number),
-        Ok(None) => serde_json::Value::Null,
-        Err(_) => unsupported(row.column(i).type_info().name()),
-    })
-}
-
 #[cfg(feature = "sqlite")]
 fn lite_cell(row: &sqlx::sqlite::SqliteRow, i: usize) -> serde_json::Value {
     cell!(row, i,
@@ -489,7 +488,5 @@ macro_rules! row_json {
     };
 }
 
-row_json!(pg_json, sqlx::postgres::PgRow, pg_cell);
-row_json!(my_json, sqlx::mysql::MySqlRow, my_cell);
 #[cfg(feature = "sqlite")]
 row_json!(lite_json, sqlx::sqlite::SqliteRow, lite_cell);

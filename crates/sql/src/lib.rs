@@ -1,7 +1,9 @@
 //! throng's SQL driver: PostgreSQL, MySQL/MariaDB and SQLite, and sysbench's OLTP workloads.
-//! PostgreSQL and MySQL/MariaDB run on wire codecs of throng's own (`pg`, `my`: sqlx's per-row
-//! decoding cost more client CPU than the whole of sysbench's client), with sqlx for what they
-//! do not speak (TLS, other logins); SQLite runs on sqlx.
+//! PostgreSQL runs on rust-postgres' protocol crate (`pg`: its messages and logins, our own
+//! loop over a statement's results), MySQL/MariaDB on mysql_common's handshake packets and
+//! logins with our own framing and row loop (`my`: sqlx's per-row decoding cost more client
+//! CPU than the whole of sysbench's client); both with TLS through throng-net's rustls in
+//! every `sslmode`/`ssl-mode`, on one connection type for plain and TLS. SQLite runs on sqlx.
 //!
 //! The main decision: no pool. Each session (a virtual user, or an open-loop slot) owns one
 //! connection, opened by `Driver::connect` before its first statement (so connect time is not
@@ -17,10 +19,9 @@
 //! count apart. Passwords never leave the URL: every message, label and target shown goes
 //! through [`redact`].
 //!
-//! Bytes: the codecs count what crosses their sockets, the login left out. sqlx owns its sockets
-//! and exposes no counts, so each of its TCP connections' socket is found among the process's
-//! files and its bytes are read from the kernel's counters (`wire`); SQLite and sqlx's
-//! Unix-domain sockets report 0.
+//! Bytes: PostgreSQL's and MySQL's connections count what crosses their sockets
+//! (throng-net's counting stream: under TLS the encrypted bytes), the login left out; SQLite
+//! has no socket and reports 0.
 #![deny(missing_docs)]
 
 mod classify;
@@ -36,12 +37,8 @@ pub mod param;
 mod pg;
 pub mod stats;
 mod step;
+mod tls;
 mod url;
-// The one place with unsafe code: the socket calls (getpeername, getsockname, getsockopt's
-// TCP_INFO) that read the kernel's byte counts of sqlx's sockets, which no safe crate here
-// offers (rustix has no TCP_INFO).
-#[allow(unsafe_code)]
-mod wire;
 
 pub use classify::failure;
 pub use config::{label_of, split_statements, SqlConfig};

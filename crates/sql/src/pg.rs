@@ -1,25 +1,34 @@
-//! PostgreSQL's wire protocol (version 3) for the load's own connections, in place of sqlx on
-//! the hot path. sqlx turns every row into a `PgRow` (its column offsets in a vector, its
-//! metadata behind an `Arc`) and passes it through a stream: about 800,000 instructions for a
-//! sysbench read-only transaction (some 310 rows), against 173,000 for sysbench's whole client.
-//! Here a row the load does not keep is a length read and skipped.
+//! PostgreSQL's wire protocol (version 3) for the load's connections, plain or TLS, on
+//! rust-postgres' protocol crate (`postgres-protocol`): its frontend messages, its backend
+//! parsing for the login, its SCRAM-SHA-256 (with channel binding, `tls-server-end-point`,
+//! over TLS) and MD5. sqlx turned every row into a `PgRow` (its column offsets in a vector,
+//! its metadata behind an `Arc`) and passed it through a stream: about 800,000 instructions
+//! for a sysbench read-only transaction (some 310 rows), against 173,000 for sysbench's whole
+//! client. So the loop that reads a statement's results is ours: a row the load does not keep
+//! is a length read and skipped, with no message built for it.
 //!
-//! What it speaks: the startup message; trust, cleartext, MD5 and SCRAM-SHA-256 logins (no
-//! channel binding); named statements prepared once per connection (Parse and Describe, then
-//! Bind, Execute and Sync with text parameters whose types the server infers); the simple
-//! query protocol for transaction control and scripts. Everything else (TLS, a login this
-//! module does not know, a password it would have to find in a password file) goes to sqlx:
-//! [`open`] says [`Opened::Sqlx`] and the caller connects with sqlx instead.
+//! What it speaks: `sslmode` disable (and allow), prefer, require, verify-ca and verify-full
+//! (TLS through throng-net's rustls, the bytes counted as they cross the wire); the startup
+//! message; trust, cleartext, MD5 and SCRAM-SHA-256 logins; named statements prepared once per
+//! connection (Parse and Describe, then Bind, Execute and Sync with text parameters whose
+//! types the server infers); the simple query protocol for transaction control and scripts.
+//! A login it does not speak (Kerberos, GSSAPI, SSPI) is a clear error.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use sqlx::postgres::{PgConnectOptions, PgSslMode};
+use bytes::BytesMut;
+use fallible_iterator::FallibleIterator as _;
+use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
+use postgres_protocol::message::{backend, frontend};
+use postgres_protocol::IsNull;
+use sqlx::postgres::PgConnectOptions;
 
 use crate::codec::{Socket, WireError};
 use crate::conn::Done;
 use crate::param::Value;
+use crate::tls::TlsPlan;
 
 /// A column of a statement's result.
 #[derive(Debug)]
@@ -31,8 +40,8 @@ struct Column {
 /// A statement prepared on the connection.
 #[derive(Debug)]
 struct Statement {
-    /// Its name on the server: `t` and this number.
-    id: u32,
+    /// Its name on the server: `t` and a number.
+    name: String,
     /// Its parameters' types, as the server inferred them.
     params: Vec<u32>,
     columns: Arc<[Column]>,
@@ -42,53 +51,35 @@ struct Statement {
 #[derive(Debug)]
 pub(crate) struct PgConn {
     s: Socket,
+    /// Messages being written, handed to the socket at [`PgConn::flush`].
+    buf: BytesMut,
     statements: HashMap<Arc<str>, Statement>,
+    /// How it logged in: `trust`, `password`, `MD5`, `SCRAM-SHA-256`, `SCRAM-SHA-256-PLUS`
+    /// (bound to the TLS channel).
+    login: &'static str,
 }
-
-/// What [`open`] made.
-pub(crate) type Opened = crate::codec::Opened<PgConn>;
 
 fn protocol(what: impl Into<String>) -> sqlx::Error {
     sqlx::Error::Protocol(what.into())
 }
 
-/// The fields of an ErrorResponse.
-fn database_error(body: &[u8]) -> sqlx::Error {
+/// An ErrorResponse (`message`: the whole message, tag and length too).
+fn database_error(message: &[u8]) -> sqlx::Error {
     let mut code = String::new();
-    let mut message = String::new();
-    let mut fields = body;
-    while let [kind, rest @ ..] = fields {
-        if *kind == 0 {
-            break;
+    let mut text = String::new();
+    if let Ok(Some(backend::Message::ErrorResponse(body))) =
+        backend::Message::parse(&mut BytesMut::from(message))
+    {
+        let mut fields = body.fields();
+        while let Ok(Some(f)) = fields.next() {
+            match f.type_() {
+                b'C' => code = String::from_utf8_lossy(f.value_bytes()).into_owned(),
+                b'M' => text = String::from_utf8_lossy(f.value_bytes()).into_owned(),
+                _ => {}
+            }
         }
-        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-        let value = String::from_utf8_lossy(&rest[..end]);
-        match kind {
-            b'C' => code = value.into_owned(),
-            b'M' => message = value.into_owned(),
-            _ => {}
-        }
-        fields = rest.get(end + 1..).unwrap_or_default();
     }
-    WireError::postgres(code, message)
-}
-
-/// A message being written: its tag, then a length filled in by [`end`].
-fn begin(tx: &mut Vec<u8>, tag: u8) -> usize {
-    tx.push(tag);
-    let at = tx.len();
-    tx.extend_from_slice(&[0; 4]);
-    at
-}
-
-fn end(tx: &mut [u8], at: usize) {
-    let len = (tx.len() - at) as u32;
-    tx[at..at + 4].copy_from_slice(&len.to_be_bytes());
-}
-
-fn cstr(tx: &mut Vec<u8>, s: &[u8]) {
-    tx.extend_from_slice(s);
-    tx.push(0);
+    WireError::postgres(code, text)
 }
 
 /// Reads a big-endian integer at `at` of `b`, or fails as a malformed message.
@@ -107,19 +98,20 @@ fn cstr_at(b: &[u8], at: usize) -> Result<(&[u8], usize), sqlx::Error> {
     Ok((&rest[..n], at + n + 1))
 }
 
-/// Opens a connection and logs in, or says that sqlx must (see [`Opened`]). `url` is where the
-/// password comes from (sqlx's options do not give it back); `connected` is set once a server
-/// accepted the connection (what a timeout's message tells apart).
+/// A message could not be written (a statement or value holding a NUL byte, or too long).
+fn unwritable(e: impl std::fmt::Display) -> sqlx::Error {
+    protocol(format!("cannot send it to PostgreSQL: {e}"))
+}
+
+/// Opens a connection, with TLS as `tls` says, and logs in. `url` is where the password comes
+/// from (sqlx's options do not give it back); `connected` is set once a server accepted the
+/// connection (what a timeout's message tells apart).
 pub(crate) async fn open(
     o: &PgConnectOptions,
     url: &str,
+    tls: &TlsPlan,
     connected: &AtomicBool,
-) -> Result<Opened, sqlx::Error> {
-    let tls = match o.get_ssl_mode() {
-        PgSslMode::Disable | PgSslMode::Allow => false,
-        PgSslMode::Prefer => true,
-        _ => return Ok(Opened::Sqlx),
-    };
+) -> Result<PgConn, sqlx::Error> {
     let socket = match o.get_socket() {
         Some(dir) => Some(format!("{}/.s.PGSQL.{}", dir.display(), o.get_port())),
         None if o.get_host().starts_with('/') => {
@@ -134,28 +126,36 @@ pub(crate) async fn open(
     connected.store(true, Ordering::Relaxed);
     let mut c = PgConn {
         s,
+        buf: BytesMut::with_capacity(1024),
         statements: HashMap::new(),
+        login: "trust",
     };
-    // `prefer` asks for TLS over TCP; a server that would give it is left to sqlx, which
-    // speaks it.
-    if tls && c.s.is_tcp() {
-        c.s.tx.extend_from_slice(&[0, 0, 0, 8, 4, 210, 22, 47]);
-        c.s.flush().await?;
+    // As libpq: no TLS over a Unix-domain socket, whatever the mode.
+    if let (Some(target), true) = (tls.target(), c.s.is_tcp()) {
+        frontend::ssl_request(&mut c.buf);
+        c.flush().await?;
         while c.s.rx.len() == c.s.at {
             c.s.fill(1).await?;
         }
         c.s.at += 1;
         match c.s.rx[c.s.at - 1] {
+            b'S' => c.s = c.s.start_tls(target).await?,
+            b'N' if tls.required() => {
+                return Err(sqlx::Error::Tls(
+                    format!(
+                        "the server does not offer TLS, and sslmode={} needs it",
+                        tls.mode_name()
+                    )
+                    .into(),
+                ))
+            }
             b'N' => {}
-            b'S' => return Ok(Opened::Sqlx),
             _ => return Err(not_postgres(&c.s.rx[c.s.at - 1..], "SSLRequest")),
         }
     }
-    if !c.login(o, url).await? {
-        return Ok(Opened::Sqlx);
-    }
+    c.login(o, url).await?;
     c.s.traffic();
-    Ok(Opened::Ready(c))
+    Ok(c)
 }
 
 /// The error for a server that answered `seen` to `what` as PostgreSQL never would: an HTTP
@@ -175,14 +175,85 @@ fn not_postgres(seen: &[u8], what: &str) -> sqlx::Error {
     ))
 }
 
+/// The channel binding data `tls-server-end-point` (RFC 5929) of a server's certificate: its
+/// hash by its signature's hash function, SHA-256 for MD5, SHA-1 and what this does not
+/// recognise (as PostgreSQL computes it: `be_tls_get_certificate_hash`).
+fn end_point(cert: &[u8]) -> Vec<u8> {
+    use sha2::Digest as _;
+    // The OIDs (DER content) of sha384WithRSAEncryption, ecdsa-with-SHA384, and the SHA-512 ones.
+    const SHA384: [&[u8]; 2] = [
+        &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0c],
+        &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03],
+    ];
+    const SHA512: [&[u8]; 2] = [
+        &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0d],
+        &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x04],
+    ];
+    let oid = signature_oid(cert).unwrap_or_default();
+    if SHA384.contains(&oid) {
+        sha2::Sha384::digest(cert).to_vec()
+    } else if SHA512.contains(&oid) {
+        sha2::Sha512::digest(cert).to_vec()
+    } else {
+        sha2::Sha256::digest(cert).to_vec()
+    }
+}
+
+/// The OID of a DER certificate's signatureAlgorithm: `SEQUENCE { tbsCertificate SEQUENCE,
+/// signatureAlgorithm SEQUENCE { OID, ... }, signature }`.
+fn signature_oid(cert: &[u8]) -> Option<&[u8]> {
+    // A DER element at `at`: its tag, where its content starts, and its length.
+    fn element(b: &[u8], at: usize) -> Option<(u8, usize, usize)> {
+        let tag = *b.get(at)?;
+        let first = *b.get(at + 1)?;
+        if first < 0x80 {
+            return Some((tag, at + 2, first as usize));
+        }
+        let n = (first & 0x7f) as usize;
+        if n == 0 || n > 4 {
+            return None;
+        }
+        let len = b
+            .get(at + 2..at + 2 + n)?
+            .iter()
+            .fold(0usize, |l, &d| (l << 8) | d as usize);
+        Some((tag, at + 2 + n, len))
+    }
+    let (0x30, outer, _) = element(cert, 0)? else {
+        return None;
+    };
+    let (0x30, tbs, tbs_len) = element(cert, outer)? else {
+        return None;
+    };
+    let (0x30, alg, _) = element(cert, tbs + tbs_len)? else {
+        return None;
+    };
+    let (0x06, oid, oid_len) = element(cert, alg)? else {
+        return None;
+    };
+    cert.get(oid..oid + oid_len)
+}
+
 impl PgConn {
-    /// The startup message and the login; `false` when the server asks for a login this module
-    /// does not speak, or for a password the URL does not give.
-    async fn login(&mut self, o: &PgConnectOptions, url: &str) -> Result<bool, sqlx::Error> {
-        let tx = &mut self.s.tx;
-        tx.clear();
-        tx.extend_from_slice(&[0; 4]);
-        tx.extend_from_slice(&196_608u32.to_be_bytes());
+    /// Hands the messages written to the socket and sends them.
+    async fn flush(&mut self) -> Result<(), sqlx::Error> {
+        self.s.tx.extend_from_slice(&self.buf);
+        self.buf.clear();
+        Ok(self.s.flush().await?)
+    }
+
+    /// The TLS version of the connection (`TLSv1.3`), or `None` in the clear.
+    pub(crate) fn tls_version(&self) -> Option<&'static str> {
+        self.s.tls_version()
+    }
+
+    /// How it logged in (`SCRAM-SHA-256-PLUS`, ...).
+    pub(crate) fn login_method(&self) -> &'static str {
+        self.login
+    }
+
+    /// The startup message and the login.
+    async fn login(&mut self, o: &PgConnectOptions, url: &str) -> Result<(), sqlx::Error> {
         let mut params = vec![
             ("user", o.get_username()),
             ("DateStyle", "ISO, MDY"),
@@ -192,14 +263,8 @@ impl PgConn {
         params.extend(o.get_database().map(|d| ("database", d)));
         params.extend(o.get_application_name().map(|a| ("application_name", a)));
         params.extend(o.get_options().map(|a| ("options", a)));
-        for (k, v) in params {
-            cstr(tx, k.as_bytes());
-            cstr(tx, v.as_bytes());
-        }
-        tx.push(0);
-        let len = tx.len() as u32;
-        tx[..4].copy_from_slice(&len.to_be_bytes());
-        self.s.flush().await?;
+        frontend::startup_message(params, &mut self.buf).map_err(unwritable)?;
+        self.flush().await?;
         // A server that is not PostgreSQL (an HTTP server on the port) is named as such, not
         // waited on for a message length it never meant.
         while self.s.rx.len() == self.s.at {
@@ -209,76 +274,114 @@ impl PgConn {
             return Err(not_postgres(&self.s.rx[self.s.at..], "its startup message"));
         }
         let password = crate::url::password_or_env(url);
-        let mut scram: Option<Scram> = None;
+        let need = |what: &str| {
+            password.as_deref().map(str::as_bytes).ok_or_else(|| {
+                protocol(format!(
+                    "the server asks for a password ({what}) and the URL gives none (nor \
+                     PGPASSWORD)"
+                ))
+            })
+        };
+        let mut scram: Option<ScramSha256> = None;
         loop {
             let (tag, body) = self.message().await?;
-            let b = &self.s.rx[body.clone()];
-            match tag {
-                b'R' => {
-                    let kind = u32::from_be_bytes(int(b, 0)?);
-                    let rest = b[4..].to_vec();
-                    self.consume(&body);
-                    let Some(pw) = password.as_deref() else {
-                        if kind == 0 {
-                            continue;
-                        }
-                        return Ok(false);
-                    };
-                    match kind {
-                        0 => {}
-                        3 => {
-                            let at = begin(&mut self.s.tx, b'p');
-                            cstr(&mut self.s.tx, pw.as_bytes());
-                            end(&mut self.s.tx, at);
-                            self.s.flush().await?;
-                        }
-                        5 => {
-                            let inner = hex_md5(&[pw.as_bytes(), o.get_username().as_bytes()]);
-                            let outer = hex_md5(&[inner.as_bytes(), &rest]);
-                            let at = begin(&mut self.s.tx, b'p');
-                            cstr(&mut self.s.tx, format!("md5{outer}").as_bytes());
-                            end(&mut self.s.tx, at);
-                            self.s.flush().await?;
-                        }
-                        10 => {
-                            let offers = rest.split(|&c| c == 0).any(|m| m == b"SCRAM-SHA-256");
-                            if !offers {
-                                return Ok(false);
-                            }
-                            let s = Scram::new(pw);
-                            let first = s.first();
-                            let at = begin(&mut self.s.tx, b'p');
-                            cstr(&mut self.s.tx, b"SCRAM-SHA-256");
-                            self.s
-                                .tx
-                                .extend_from_slice(&(first.len() as u32).to_be_bytes());
-                            self.s.tx.extend_from_slice(first.as_bytes());
-                            end(&mut self.s.tx, at);
-                            self.s.flush().await?;
-                            scram = Some(s);
-                        }
-                        11 => {
-                            let s = scram.as_mut().ok_or_else(|| protocol("SASL out of turn"))?;
-                            let last = s.last(&rest)?;
-                            let at = begin(&mut self.s.tx, b'p');
-                            self.s.tx.extend_from_slice(last.as_bytes());
-                            end(&mut self.s.tx, at);
-                            self.s.flush().await?;
-                        }
-                        12 => {
-                            let s = scram.as_ref().ok_or_else(|| protocol("SASL out of turn"))?;
-                            s.verify(&rest)?;
-                        }
-                        _ => return Ok(false),
+            let whole = body.start - 5..body.end;
+            let mut m = BytesMut::from(&self.s.rx[whole.clone()]);
+            self.consume(&body);
+            if tag == b'E' {
+                return Err(database_error(&m));
+            }
+            let Some(message) = backend::Message::parse(&mut m)? else {
+                return Err(protocol(
+                    "PostgreSQL sent a message shorter than its length",
+                ));
+            };
+            use backend::Message as M;
+            match message {
+                M::AuthenticationOk => {}
+                M::AuthenticationCleartextPassword => {
+                    frontend::password_message(need("cleartext")?, &mut self.buf)
+                        .map_err(unwritable)?;
+                    self.login = "password";
+                    self.flush().await?;
+                }
+                M::AuthenticationMd5Password(b) => {
+                    let hash = postgres_protocol::authentication::md5_hash(
+                        o.get_username().as_bytes(),
+                        need("MD5")?,
+                        b.salt(),
+                    );
+                    frontend::password_message(hash.as_bytes(), &mut self.buf)
+                        .map_err(unwritable)?;
+                    self.login = "MD5";
+                    self.flush().await?;
+                }
+                M::AuthenticationSasl(b) => {
+                    let (mut plain, mut plus) = (false, false);
+                    let mut mechanisms = b.mechanisms();
+                    while let Some(m) = mechanisms.next()? {
+                        plain |= m == "SCRAM-SHA-256";
+                        plus |= m == "SCRAM-SHA-256-PLUS";
                     }
+                    let cert = self
+                        .s
+                        .tls()
+                        .and_then(|t| t.peer_certificates())
+                        .and_then(|c| c.first())
+                        .map(|c| end_point(c));
+                    // As libpq and tokio-postgres: bind to the TLS channel when both can.
+                    let (binding, mechanism) = match (plus, plain, cert) {
+                        (true, _, Some(c)) => (
+                            ChannelBinding::tls_server_end_point(c),
+                            "SCRAM-SHA-256-PLUS",
+                        ),
+                        (_, true, Some(_)) => (ChannelBinding::unrequested(), "SCRAM-SHA-256"),
+                        (true, _, None) | (_, true, None) => {
+                            (ChannelBinding::unsupported(), "SCRAM-SHA-256")
+                        }
+                        (false, false, _) => {
+                            return Err(protocol(
+                                "the server asks for a SASL login throng does not speak \
+                                 (it speaks SCRAM-SHA-256, with channel binding over TLS)",
+                            ))
+                        }
+                    };
+                    let s = ScramSha256::new(need("SCRAM-SHA-256")?, binding);
+                    frontend::sasl_initial_response(mechanism, s.message(), &mut self.buf)
+                        .map_err(unwritable)?;
+                    self.flush().await?;
+                    self.login = mechanism;
+                    scram = Some(s);
                 }
-                b'E' => return Err(database_error(b)),
-                b'Z' => {
-                    self.consume(&body);
-                    return Ok(true);
+                M::AuthenticationSaslContinue(b) => {
+                    let s = scram.as_mut().ok_or_else(|| protocol("SASL out of turn"))?;
+                    s.update(b.data())
+                        .map_err(|e| protocol(format!("SCRAM: {e}")))?;
+                    frontend::sasl_response(s.message(), &mut self.buf).map_err(unwritable)?;
+                    self.flush().await?;
                 }
+                M::AuthenticationSaslFinal(b) => {
+                    let s = scram.as_mut().ok_or_else(|| protocol("SASL out of turn"))?;
+                    s.finish(b.data()).map_err(|e| {
+                        protocol(format!(
+                            "SCRAM: the server did not prove it knows the password: {e}"
+                        ))
+                    })?;
+                }
+                M::AuthenticationKerberosV5
+                | M::AuthenticationScmCredential
+                | M::AuthenticationGss
+                | M::AuthenticationGssContinue(_)
+                | M::AuthenticationSspi => {
+                    return Err(protocol(
+                        "the server asks for a login throng does not speak (Kerberos, GSSAPI, \
+                         SSPI or SCM): it speaks scram-sha-256, md5, password and trust \
+                         (pg_hba.conf)",
+                    ))
+                }
+                M::ReadyForQuery(_) => return Ok(()),
                 // ParameterStatus, BackendKeyData, NoticeResponse.
-                _ => self.consume(&body),
+                _ => {}
             }
         }
     }
@@ -313,18 +416,15 @@ impl PgConn {
     /// rather than waiting for data until the timeout. After an extended-protocol statement a
     /// Sync follows: the server ignored the one sent with Execute while it was copying.
     async fn refuse_copy(&mut self, extended: bool) -> Result<(), sqlx::Error> {
-        let tx = &mut self.s.tx;
-        let at = begin(tx, b'f');
-        cstr(
-            tx,
-            b"throng sends no data to COPY FROM STDIN: load a file on the server instead",
-        );
-        end(tx, at);
+        frontend::copy_fail(
+            "throng sends no data to COPY FROM STDIN: load a file on the server instead",
+            &mut self.buf,
+        )
+        .map_err(unwritable)?;
         if extended {
-            let at = begin(tx, b'S');
-            end(tx, at);
+            frontend::sync(&mut self.buf);
         }
-        Ok(self.s.flush().await?)
+        self.flush().await
     }
 
     /// Reads to ReadyForQuery, returning the first error the server sent on the way.
@@ -332,7 +432,7 @@ impl PgConn {
         loop {
             let (tag, body) = self.message().await?;
             if tag == b'E' && err.is_none() {
-                err = Some(database_error(&self.s.rx[body.clone()]));
+                err = Some(database_error(&self.s.rx[body.start - 5..body.end]));
             }
             self.consume(&body);
             if tag == b'G' {
@@ -346,19 +446,10 @@ impl PgConn {
 
     /// Prepares `sql` as statement `t<id>`, returning its parameter types and columns.
     async fn prepare(&mut self, name: &str, sql: &str) -> Result<Statement, sqlx::Error> {
-        let tx = &mut self.s.tx;
-        let at = begin(tx, b'P');
-        cstr(tx, name.as_bytes());
-        cstr(tx, sql.as_bytes());
-        tx.extend_from_slice(&0u16.to_be_bytes());
-        end(tx, at);
-        let at = begin(tx, b'D');
-        tx.push(b'S');
-        cstr(tx, name.as_bytes());
-        end(tx, at);
-        let at = begin(tx, b'S');
-        end(tx, at);
-        self.s.flush().await?;
+        frontend::parse(name, sql, [], &mut self.buf).map_err(unwritable)?;
+        frontend::describe(b'S', name, &mut self.buf).map_err(unwritable)?;
+        frontend::sync(&mut self.buf);
+        self.flush().await?;
         let mut params = Vec::new();
         let mut columns = Vec::new();
         let mut err = None;
@@ -385,7 +476,9 @@ impl PgConn {
                         at = next + 18;
                     }
                 }
-                b'E' if err.is_none() => err = Some(database_error(b)),
+                b'E' if err.is_none() => {
+                    err = Some(database_error(&self.s.rx[body.start - 5..body.end]))
+                }
                 b'Z' => {
                     self.consume(&body);
                     break;
@@ -398,7 +491,7 @@ impl PgConn {
             return Err(e);
         }
         Ok(Statement {
-            id: 0,
+            name: name.to_string(),
             params,
             columns: columns.into(),
         })
@@ -418,15 +511,14 @@ impl PgConn {
         keep: bool,
     ) -> Result<Done, sqlx::Error> {
         if !self.statements.contains_key(sql) {
-            let id = self.statements.len() as u32 + 1;
-            let mut st = self.prepare(&format!("t{id}"), sql).await?;
-            st.id = id;
+            let name = format!("t{}", self.statements.len() + 1);
+            let st = self.prepare(&name, sql).await?;
             self.statements.insert(sql.clone(), st);
         }
         let st = &self.statements[sql];
         let columns = keep.then(|| st.columns.clone());
-        bind(&mut self.s.tx, st, args);
-        self.s.flush().await?;
+        bind(&mut self.buf, st, args)?;
+        self.flush().await?;
         let mut done = Done::default();
         let mut err = None;
         loop {
@@ -440,7 +532,9 @@ impl PgConn {
                     }
                 }
                 b'C' => done.affected += affected(&self.s.rx[body.clone()]),
-                b'E' if err.is_none() => err = Some(database_error(&self.s.rx[body.clone()])),
+                b'E' if err.is_none() => {
+                    err = Some(database_error(&self.s.rx[body.start - 5..body.end]))
+                }
                 b'Z' => {
                     self.consume(&body);
                     return err.map_or(Ok(done), Err);
@@ -460,18 +554,15 @@ impl PgConn {
 
     /// Runs text as it is (the simple query protocol: transaction control, DDL, scripts).
     pub(crate) async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
-        let at = begin(&mut self.s.tx, b'Q');
-        cstr(&mut self.s.tx, sql.as_bytes());
-        end(&mut self.s.tx, at);
-        self.s.flush().await?;
+        frontend::query(sql, &mut self.buf).map_err(unwritable)?;
+        self.flush().await?;
         self.until_ready(None).await
     }
 
     /// Says goodbye (Terminate), so the server logs no broken connection.
     pub(crate) async fn close(mut self) {
-        let at = begin(&mut self.s.tx, b'X');
-        end(&mut self.s.tx, at);
-        let _ = self.s.flush().await;
+        frontend::terminate(&mut self.buf);
+        let _ = self.flush().await;
     }
 
     /// Bytes sent and received since the last call (the login left out).
@@ -481,50 +572,41 @@ impl PgConn {
 }
 
 /// Bind (text parameters, text results), Execute and Sync for a prepared statement.
-fn bind(tx: &mut Vec<u8>, st: &Statement, args: &[Value]) {
+fn bind(buf: &mut BytesMut, st: &Statement, args: &[Value]) -> Result<(), sqlx::Error> {
+    use bytes::BufMut as _;
     use std::io::Write as _;
-    let at = begin(tx, b'B');
-    tx.push(0); // the unnamed portal
-    let _ = write!(tx, "t{}", st.id);
-    tx.push(0);
-    tx.extend_from_slice(&0u16.to_be_bytes()); // every parameter in text
-    tx.extend_from_slice(&(args.len() as u16).to_be_bytes());
-    for (i, a) in args.iter().enumerate() {
-        if let Value::Null = a {
-            tx.extend_from_slice(&(-1i32).to_be_bytes());
-            continue;
-        }
-        let len_at = tx.len();
-        tx.extend_from_slice(&[0; 4]);
+    let text = |i: usize, a: &Value, buf: &mut BytesMut| {
         match a {
-            Value::Int(n) => {
-                let mut b = itoa::Buffer::new();
-                tx.extend_from_slice(b.format(*n).as_bytes());
-            }
-            Value::Float(x) => {
-                let _ = write!(tx, "{x}");
-            }
-            Value::Text(s) => tx.extend_from_slice(s.as_bytes()),
+            Value::Null => return Ok(IsNull::Yes),
+            Value::Int(n) => buf.put_slice(itoa::Buffer::new().format(*n).as_bytes()),
+            Value::Float(x) => write!(buf.writer(), "{x}")?,
+            Value::Text(s) => buf.put_slice(s.as_bytes()),
             // A boolean bound to a number (an integer parameter) is 1 or 0.
-            Value::Bool(b) => tx.extend_from_slice(match (st.params.get(i), b) {
+            Value::Bool(b) => buf.put_slice(match (st.params.get(i), b) {
                 (Some(16) | None, true) => b"t",
                 (Some(16) | None, false) => b"f",
                 (_, true) => b"1",
                 (_, false) => b"0",
             }),
-            Value::Null => unreachable!("written above"),
         }
-        let len = (tx.len() - len_at - 4) as u32;
-        tx[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
-    }
-    tx.extend_from_slice(&0u16.to_be_bytes()); // every result column in text
-    end(tx, at);
-    let at = begin(tx, b'E');
-    tx.push(0);
-    tx.extend_from_slice(&0u32.to_be_bytes());
-    end(tx, at);
-    let at = begin(tx, b'S');
-    end(tx, at);
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(IsNull::No)
+    };
+    frontend::bind(
+        "",
+        &st.name,
+        [],
+        args.iter().enumerate(),
+        |(i, a), buf| text(i, a, buf),
+        [],
+        buf,
+    )
+    .map_err(|e| match e {
+        frontend::BindError::Conversion(e) => unwritable(e),
+        frontend::BindError::Serialization(e) => unwritable(e),
+    })?;
+    frontend::execute("", 0, buf).map_err(unwritable)?;
+    frontend::sync(buf);
+    Ok(())
 }
 
 /// The rows a CommandComplete's tag counts (`INSERT 0 5`, `UPDATE 3`, `SELECT 10`), as sqlx
@@ -571,133 +653,9 @@ fn row_json(b: &[u8], cols: &[Column]) -> Result<serde_json::Value, sqlx::Error>
     Ok(serde_json::Value::Object(m))
 }
 
-fn hex_md5(parts: &[&[u8]]) -> String {
-    use md5::Digest as _;
-    let mut h = md5::Md5::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A SCRAM-SHA-256 exchange (RFC 5802 and 7677), without channel binding: PostgreSQL checks
-/// the password given at startup and ignores the user name sent here.
-struct Scram {
-    password: String,
-    nonce: String,
-    /// The client-first-message-bare, then the AuthMessage.
-    auth: String,
-    /// The server's signature to expect.
-    server: Vec<u8>,
-}
-
-impl Scram {
-    fn new(password: &str) -> Scram {
-        use rand::Rng as _;
-        let mut rng = rand::rng();
-        // Printable ASCII except ','.
-        let nonce: String = (0..24)
-            .map(|_| match rng.random_range(0x21u8..0x7e) {
-                b',' => '~',
-                c => c as char,
-            })
-            .collect();
-        let password = stringprep::saslprep(password)
-            .map_or_else(|_| password.to_string(), |p| p.into_owned());
-        Scram {
-            auth: format!("n=,r={nonce}"),
-            password,
-            nonce,
-            server: Vec::new(),
-        }
-    }
-
-    fn first(&self) -> String {
-        format!("n,,{}", self.auth)
-    }
-
-    /// The client-final-message for the server-first-message `server_first`.
-    fn last(&mut self, server_first: &[u8]) -> Result<String, sqlx::Error> {
-        use base64::prelude::{Engine as _, BASE64_STANDARD};
-        use sha2::Digest as _;
-        let first = std::str::from_utf8(server_first).map_err(|_| protocol("SCRAM: not UTF-8"))?;
-        let attr = |k: &str| {
-            first
-                .split(',')
-                .find_map(|kv| kv.strip_prefix(k))
-                .ok_or_else(|| protocol(format!("SCRAM: no `{k}` in the server's message")))
-        };
-        let nonce = attr("r=")?;
-        if !nonce.starts_with(&self.nonce) {
-            return Err(protocol("SCRAM: the server's nonce does not extend ours"));
-        }
-        let salt = BASE64_STANDARD
-            .decode(attr("s=")?)
-            .map_err(|_| protocol("SCRAM: bad salt"))?;
-        let rounds: u32 = attr("i=")?
-            .parse()
-            .map_err(|_| protocol("SCRAM: bad iteration count"))?;
-        // SaltedPassword := Hi(password, salt, i), PBKDF2 with HMAC-SHA-256.
-        let mut u = hmac(self.password.as_bytes(), &[&salt, &1u32.to_be_bytes()]);
-        let mut salted = u;
-        for _ in 1..rounds {
-            u = hmac(self.password.as_bytes(), &[&u]);
-            salted.iter_mut().zip(u).for_each(|(a, b)| *a ^= b);
-        }
-        let client_key = hmac(&salted, &[b"Client Key"]);
-        let stored_key: [u8; 32] = sha2::Sha256::digest(client_key).into();
-        let without_proof = format!("c=biws,r={nonce}");
-        self.auth = format!("{},{first},{without_proof}", self.auth);
-        let signature = hmac(&stored_key, &[self.auth.as_bytes()]);
-        let proof: Vec<u8> = client_key
-            .iter()
-            .zip(signature)
-            .map(|(a, b)| a ^ b)
-            .collect();
-        let server_key = hmac(&salted, &[b"Server Key"]);
-        self.server = hmac(&server_key, &[self.auth.as_bytes()]).to_vec();
-        Ok(format!(
-            "{without_proof},p={}",
-            BASE64_STANDARD.encode(proof)
-        ))
-    }
-
-    /// Checks the server-final-message: the server knew the password too.
-    fn verify(&self, server_final: &[u8]) -> Result<(), sqlx::Error> {
-        use base64::prelude::{Engine as _, BASE64_STANDARD};
-        let text = std::str::from_utf8(server_final).unwrap_or_default();
-        let ok = text
-            .strip_prefix("v=")
-            .and_then(|v| BASE64_STANDARD.decode(v.trim_end_matches('\0')).ok())
-            .is_some_and(|v| v == self.server);
-        ok.then_some(())
-            .ok_or_else(|| protocol("SCRAM: the server's signature does not match"))
-    }
-}
-
-fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    use hmac::{KeyInit as _, Mac as _};
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes any key");
-    for p in parts {
-        mac.update(p);
-    }
-    mac.finalize().into_bytes().into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn md5_logins_hash_as_postgresql_does() {
-        // md5(md5(password + user) + salt), as Python's hashlib gives it.
-        let inner = hex_md5(&[b"pw", b"throng"]);
-        assert_eq!(inner, "e44716bd955b0a5869be376c89557ed8");
-        assert_eq!(
-            hex_md5(&[inner.as_bytes(), &[1, 2, 3, 4]]),
-            "a8bfa18bd702e84b3cca1a10d44ef99b"
-        );
-    }
 
     #[test]
     fn command_tags_count_their_rows() {
@@ -707,23 +665,27 @@ mod tests {
     }
 
     #[test]
-    fn scram_matches_rfc_7677() {
-        // RFC 7677's example: user "user", password "pencil".
-        let mut s = Scram::new("pencil");
-        s.nonce = "rOprNGfwEbeRWgbNEkqO".into();
-        s.auth = "n=user,r=rOprNGfwEbeRWgbNEkqO".into();
-        let last = s
-            .last(
-                b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,\
-                  s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
-            )
-            .unwrap();
+    fn channel_binding_hashes_by_the_signature_algorithm() {
+        // A certificate's skeleton: SEQUENCE { tbs SEQUENCE {}, SEQUENCE { OID } }.
+        let cert = |oid: &[u8]| {
+            let mut alg = vec![0x06, oid.len() as u8];
+            alg.extend_from_slice(oid);
+            let mut body = vec![0x30, 0x00, 0x30, alg.len() as u8];
+            body.extend_from_slice(&alg);
+            let mut c = vec![0x30, body.len() as u8];
+            c.extend_from_slice(&body);
+            c
+        };
+        let ecdsa_sha256 = cert(&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]);
+        let ecdsa_sha384 = cert(&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03]);
+        let rsa_sha512 = cert(&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0d]);
         assert_eq!(
-            last,
-            "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,\
-             p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+            signature_oid(&ecdsa_sha384),
+            Some(&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03][..])
         );
-        s.verify(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
-            .unwrap();
+        assert_eq!(end_point(&ecdsa_sha256).len(), 32);
+        assert_eq!(end_point(&ecdsa_sha384).len(), 48);
+        assert_eq!(end_point(&rsa_sha512).len(), 64);
+        assert_eq!(end_point(b"not DER").len(), 32);
     }
 }

@@ -116,14 +116,27 @@ impl Drop for Watcher {
     }
 }
 
-/// Writes a self-signed certificate for `127.0.0.1` and `localhost` into `dir` (`server.crt`,
-/// and its key `server.key`).
+/// Writes a test CA (`ca.crt`) and a server certificate it signed for `127.0.0.1` only
+/// (`server.crt`, and its key `server.key`) into `dir`: a client that trusts the CA verifies
+/// the chain whatever host name it dialled (PostgreSQL's `verify-ca`), and the name too only
+/// when it dialled `127.0.0.1` (`verify-full`; `localhost` fails it).
 fn self_signed(dir: &Path) -> Result<(), DbError> {
-    let cert =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-            .map_err(|e| fail(format!("a test certificate: {e}")))?;
-    std::fs::write(dir.join("server.crt"), cert.cert.pem())
-        .and_then(|()| std::fs::write(dir.join("server.key"), cert.key_pair.serialize_pem()))
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let err = |e: rcgen::Error| fail(format!("a test certificate: {e}"));
+    let ca_key = KeyPair::generate().map_err(err)?;
+    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "throng test CA");
+    let ca = ca.self_signed(&ca_key).map_err(err)?;
+    let key = KeyPair::generate().map_err(err)?;
+    let server = CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .map_err(err)?
+        .signed_by(&key, &ca, &ca_key)
+        .map_err(err)?;
+    std::fs::write(dir.join("ca.crt"), ca.pem())
+        .and_then(|()| std::fs::write(dir.join("server.crt"), server.pem()))
+        .and_then(|()| std::fs::write(dir.join("server.key"), key.serialize_pem()))
         .map_err(|e| fail(e.to_string()))
 }
 
@@ -167,8 +180,9 @@ impl Postgres {
         Postgres::launch(false)
     }
 
-    /// Starts a fresh server that also serves TLS, with a self-signed certificate for
-    /// `127.0.0.1` and `localhost` ([`Postgres::certificate`]).
+    /// Starts a fresh server that also serves TLS (`ssl = on`, as Debian's packages ship it),
+    /// with a certificate for `127.0.0.1` only, signed by a CA of the test's
+    /// ([`Postgres::certificate`]).
     pub fn start_tls() -> Result<Postgres, DbError> {
         Postgres::launch(true)
     }
@@ -334,9 +348,9 @@ impl Postgres {
         )
     }
 
-    /// The certificate it serves TLS with (PEM), for `--cacert`.
+    /// The CA that signed the certificate it serves TLS with (PEM), for `--cacert`.
     pub fn certificate(&self) -> PathBuf {
-        self.dir.join("server.crt")
+        self.dir.join("ca.crt")
     }
 
     /// The directory of its Unix socket (and its binaries' `pgbench`, for benchmarks).
@@ -367,8 +381,9 @@ impl MariaDb {
         MariaDb::launch(false)
     }
 
-    /// Starts a fresh server that also offers TLS, with a self-signed certificate for
-    /// `127.0.0.1` and `localhost` ([`MariaDb::certificate`]).
+    /// Starts a fresh server that requires TLS over TCP (`require_secure_transport`), with a
+    /// certificate for `127.0.0.1` only, signed by a CA of the test's
+    /// ([`MariaDb::certificate`]).
     pub fn start_tls() -> Result<MariaDb, DbError> {
         MariaDb::launch(true)
     }
@@ -442,6 +457,8 @@ impl MariaDb {
             true => vec![
                 format!("--ssl-cert={d}/server.crt"),
                 format!("--ssl-key={d}/server.key"),
+                // TCP connections must be encrypted (Unix-domain ones need not).
+                "--require-secure-transport=ON".to_string(),
             ],
             false => Vec::new(),
         };
@@ -508,9 +525,9 @@ impl MariaDb {
         self.dir.join("sock")
     }
 
-    /// The certificate it serves TLS with (PEM), for `--cacert`.
+    /// The CA that signed the certificate it serves TLS with (PEM), for `--cacert`.
     pub fn certificate(&self) -> PathBuf {
-        self.dir.join("server.crt")
+        self.dir.join("ca.crt")
     }
 }
 

@@ -1,11 +1,21 @@
-//! The login: the server's greeting, the answer to its challenge (mysql_native_password, or
-//! caching_sha2_password's fast path), an AuthSwitchRequest's other plugin and nonce, then
-//! the session settings sqlx makes. What needs more (TLS, RSA, another plugin) is left to
-//! sqlx.
+//! The login, on mysql_common's packets and scrambles: the server's greeting, TLS when the
+//! `ssl-mode` asks for it (the SSL request, then the handshake over the same counted socket),
+//! the answer to the login's challenge (mysql_native_password, caching_sha2_password), an
+//! AuthSwitchRequest's other plugin and nonce, caching_sha2_password's full authentication (the
+//! password over TLS or a Unix-domain socket, else encrypted with the server's RSA key), then
+//! the session settings sqlx made. Another plugin is a clear error.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use sqlx::mysql::{MySqlConnectOptions, MySqlSslMode};
+use mysql_common::auth::plugins::caching_sha2_password::scramble_sha256;
+use mysql_common::auth::plugins::mysql_native_password::scramble_native;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::{AuthSwitchRequest, HandshakePacket, SslRequest};
+use mysql_common::proto::MySerialize as _;
+use sqlx::mysql::MySqlConnectOptions;
+
+use crate::tls::TlsPlan;
 
 // The packets, the capability flags and the connection this module fills in.
 use super::*;
@@ -13,34 +23,16 @@ use super::*;
 /// mysql_native_password: SHA1(password) XOR SHA1(nonce + SHA1(SHA1(password))); nothing
 /// for no password.
 pub(super) fn native_password(password: &str, nonce: &[u8]) -> Vec<u8> {
-    xor_scramble::<sha1::Sha1>(password, nonce, true)
+    scramble_native(nonce, password.as_bytes()).map_or_else(Vec::new, |s| s.to_vec())
 }
 
 /// caching_sha2_password's fast path: SHA256(password) XOR SHA256(SHA256(SHA256(password)) +
 /// nonce); nothing for no password.
 pub(super) fn sha2_password(password: &str, nonce: &[u8]) -> Vec<u8> {
-    xor_scramble::<sha2::Sha256>(password, nonce, false)
-}
-
-fn xor_scramble<D: sha2::Digest>(password: &str, nonce: &[u8], nonce_first: bool) -> Vec<u8> {
-    if password.is_empty() {
+    let Some(nonce) = nonce.get(..20).and_then(|n| <&[u8; 20]>::try_from(n).ok()) else {
         return Vec::new();
-    }
-    let hash = D::digest(password.as_bytes());
-    let twice = D::digest(&hash);
-    let mut h = D::new();
-    match nonce_first {
-        true => {
-            h.update(nonce);
-            h.update(&twice);
-        }
-        false => {
-            h.update(&twice);
-            h.update(nonce);
-        }
-    }
-    let salted = h.finalize();
-    hash.iter().zip(salted).map(|(a, b)| a ^ b).collect()
+    };
+    scramble_sha256(nonce, password.as_bytes()).map_or_else(Vec::new, |s| s.to_vec())
 }
 
 /// The answer to a login's challenge, for the plugins this module speaks.
@@ -52,7 +44,8 @@ pub(super) fn scramble(plugin: &[u8], password: &str, nonce: &[u8]) -> Option<Ve
     }
 }
 
-/// The server's greeting: its capabilities, its login plugin and that plugin's nonce.
+/// The server's greeting: its capabilities (MariaDB's past 32 bits), its login plugin and that
+/// plugin's nonce.
 pub(super) struct Greeting {
     pub(super) caps: u64,
     pub(super) plugin: Vec<u8>,
@@ -60,63 +53,51 @@ pub(super) struct Greeting {
 }
 
 pub(super) fn greeting(b: &[u8]) -> Result<Greeting, sqlx::Error> {
-    let mut f = Fields::new(b, 0);
-    match f.u8()? {
-        10 => {}
-        0xFF => return Err(error(b)),
-        v => return Err(protocol(format!("MySQL greeted with protocol {v}, not 10"))),
+    match b.first() {
+        Some(10) => {}
+        Some(0xFF) => return Err(error(b)),
+        v => {
+            return Err(protocol(format!(
+                "MySQL greeted with protocol {v:?}, not 10"
+            )))
+        }
     }
-    f.cstr(); // server version
-    f.int::<4>()?; // connection id
-    let mut nonce = f.bytes(8)?.to_vec();
-    f.u8()?;
-    let mut caps = f.int::<2>()?;
-    f.u8()?; // collation
-    f.int::<2>()?; // status
-    caps |= f.int::<2>()? << 16;
-    let nonce_len = f.u8()?;
-    // Reserved; MariaDB (which leaves out CLIENT_MYSQL, bit 0) puts its capabilities past 32
-    // bits in the last four.
-    let reserved = f.bytes(10)?;
+    let hello = ParseBuf(b)
+        .parse::<HandshakePacket>(())
+        .map_err(|e| protocol(format!("MySQL's greeting: {e}")))?;
+    let mut caps = u64::from(hello.capabilities().bits());
+    // MariaDB leaves out CLIENT_MYSQL (bit 0) and says its capabilities past 32 bits.
     if caps & 1 == 0 {
-        caps |= u64::from(u32::from_le_bytes([
-            reserved[6],
-            reserved[7],
-            reserved[8],
-            reserved[9],
-        ])) << 32;
+        caps |= u64::from(hello.mariadb_ext_capabilities().bits()) << 32;
     }
-    if caps & SECURE_CONNECTION != 0 {
-        let n = usize::from(nonce_len).saturating_sub(9).max(12);
-        nonce.extend_from_slice(f.bytes(n)?);
-        f.u8()?;
-    }
-    let plugin = if caps & PLUGIN_AUTH != 0 {
-        f.cstr().to_vec()
-    } else {
-        b"mysql_native_password".to_vec()
-    };
     Ok(Greeting {
         caps,
-        plugin,
-        nonce,
+        plugin: hello
+            .auth_plugin_name_ref()
+            .unwrap_or(b"mysql_native_password")
+            .to_vec(),
+        nonce: hello.nonce(),
     })
 }
 
-/// Opens a connection and logs in, or says that sqlx must (see [`Opened`]). `url` is where the
-/// password and the time zone come from (sqlx's options do not give them back; without one
-/// there, `MYSQL_PWD`); `connected` is set once a server accepted the connection (what a
-/// timeout's message tells apart).
+/// The capabilities as mysql_common's two sets.
+fn flags(caps: u64) -> (CapabilityFlags, MariadbCapabilities) {
+    (
+        CapabilityFlags::from_bits_retain(caps as u32),
+        MariadbCapabilities::from_bits_retain((caps >> 32) as u32),
+    )
+}
+
+/// Opens a connection, with TLS as `tls` says, and logs in. `url` is where the password and
+/// the time zone come from (sqlx's options do not give them back; without one there,
+/// `MYSQL_PWD`); `connected` is set once a server accepted the connection (what a timeout's
+/// message tells apart).
 pub(crate) async fn open(
     o: &MySqlConnectOptions,
     url: &str,
+    tls: &TlsPlan,
     connected: &AtomicBool,
-) -> Result<Opened, sqlx::Error> {
-    let prefer_tls = match o.get_ssl_mode() {
-        MySqlSslMode::Disabled => false,
-        MySqlSslMode::Preferred => true,
-        _ => return Ok(Opened::Sqlx),
-    };
+) -> Result<MyConn, sqlx::Error> {
     let s = match o.get_socket() {
         Some(path) => Socket::unix(path).await?,
         None => Socket::tcp(o.get_host(), o.get_port()).await?,
@@ -129,13 +110,10 @@ pub(crate) async fn open(
         cache_metadata: false,
         statements: HashMap::new(),
         prepared: Vec::new(),
+        login: "",
     };
     let r = c.packet().await?;
     let hello = greeting(&c.s.rx[r])?;
-    // `PREFERRED` asks for TLS; a server that would give it is left to sqlx, which speaks it.
-    if prefer_tls && hello.caps & SSL != 0 {
-        return Ok(Opened::Sqlx);
-    }
     let mut caps = (WANTED & hello.caps) | PROTOCOL_41;
     if o.get_database().is_some() {
         caps |= CONNECT_WITH_DB & hello.caps;
@@ -145,9 +123,38 @@ pub(crate) async fn open(
         caps |= CACHE_METADATA & hello.caps;
     }
     c.cache_metadata = caps & CACHE_METADATA != 0;
+    // As MySQL's own client: no TLS over a Unix-domain socket, which is as private.
+    if let (Some(target), true) = (tls.target(), c.s.is_tcp()) {
+        if hello.caps & SSL != 0 {
+            caps |= SSL;
+            let (std, maria) = flags(caps);
+            let at = c.begin();
+            SslRequest::new(std, MAX as u32 + 1, UTF8MB4_GENERAL_CI)
+                .with_mariadb_capabilities(maria)
+                .serialize(&mut c.s.tx);
+            c.end(at);
+            c.s.flush().await?;
+            c.s = c.s.start_tls(target).await?;
+        } else if tls.required() {
+            return Err(sqlx::Error::Tls(
+                format!(
+                    "the server does not offer TLS, and ssl-mode={} needs it",
+                    tls.mode_name()
+                )
+                .into(),
+            ));
+        }
+    }
     let password = crate::url::password_or_env(url).unwrap_or_default();
+    let unknown = |plugin: &[u8]| {
+        protocol(format!(
+            "the server asks for the login plugin {}, which throng does not speak (it speaks \
+             mysql_native_password and caching_sha2_password)",
+            String::from_utf8_lossy(plugin)
+        ))
+    };
     let Some(answer) = scramble(&hello.plugin, &password, &hello.nonce) else {
-        return Ok(Opened::Sqlx);
+        return Err(unknown(&hello.plugin));
     };
     let at = c.begin();
     let tx = &mut c.s.tx;
@@ -177,6 +184,7 @@ pub(crate) async fn open(
     c.end(at);
     c.s.flush().await?;
     let mut plugin = hello.plugin;
+    let mut nonce = hello.nonce;
     loop {
         let r = c.packet().await?;
         let b = &c.s.rx[r];
@@ -185,12 +193,13 @@ pub(crate) async fn open(
             Some(0xFF) => return Err(error(b)),
             // AuthSwitchRequest: another plugin, another nonce.
             Some(0xFE) => {
-                let mut f = Fields::new(b, 1);
-                plugin = f.cstr().to_vec();
-                let nonce = f.rest();
-                let nonce = nonce.strip_suffix(&[0]).unwrap_or(nonce).to_vec();
+                let switch = ParseBuf(b)
+                    .parse::<AuthSwitchRequest>(())
+                    .map_err(|e| protocol(format!("MySQL's AuthSwitchRequest: {e}")))?;
+                plugin = switch.auth_plugin().as_bytes().to_vec();
+                nonce = switch.plugin_data().to_vec();
                 let Some(answer) = scramble(&plugin, &password, &nonce) else {
-                    return Ok(Opened::Sqlx);
+                    return Err(unknown(&plugin));
                 };
                 let at = c.begin();
                 c.s.tx.extend_from_slice(&answer);
@@ -198,10 +207,47 @@ pub(crate) async fn open(
                 c.s.flush().await?;
             }
             // caching_sha2_password: 3 is the fast path's success (an OK follows); 4 asks
-            // for the password itself, over TLS or encrypted with the server's RSA key.
-            Some(0x01) if plugin == b"caching_sha2_password" && b.get(1) == Some(&3) => {}
-            _ => return Ok(Opened::Sqlx),
+            // for the password itself: in the clear over TLS or a Unix-domain socket, else
+            // encrypted with the server's RSA key (asked for with 2).
+            Some(0x01) if plugin == b"caching_sha2_password" && b.get(1) == Some(&3) => {
+                c.login = "caching_sha2_password (fast)";
+            }
+            Some(0x01) if plugin == b"caching_sha2_password" && b.get(1) == Some(&4) => {
+                let mut secret = password.as_bytes().to_vec();
+                secret.push(0);
+                if c.s.tls().is_none() && c.s.is_tcp() {
+                    let at = c.begin();
+                    c.s.tx.push(2);
+                    c.end(at);
+                    c.s.flush().await?;
+                    let r = c.packet().await?;
+                    let key = c.s.rx[r].get(1..).unwrap_or_default().to_vec();
+                    for (i, byte) in secret.iter_mut().enumerate() {
+                        *byte ^= nonce[i % nonce.len().max(1)];
+                    }
+                    secret = mysql_common::crypto::encrypt(&secret, &key).map_err(|e| {
+                        protocol(format!("caching_sha2_password: the server's RSA key: {e}"))
+                    })?;
+                }
+                let at = c.begin();
+                c.s.tx.extend_from_slice(&secret);
+                c.end(at);
+                c.s.flush().await?;
+                c.login = "caching_sha2_password (full)";
+            }
+            _ => {
+                return Err(protocol(format!(
+                    "MySQL's login: an answer throng does not know ({:?})",
+                    b.get(..2)
+                )))
+            }
         }
+    }
+    if c.login.is_empty() {
+        c.login = match plugin.as_slice() {
+            b"caching_sha2_password" => "caching_sha2_password",
+            _ => "mysql_native_password",
+        };
     }
     // The session sqlx sets up after its login, to the letter.
     let names = match o.get_collation() {
@@ -211,11 +257,21 @@ pub(crate) async fn open(
     let zone = crate::url::param(url, "timezone")
         .or_else(|| crate::url::param(url, "time-zone"))
         .unwrap_or_else(|| "+00:00".into());
+    // A zone is a name (`Europe/Paris`), an offset (`+01:00`) or SYSTEM: nothing else goes
+    // into the statement.
+    if !zone
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || "+-:/_".contains(ch))
+    {
+        return Err(protocol(format!(
+            "time zone `{zone}`: not a zone name or offset"
+        )));
+    }
     c.raw(&format!(
         "SET sql_mode=(SELECT CONCAT(@@sql_mode, ',PIPES_AS_CONCAT,NO_ENGINE_SUBSTITUTION')),\
          time_zone='{zone}',{names};"
     ))
     .await?;
     c.s.traffic();
-    Ok(Opened::Ready(c))
+    Ok(c)
 }
