@@ -27,12 +27,12 @@ PARTS=${PARTS:-closed templates https h2 open memory}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
-command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
+want closed && { command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }; }
 if want https || want open; then
   command -v oha >/dev/null || { echo "install oha (cargo install oha --locked)"; exit 2; }
 fi
 HAVE_OHA=$(command -v oha >/dev/null && echo 2 || echo none)   # the layout oha runs in
-command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }
+want h2 && { command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }; }
 if [ -z "${THRONG:-}" ]; then
   cargo build --release -q
   THRONG=$PWD/target/release/throng
