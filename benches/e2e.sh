@@ -11,7 +11,9 @@
 #
 # Parts: closed (HTTP/1.1 closed loop in two layouts, against wrk and oha, and a one-step
 # scenario), https (HTTPS against oha on the testbed's TLS target), h2 (HTTP/2 against h2load),
-# open (the open loop at 20,000 req/s against oha, rounds alternating), memory (RSS at 1,000
+# templates (a per-call template in -d against the one-step scenario with the same body, and the
+# plain body, prepared once), open (the open loop at 20,000 req/s against oha, rounds
+# alternating), memory (RSS at 1,000
 # connections over LONG seconds, and at 10,000 connections).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,16 +23,16 @@ CONNS=${CONNS:-50}
 PORT=${PORT:-18480}
 LONG=${LONG:-120}
 ROUNDS=${ROUNDS:-3}
-PARTS=${PARTS:-closed https h2 open memory}
+PARTS=${PARTS:-closed templates https h2 open memory}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
-command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
+want closed && { command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }; }
 if want https || want open; then
   command -v oha >/dev/null || { echo "install oha (cargo install oha --locked)"; exit 2; }
 fi
 HAVE_OHA=$(command -v oha >/dev/null && echo 2 || echo none)   # the layout oha runs in
-command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }
+want h2 && { command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }; }
 if [ -z "${THRONG:-}" ]; then
   cargo build --release -q
   THRONG=$PWD/target/release/throng
@@ -50,7 +52,8 @@ events { worker_connections 20000; }
 http {
   access_log off;
   keepalive_requests 100000000;
-  server { listen 127.0.0.1:$PORT backlog=16384; root $work; location / { index index.html; } }
+  server { listen 127.0.0.1:$PORT backlog=16384; root $work; location / { index index.html; }
+    location = /post { return 200 "ok"; } }   # a POST to a file is 405
   server { listen 127.0.0.1:$((PORT + 1)) http2; root $work; location / { index index.html; } }
 }
 CONF
@@ -117,6 +120,37 @@ want closed && for threads in 1 2; do
   [ "$threads" = "$HAVE_OHA" ] && echo "        throng/oha req/s $(ratio "${MR[url2]}" "${MR[oha2]}")   CPU/req $(ratio "${MC[url2]}" "${MC[oha2]}")"
   echo "        scenario/url req/s $(ratio "${MR[scenario$threads]}" "${MR[url$threads]}")   CPU/req $(ratio "${MC[scenario$threads]}" "${MC[url$threads]}")"
 done
+
+if want templates; then
+  BODY='{"id": {{ seq() }}, "n": {{ rand_int(1, 1000) }}}'
+  cat > "$work/post.yaml" <<YAML
+# one step, the same request as throng run URL/post -m POST -d BODY
+targets: { web: http://127.0.0.1:$PORT }
+steps:
+  - label: POST /post
+    request: { method: POST, path: /post, body: '$BODY' }
+YAML
+  echo "== per-call templates: $CONNS connections, --threads 1, ${DURATION}s a run, $ROUNDS rounds, a templated -d against the scenario step with the same body"
+  for round in $(seq "$ROUNDS"); do
+    for kind in plain url scenario; do
+      case $kind in
+        plain) args=("${URL}post" -m POST -d '{"id": 1, "n": 2}') ;;
+        url) args=("${URL}post" -m POST -d "$BODY") ;;
+        scenario) args=("$work/post.yaml") ;;
+      esac
+      cpu=$(measure "$work/t.out" "$THRONG" run "${args[@]}" -c "$CONNS" --threads 1 -z "${DURATION}s" --quiet --no-tui --json "$work/t.json")
+      [ "$(json "$work/t.json" "r['total']['errors']")" = 0 ] || { echo "$kind: errors"; cat "$work/t.out"; exit 1; }
+      req=$(json "$work/t.json" "r['total']['samples']")
+      RPS[t$kind]+=" $(json "$work/t.json" "round(r['total']['throughput'], 1)")"; CPU[t$kind]+=" $(per_million "$cpu" "$req")"
+    done
+    echo "round $round: req/s plain ${RPS[tplain]##* }  templated ${RPS[turl]##* }  scenario ${RPS[tscenario]##* }"
+  done
+  for k in plain url scenario; do
+    MR[t$k]=$(echo "${RPS[t$k]}" | median); MC[t$k]=$(echo "${CPU[t$k]}" | median)
+    printf "%-16s %10s req/s   %6s CPU-s per million requests   (CPU%s)\n" "$k" "${MR[t$k]}" "${MC[t$k]}" "${CPU[t$k]}"
+  done
+  echo "ratios  templated url/scenario CPU/req $(ratio "${MC[turl]}" "${MC[tscenario]}")   templated/plain url CPU/req $(ratio "${MC[turl]}" "${MC[tplain]}")"
+fi
 
 if want https; then
   TLS_PORT=$((PORT + 2))

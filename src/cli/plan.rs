@@ -2,10 +2,13 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
 use throng_core::stages::parse_duration;
 use throng_core::RunPlan;
-use throng_http::HttpConfig;
+
+use throng_http::{HttpConfig, PerCall};
 use throng_report::Threshold;
+use throng_scenario::template::Calls;
 
 use super::args::RunArgs;
 use super::CliError;
@@ -17,6 +20,8 @@ pub struct RunSetup {
     pub plan: RunPlan,
     /// The HTTP request.
     pub http: HttpConfig,
+    /// The parts of the request that are templates, rendered per call, if any.
+    pub per_call: Option<(PerCall, Arc<Calls>)>,
     /// Pass/fail conditions.
     pub thresholds: Vec<Threshold>,
     /// The target's containers to watch, if any.
@@ -48,14 +53,38 @@ fn positive_duration(flag: &str, v: &str) -> Result<Duration, CliError> {
 /// Validates `throng run` flags into a plan, a driver configuration and thresholds.
 pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
     let plan = build_plan(a)?;
-    let mut http = HttpConfig::new(&a.url).map_err(|e| usage(e.to_string()))?;
+    let mut calls = Calls::default();
+    let mut per_call = PerCall::default();
+    // A templated path is no URI yet: the configuration gets `/`, the step the template.
+    let (url, path) = match split_path(&a.url) {
+        Some((base, path)) if path.contains("{{") || path.contains("{%") => {
+            let text = calls
+                .compile(path)
+                .map_err(|e| usage(format!("{}: the path's template: {e}", a.url)))?;
+            per_call.path = Some(text);
+            (format!("{base}/"), Some(path))
+        }
+        _ => (a.url.clone(), None),
+    };
+    let mut http = HttpConfig::new(&url).map_err(|e| usage(e.to_string()))?;
     http.method = a
         .method
         .to_uppercase()
         .parse()
         .map_err(|_| usage(format!("-m/--method {:?}: not an HTTP method", a.method)))?;
     for h in &a.headers {
-        http.header(h).map_err(|e| usage(format!("-H {e}")))?;
+        match h.split_once(':') {
+            Some((name, value)) if value.contains("{{") || value.contains("{%") => {
+                let name = name.trim().parse().map_err(|_| {
+                    usage(format!("-H {h:?}: `{}` is not a header name", name.trim()))
+                })?;
+                let text = calls
+                    .compile(value.trim())
+                    .map_err(|e| usage(format!("-H {h:?}: {e}")))?;
+                per_call.headers.push((name, text));
+            }
+            _ => http.header(h).map_err(|e| usage(format!("-H {e}")))?,
+        }
     }
     if let Some(body) = &a.body {
         http.body = match body.strip_prefix('@') {
@@ -64,6 +93,15 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
                 .into(),
             None => body.clone().into_bytes().into(),
         };
+        // Bytes that are not text (a file's) are sent as they are.
+        if let Ok(text) = std::str::from_utf8(&http.body) {
+            if text.contains("{{") || text.contains("{%") {
+                let t = calls
+                    .compile(text)
+                    .map_err(|e| usage(format!("-d/--body's template: {e}")))?;
+                per_call.body = Some(t);
+            }
+        }
     }
     apply_transport(a, &mut http)?;
     if a.cacert.is_some() && !http.is_tls() {
@@ -73,14 +111,27 @@ pub fn build(a: &RunArgs) -> Result<RunSetup, CliError> {
         )));
     }
     http.label = a.label.clone();
+    if let (None, Some(path)) = (&a.label, path) {
+        http.label = Some(format!("{} {}", http.method, path));
+    }
     let thresholds = a.run.thresholds(&[http.label()])?;
     let containers = containers(a)?;
+    let templated = per_call.path.is_some() || per_call.body.is_some();
+    let per_call = (templated || !per_call.headers.is_empty()).then(|| (per_call, Arc::new(calls)));
     Ok(RunSetup {
         plan,
         http,
+        per_call,
         thresholds,
         containers,
     })
+}
+
+/// A URL split before its path (`http://host:8080`, `/a/b?c`), if it has one.
+fn split_path(url: &str) -> Option<(&str, &str)> {
+    let after = url.find("://")? + 3;
+    let slash = after + url[after..].find('/')?;
+    Some(url.split_at(slash))
 }
 
 /// Sets the transport flags (HTTP/2, keep-alive, timeouts, TLS) on a target's configuration.

@@ -202,10 +202,20 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<Finished, CliErro
         false => setup.plan.peak_concurrency(),
     };
     ensure_open_files(conns)?;
-    let driver =
-        HttpClient::one_step(setup.http.clone()).map_err(|e| CliError::Usage(e.to_string()))?;
     let watch = setup.containers.as_ref();
-    run_load(setup.plan, Arc::new(driver), &setup.thresholds, watch, out).await
+    let usage = |e: throng_http::HttpConfigError| CliError::Usage(e.to_string());
+    // Only a request with templates pays for rendering; the rest is prepared once for the run.
+    match setup.per_call.clone() {
+        None => {
+            let driver = HttpClient::one_step(setup.http.clone()).map_err(usage)?;
+            run_load(setup.plan, Arc::new(driver), &setup.thresholds, watch, out).await
+        }
+        Some((parts, calls)) => {
+            let driver =
+                HttpClient::one_step_per_call(setup.http.clone(), parts, calls).map_err(usage)?;
+            run_load(setup.plan, Arc::new(driver), &setup.thresholds, watch, out).await
+        }
+    }
 }
 
 /// Runs a scenario file to its end, prints the summary and writes the result.

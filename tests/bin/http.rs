@@ -22,3 +22,5 @@ mod scenarios;
 mod schema;
 #[path = "../shards.rs"]
 mod shards;
+#[path = "../url_templates.rs"]
+mod url_templates;

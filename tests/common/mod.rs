@@ -26,10 +26,17 @@ pub(crate) fn setup(args: &[&str]) -> RunSetup {
 /// Runs `throng run ARGS...` in-process and returns the final snapshot.
 pub(crate) async fn run(args: &[&str]) -> Arc<Snapshot> {
     let s = setup(args);
-    let driver = Arc::new(HttpClient::one_step(s.http).expect("driver"));
-    throng::engine::run(s.plan, driver)
-        .await
-        .expect("run starts")
+    match s.per_call {
+        None => {
+            let driver = Arc::new(HttpClient::one_step(s.http).expect("driver"));
+            throng::engine::run(s.plan, driver).await
+        }
+        Some((parts, calls)) => {
+            let d = HttpClient::one_step_per_call(s.http, parts, calls).expect("driver");
+            throng::engine::run(s.plan, Arc::new(d)).await
+        }
+    }
+    .expect("run starts")
 }
 
 /// Runs `throng run FILE ARGS...` (a scenario file) in-process, through the command line's own

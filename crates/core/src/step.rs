@@ -252,6 +252,12 @@ pub trait Render {
     fn render(&self, text: &Text) -> Result<String, String>;
 }
 
+impl<R: Render + ?Sized> Render for Arc<R> {
+    fn render(&self, text: &Text) -> Result<String, String> {
+        (**self).render(text)
+    }
+}
+
 /// Renders static text only: for steps that hold no templates.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StaticOnly;
@@ -760,14 +766,16 @@ impl<P: Protocol> StepProtocol for P {
 
 /// One step of one protocol's client as a whole plan: `throng run URL` is a one-step plan on
 /// the same contract as a scenario's steps ([`Client::call`]), typed, so it pays for no erasure
-/// and no boxed future. A step that wants no template is rendered by [`StaticOnly`].
-pub struct OneStep<C: Client> {
+/// and no boxed future. Its templates, if it has any (`-d '{"id": {{ seq() }}}'`), are rendered
+/// per call by `R`; a step without any has the default [`StaticOnly`], which renders nothing.
+pub struct OneStep<C: Client, R = StaticOnly> {
     client: C,
     step: C::Step,
     label: String,
+    render: R,
 }
 
-impl<C: Client> fmt::Debug for OneStep<C> {
+impl<C: Client, R> fmt::Debug for OneStep<C, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OneStep")
             .field("step", &self.step)
@@ -785,9 +793,22 @@ impl<C: Client> OneStep<C> {
             client,
             step,
             label: label.into(),
+            render: StaticOnly,
         })
     }
 
+    /// The same step with its templates rendered per call by `render`.
+    pub fn rendered_by<R: Render>(self, render: R) -> OneStep<C, R> {
+        OneStep {
+            client: self.client,
+            step: self.step,
+            label: self.label,
+            render,
+        }
+    }
+}
+
+impl<C: Client, R> OneStep<C, R> {
     /// The client.
     pub fn client(&self) -> &C {
         &self.client
@@ -799,7 +820,7 @@ impl<C: Client> OneStep<C> {
     }
 }
 
-impl<C: Client> crate::Driver for OneStep<C> {
+impl<C: Client, R: Render + Send + Sync + 'static> crate::Driver for OneStep<C, R> {
     type Worker = C::Worker;
     type Session = C::Session;
 
@@ -835,7 +856,7 @@ impl<C: Client> crate::Driver for OneStep<C> {
 
     async fn execute(&self, session: &mut C::Session, _step: usize) -> Outcome {
         self.client
-            .call(session, &self.step, &StaticOnly, false)
+            .call(session, &self.step, &self.render, false)
             .await
             .0
     }

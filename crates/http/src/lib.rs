@@ -22,5 +22,5 @@ mod url;
 pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
 pub use driver::{H2Pool, HttpDriver, HttpRequest, Response, Session};
-pub use step::{HttpClient, HttpOptions, HttpProtocol, HttpStep};
+pub use step::{HttpClient, HttpOptions, HttpProtocol, HttpStep, PerCall};
 pub use url::{parse_url, UrlProblem};

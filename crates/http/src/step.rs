@@ -290,15 +290,40 @@ impl HttpClient {
     /// its headers are the client's) as one step of a client of its own, a one-step plan on the
     /// same path as a scenario's steps.
     pub fn one_step(cfg: HttpConfig) -> Result<OneStep<HttpClient>, HttpConfigError> {
+        let (client, step, label) = Self::url_step(cfg, PerCall::default());
+        OneStep::new(client?, step, label).map_err(|e| HttpConfigError::Url(e.message))
+    }
+
+    /// `throng run URL` whose path, headers or body hold templates (`{{ seq() }}`): the parts
+    /// in `per_call` replace the configuration's and are rendered by `render` on every call;
+    /// the rest is as [`HttpClient::one_step`]'s.
+    pub fn one_step_per_call<R: Render>(
+        cfg: HttpConfig,
+        per_call: PerCall,
+        render: R,
+    ) -> Result<OneStep<HttpClient, R>, HttpConfigError> {
+        let (client, step, label) = Self::url_step(cfg, per_call);
+        let one =
+            OneStep::new(client?, step, label).map_err(|e| HttpConfigError::Url(e.message))?;
+        Ok(one.rendered_by(render))
+    }
+
+    fn url_step(
+        cfg: HttpConfig,
+        per_call: PerCall,
+    ) -> (Result<HttpClient, HttpConfigError>, HttpStep, String) {
         let label = cfg.label();
         let path = cfg.url.path_and_query().map_or("/", |p| p.as_str());
         let step = HttpStep {
             method: cfg.method.clone(),
-            path: Text::Static(path.to_string()),
-            headers: Vec::new(),
-            body: match cfg.body.is_empty() {
-                true => Body::None,
-                false => Body::Bytes(cfg.body.clone()),
+            path: per_call
+                .path
+                .unwrap_or_else(|| Text::Static(path.to_string())),
+            headers: per_call.headers,
+            body: match (per_call.body, cfg.body.is_empty()) {
+                (Some(t), _) => Body::Text(t),
+                (None, true) => Body::None,
+                (None, false) => Body::Bytes(cfg.body.clone()),
             },
             fixed: OnceLock::new(),
         };
@@ -306,13 +331,25 @@ impl HttpClient {
             true => 1.0 / cfg.streams.max(1) as f64,
             false => 1.0,
         };
-        let client = HttpClient {
-            driver: HttpDriver::new(cfg)?,
+        let client = HttpDriver::new(cfg).map(|driver| HttpClient {
+            driver,
             prefix: String::new(),
             per_user,
-        };
-        OneStep::new(client, step, label).map_err(|e| HttpConfigError::Url(e.message))
+        });
+        (client, step, label)
     }
+}
+
+/// The parts of `throng run URL`'s request that are templates, rendered per call (see
+/// [`HttpClient::one_step_per_call`]); `None` and no headers keep the configuration's.
+#[derive(Debug, Clone, Default)]
+pub struct PerCall {
+    /// The path and query.
+    pub path: Option<Text>,
+    /// Headers sent besides the configuration's.
+    pub headers: Vec<(HeaderName, Text)>,
+    /// The body.
+    pub body: Option<Text>,
 }
 
 impl Client for HttpClient {

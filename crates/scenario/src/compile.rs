@@ -14,7 +14,7 @@ use throng_core::step::{Place, Protocols, StepError, TemplateCompiler, Text};
 use crate::data::Feed;
 use crate::file::{self, node, File, Item, OnFailure};
 use crate::scenario::{Check, Expected, Extract, ProtocolStep, Scenario, Step, StepKind, Target};
-use crate::template::{Templates, BUILTINS};
+use crate::template::{Templates, BUILTINS, FUNCTIONS};
 
 /// A scenario that cannot be used, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -182,7 +182,7 @@ pub(crate) fn compile_file(
         known: HashSet::new(),
         uses: Vec::new(),
     };
-    cx.known.extend(BUILTINS.iter().map(|s| s.to_string()));
+    cx.known.extend(BUILTINS.iter().chain(FUNCTIONS).map(|s| s.to_string()));
     cx.known.extend(parsed.variables.keys().cloned());
     let load = crate::load::check(&parsed.load, &|loc, m| at(file, loc, m))?;
 

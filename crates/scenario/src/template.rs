@@ -2,15 +2,18 @@
 //! `{{` or `{%` is kept as it is and never rendered.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use minijinja::{Environment, UndefinedBehavior, Value};
 use rand::Rng;
 
-/// Names every template may use besides the scenario's own variables.
-pub const BUILTINS: &[&str] = &[
-    "user",
-    "iteration",
+/// Variables every template of a scenario may use besides its own.
+pub const BUILTINS: &[&str] = &["user", "iteration"];
+
+/// Functions every template may call (the first three are ours, the rest minijinja's).
+pub const FUNCTIONS: &[&str] = &[
+    "seq",
     "uuid",
     "rand_int",
     "range",
@@ -73,6 +76,9 @@ impl Default for Templates {
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.add_function("uuid", uuid);
         env.add_function("rand_int", rand_int);
+        // One count for the whole run (every user and worker): ghz's `{{.RequestNumber}}`.
+        let seq = Arc::new(AtomicU64::new(0));
+        env.add_function("seq", move || seq.fetch_add(1, Ordering::Relaxed));
         Templates { env, next: 0 }
     }
 }
@@ -116,6 +122,49 @@ pub fn context(vars: &BTreeMap<String, serde_json::Value>, user: u64, iteration:
     Value::from(map)
 }
 
+/// Renders templates that use no variable, only functions (`seq()`, `uuid()`, `rand_int(a, b)`):
+/// `throng run URL`'s per-call templates in `-d`, `-H` and the path.
+#[derive(Debug)]
+pub struct Calls {
+    templates: Templates,
+    empty: Value,
+}
+
+impl Calls {
+    /// Compiles `source`; a template that names a variable is refused (a URL's run has none),
+    /// and so is one that does not compile.
+    pub fn compile(&mut self, source: &str) -> Result<Text, String> {
+        let (text, used) = self.templates.compile(source)?;
+        let mut unknown: Vec<&String> = used
+            .iter()
+            .filter(|u| !FUNCTIONS.contains(&u.as_str()))
+            .collect();
+        unknown.sort();
+        match unknown.first() {
+            None => Ok(text),
+            Some(name) => Err(format!(
+                "`{name}` is not known here: a URL's templates may call {}",
+                FUNCTIONS[..3].join("(), ") + "()"
+            )),
+        }
+    }
+}
+
+impl Default for Calls {
+    fn default() -> Self {
+        Calls {
+            templates: Templates::default(),
+            empty: Value::from(BTreeMap::<String, Value>::new()),
+        }
+    }
+}
+
+impl throng_core::step::Render for Calls {
+    fn render(&self, text: &Text) -> Result<String, String> {
+        self.templates.render(text, &self.empty)
+    }
+}
+
 fn describe(e: &minijinja::Error) -> String {
     match e.detail() {
         Some(d) => format!("{}: {d}", e.kind()),
@@ -155,6 +204,24 @@ mod tests {
         let id = t.render(&u, &context(&vars, 0, 0)).unwrap();
         assert_eq!(id.len(), 36);
         assert_eq!(&id[14..15], "4");
+    }
+
+    #[test]
+    fn seq_counts_every_call_of_the_run_and_calls_take_no_variables() {
+        use throng_core::step::Render;
+        let mut c = Calls::default();
+        let t = c
+            .compile(r#"{"n": {{ seq() }}, "m": {{ seq() }}}"#)
+            .unwrap();
+        assert_eq!(c.render(&t).unwrap(), r#"{"n": 0, "m": 1}"#);
+        assert_eq!(c.render(&t).unwrap(), r#"{"n": 2, "m": 3}"#);
+        let r = c.compile("/x/{{ rand_int(7, 7) }}").unwrap();
+        assert_eq!(c.render(&r).unwrap(), "/x/7");
+        assert!(matches!(c.compile("/plain").unwrap(), Text::Static(_)));
+        let e = c.compile("/x/{{ user }}").unwrap_err();
+        assert!(e.contains("`user` is not known here"), "{e}");
+        assert!(e.contains("seq(), uuid(), rand_int()"), "{e}");
+        assert!(c.compile("{{ seq( }}").is_err());
     }
 
     #[test]
