@@ -182,7 +182,8 @@ pub(crate) fn compile_file(
         known: HashSet::new(),
         uses: Vec::new(),
     };
-    cx.known.extend(BUILTINS.iter().chain(FUNCTIONS).map(|s| s.to_string()));
+    cx.known
+        .extend(BUILTINS.iter().chain(FUNCTIONS).map(|s| s.to_string()));
     cx.known.extend(parsed.variables.keys().cloned());
     let load = crate::load::check(&parsed.load, &|loc, m| at(file, loc, m))?;
 
