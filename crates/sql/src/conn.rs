@@ -393,18 +393,14 @@ impl Conn {
 
     /// Closes the connection politely (the server logs no broken connection).
     pub async fn close(self) {
-        let _ = match self.db {
-            Db::PgWire(c) => {
-                c.close().await;
-                Ok(())
-            }
-            Db::MyWire(c) => {
-                c.close().await;
-                Ok(())
-            }
+        match self.db {
+            Db::PgWire(c) => c.close().await,
+            Db::MyWire(c) => c.close().await,
             #[cfg(feature = "sqlite")]
-            Db::Lite(c) => c.close().await,
-        };
+            Db::Lite(c) => {
+                let _ = c.close().await;
+            }
+        }
     }
 
     /// How the connection speaks to its database: `postgres-protocol` (throng's own
