@@ -335,3 +335,162 @@ async fn each_hold_of_the_stages_is_a_row_of_its_own() {
     assert!(in_holds < r["total"]["samples"].as_u64().expect("samples"));
     assert!(stdout.contains("Each hold of the stages"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transports_side_by_side_each_take_their_own_flags() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let h = delayed(1).await;
+    let g = throng::testbed::GrpcTarget::default()
+        .start()
+        .await
+        .expect("the gRPC target starts");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("t.json");
+    let (side_h, side_g) = (format!("http={}", h.url()), format!("grpc={}", g.url()));
+    let out = throng(&[
+        "run",
+        "http://127.0.0.1/",
+        "--target",
+        &side_h,
+        "--target",
+        &side_g,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "-d",
+        r#"{"name":"throng"}"#,
+        "-c",
+        "2",
+        "-n",
+        "50",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &file.display().to_string(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // --call went to the gRPC side only; -d to both.
+    assert_eq!((h.requests(), g.calls()), (50, 50));
+    let r = json(&file);
+    let rows: Vec<(&str, u64, u64)> = r["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["side"].as_str().expect("side"),
+                r["total"]["samples"].as_u64().expect("samples"),
+                r["total"]["errors"].as_u64().expect("errors"),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [("http", 50, 0), ("grpc", 50, 0)]);
+
+    // A flag of a protocol no side speaks is refused, before any load.
+    common::refused(&[(
+        vec![
+            "http://127.0.0.1/",
+            "--target",
+            &side_h,
+            "--target",
+            &side_g,
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "--sql",
+            "SELECT 1",
+        ],
+        "--sql applies to postgres://, mysql:// and sqlite:// targets; no side is one".into(),
+    )]);
+    assert_eq!((h.requests(), g.calls()), (50, 50), "nothing sent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workloads_with_their_own_load_models_run_at_once_and_add_up_in_total() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (shop, api) = (delayed(2).await, delayed(5).await);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let browse = dir.path().join("browse.yaml");
+    let orders = dir.path().join("orders.yaml");
+    std::fs::write(
+        &browse,
+        format!(
+            "targets:\n  shop: {}\nload:\n  users: 2\n  duration: 2s\nsteps:\n  - label: page\n    request:\n      path: /\n",
+            shop.url()
+        ),
+    )
+    .expect("writes");
+    // An open loop of 20 orders a second whose threshold a 5 ms target cannot meet.
+    std::fs::write(
+        &orders,
+        format!(
+            "targets:\n  api: {}\nload:\n  rate: 20\n  duration: 2s\nthresholds:\n  - \"p99<1ms\"\nsteps:\n  - label: order\n    request:\n      method: POST\n      path: /\n",
+            api.url()
+        ),
+    )
+    .expect("writes");
+    let file = dir.path().join("w.json");
+    let out = throng(&[
+        "run",
+        &browse.display().to_string(),
+        "--with",
+        &orders.display().to_string(),
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &file.display().to_string(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(99),
+        "the orders' threshold failed: {stdout}"
+    );
+    let g = json(&file);
+    let rows = g["rows"].as_array().expect("rows");
+    let row = |i: usize| {
+        (
+            rows[i]["side"].as_str().expect("side").to_string(),
+            rows[i]["total"]["samples"].as_u64().expect("samples"),
+        )
+    };
+    let (b, o, t) = (row(0), row(1), row(2));
+    assert_eq!(
+        (b.0.as_str(), o.0.as_str(), t.0.as_str()),
+        ("browse", "orders", "TOTAL")
+    );
+    // Each workload ran its own model against its own target, at the same time.
+    assert_eq!(b.1, shop.requests());
+    assert_eq!(o.1, api.requests());
+    assert_eq!(o.1, 40, "20 arrivals a second for 2 s");
+    assert!(b.1 > 100, "two users looping on a 2 ms target: {}", b.1);
+    assert_eq!(t.1, b.1 + o.1);
+    let kind = |i: usize| g["runs"][i]["result"]["plan"]["model"]["kind"].clone();
+    assert_eq!((kind(0), kind(1)), ("closed".into(), "open".into()));
+    let d = |i: usize| {
+        g["runs"][i]["result"]["duration"]
+            .as_f64()
+            .expect("duration")
+    };
+    assert!((d(0) - d(1)).abs() < 1.0, "together: {} and {}", d(0), d(1));
+    assert_eq!(rows[1]["passed"], false);
+    assert_eq!(rows[2]["passed"], false);
+
+    common::refused(&[
+        (
+            vec![&browse.display().to_string(), "--with", "missing.json"],
+            "a workload is a scenario file".into(),
+        ),
+        (
+            vec![
+                &browse.display().to_string(),
+                "--with",
+                &browse.display().to_string(),
+            ],
+            "a name of its own".into(),
+        ),
+    ]);
+}

@@ -924,3 +924,48 @@ fn the_bank_on_a_database_that_never_answers_ends_in_time() {
     assert!(text(&o).contains("did not answer"), "{}", text(&o));
     assert!(took < std::time::Duration::from_secs(25), "{took:?}");
 }
+
+/// `--db-stats SIDE=URL` reads a database during its side's runs only, and the level table has
+/// the side's database transactions a second.
+#[test]
+fn each_side_reads_its_own_database() {
+    let pg = Postgres::shared().expect("PostgreSQL").url();
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("g.json");
+    let (a, b, stats) = (format!("a={pg}"), format!("b={pg}"), format!("a={pg}"));
+    let o = throng(&[
+        "run",
+        &pg,
+        "--sql",
+        "SELECT 1",
+        "--target",
+        &a,
+        "--target",
+        &b,
+        "--db-stats",
+        &stats,
+        "-c",
+        "1",
+        "-n",
+        "20",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let g = json(&out);
+    let runs = g["runs"].as_array().expect("runs");
+    let dbs = |i: usize| {
+        runs[i]["result"]["databases"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    assert_eq!((dbs(0), dbs(1)), (1, 0), "side a read its database, b none");
+    assert!(
+        g["rows"][0]["db_tps"].as_f64().is_some_and(|t| t > 0.0),
+        "{}",
+        g["rows"]
+    );
+    assert!(g["rows"][1].get("db_tps").is_none());
+}

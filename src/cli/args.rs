@@ -105,6 +105,11 @@ pub struct RunArgs {
     /// and print the comparison.
     #[arg(long = "target", value_name = "NAME=URL", help_heading = "Request")]
     pub targets: Vec<String>,
+    /// Run this scenario file too, at the same time, as a workload of its own (its own `load:`
+    /// model, steps and thresholds; NAME=FILE names its rows) (repeatable), as k6's scenarios:
+    /// one result with a row per workload and a TOTAL.
+    #[arg(long = "with", value_name = "[NAME=]FILE", help_heading = "Load")]
+    pub with: Vec<String>,
 
     /// gRPC targets (grpc://, grpcs://).
     #[command(flatten)]

@@ -158,6 +158,10 @@ fn cell_args(a: &RunArgs, at: &Coordinates, sides: &[AbSide]) -> Result<RunArgs,
         } else {
             r.url = side.url.clone();
             r.targets.clear();
+            if mixed(sides) {
+                // Sides of several protocols: each takes the flags of its own.
+                r = super::runner::for_protocol(&r, protocol_of(&side.url));
+            }
         }
     }
     if let Some(level) = at.level {
@@ -185,10 +189,27 @@ fn cell_args(a: &RunArgs, at: &Coordinates, sides: &[AbSide]) -> Result<RunArgs,
     Ok(r)
 }
 
+/// The protocol a URL's scheme picks (`http` when none does: the HTTP check then says why).
+fn protocol_of(url: &str) -> &'static str {
+    crate::protocols().for_url(url).map_or("http", |p| p.name())
+}
+
+/// Whether the sides speak more than one protocol (HTTP against gRPC: transports side by side).
+fn mixed(sides: &[AbSide]) -> bool {
+    sides
+        .windows(2)
+        .any(|w| protocol_of(&w[0].url) != protocol_of(&w[1].url))
+}
+
 /// Runs the grid: every side checked first (its URL, its protocol's flags, its server where
 /// the protocol asks one before the load, as gRPC's reflection), then every run.
 pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, CliError> {
     let names: Vec<String> = sides.iter().map(|s| s.name.clone()).collect();
+    if mixed(&sides) && !super::scenario::is_scenario(&a.url) {
+        // A protocol's flags go to its own sides; one that applies to no side is refused.
+        let protocols: Vec<&str> = sides.iter().map(|s| protocol_of(&s.url)).collect();
+        super::runner::applies_to_any(a, &protocols)?;
+    }
     let first_level = a.run.levels()?.first().copied();
     let (mut labels, mut thresholds) = (Vec::new(), Vec::new());
     let check: Vec<Option<&AbSide>> = match sides.is_empty() {
@@ -278,4 +299,106 @@ fn run_error(e: CliError) -> throng_run::RunError {
         CliError::Usage(m) => throng_run::RunError::Input(m),
         other => throng_run::RunError::Runtime(format!("{other:#}")),
     }
+}
+
+/// Runs the plan's file and every `--with` file at the same time, each a workload of its own
+/// (its own load model, steps and thresholds); one result with a row per workload and TOTAL.
+/// Every workload is checked before any starts.
+pub async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+    if a.run.is_grid() || a.run.until.is_some() || !a.targets.is_empty() && sides(a)?.is_some() {
+        return Err(usage(
+            "--with runs workloads at the same time: not with --sweep, --rounds or A/B sides",
+        ));
+    }
+    let stem = |f: &str| {
+        Path::new(f)
+            .file_stem()
+            .map_or(f.to_string(), |s| s.to_string_lossy().into_owned())
+    };
+    let mut list = vec![(stem(&a.url), a.url.clone())];
+    for w in &a.with {
+        let (name, file) = match w.split_once('=') {
+            Some((n, f)) if !Path::new(w).exists() => (n.trim().to_string(), f.to_string()),
+            _ => (stem(w), w.clone()),
+        };
+        list.push((name, file));
+    }
+    for (i, (name, file)) in list.iter().enumerate() {
+        if !super::scenario::is_scenario(file) {
+            return Err(usage(format!(
+                "--with {file}: a workload is a scenario file (.yaml, .yml) with its own load"
+            )));
+        }
+        if name.is_empty() || list[..i].iter().any(|(n, _)| n == name) {
+            return Err(usage(format!(
+                "--with {file}: each workload needs a name of its own (NAME=FILE)"
+            )));
+        }
+    }
+    let args: Vec<RunArgs> = list
+        .iter()
+        .map(|(_, file)| {
+            let mut r = a.clone();
+            r.url = file.clone();
+            r.with.clear();
+            r.run.json = None;
+            r.run.reports.clear();
+            r
+        })
+        .collect();
+    for ((name, _), args) in list.iter().zip(&args) {
+        let checked = Outputs {
+            check_only: true,
+            ..Outputs::default()
+        };
+        match run_once(args, checked).await {
+            Err(CliError::Checked(..)) | Ok(_) => {}
+            Err(CliError::Usage(m)) => return Err(usage(format!("workload {name}: {m}"))),
+            Err(CliError::Runtime(e)) => {
+                return Err(CliError::Runtime(anyhow::anyhow!("workload {name}: {e:#}")))
+            }
+        }
+    }
+    let mut grid = throng_run::Grid::new()
+        .summary(true)
+        .messages(!out.run.quiet);
+    if let Some(p) = &out.run.json {
+        grid = grid.json(p);
+    }
+    for (format, path) in &out.run.reports {
+        grid = grid.report(*format, path);
+    }
+    let workloads: Vec<(String, throng_run::Workload<'_>)> = list
+        .iter()
+        .zip(args)
+        .enumerate()
+        .map(|(i, ((name, _), args))| {
+            let run_out = Outputs {
+                run: throng_run::flags::Outputs {
+                    // One dashboard or progress line: the first workload's.
+                    show: match i {
+                        0 => out.run.show,
+                        _ => throng_run::Show::Nothing,
+                    },
+                    quiet: out.run.quiet,
+                    title: Some(name.clone()),
+                    samples: out
+                        .run
+                        .samples
+                        .as_ref()
+                        .map(|p| throng_run::beside(p, name)),
+                    ..Default::default()
+                },
+                ..Outputs::default()
+            };
+            let run: throng_run::Workload<'_> =
+                Box::pin(async move { run_once(&args, run_out).await.map_err(run_error) });
+            (name.clone(), run)
+        })
+        .collect();
+    let finished = grid.together(workloads).await?;
+    for f in &finished.failures {
+        eprintln!("throng: error: {f}");
+    }
+    Ok(finished.exit_code())
 }

@@ -30,6 +30,9 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
         Command::Run(a) => {
             let out = Outputs::of(&a)?;
+            if !a.with.is_empty() {
+                return super::grid::together(&a, out).await;
+            }
             match super::grid::sides(&a)? {
                 Some(sides) => super::grid::run(&a, sides, out).await,
                 None if a.run.is_grid() || a.run.until.is_some() => {
@@ -102,54 +105,139 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     run_http(setup, out).await
 }
 
-/// The protocol flags of `throng run URL` and the protocols they apply to, in one place: a flag
-/// given for a URL of another protocol exits 2 saying so, the same way for every protocol, where
-/// it used to be ignored (`--workload` on an http:// URL ran plain GETs).
-fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
+/// One protocol flag: its name in messages, whether it was given, the protocols it applies to,
+/// and how to take it back (a side of another protocol in a grid of several).
+struct ProtocolFlag {
+    flag: &'static str,
+    given: bool,
+    to: &'static [&'static str],
+    clear: fn(&mut RunArgs),
+}
+
+/// The protocol flags of `throng run URL` and the protocols they apply to, in one place.
+fn protocol_flags(a: &RunArgs) -> Vec<ProtocolFlag> {
     const HTTP: &[&str] = &["http"];
     const GRPC: &[&str] = &["grpc"];
     const SQL: &[&str] = &["sql"];
     const HTTP_GRPC: &[&str] = &["http", "grpc"];
     let (g, s) = (&a.grpc, &a.sql);
-    let flags: &[(&str, bool, &[&str])] = &[
-        ("--connections", g.connections.is_some(), GRPC),
-        ("-m/--method", !a.method.eq_ignore_ascii_case("GET"), HTTP),
-        ("--http2", a.http2, HTTP),
-        ("--no-keepalive", a.no_keepalive, HTTP),
-        ("--streams", a.streams.is_some(), HTTP_GRPC),
-        ("-H/--header", !a.headers.is_empty(), HTTP_GRPC),
-        ("-d/--body", a.body.is_some(), HTTP_GRPC),
-        ("--call", g.call.is_some(), GRPC),
-        ("--proto", !g.protos.is_empty(), GRPC),
-        ("-I/--import-path", !g.import_paths.is_empty(), GRPC),
-        ("--protoset", g.protoset.is_some(), GRPC),
-        ("--message-interval", g.message_interval.is_some(), GRPC),
-        ("--sql", !s.sql.is_empty(), SQL),
-        ("--sql-file", s.sql_file.is_some(), SQL),
-        ("--param", !s.params.is_empty(), SQL),
-        ("--transaction", s.transaction, SQL),
-        ("--workload", s.workload.is_some(), SQL),
-        (
+    let f = |flag, given, to, clear| ProtocolFlag {
+        flag,
+        given,
+        to,
+        clear,
+    };
+    vec![
+        f("--connections", g.connections.is_some(), GRPC, |a| {
+            a.grpc.connections = None
+        }),
+        f(
+            "-m/--method",
+            !a.method.eq_ignore_ascii_case("GET"),
+            HTTP,
+            |a| a.method = "GET".into(),
+        ),
+        f("--http2", a.http2, HTTP, |a| a.http2 = false),
+        f("--no-keepalive", a.no_keepalive, HTTP, |a| {
+            a.no_keepalive = false
+        }),
+        f("--streams", a.streams.is_some(), HTTP_GRPC, |a| {
+            a.streams = None
+        }),
+        f("-H/--header", !a.headers.is_empty(), HTTP_GRPC, |a| {
+            a.headers.clear()
+        }),
+        f("-d/--body", a.body.is_some(), HTTP_GRPC, |a| a.body = None),
+        f("--call", g.call.is_some(), GRPC, |a| a.grpc.call = None),
+        f("--proto", !g.protos.is_empty(), GRPC, |a| {
+            a.grpc.protos.clear()
+        }),
+        f("-I/--import-path", !g.import_paths.is_empty(), GRPC, |a| {
+            a.grpc.import_paths.clear()
+        }),
+        f("--protoset", g.protoset.is_some(), GRPC, |a| {
+            a.grpc.protoset = None
+        }),
+        f(
+            "--message-interval",
+            g.message_interval.is_some(),
+            GRPC,
+            |a| a.grpc.message_interval = None,
+        ),
+        f("--sql", !s.sql.is_empty(), SQL, |a| a.sql.sql.clear()),
+        f("--sql-file", s.sql_file.is_some(), SQL, |a| {
+            a.sql.sql_file = None
+        }),
+        f("--param", !s.params.is_empty(), SQL, |a| {
+            a.sql.params.clear()
+        }),
+        f("--transaction", s.transaction, SQL, |a| {
+            a.sql.transaction = false
+        }),
+        f("--workload", s.workload.is_some(), SQL, |a| {
+            a.sql.workload = None
+        }),
+        f(
             "--tables, --table-size and --rand-type",
             s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some(),
             SQL,
+            |a| (a.sql.tables, a.sql.table_size, a.sql.rand_type) = (None, None, None),
         ),
-    ];
+    ]
+}
+
+/// The flags of `a` with those of protocols other than `protocol` taken back: one side's run
+/// in a grid whose sides speak several protocols (`--call` is the gRPC side's).
+pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
+    let mut r = a.clone();
+    for f in protocol_flags(a) {
+        if f.given && !f.to.contains(&protocol) {
+            (f.clear)(&mut r);
+        }
+    }
+    r
+}
+
+/// Checks that every protocol flag given applies to one of `protocols` at least (a grid's
+/// sides'), naming the first that applies to none.
+pub(super) fn applies_to_any(a: &RunArgs, protocols: &[&str]) -> Result<(), CliError> {
+    match protocol_flags(a)
+        .into_iter()
+        .find(|f| f.given && !f.to.iter().any(|p| protocols.contains(p)))
+    {
+        Some(f) => Err(CliError::Usage(format!(
+            "{} applies to {} targets; no side is one",
+            f.flag,
+            schemes_of(f.to)
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The URL schemes of `protocols`, as a message lists them.
+fn schemes_of(protocols: &[&str]) -> String {
     let schemes = |p: &str| match p {
         "http" => ["http://", "https://"].as_slice(),
         "grpc" => &["grpc://"],
         _ => &["postgres://", "mysql://", "sqlite://"],
     };
-    for &(flag, given, to) in flags {
-        if given && !to.contains(&protocol) {
-            let all: Vec<&str> = to.iter().flat_map(|p| schemes(p)).copied().collect();
-            let list = match all.split_last() {
-                Some((last, [])) => last.to_string(),
-                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-                None => String::new(),
-            };
+    let all: Vec<&str> = protocols.iter().flat_map(|p| schemes(p)).copied().collect();
+    match all.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// The protocol flags given for a URL of another protocol exit 2 saying so, the same way for
+/// every protocol, where they used to be ignored (`--workload` on an http:// URL ran plain GETs).
+fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
+    for f in protocol_flags(a) {
+        if f.given && !f.to.contains(&protocol) {
             return Err(CliError::Usage(format!(
-                "{flag} applies to {list} targets; {} is not one",
+                "{} applies to {} targets; {} is not one",
+                f.flag,
+                schemes_of(f.to),
                 without_password(&a.url)
             )));
         }

@@ -257,7 +257,6 @@ pub fn merge_rounds(runs: &[&RunResult]) -> Result<RunResult, MergeError> {
         .map(|l| stats_of(l, 0))
         .collect::<Result<_, _>>()?;
     let mut total = stats_of(&first.total, 0)?;
-    let mut errors: Vec<ErrorResult> = first.errors.clone();
     for (i, r) in runs.iter().enumerate().skip(1) {
         if r.labels.len() != labels.len() {
             return Err(MergeError::DifferentPlans(
@@ -269,12 +268,6 @@ pub fn merge_rounds(runs: &[&RunResult]) -> Result<RunResult, MergeError> {
             into.add(&stats_of(l, i)?);
         }
         total.add(&stats_of(&r.total, i)?);
-        for e in &r.errors {
-            match errors.iter_mut().find(|x| x.class == e.class) {
-                Some(x) => x.count += e.count,
-                None => errors.push(e.clone()),
-            }
-        }
     }
     let mut merged = first.clone();
     merged.duration = secs;
@@ -283,11 +276,23 @@ pub fn merge_rounds(runs: &[&RunResult]) -> Result<RunResult, MergeError> {
         .map(|l| LabelResult::from_stats(l, secs))
         .collect();
     merged.total = LabelResult::from_stats(&total, secs);
-    merged.errors = errors;
+    merged.errors = errors_of(runs);
     merged.aborted = runs.iter().map(|r| r.aborted).sum();
     merged.interrupted = runs.iter().any(|r| r.interrupted);
     merged.thresholds.clear();
     Ok(merged)
+}
+
+/// The runs' failures by class, summed, in the order first seen.
+fn errors_of(runs: &[&RunResult]) -> Vec<ErrorResult> {
+    let mut errors: Vec<ErrorResult> = Vec::new();
+    for e in runs.iter().flat_map(|r| &r.errors) {
+        match errors.iter_mut().find(|x| x.class == e.class) {
+            Some(x) => x.count += e.count,
+            None => errors.push(e.clone()),
+        }
+    }
+    errors
 }
 
 /// Failures other than the requests aborted at the end, percent of the samples.
@@ -296,6 +301,27 @@ fn failed_percent(t: &LabelResult) -> f64 {
         0 => 0.0,
         n => 100.0 * t.errors.saturating_sub(t.aborted) as f64 / n as f64,
     }
+}
+
+/// Runs that went at the same time (the workloads of one run) as one result's TOTAL: their
+/// requests added (histograms bucket by bucket), over the longest one's time; the rows are the
+/// first's, the error classes summed.
+pub fn merge_concurrent(runs: &[&RunResult]) -> Result<RunResult, MergeError> {
+    let first = *runs.first().ok_or(MergeError::Empty)?;
+    let secs = runs.iter().map(|r| r.duration).fold(0.0, f64::max);
+    let mut total = stats_of(&first.total, 0)?;
+    for (i, r) in runs.iter().enumerate().skip(1) {
+        total.add(&stats_of(&r.total, i)?);
+    }
+    let mut merged = first.clone();
+    merged.duration = secs;
+    merged.total = LabelResult::from_stats(&total, secs);
+    merged.errors = errors_of(runs);
+    merged.aborted = runs.iter().map(|r| r.aborted).sum();
+    merged.containers.clear();
+    merged.databases.clear();
+    merged.thresholds.clear();
+    Ok(merged)
 }
 
 /// The mean of `f` over the rounds that have it.

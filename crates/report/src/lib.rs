@@ -30,8 +30,8 @@ pub use compare::{
 pub use csv::{render_csv_series, render_csv_table};
 pub use databases::{render_databases, CounterResult, DatabaseResult, Rates, Spread};
 pub use grid::{
-    grid_csv, grid_markdown, grid_schema, merge_rounds, read_grid, render_grid, Capacity,
-    Coordinates, GridResult, GridRun, Level, LevelContainer, LevelRow, GRID_KIND,
+    grid_csv, grid_markdown, grid_schema, merge_concurrent, merge_rounds, read_grid, render_grid,
+    Capacity, Coordinates, GridResult, GridRun, Level, LevelContainer, LevelRow, GRID_KIND,
 };
 pub use html::{grid_html, render_comparison_html, render_html};
 pub use jtl::{jtl_line, JTL_HEADER};

@@ -300,6 +300,61 @@ impl Grid {
         Ok(done)
     }
 
+    /// Runs several workloads at once, as k6's scenarios: each its own [`crate::Run`] (its own
+    /// plan and load model, its own driver and thresholds), all started together and polled on
+    /// this task; then one result with a row per workload and a TOTAL row (their requests
+    /// added, over the longest one's time), written as the grid's outputs.
+    pub async fn together<'a>(
+        mut self,
+        workloads: Vec<(String, Workload<'a>)>,
+    ) -> Result<GridFinished, RunError> {
+        self.check()?;
+        let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads.into_iter().unzip();
+        let mut runs: Vec<GridRun> = Vec::new();
+        let mut failures = Vec::new();
+        for (name, finished) in names.iter().zip(join_all(futures).await) {
+            let finished = finished?;
+            failures.extend(finished.failures.iter().cloned());
+            runs.push(GridRun {
+                at: Coordinates {
+                    level: None,
+                    side: Some(name.clone()),
+                    round: 1,
+                },
+                result: finished.result,
+            });
+        }
+        let mut rows = Vec::new();
+        for r in &runs {
+            let (row, _) = LevelRow::of(&r.at, &[&r.result], &[])
+                .map_err(|e| RunError::Runtime(format!("{}: {e}", r.at.title(1))))?;
+            rows.push(row);
+        }
+        let all: Vec<&throng_report::RunResult> = runs.iter().map(|r| &r.result).collect();
+        let total = throng_report::merge_concurrent(&all)
+            .map_err(|e| RunError::Runtime(format!("the workloads' TOTAL: {e}")))?;
+        let at = Coordinates {
+            level: None,
+            side: Some("TOTAL".into()),
+            round: 1,
+        };
+        let (mut row, _) = LevelRow::of(&at, &[&total], &[])
+            .map_err(|e| RunError::Runtime(format!("the workloads' TOTAL: {e}")))?;
+        // Each workload's thresholds judged its own run: TOTAL passes when they all did.
+        row.passed = Some(runs.iter().all(|r| r.result.passed()));
+        for (r, run) in rows.iter_mut().zip(&runs) {
+            r.passed = (!run.result.thresholds.is_empty()).then(|| run.result.passed());
+        }
+        rows.push(row);
+        let interrupted = runs.iter().any(|r| r.result.interrupted);
+        let mut result = GridResult::new(runs, rows, &[], None, interrupted);
+        result.description = format!("workloads {} at once", names.join(", "));
+        let mut done = GridFinished { result, failures };
+        self.sides.clear();
+        self.write(&mut done);
+        Ok(done)
+    }
+
     fn write(&self, done: &mut GridFinished) {
         let g = &done.result;
         // The sides' comparison, at the one level or without levels.
@@ -356,6 +411,32 @@ impl Grid {
             put(path, &text);
         }
     }
+}
+
+/// One workload of [`Grid::together`]: its run, to its [`Finished`].
+pub type Workload<'a> = std::pin::Pin<Box<dyn Future<Output = Result<Finished, RunError>> + 'a>>;
+
+/// Polls every future on this task until all are ready; their outputs in order. The few
+/// workloads of a run need no more than this (and no dependency for it).
+async fn join_all<T>(mut futures: Vec<std::pin::Pin<Box<dyn Future<Output = T> + '_>>>) -> Vec<T> {
+    let mut out: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in futures.iter_mut().zip(out.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        match pending {
+            true => std::task::Poll::Pending,
+            false => std::task::Poll::Ready(()),
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
 }
 
 /// A level's row as one line, for the messages as the grid goes.

@@ -61,7 +61,7 @@ use tokio::sync::{mpsc, oneshot};
 
 #[cfg(feature = "docker")]
 pub use containers::Containers;
-pub use grid::{at_level, Grid, GridFinished};
+pub use grid::{at_level, Grid, GridFinished, Workload};
 pub use outputs::{beside, check_writable, write_report};
 pub use progress::progress_line;
 pub use signals::wait_for_signal;
