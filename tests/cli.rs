@@ -414,13 +414,21 @@ fn readme_examples_parse() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut commands = Vec::new();
     let mut in_code = false;
+    let mut continued = String::new();
     for line in readme.lines() {
         if line.trim_start().starts_with("```") {
             in_code = !in_code;
             continue;
         }
         if in_code {
-            commands.push(("README", line.trim().to_string()));
+            // A command continued over lines (`\` at the end) is one command.
+            match line.trim().strip_suffix('\\') {
+                Some(part) => continued.push_str(part),
+                None => {
+                    continued.push_str(line.trim());
+                    commands.push(("README", std::mem::take(&mut continued)));
+                }
+            }
         }
     }
     // And `throng run --help`'s examples, as printed.
@@ -441,8 +449,20 @@ fn readme_examples_parse() {
             .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
         if let throng::cli::Command::Run(run) = cli.command {
             if throng::cli::scenario::is_scenario(&run.url) {
-                throng::cli::scenario::build_scenario(&run)
+                // With A/B sides the file's target is replaced by each side's (the grid checks
+                // that); each --with file is a plan of its own.
+                let sides = throng::cli::grid::sides(&run)
                     .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                if sides.is_none() {
+                    throng::cli::scenario::build_scenario(&run)
+                        .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                }
+                for file in &run.with {
+                    let mut w = run.clone();
+                    (w.url, w.with) = (file.clone(), Vec::new());
+                    throng::cli::scenario::build_scenario(&w)
+                        .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                }
             } else {
                 // The load flags always validate as printed (an example without an end used to
                 // slip through here); the request only where it reads no file and names no

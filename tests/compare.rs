@@ -561,6 +561,37 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
     let md = std::fs::read_to_string(&md).expect("the markdown comparison");
     assert!(md.contains("| GET / | a (baseline) | b |"), "{md}");
     assert!(md.contains("| Side | Throughput (/s) |"), "{md}");
+    // Each side's own aggregate table, its two rounds merged (200 requests), in the markdown and
+    // the HTML; the HTML's percentile chart is each side's merged rounds, its series every round.
+    assert!(
+        md.contains("**a** (latencies in ms, 2 rounds merged)"),
+        "{md}"
+    );
+    let merged_row = md
+        .lines()
+        .find(|l| l.starts_with("| TOTAL | 200 |"))
+        .unwrap_or_else(|| panic!("a merged TOTAL row: {md}"));
+    assert!(!merged_row.is_empty());
+    let html = throng(&["report", &json.display().to_string(), "--format", "html"]);
+    let html = String::from_utf8_lossy(&html.stdout);
+    assert!(
+        html.contains("<h2>b (latencies in ms, rounds merged)</h2>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>TOTAL</td><td>200</td>"),
+        "the merged table"
+    );
+    let distribution = &html[html
+        .find("id=\"chart-distribution\"")
+        .expect("the spectrum")..];
+    let distribution = &distribution[..distribution.find("</figure>").expect("closed")];
+    assert!(
+        distribution.contains("\na\n") && !distribution.contains("round 1"),
+        "one spectrum a side, of its rounds merged"
+    );
+    let latency = &html[html.find("id=\"chart-latency\"").expect("the series")..];
+    assert!(latency.contains("a round 2 p50"), "every round's series");
 
     // A scenario of one target: the sides take its place.
     let file = dir.path().join("one.yaml");

@@ -693,3 +693,67 @@ pub fn comparison_markdown(c: &Comparison) -> String {
     let _ = writeln!(out, "{}", method_line(c).replace('*', "\\*"));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use throng_core::{
+        ClosedLoop, ContainerInfo, ContainerSample, ContainerSeries, LoadModel, RunPlan, Snapshot,
+        Users,
+    };
+
+    /// A run whose container used `idle` bytes before its load and `load` bytes under it.
+    fn run_with(idle: u64, load: u64) -> RunResult {
+        let plan = RunPlan::new(
+            "t",
+            LoadModel::Closed(ClosedLoop {
+                users: Users::Fixed(1),
+                requests: Some(1),
+                iterations: None,
+                duration: None,
+                think_time: None,
+            }),
+        );
+        let empty = Snapshot::empty(Arc::new(plan), &["GET /".to_string()], 0);
+        let mut r = RunResult::from_snapshot(&empty);
+        let at = |t: f64, mem_used: u64| ContainerSample {
+            t,
+            mem_used,
+            ..ContainerSample::default()
+        };
+        let series = ContainerSeries {
+            info: ContainerInfo {
+                id: "1".into(),
+                name: "web".into(),
+                image: "web:1".into(),
+                image_size: 1,
+                gone: None,
+            },
+            samples: vec![at(-1.0, idle), at(1.0, load)],
+        };
+        r.containers = vec![crate::ContainerResult::from_series(&series)];
+        r
+    }
+
+    #[test]
+    fn fresh_idle_memory_and_idle_memory_after_a_load_are_never_averaged() {
+        // 1.39 MiB fresh, 8.99 MiB before round 2 (after round 1's load): once shown as one 5.2.
+        let side = Side {
+            name: "a".into(),
+            runs: vec![
+                run_with(1_390_000, 9_000_000),
+                run_with(8_990_000, 9_100_000),
+            ],
+        };
+        let rows = container_rows(&[side]);
+        assert_eq!(rows[0].mem_idle, Some(1_390_000));
+        assert_eq!(rows[0].mem_idle_after, Some(8_990_000));
+        assert_eq!(rows[0].mem_load, Some(9_050_000));
+        let one = Side {
+            name: "b".into(),
+            runs: vec![run_with(1_000, 2_000)],
+        };
+        assert_eq!(container_rows(&[one])[0].mem_idle_after, None, "one round");
+    }
+}
