@@ -18,6 +18,8 @@ use throng_engine::{start_with, Extras};
 struct Sleeper {
     took: Duration,
     connect: Duration,
+    /// Requests sent, recorded or not.
+    sent: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Sleeper {
@@ -25,6 +27,7 @@ impl Sleeper {
         Sleeper {
             took,
             connect: Duration::ZERO,
+            sent: Arc::default(),
         }
     }
 }
@@ -51,6 +54,7 @@ impl Driver for Sleeper {
     }
 
     async fn execute(&self, _s: &mut (), _step: usize) -> Outcome {
+        self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tokio::time::sleep(self.took).await;
         Outcome::default()
     }
@@ -289,6 +293,7 @@ async fn an_arrival_cut_off_in_its_connect_was_started() {
     let slow = Sleeper {
         took: Duration::ZERO,
         connect: Duration::from_secs(10),
+        sent: Arc::default(),
     };
     let s = run_with(plan, slow).await;
     let lag = s.lag.as_ref().unwrap();
@@ -569,4 +574,58 @@ async fn a_reply_in_parts_fills_its_own_row_and_not_the_total() {
     // A flow is 55 ms: the group row is still the group's.
     let flow = Percentiles::of(&s.labels[3].latency);
     assert!(within(flow.p50 as f64, 55_000.0, 0.002), "{flow:?}");
+}
+
+/// A warm-up runs the load and records none of it: 1 user at 10 ms a request, 1 s of warm-up,
+/// then 2 s measured. The driver is called for all three seconds, the result holds the last two
+/// (the request in flight at the warm-up's end is the measurement's), and the run's seconds and
+/// series are the measurement's.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_warm_up_runs_the_load_and_records_none_of_it() {
+    let mut plan = closed(Users::Fixed(1), Some(Duration::from_secs(2)), None);
+    plan.warmup = Duration::from_secs(1);
+    let driver = Sleeper::new(Duration::from_millis(10));
+    let sent = driver.sent.clone();
+    let s = run_with(plan, driver).await;
+    let sent = sent.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        (200..=201).contains(&s.total.samples),
+        "{}",
+        s.total.samples
+    );
+    assert!((300..=302).contains(&sent), "{sent}");
+    assert!(
+        within(s.elapsed.as_secs_f64(), 2.0, 0.02),
+        "{:?}",
+        s.elapsed
+    );
+    // Two measured seconds (and the drain of the last request): the warm-up's is not among them.
+    assert!((2..=3).contains(&s.series.len()), "{:?}", s.series);
+    assert!(s.series[..2]
+        .iter()
+        .all(|p| (99..=101).contains(&p.requests)));
+    assert!(within(s.series[0].t, 1.0, 0.01), "{:?}", s.series[0]);
+}
+
+/// Each hold of the stages gets the requests of its own seconds: 0 to 2 users over 1 s, hold 2
+/// for 2 s, to 4 over 1 s, hold 4 for 2 s, at 10 ms a request.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn each_hold_of_the_stages_counts_its_own_seconds() {
+    let plan = closed(
+        Users::Stages(stages::parse("1s:2,2s:2,1s:4,2s:4").unwrap()),
+        None,
+        None,
+    );
+    let s = run(plan, Duration::from_millis(10)).await;
+    let holds: Vec<(f64, f64, f64, u64)> = s
+        .holds
+        .iter()
+        .map(|h| (h.level, h.from, h.to, h.total.samples))
+        .collect();
+    assert_eq!(holds.len(), 2, "{holds:?}");
+    assert_eq!((holds[0].0, holds[0].1, holds[0].2), (2.0, 1.0, 3.0));
+    assert_eq!((holds[1].0, holds[1].1, holds[1].2), (4.0, 4.0, 6.0));
+    // 2 users for 2 s at 10 ms: 400; 4 users: 800 (a request at each second's edge either way).
+    assert!((396..=404).contains(&holds[0].3), "{holds:?}");
+    assert!((792..=808).contains(&holds[1].3), "{holds:?}");
 }
