@@ -338,9 +338,14 @@ macro_rules! run_on {
 /// Rolls back the transaction a user left open (`in_tx`) on its connection, so the next
 /// iteration starts clean; a connection whose rollback fails or outlasts `timeout` is dropped,
 /// since its state is unknown. Both the URL driver and scenario steps end iterations so.
-pub(crate) async fn roll_back(conn: &mut Option<Conn>, in_tx: &mut bool, timeout: Duration) {
+/// Whether there was a transaction to roll back.
+pub(crate) async fn roll_back(
+    conn: &mut Option<Conn>,
+    in_tx: &mut bool,
+    timeout: Duration,
+) -> bool {
     if !std::mem::take(in_tx) {
-        return;
+        return false;
     }
     if let Some(c) = conn.as_mut() {
         let rollback = tokio::time::timeout(timeout, c.raw("ROLLBACK")).await;
@@ -348,6 +353,7 @@ pub(crate) async fn roll_back(conn: &mut Option<Conn>, in_tx: &mut bool, timeout
             *conn = None;
         }
     }
+    true
 }
 
 impl Conn {
