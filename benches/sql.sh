@@ -2,12 +2,15 @@
 # SQL benchmark: throng against pgbench and sysbench on the same throwaway databases, taking
 # turns, in one run. Prints transactions/s and load-generator CPU seconds per million
 # transactions for each, and throng's ratios (of the medians, and the median of each round's own):
-#   - PostgreSQL: `pgbench -S -c C -j 2 -T D` against `throng run URL --workload oltp_point_select -c C`
+#   - PostgreSQL: `pgbench -S -c C -j 2 -T D` against `throng run URL --workload oltp_point_select -c C`,
+#     in the clear (part pgbench) and over TLS (part pgbench-tls: sslmode=require on both sides;
+#     the server has `ssl = on`, so every other part asks for the clear: PGSSLMODE=disable)
 #   - PostgreSQL and MariaDB: `sysbench oltp_read_only|oltp_write_only` against the same workloads.
 #
 #   benches/sql.sh            # needs: postgresql (initdb, pg_ctl, pgbench), mariadb-server, sysbench (apt)
 #   DURATION=10 CONNS=10 ROUNDS=3 SIZE=100000 benches/sql.sh
-#   PARTS="pg" WORKLOADS=oltp_read_only benches/sql.sh   # parts: pgbench pg mariadb
+#   PARTS="pg" WORKLOADS=oltp_read_only benches/sql.sh   # parts: pgbench pgbench-tls pg mariadb
+#   PGBENCH_MODE=prepared benches/sql.sh   # pgbench's -M: simple (its default), extended, prepared
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +22,8 @@ PGPORT=${PGPORT:-18532}
 MYPORT=${MYPORT:-18533}
 SYSBENCH=${SYSBENCH:-1}
 # Which parts: pgbench (point select), sysbench's workloads on pg and on mariadb.
-PARTS=${PARTS:-pgbench pg mariadb}
+PARTS=${PARTS:-pgbench pgbench-tls pg mariadb}
+PGBENCH_MODE=${PGBENCH_MODE:-simple}
 WORKLOADS=${WORKLOADS:-oltp_read_only oltp_write_only}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 
@@ -27,7 +31,10 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$pgbin/initdb" ] || { echo "install postgresql (apt-get install postgresql)"; exit 2; }
 command -v pgbench >/dev/null || { echo "install pgbench (apt-get install postgresql-contrib)"; exit 2; }
 [ -x /usr/sbin/mariadbd ] || { echo "install mariadb-server (apt-get install mariadb-server)"; exit 2; }
-command -v sysbench >/dev/null || { echo "install sysbench (apt-get install sysbench)"; exit 2; }
+if [ "$SYSBENCH" = 1 ]; then
+  command -v sysbench >/dev/null || { echo "install sysbench (apt-get install sysbench), or SYSBENCH=0"; exit 2; }
+fi
+command -v openssl >/dev/null || { echo "install openssl (apt-get install openssl)"; exit 2; }
 cargo build --release -q --bin throng
 THRONG=${THRONG:-${CARGO_TARGET_DIR:-$PWD/target}/release/throng}
 
@@ -44,11 +51,19 @@ trap cleanup EXIT
 # PostgreSQL: trust on loopback (no password to pass to pgbench), fsync off: the client is measured.
 echo "bench" > "$work/pw"
 [ "$(id -u)" = 0 ] && chown postgres "$work"
+# TLS as Debian ships it (`ssl = on`), with a certificate made here.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
+  -keyout "$work/server.key" -out "$work/server.crt" 2>/dev/null
+chmod 600 "$work/server.key"
+[ "$(id -u)" = 0 ] && chown postgres "$work/server.key" "$work/server.crt"
 as_pg "$pgbin/initdb" -D "$work/pg" -U bench --auth=trust -E UTF8 --no-sync >/dev/null
 as_pg "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-  -o "-p $PGPORT -k $work -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=200" start >/dev/null
+  -o "-p $PGPORT -k $work -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=200 -c ssl=on -c ssl_cert_file=$work/server.crt -c ssl_key_file=$work/server.key" start >/dev/null
+# libpq's clients (pgbench, sysbench, createdb) in the clear unless a part says otherwise.
+export PGSSLMODE=disable
 as_pg "$pgbin/createdb" -h 127.0.0.1 -p "$PGPORT" -U bench bench
-PG=postgres://bench@127.0.0.1:$PGPORT/bench
+PG="postgres://bench@127.0.0.1:$PGPORT/bench?sslmode=disable"
+PG_TLS="postgres://bench@127.0.0.1:$PGPORT/bench?sslmode=require"
 
 # MariaDB.
 /usr/bin/mariadb-install-db --no-defaults --datadir="$work/my" --auth-root-authentication-method=normal \
@@ -109,10 +124,16 @@ SB_MY="--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$MYPORT --mysql-use
 for round in $(seq "$ROUNDS"); do
   echo "round $round of $ROUNDS"
   if has pgbench; then
-    cpu=$(measure "$work/out" pgbench -S -c "$CONNS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$PGPORT" -U bench bench)
+    cpu=$(measure "$work/out" pgbench -S -M "$PGBENCH_MODE" -c "$CONNS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$PGPORT" -U bench bench)
     t=$(awk '/^tps = / {print $3; exit}' "$work/out")
     add "pgbench -S (pg)" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
     throng_round "throng oltp_point_select (pg)" "$PG" oltp_point_select
+  fi
+  if has pgbench-tls; then
+    cpu=$(PGSSLMODE=require measure "$work/out" pgbench -S -M "$PGBENCH_MODE" -c "$CONNS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$PGPORT" -U bench bench)
+    t=$(awk '/^tps = / {print $3; exit}' "$work/out")
+    add "pgbench -S (pg, TLS)" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
+    throng_round "throng oltp_point_select (pg, TLS)" "$PG_TLS" oltp_point_select
   fi
   if [ "$SYSBENCH" = 1 ]; then
     for w in $WORKLOADS; do
@@ -138,6 +159,7 @@ echo
 echo "medians of $ROUNDS rounds, $CONNS connections, ${DURATION}s each, $SIZE rows; CPU = client user+system seconds per million transactions"
 printf '%-34s %12s %14s\n' "" "TPS" "CPU s/M trx"
 for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" \
+         "pgbench -S (pg, TLS)" "throng oltp_point_select (pg, TLS)" \
          "sysbench oltp_read_only (pg)" "throng oltp_read_only (pg)" \
          "sysbench oltp_write_only (pg)" "throng oltp_write_only (pg)" \
          "sysbench oltp_read_only (mariadb)" "throng oltp_read_only (mariadb)" \
@@ -159,6 +181,7 @@ ratio() { # throng-key peer-key
 }
 echo
 ratio "throng oltp_point_select (pg)" "pgbench -S (pg)"
+ratio "throng oltp_point_select (pg, TLS)" "pgbench -S (pg, TLS)"
 for db in pg mariadb; do
   for w in oltp_read_only oltp_write_only; do
     ratio "throng $w ($db)" "sysbench $w ($db)"

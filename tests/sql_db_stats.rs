@@ -134,3 +134,97 @@ fn mariadb_is_read_once_a_second() {
     let my = MariaDb::start().expect("a MariaDB of this test's own");
     readings_each_second(&my.url(), "Com_commit");
 }
+
+/// MariaDB (10.11) keeps no `Innodb_rows_*`: they are said to be not available and left out of
+/// the result, never shown as 0; its statements by kind are there (`Com_select`: the load's 20
+/// SELECTs, prepared statements' executions included).
+#[test]
+fn mariadb_counters_the_server_lacks_are_not_made_up() {
+    let my = MariaDb::start().expect("a MariaDB of this test's own");
+    let dir = tempfile::tempdir().expect("dir");
+    let result = dir.path().join("r.json");
+    let o = throng(&[
+        "run",
+        &my.url(),
+        "--sql",
+        "SELECT 1 FROM DUAL WHERE ? > 0",
+        "--param",
+        "1",
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "--db-stats",
+        &my.url(),
+        "--no-tui",
+        "--json",
+        result.to_str().expect("path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "counters this server does not keep (not available): Innodb_rows_read, \
+             Innodb_rows_inserted, Innodb_rows_updated, Innodb_rows_deleted"
+        ),
+        "{}",
+        text(&o)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).expect("the result")).expect("JSON");
+    let db = &r["databases"][0];
+    let names: Vec<&str> = db["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with("Innodb_rows")),
+        "{names:?}"
+    );
+    for kind in ["Com_select", "Com_insert", "Com_update", "Com_delete"] {
+        assert!(names.contains(&kind), "{names:?}");
+    }
+    let selects = db["counters"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "Com_select"))
+        .and_then(|c| c["load_total"].as_u64());
+    assert_eq!(selects, Some(20), "{db}");
+}
+
+/// Transactions rolled back after a failed statement, and transactions still open when the run
+/// ended, are counted apart from the errors: each of 5 transactions fails in its second
+/// statement (one rollback each); 2 users whose transactions sleep past a 1 s run leave 2 open.
+#[test]
+fn rolled_back_and_open_transactions_are_counted_apart() {
+    let url = Postgres::shared().expect("PostgreSQL").url();
+    for (last, load, said, not_said) in [
+        (
+            "SELECT 1 / 0",
+            ["-c", "1", "-i", "5"],
+            "transactions rolled back after a failed statement: 5",
+            "open when the run ended",
+        ),
+        (
+            "SELECT pg_sleep(3)",
+            ["-c", "2", "-z", "1s"],
+            "transactions open when the run ended (rolled back by the database): 2",
+            "rolled back after a failed statement",
+        ),
+    ] {
+        let mut args = vec![
+            "run",
+            &url,
+            "--transaction",
+            "--sql",
+            "SELECT 1",
+            "--sql",
+            last,
+            "--no-tui",
+        ];
+        args.extend(load);
+        let o = throng(&args);
+        assert!(text(&o).contains(said), "{}", text(&o));
+        assert!(!text(&o).contains(not_said), "{}", text(&o));
+    }
+}

@@ -167,7 +167,7 @@ async fn bytes_over_tls_are_the_encrypted_streams() {
 
 /// From the command line, each refusal exits 1 before any load and says what is wrong: a wrong
 /// password over TLS (the database's 28P01), a certificate that fails verification, a server
-/// that offers no TLS to `sslmode=require`; the good run exits 0.
+/// that offers no TLS to `sslmode=require`; the good run exits 0 and says how it connected.
 #[test]
 fn tls_refusals_exit_1_naming_the_problem() {
     let pg = Postgres::start_tls().expect("a PostgreSQL serving TLS");
@@ -178,7 +178,11 @@ fn tls_refusals_exit_1_naming_the_problem() {
     let unverified = format!("{}?sslmode=verify-full", pg.url());
     let untls = format!("{plain}?sslmode=require");
     for (url, code, said) in [
-        (good.as_str(), 0, ""),
+        (
+            good.as_str(),
+            0,
+            "postgres-protocol, TLSv1.3, SCRAM-SHA-256-PLUS",
+        ),
         (wrong.as_str(), 1, "28P01"),
         (unverified.as_str(), 1, "UnknownIssuer"),
         (untls.as_str(), 1, "does not offer TLS"),

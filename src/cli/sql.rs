@@ -208,12 +208,27 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliE
     let containers = super::plan::containers(a)?;
     ensure_open_files(plan.peak_concurrency())?;
     driver.check().await.map_err(sql_error)?;
+    if let (Some(path), false) = (driver.path(), a.run.quiet) {
+        eprintln!("{}: {path}", driver.shown());
+    }
     let driver = Arc::new(driver);
     let finished = run_load(plan, driver.clone(), &thresholds, containers.as_ref(), out).await?;
     if driver.reconnects() > 0 {
         eprintln!(
             "connections lost and reopened during the run: {}",
             driver.reconnects()
+        );
+    }
+    if driver.rolled_back() > 0 {
+        eprintln!(
+            "transactions rolled back after a failed statement: {}",
+            driver.rolled_back()
+        );
+    }
+    if driver.open_at_end() > 0 {
+        eprintln!(
+            "transactions open when the run ended (rolled back by the database): {}",
+            driver.open_at_end()
         );
     }
     Ok(finished)
@@ -345,6 +360,9 @@ where
     let monitor = throng_sql::monitor::Monitor::start(dbs, idle)
         .await
         .map_err(runtime)?;
+    for note in monitor.notes() {
+        eprintln!("{note}");
+    }
     out.databases = Some(Arc::new(DbWatch {
         monitor: std::sync::Mutex::new(Some(monitor)),
         settle,

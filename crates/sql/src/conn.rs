@@ -8,15 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::TryStreamExt as _;
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::postgres::PgConnectOptions;
 #[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
-use sqlx::{
-    AssertSqlSafe, Column as _, ConnectOptions as _, Connection as _, Either, Executor as _,
-};
-use sqlx::{Row as _, Statement as _, TypeInfo as _};
+use sqlx::ConnectOptions as _;
 use throng_core::{ErrorClass, Outcome};
 
 use crate::classify::failure;
@@ -299,48 +295,17 @@ fn host_of(options: &Options) -> &str {
     }
 }
 
-macro_rules! bind_all {
-    ($q:expr, $args:expr) => {{
-        let mut q = $q;
-        for a in $args {
-            q = match a {
-                Value::Null => q.bind(None::<i64>),
-                Value::Int(n) => q.bind(*n),
-                Value::Float(x) => q.bind(*x),
-                Value::Text(s) => q.bind(s.as_str()),
-                Value::Bool(b) => q.bind(*b),
-            };
-        }
-        q
-    }};
-}
-
-macro_rules! run_on {
-    ($c:expr, $sql:expr, $args:expr, $keep:expr, $json:path) => {{
-        let q = bind_all!(sqlx::query(AssertSqlSafe($sql.clone())), $args);
-        let mut done = Done::default();
-        let mut stream = (&mut *$c).fetch_many(q);
-        while let Some(item) = stream.try_next().await? {
-            match item {
-                Either::Left(r) => done.affected += r.rows_affected(),
-                Either::Right(row) => {
-                    done.rows += 1;
-                    if $keep {
-                        done.data.push($json(&row));
-                    }
-                }
-            }
-        }
-        Ok(done)
-    }};
-}
-
 /// Rolls back the transaction a user left open (`in_tx`) on its connection, so the next
 /// iteration starts clean; a connection whose rollback fails or outlasts `timeout` is dropped,
 /// since its state is unknown. Both the URL driver and scenario steps end iterations so.
-pub(crate) async fn roll_back(conn: &mut Option<Conn>, in_tx: &mut bool, timeout: Duration) {
+/// Whether there was a transaction to roll back.
+pub(crate) async fn roll_back(
+    conn: &mut Option<Conn>,
+    in_tx: &mut bool,
+    timeout: Duration,
+) -> bool {
     if !std::mem::take(in_tx) {
-        return;
+        return false;
     }
     if let Some(c) = conn.as_mut() {
         let rollback = tokio::time::timeout(timeout, c.raw("ROLLBACK")).await;
@@ -348,6 +313,7 @@ pub(crate) async fn roll_back(conn: &mut Option<Conn>, in_tx: &mut bool, timeout
             *conn = None;
         }
     }
+    true
 }
 
 impl Conn {
@@ -363,32 +329,29 @@ impl Conn {
             Db::PgWire(c) => c.run(sql, args, keep).await,
             Db::MyWire(c) => c.run(sql, args, keep).await,
             #[cfg(feature = "sqlite")]
-            Db::Lite(c) => run_on!(c, sql, args, keep, lite_json),
+            Db::Lite(c) => crate::lite::run(c, sql, args, keep).await,
         }
     }
 
     /// Runs text as it is, unprepared (transaction control, DDL, scripts of several
     /// statements).
     pub async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
-        let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
         match &mut self.db {
             Db::PgWire(c) => c.raw(sql).await,
             Db::MyWire(c) => c.raw(sql).await,
             #[cfg(feature = "sqlite")]
-            Db::Lite(c) => c.execute(q).await.map(drop),
+            Db::Lite(c) => crate::lite::raw(c, sql).await,
         }
     }
 
     /// Prepares a statement and says how many parameters it takes.
     pub async fn parameters(&mut self, sql: &str) -> Result<usize, sqlx::Error> {
-        let sql = AssertSqlSafe(sql.to_string());
-        use sqlx::SqlSafeStr as _;
-        Ok(match &mut self.db {
-            Db::PgWire(c) => c.parameters(&sql.0).await?,
-            Db::MyWire(c) => c.parameters(&sql.0).await?,
+        match &mut self.db {
+            Db::PgWire(c) => c.parameters(sql).await,
+            Db::MyWire(c) => c.parameters(sql).await,
             #[cfg(feature = "sqlite")]
-            Db::Lite(c) => count(c.prepare(sql.into_sql_str()).await?.parameters()),
-        })
+            Db::Lite(c) => crate::lite::parameters(c, sql).await,
+        }
     }
 
     /// Closes the connection politely (the server logs no broken connection).
@@ -398,6 +361,7 @@ impl Conn {
             Db::MyWire(c) => c.close().await,
             #[cfg(feature = "sqlite")]
             Db::Lite(c) => {
+                use sqlx::Connection as _;
                 let _ = c.close().await;
             }
         }
@@ -433,56 +397,3 @@ impl Conn {
         }
     }
 }
-
-fn count<T>(p: Option<Either<&[T], usize>>) -> usize {
-    match p {
-        Some(Either::Left(types)) => types.len(),
-        Some(Either::Right(n)) => n,
-        None => 0,
-    }
-}
-
-macro_rules! cell {
-    ($row:expr, $i:expr, $($t:ty => $f:expr),+ ; $fallback:expr) => {{
-        $(
-            if let Ok(v) = $row.try_get::<Option<$t>, _>($i) {
-                return v.map_or(serde_json::Value::Null, $f);
-            }
-        )+
-        $fallback
-    }};
-}
-
-fn num<T: Into<serde_json::Number>>(n: T) -> serde_json::Value {
-    serde_json::Value::Number(n.into())
-}
-
-fn float(x: f64) -> serde_json::Value {
-    serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number)
-}
-
-fn unsupported(type_name: &str) -> serde_json::Value {
-    serde_json::Value::String(format!("<{type_name}: cast it to text in the query>"))
-}
-
-#[cfg(feature = "sqlite")]
-fn lite_cell(row: &sqlx::sqlite::SqliteRow, i: usize) -> serde_json::Value {
-    cell!(row, i,
-        i64 => num, f64 => float, String => serde_json::Value::String, bool => serde_json::Value::Bool;
-        unsupported(row.column(i).type_info().name()))
-}
-
-macro_rules! row_json {
-    ($name:ident, $row:ty, $cell:ident) => {
-        fn $name(row: &$row) -> serde_json::Value {
-            let mut m = serde_json::Map::new();
-            for (i, c) in row.columns().iter().enumerate() {
-                m.insert(c.name().to_string(), $cell(row, i));
-            }
-            serde_json::Value::Object(m)
-        }
-    };
-}
-
-#[cfg(feature = "sqlite")]
-row_json!(lite_json, sqlx::sqlite::SqliteRow, lite_cell);

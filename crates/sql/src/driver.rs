@@ -92,7 +92,14 @@ pub struct SqlDriver {
     timeout: std::time::Duration,
     seq: Seq,
     reconnects: AtomicU64,
+    /// Transactions rolled back after an iteration that failed in them.
+    rolled_back: AtomicU64,
+    /// Transactions still open when the run ended (their sessions dropped: the database
+    /// rolls them back as the connections close).
+    open_at_end: Arc<AtomicU64>,
     checked: AtomicBool,
+    /// How the check's connection went ([`Conn::path`]).
+    path: OnceLock<String>,
 }
 
 /// A virtual user's connection and state.
@@ -105,6 +112,16 @@ pub struct Session {
     pair: (u32, i64),
     /// Whether a connection was open once: opening another is a reconnect.
     opened: bool,
+    /// Where a transaction left open when the session ends is counted.
+    open_at_end: Arc<AtomicU64>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.in_tx && self.conn.is_some() {
+            self.open_at_end.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl SqlDriver {
@@ -214,7 +231,10 @@ impl SqlDriver {
             timeout: cfg.timeout,
             seq: Seq::new(cfg.shard.index, cfg.shard.count),
             reconnects: AtomicU64::new(0),
+            rolled_back: AtomicU64::new(0),
+            open_at_end: Arc::new(AtomicU64::new(0)),
             checked: AtomicBool::new(false),
+            path: OnceLock::new(),
         })
     }
 
@@ -235,6 +255,24 @@ impl SqlDriver {
         self.reconnects.load(Ordering::Relaxed)
     }
 
+    /// How the connections go, as the check's went (`postgres-protocol, TLSv1.3,
+    /// SCRAM-SHA-256-PLUS`), once [`SqlDriver::check`] connected.
+    pub fn path(&self) -> Option<&str> {
+        self.path.get().map(String::as_str)
+    }
+
+    /// Transactions rolled back after an iteration failed in them (as sysbench's rolled-back
+    /// events; a deadlock's or a serialization failure's among them).
+    pub fn rolled_back(&self) -> u64 {
+        self.rolled_back.load(Ordering::Relaxed)
+    }
+
+    /// Transactions still open when the run ended: their sessions were dropped, and the
+    /// database rolled them back as their connections closed.
+    pub fn open_at_end(&self) -> u64 {
+        self.open_at_end.load(Ordering::Relaxed)
+    }
+
     /// Before any load: connects (an unreachable database, bad credentials or a missing
     /// database fail here), prepares every statement (one that does not prepare fails here,
     /// named), and hands the `--param` values to the statements' placeholders.
@@ -244,6 +282,7 @@ impl SqlDriver {
             .connect()
             .await
             .map_err(|o| SqlError::Connect(o.message.unwrap_or_default()))?;
+        let _ = self.path.set(conn.path());
         let mut left = self.params.as_slice();
         let result = async {
             for step in &self.steps {
@@ -492,6 +531,7 @@ impl Driver for SqlDriver {
             args: Vec::with_capacity(8),
             pair: (0, 0),
             opened: false,
+            open_at_end: self.open_at_end.clone(),
         }
     }
 
@@ -515,6 +555,8 @@ impl Driver for SqlDriver {
     }
 
     async fn end_iteration(&self, s: &mut Session, _failed: Option<ErrorClass>) {
-        crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await;
+        if crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await {
+            self.rolled_back.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }

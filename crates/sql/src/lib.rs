@@ -30,6 +30,8 @@ mod config;
 mod conn;
 mod dist;
 mod driver;
+#[cfg(feature = "sqlite")]
+mod lite;
 pub mod monitor;
 mod my;
 pub mod oltp;

@@ -50,6 +50,22 @@ impl Monitor {
         })
     }
 
+    /// What the idle readings found missing: per database, the counters its server does not
+    /// keep (not available, so left out rather than shown as 0), in a line to print.
+    pub fn notes(&self) -> Vec<String> {
+        self.dbs
+            .iter()
+            .filter(|d| !d.missing().is_empty())
+            .map(|d| {
+                format!(
+                    "--db-stats {}: counters this server does not keep (not available): {}",
+                    d.shown(),
+                    d.missing().join(", ")
+                )
+            })
+            .collect()
+    }
+
     /// Marks the start of the load (`t = 0` of the readings) and starts reading once a second:
     /// call it right before starting the engine; the receiver goes to the engine
     /// (`Extras::databases`). The idle readings are sent now, with negative `t`.

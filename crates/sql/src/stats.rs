@@ -22,11 +22,27 @@ const PG: &[&str] = &[
     "deadlocks",
 ];
 
-/// MySQL's and MariaDB's, as `SHOW GLOBAL STATUS` names them.
+/// MySQL's and MariaDB's, as `SHOW GLOBAL STATUS` names them: transactions, the storage
+/// engines' commits, statements (all, then by kind), rows. MariaDB (10.11) keeps no
+/// `Innodb_rows_*`: counters a server does not keep are left out (see [`DbStats::missing`]),
+/// never shown as 0.
+///
+/// No counter of MySQL's means what PostgreSQL's `xact_commit` means (every committed
+/// transaction, an autocommit statement's too): `Com_commit` counts COMMIT statements only, and
+/// `Handler_commit` (measured on MariaDB 10.11) one for each autocommit statement on a table,
+/// but inside BEGIN ... COMMIT one for each statement on a table and one for the COMMIT (3 for
+/// BEGIN, a SELECT, an UPDATE, COMMIT). The transactions are `Com_commit` and `Com_rollback`;
+/// `Handler_commit` is shown beside them for a load of autocommit statements.
 const MY: &[&str] = &[
     "Com_commit",
     "Com_rollback",
+    "Handler_commit",
+    "Handler_rollback",
     "Questions",
+    "Com_select",
+    "Com_insert",
+    "Com_update",
+    "Com_delete",
     "Innodb_rows_read",
     "Innodb_rows_inserted",
     "Innodb_rows_updated",
@@ -38,6 +54,9 @@ pub struct DbStats {
     target: Target,
     conn: Option<Conn>,
     timeout: Duration,
+    /// The counters this server keeps (their places in [`PG`] or [`MY`]), known from the
+    /// first reading.
+    kept: Option<Vec<usize>>,
 }
 
 /// Counter values, in [`DbStats::names`] order.
@@ -58,6 +77,7 @@ impl DbStats {
             target,
             conn: None,
             timeout: connect_timeout,
+            kept: None,
         })
     }
 
@@ -71,23 +91,50 @@ impl DbStats {
         self.target.shown()
     }
 
-    /// The counters' names.
-    pub fn names(&self) -> &'static [&'static str] {
+    fn all(&self) -> &'static [&'static str] {
         match self.target.dialect() {
             Dialect::Postgres => PG,
             _ => MY,
         }
     }
 
-    /// The counters whose sum is the database's transactions (committed and rolled back).
-    pub fn transactions(&self) -> [usize; 2] {
-        [0, 1]
+    /// The counters' names: those the server keeps (all of them before the first reading).
+    pub fn names(&self) -> Vec<&'static str> {
+        let all = self.all();
+        match &self.kept {
+            Some(kept) => kept.iter().map(|&i| all[i]).collect(),
+            None => all.to_vec(),
+        }
+    }
+
+    /// The counters this server does not keep (known after the first reading): not
+    /// available, so left out rather than shown as 0.
+    pub fn missing(&self) -> Vec<&'static str> {
+        let kept = self.names();
+        self.all()
+            .iter()
+            .filter(|n| !kept.contains(*n))
+            .copied()
+            .collect()
+    }
+
+    fn place(&self, name: &str) -> Option<usize> {
+        self.names().iter().position(|n| *n == name)
+    }
+
+    /// The counters whose sum is the database's transactions (committed and rolled back):
+    /// `xact_commit` and `xact_rollback`, `Com_commit` and `Com_rollback`.
+    pub fn transactions(&self) -> Vec<usize> {
+        ["xact_commit", "xact_rollback", "Com_commit", "Com_rollback"]
+            .iter()
+            .filter_map(|n| self.place(n))
+            .collect()
     }
 
     /// The counter whose delta is the database's statements, if it keeps one (MySQL's
     /// `Questions`; PostgreSQL counts no statements without an extension).
     pub fn statements(&self) -> Option<usize> {
-        (self.target.dialect() != Dialect::Postgres).then_some(2)
+        self.place("Questions")
     }
 
     /// This database as the snapshot knows it ([`throng_core::DatabaseInfo`]).
@@ -95,7 +142,7 @@ impl DbStats {
         throng_core::DatabaseInfo {
             name: self.shown().to_string(),
             counters: self.names().iter().map(|n| n.to_string()).collect(),
-            transactions: self.transactions().to_vec(),
+            transactions: self.transactions(),
             statements: self.statements(),
         }
     }
@@ -127,12 +174,9 @@ impl DbStats {
                 .map_err(|o| o.message.unwrap_or_default())?;
             self.conn = Some(c);
         }
+        let names = self.all();
         let Some(conn) = self.conn.as_mut() else {
             return Err("no connection".into());
-        };
-        let names = match self.target.dialect() {
-            Dialect::Postgres => PG,
-            _ => MY,
         };
         let sql: Arc<str> = match self.target.dialect() {
             Dialect::Postgres => Arc::from(format!(
@@ -161,7 +205,7 @@ impl DbStats {
             serde_json::Value::String(s) => s.parse().ok(),
             _ => None,
         };
-        let mut out = vec![0; names.len()];
+        let mut read: Vec<Option<u64>> = vec![None; names.len()];
         match self.target.dialect() {
             Dialect::Postgres => {
                 let row = done
@@ -169,18 +213,21 @@ impl DbStats {
                     .first()
                     .ok_or("pg_stat_database has no row for the database")?;
                 for (i, n) in names.iter().enumerate() {
-                    out[i] = row.get(*n).and_then(number).unwrap_or(0);
+                    read[i] = row.get(*n).and_then(number);
                 }
             }
             _ => {
                 for row in &done.data {
                     let name = row.get("Variable_name").and_then(|v| v.as_str());
                     if let Some(i) = names.iter().position(|n| Some(*n) == name) {
-                        out[i] = row.get("Value").and_then(number).unwrap_or(0);
+                        read[i] = row.get("Value").and_then(number);
                     }
                 }
             }
         }
-        Ok(out)
+        let kept = self
+            .kept
+            .get_or_insert_with(|| (0..names.len()).filter(|&i| read[i].is_some()).collect());
+        Ok(kept.iter().map(|&i| read[i].unwrap_or(0)).collect())
     }
 }

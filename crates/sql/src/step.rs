@@ -386,7 +386,7 @@ impl Client for SqlClient {
     /// A transaction a step opened and no step ended (the iteration failed, or the flow left
     /// it open) is rolled back, so the next iteration starts clean.
     async fn end_iteration(&self, s: &mut SqlSession, _failed: Option<ErrorClass>) {
-        crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await;
+        let _ = crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await;
     }
 }
 
