@@ -105,6 +105,10 @@ pub struct RunArgs {
     /// and print the comparison.
     #[arg(long = "target", value_name = "NAME=URL", help_heading = "Request")]
     pub targets: Vec<String>,
+    /// Scenario files of several flows: seed the picks of flows, so a run can be repeated
+    /// (over the file's `seed`).
+    #[arg(long, help_heading = "Request")]
+    pub seed: Option<u64>,
 
     /// gRPC targets (grpc://, grpcs://).
     #[command(flatten)]

@@ -12,6 +12,8 @@ mod engine_http;
 mod fault_matrix;
 #[path = "../faults.rs"]
 mod faults;
+#[path = "../flows.rs"]
+mod flows;
 #[path = "../h1_conformance.rs"]
 mod h1_conformance;
 #[path = "../live.rs"]

@@ -259,7 +259,9 @@ impl Builder {
             load: file::LoadSection::default(),
             thresholds: Vec::new(),
             on_failure: self.on_failure,
-            steps: sp(items),
+            steps: Some(sp(items)),
+            flows: None,
+            seed: None,
             containers: Vec::new(),
         };
         let proceed = self.on_failure == OnFailure::Continue;

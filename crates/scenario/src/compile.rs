@@ -154,6 +154,14 @@ pub fn compile_str(
     dir: &Path,
     protocols: &Protocols,
 ) -> Result<Scenario, ScenarioError> {
+    if crate::yaml::blank(text) {
+        return Err(ScenarioError::At {
+            file: file.to_string(),
+            line: 1,
+            column: 1,
+            message: "the file is empty; a scenario needs at least `targets` and `steps`".into(),
+        });
+    }
     let parsed: File = serde_saphyr::from_str(text).map_err(|e| {
         let (line, column, message) = crate::yaml::describe(&e, text);
         ScenarioError::At {
@@ -182,7 +190,8 @@ pub(crate) fn compile_file(
         known: HashSet::new(),
         uses: Vec::new(),
     };
-    cx.known.extend(BUILTINS.iter().chain(FUNCTIONS).map(|s| s.to_string()));
+    cx.known
+        .extend(BUILTINS.iter().chain(FUNCTIONS).map(|s| s.to_string()));
     cx.known.extend(parsed.variables.keys().cloned());
     let load = crate::load::check(&parsed.load, &|loc, m| at(file, loc, m))?;
 
@@ -219,77 +228,90 @@ pub(crate) fn compile_file(
         cx.known.insert(name.clone());
     }
 
-    // Extracted names are known everywhere: a step may use what an earlier one extracted.
-    let mut all_items: Vec<&Spanned<Item>> = Vec::new();
-    for item in parsed.steps.value.iter() {
-        all_items.push(item);
-        if let Some(inner) = &item.value.steps {
-            all_items.extend(inner.iter());
+    // The lists of steps: the file's `steps`, or each flow's.
+    let lists: Vec<(Option<&Spanned<file::Flow>>, &Items)> = match (&parsed.steps, &parsed.flows) {
+        (Some(steps), None) => vec![(None, steps)],
+        (None, Some(flows)) if flows.value.is_empty() => {
+            return Err(cx.at(
+                flows.referenced,
+                "flows: the list is empty; give at least one flow, or `steps`",
+            ))
         }
-    }
-    for item in &all_items {
-        cx.known.extend(item.value.extract.keys().cloned());
+        (None, Some(flows)) => flows
+            .value
+            .iter()
+            .map(|f| (Some(f), &f.value.steps))
+            .collect(),
+        (Some(_), Some(flows)) => {
+            return Err(cx.at(
+                flows.referenced,
+                "give `steps` (one flow) or `flows` (several, picked by weight), not both",
+            ))
+        }
+        (None, None) => {
+            return Err(ScenarioError::At {
+                file: file.to_string(),
+                line: 1,
+                column: 1,
+                message: "the required key `steps` is missing: it takes a list of steps \
+                              (- label: ..., request: ...); or give `flows`, several lists \
+                              picked by weight"
+                    .into(),
+            })
+        }
+    };
+    // Extracted names are known everywhere: a step may use what an earlier one extracted.
+    for (_, list) in &lists {
+        for item in list.value.iter() {
+            cx.known.extend(item.value.extract.keys().cloned());
+            for inner in item.value.steps.iter().flatten() {
+                cx.known.extend(inner.value.extract.keys().cloned());
+            }
+        }
     }
 
     let mut steps = Vec::new();
     let mut groups = Vec::new();
+    let mut flows = Vec::new();
     // Where each step's label is written, for the duplicate check.
     let mut label_at: Vec<Location> = Vec::new();
-    for item in parsed.steps.value.iter() {
-        match (&item.value.group, &item.value.steps) {
-            (Some(name), Some(inner)) => {
-                if item.value.label.is_some() || !item.value.requests.is_empty() {
-                    return Err(cx.at(
-                        item.referenced,
-                        "an item is a step (label, request) or a group (group, steps), not both",
-                    ));
-                }
-                if inner.is_empty() {
-                    return Err(cx.at(
-                        name.referenced,
-                        format!("group `{}` has no steps", name.value),
-                    ));
-                }
-                let first = steps.len();
-                for s in inner {
-                    if s.value.group.is_some() || s.value.steps.is_some() {
-                        return Err(cx.at(s.referenced, "groups cannot be nested"));
-                    }
-                    steps.push(step(&mut cx, s, &targets, parsed.on_failure)?);
-                    label_at.push(
-                        s.value
-                            .label
-                            .as_ref()
-                            .map_or(s.referenced, |l| l.referenced),
-                    );
-                }
-                groups.push(throng_core::GroupInfo {
-                    label: name.value.clone(),
-                    first,
-                    last: steps.len() - 1,
-                });
-            }
-            (None, None) => {
-                steps.push(step(&mut cx, item, &targets, parsed.on_failure)?);
-                label_at.push(
-                    item.value
-                        .label
-                        .as_ref()
-                        .map_or(item.referenced, |l| l.referenced),
-                );
-            }
-            (Some(name), None) => return Err(cx.at(name.referenced, "a group needs `steps`")),
-            (None, Some(_)) => {
+    for (flow, list) in &lists {
+        let first = steps.len();
+        let mut flow_groups = Vec::new();
+        items(
+            &mut cx,
+            list,
+            &targets,
+            parsed.on_failure,
+            &mut steps,
+            &mut flow_groups,
+            &mut label_at,
+        )?;
+        if let Some(f) = flow {
+            if steps.len() == first {
                 return Err(cx.at(
-                    item.referenced,
-                    "`steps` belongs to a group: add `group: NAME`",
-                ))
+                    list.referenced,
+                    format!("flow `{}` has no steps", f.value.flow.value),
+                ));
             }
+            let weight = weight(&cx, &f.value.weight)?;
+            let info = throng_core::GroupInfo {
+                label: f.value.flow.value.clone(),
+                first,
+                last: steps.len() - 1,
+            };
+            // A flow is a row too, timed as a group: its passes per second.
+            groups.push(info.clone());
+            flows.push((info, weight));
         }
+        groups.extend(flow_groups);
     }
     if steps.is_empty() && !allow_empty {
+        let at = lists
+            .first()
+            .map_or(Location::UNKNOWN, |(_, l)| l.referenced);
         return Err(cx.at(
-            parsed.steps.referenced,
+            at,
             "steps: the list is empty; a scenario needs at least one step",
         ));
     }
@@ -337,11 +359,96 @@ pub(crate) fn compile_file(
         feeds,
         steps,
         groups,
+        flows,
+        seed: parsed.seed,
         load,
         thresholds,
         containers: parsed.containers,
         templates: std::sync::Arc::new(cx.templates),
     })
+}
+
+/// A list of steps and groups as written.
+type Items = Spanned<Vec<Spanned<Item>>>;
+
+/// A flow's weight: a whole number above zero.
+fn weight(cx: &Ctx, w: &Spanned<file::YamlNode>) -> Result<u32, ScenarioError> {
+    let shown = match &w.value {
+        file::YamlNode::Number(n) => match n.as_u64() {
+            Some(n @ 1..=1_000_000) => return Ok(n as u32),
+            _ => n.to_string(),
+        },
+        file::YamlNode::String(s) => format!("`{s}`"),
+        other => format!("{other:?}").to_lowercase(),
+    };
+    Err(cx.at(
+        w.referenced,
+        format!(
+            "weight: expected a whole number from 1 to 1000000 (the flow's share of the \
+             iterations is its weight over the sum of the weights), found {shown}"
+        ),
+    ))
+}
+
+/// Where a step's label is written (or the step, without one).
+fn label_place(item: &Spanned<Item>) -> Location {
+    let label = item.value.label.as_ref();
+    label.map_or(item.referenced, |l| l.referenced)
+}
+
+/// Compiles a list of steps and groups into `steps` and `groups`.
+fn items(
+    cx: &mut Ctx,
+    list: &Items,
+    targets: &[Target],
+    on_failure: OnFailure,
+    steps: &mut Vec<Step>,
+    groups: &mut Vec<throng_core::GroupInfo>,
+    label_at: &mut Vec<Location>,
+) -> Result<(), ScenarioError> {
+    for item in list.value.iter() {
+        match (&item.value.group, &item.value.steps) {
+            (Some(name), Some(inner)) => {
+                if item.value.label.is_some() || !item.value.requests.is_empty() {
+                    return Err(cx.at(
+                        item.referenced,
+                        "an item is a step (label, request) or a group (group, steps), not both",
+                    ));
+                }
+                if inner.is_empty() {
+                    return Err(cx.at(
+                        name.referenced,
+                        format!("group `{}` has no steps", name.value),
+                    ));
+                }
+                let first = steps.len();
+                for s in inner {
+                    if s.value.group.is_some() || s.value.steps.is_some() {
+                        return Err(cx.at(s.referenced, "groups cannot be nested"));
+                    }
+                    steps.push(step(cx, s, targets, on_failure)?);
+                    label_at.push(label_place(s));
+                }
+                groups.push(throng_core::GroupInfo {
+                    label: name.value.clone(),
+                    first,
+                    last: steps.len() - 1,
+                });
+            }
+            (None, None) => {
+                steps.push(step(cx, item, targets, on_failure)?);
+                label_at.push(label_place(item));
+            }
+            (Some(name), None) => return Err(cx.at(name.referenced, "a group needs `steps`")),
+            (None, Some(_)) => {
+                return Err(cx.at(
+                    item.referenced,
+                    "`steps` belongs to a group: add `group: NAME`",
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn duration(cx: &Ctx, s: &Spanned<String>, what: &str) -> Result<Duration, ScenarioError> {

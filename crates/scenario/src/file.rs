@@ -28,11 +28,37 @@ pub struct File {
     /// What a failed check or request does to the rest of the iteration.
     #[serde(default)]
     pub on_failure: OnFailure,
-    /// The steps of one iteration (spanned, so an empty list can be pointed at).
-    pub steps: Spanned<Vec<Spanned<Item>>>,
+    /// The steps of one iteration (spanned, so an empty list can be pointed at); or `flows`.
+    #[serde(default, deserialize_with = "present")]
+    pub steps: Option<Spanned<Vec<Spanned<Item>>>>,
+    /// Several flows of steps, one picked by weight for each iteration; or `steps`.
+    #[serde(default, deserialize_with = "present")]
+    pub flows: Option<Spanned<Vec<Spanned<Flow>>>>,
+    /// Seeds the picks of flows, so that a run can be repeated (user `u` of a run with seed `s`
+    /// picks the same flows every time).
+    pub seed: Option<u64>,
     /// Docker containers to watch (used when container stats are available).
     #[serde(default)]
     pub containers: Vec<String>,
+}
+
+/// A key that may be left out, but not left empty (`steps:` with nothing is an error there).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// A flow: steps (and groups) of their own, picked for an iteration in proportion to `weight`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// Its row label (a row timing each pass through it, as a group's).
+    pub flow: Spanned<String>,
+    /// Its share of the iterations: weight over the sum of the weights.
+    pub weight: Spanned<YamlNode>,
+    /// Its steps and groups.
+    pub steps: Spanned<Vec<Spanned<Item>>>,
 }
 
 /// What a failure does to the rest of the iteration.

@@ -8,7 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::Rng;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use serde_json_path::JsonPath;
 use throng_core::step::{ClientOptions, Render, Reply, StepCall, StepClient, StepProtocol, Text};
 use throng_core::{Driver, ErrorClass, GroupInfo, Outcome, PartsInfo, StepInfo};
@@ -144,8 +145,13 @@ pub struct Scenario {
     pub feeds: Vec<Feed>,
     /// The steps of one iteration.
     pub steps: Vec<Step>,
-    /// Groups of steps.
+    /// Groups of steps (each flow's among them).
     pub groups: Vec<GroupInfo>,
+    /// Flows, each a span of steps and its weight: an iteration runs one, picked by weight.
+    /// None: an iteration runs every step.
+    pub flows: Vec<(GroupInfo, u32)>,
+    /// Seeds each user's picks of flows (with its user number), so a run can be repeated.
+    pub seed: Option<u64>,
     /// The load section, as written.
     pub load: Load,
     /// Thresholds with the place each was written.
@@ -197,6 +203,9 @@ impl Scenario {
 pub struct ScenarioDriver {
     scenario: Arc<Scenario>,
     clients: Vec<Arc<dyn StepClient>>,
+    /// The scenario's flows, and the sum of their weights.
+    flows: Vec<(GroupInfo, u32)>,
+    total_weight: u64,
 }
 
 /// A user's state in a scenario.
@@ -205,6 +214,10 @@ pub struct ScenarioSession {
     vars: Vars,
     user: u64,
     iteration: u64,
+    /// Picks the flows of this user's iterations.
+    rng: SmallRng,
+    /// The last step of this iteration's flow.
+    last: usize,
 }
 
 /// Renders a step's templates with a user's variables, building their context once, when a
@@ -260,6 +273,14 @@ impl ScenarioDriver {
                 )));
             }
         }
+        for (f, weight) in &scenario.flows {
+            if f.first > f.last || f.last >= n || *weight == 0 {
+                return Err(built(format!(
+                    "flow `{}` spans steps {}..={} of {n} with weight {weight}",
+                    f.label, f.first, f.last
+                )));
+            }
+        }
         let mut clients = Vec::new();
         for t in &scenario.targets {
             let client = t
@@ -277,6 +298,8 @@ impl ScenarioDriver {
             }
         }
         Ok(ScenarioDriver {
+            flows: scenario.flows.clone(),
+            total_weight: scenario.flows.iter().map(|(_, w)| u64::from(*w)).sum(),
             scenario: Arc::new(scenario),
             clients,
         })
@@ -326,6 +349,7 @@ impl ScenarioDriver {
             vars,
             user,
             iteration,
+            ..
         } = s;
         let render = Renderer {
             templates,
@@ -523,6 +547,38 @@ impl Driver for ScenarioDriver {
             vars: self.scenario.variables.clone(),
             user,
             iteration: 0,
+            rng: match self.scenario.seed {
+                // Each user a sequence of its own, the same in every run with this seed.
+                Some(seed) => SmallRng::seed_from_u64(
+                    seed ^ user.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                ),
+                None => SmallRng::from_rng(&mut rand::rng()),
+            },
+            last: self.scenario.steps.len().saturating_sub(1),
+        }
+    }
+
+    /// Picks the iteration's flow by weight (its first step), then each step of the flow in
+    /// order.
+    fn next_step(&self, s: &mut ScenarioSession, after: Option<usize>) -> Option<usize> {
+        match after {
+            Some(step) => (step < s.last).then_some(step + 1),
+            None if self.flows.is_empty() => Some(0),
+            None => {
+                let mut pick = s.rng.random_range(0..self.total_weight);
+                let (flow, _) =
+                    self.flows
+                        .iter()
+                        .find(|(_, w)| match pick.checked_sub(u64::from(*w)) {
+                            Some(rest) => {
+                                pick = rest;
+                                false
+                            }
+                            None => true,
+                        })?;
+                s.last = flow.last;
+                Some(flow.first)
+            }
         }
     }
 
