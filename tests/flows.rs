@@ -7,10 +7,7 @@ use crate::common;
 use throng::core::Snapshot;
 use throng::testbed::{BankService, HttpTarget};
 
-fn row(s: &Snapshot, label: &str) -> u64 {
-    let r = s.labels.iter().find(|l| l.label == label);
-    r.unwrap_or_else(|| panic!("no row {label}")).samples
-}
+use common::samples as row;
 
 const MIX: &str = r#"
 targets:

@@ -286,6 +286,12 @@ impl Builder {
                     g.last += 1;
                 }
             }
+            for b in &mut scenario.blocks {
+                if b.first >= pos {
+                    b.first += 1;
+                    b.last += 1;
+                }
+            }
         }
         Ok(scenario)
     }

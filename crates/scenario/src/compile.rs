@@ -11,6 +11,7 @@ use serde_saphyr::{Location, Spanned};
 use throng_core::stages::parse_duration;
 use throng_core::step::{Place, Protocols, StepError, TemplateCompiler, Text};
 
+use crate::control::{boolean_shaped, Block};
 use crate::data::Feed;
 use crate::file::{self, node, File, Item, OnFailure};
 use crate::scenario::{Check, Expected, Extract, ProtocolStep, Scenario, Step, StepKind, Target};
@@ -270,23 +271,13 @@ pub(crate) fn compile_file(
         }
     }
 
-    let mut steps = Vec::new();
+    let mut out = Compiled::default();
     let mut groups = Vec::new();
     let mut flows = Vec::new();
-    // Where each step's label is written, for the duplicate check.
-    let mut label_at: Vec<Location> = Vec::new();
     for (flow, list) in &lists {
-        let first = steps.len();
-        let mut flow_groups = Vec::new();
-        items(
-            &mut cx,
-            list,
-            &targets,
-            parsed.on_failure,
-            &mut steps,
-            &mut flow_groups,
-            &mut label_at,
-        )?;
+        let first = out.steps.len();
+        items(&mut cx, list, &targets, parsed.on_failure, &mut out)?;
+        let steps = &out.steps;
         if let Some(f) = flow {
             if steps.len() == first {
                 return Err(cx.at(
@@ -304,8 +295,14 @@ pub(crate) fn compile_file(
             groups.push(info.clone());
             flows.push((info, weight));
         }
-        groups.extend(flow_groups);
+        groups.append(&mut out.groups);
     }
+    let Compiled {
+        steps,
+        label_at,
+        blocks,
+        ..
+    } = out;
     if steps.is_empty() && !allow_empty {
         let at = lists
             .first()
@@ -360,6 +357,7 @@ pub(crate) fn compile_file(
         steps,
         groups,
         flows,
+        blocks,
         seed: parsed.seed,
         load,
         thresholds,
@@ -396,16 +394,103 @@ fn label_place(item: &Spanned<Item>) -> Location {
     label.map_or(item.referenced, |l| l.referenced)
 }
 
-/// Compiles a list of steps and groups into `steps` and `groups`.
+/// Steps, groups and blocks compiled so far.
+#[derive(Default)]
+struct Compiled {
+    steps: Vec<Step>,
+    groups: Vec<throng_core::GroupInfo>,
+    /// Where each step's label is written, for the duplicate check.
+    label_at: Vec<Location>,
+    blocks: Vec<Block>,
+}
+
+/// A condition: one `{{ expression }}` that renders true or false (a comparison, a test, `not`,
+/// `and`, `or`), checked for that shape now so that a typo is not a run of skipped steps.
+fn condition(cx: &mut Ctx, s: &Spanned<String>, what: &str) -> Result<Text, ScenarioError> {
+    let t = s.value.trim();
+    let expr = t
+        .strip_prefix("{{")
+        .and_then(|x| x.strip_suffix("}}"))
+        .filter(|x| !x.contains("{{") && !x.contains("}}"));
+    if !expr.is_some_and(boolean_shaped) {
+        return Err(cx.at(
+            s.referenced,
+            format!(
+                "{what} `{}`: a condition renders true or false: write one comparison or test, \
+                 such as \"{{{{ balance > 100 }}}}\" or \"{{{{ state == 'done' }}}}\"",
+                s.value
+            ),
+        ));
+    }
+    cx.spanned_text(s)
+}
+
+/// The `when`, `repeat` and `until` of a step or group over steps `first..=last`, if any.
+fn block(
+    cx: &mut Ctx,
+    it: &Item,
+    first: usize,
+    last: usize,
+    group: bool,
+) -> Result<Option<Block>, ScenarioError> {
+    if it.when.is_none() && it.repeat.is_none() && it.until.is_none() {
+        return Ok(None);
+    }
+    if let (Some(u), None) = (&it.until, &it.repeat) {
+        return Err(cx.at(
+            u.referenced,
+            "`until` needs `repeat: N`, the most passes: a condition that never holds would \
+             loop for ever",
+        ));
+    }
+    let when = it
+        .when
+        .as_ref()
+        .map(|w| condition(cx, w, "when"))
+        .transpose()?;
+    let until = it
+        .until
+        .as_ref()
+        .map(|u| condition(cx, u, "until"))
+        .transpose()?;
+    let repeat = match &it.repeat {
+        None => 1,
+        Some(r) => match &r.value {
+            file::YamlNode::Number(n) if matches!(n.as_u64(), Some(1..=1_000_000)) => {
+                n.as_u64().unwrap_or(1) as u32
+            }
+            _ => {
+                return Err(cx.at(
+                    r.referenced,
+                    "repeat: expected a whole number of passes from 1 to 1000000",
+                ))
+            }
+        },
+    };
+    Ok(Some(Block {
+        first,
+        last,
+        group,
+        when,
+        repeat,
+        until,
+    }))
+}
+
+/// Compiles a list of steps and groups into `out`.
 fn items(
     cx: &mut Ctx,
     list: &Items,
     targets: &[Target],
     on_failure: OnFailure,
-    steps: &mut Vec<Step>,
-    groups: &mut Vec<throng_core::GroupInfo>,
-    label_at: &mut Vec<Location>,
+    out: &mut Compiled,
 ) -> Result<(), ScenarioError> {
+    let Compiled {
+        steps,
+        groups,
+        label_at,
+        blocks,
+    } = out;
     for item in list.value.iter() {
         match (&item.value.group, &item.value.steps) {
             (Some(name), Some(inner)) => {
@@ -422,13 +507,21 @@ fn items(
                     ));
                 }
                 let first = steps.len();
+                let within = item
+                    .value
+                    .on_failure
+                    .as_ref()
+                    .map_or(on_failure, |o| o.value);
                 for s in inner {
                     if s.value.group.is_some() || s.value.steps.is_some() {
                         return Err(cx.at(s.referenced, "groups cannot be nested"));
                     }
-                    steps.push(step(cx, s, targets, on_failure)?);
+                    let n = steps.len();
+                    steps.push(step(cx, s, targets, within)?);
                     label_at.push(label_place(s));
+                    blocks.extend(block(cx, &s.value, n, n, false)?);
                 }
+                blocks.extend(block(cx, &item.value, first, steps.len() - 1, true)?);
                 groups.push(throng_core::GroupInfo {
                     label: name.value.clone(),
                     first,
@@ -436,8 +529,10 @@ fn items(
                 });
             }
             (None, None) => {
+                let n = steps.len();
                 steps.push(step(cx, item, targets, on_failure)?);
                 label_at.push(label_place(item));
+                blocks.extend(block(cx, &item.value, n, n, false)?);
             }
             (Some(name), None) => return Err(cx.at(name.referenced, "a group needs `steps`")),
             (None, Some(_)) => {
@@ -639,7 +734,7 @@ fn step(
             checks,
         }),
         think,
-        proceed: on_failure == OnFailure::Continue,
+        proceed: it.on_failure.as_ref().map_or(on_failure, |o| o.value) == OnFailure::Continue,
     })
 }
 

@@ -165,10 +165,29 @@ pub struct Item {
     pub group: Option<Spanned<String>>,
     /// A group's steps.
     pub steps: Option<Vec<Spanned<Item>>>,
+    /// Run the step or group only when this condition renders `true`.
+    pub when: Option<Spanned<String>>,
+    /// Run the step or group this many times (with `until`: at most).
+    pub repeat: Option<Spanned<YamlNode>>,
+    /// Run the step or group again until this condition renders `true` (bounded by `repeat`).
+    pub until: Option<Spanned<String>>,
+    /// What a failure of this step (of each step of this group) does, over the file's.
+    pub on_failure: Option<Spanned<OnFailure>>,
 }
 
 /// The fields of an item besides its request.
-pub const ITEM_FIELDS: &[&str] = &["label", "extract", "checks", "think_time", "group", "steps"];
+pub const ITEM_FIELDS: &[&str] = &[
+    "label",
+    "extract",
+    "checks",
+    "think_time",
+    "group",
+    "steps",
+    "when",
+    "repeat",
+    "until",
+    "on_failure",
+];
 
 impl<'de> Deserialize<'de> for Item {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -188,6 +207,10 @@ impl<'de> Deserialize<'de> for Item {
                         "think_time" => item.think_time = Some(m.next_value()?),
                         "group" => item.group = Some(m.next_value()?),
                         "steps" => item.steps = Some(m.next_value()?),
+                        "when" => item.when = Some(m.next_value()?),
+                        "repeat" => item.repeat = Some(m.next_value()?),
+                        "until" => item.until = Some(m.next_value()?),
+                        "on_failure" => item.on_failure = Some(m.next_value()?),
                         _ => item.requests.push((key, m.next_value()?)),
                     }
                 }

@@ -16,6 +16,7 @@ use throng_core::{Driver, ErrorClass, GroupInfo, Outcome, PartsInfo, StepInfo};
 use tokio::time::Instant;
 
 use crate::compile::ScenarioError;
+use crate::control::{Position, Reader};
 use crate::data::{draw_all, Feed};
 use crate::file::Load;
 use crate::template::{context, Templates};
@@ -150,6 +151,8 @@ pub struct Scenario {
     /// Flows, each a span of steps and its weight: an iteration runs one, picked by weight.
     /// None: an iteration runs every step.
     pub flows: Vec<(GroupInfo, u32)>,
+    /// Conditions and loops of steps and groups (`when`, `repeat`, `until`).
+    pub blocks: Vec<crate::control::Block>,
     /// Seeds each user's picks of flows (with its user number), so a run can be repeated.
     pub seed: Option<u64>,
     /// The load section, as written.
@@ -206,6 +209,8 @@ pub struct ScenarioDriver {
     /// The scenario's flows, and the sum of their weights.
     flows: Vec<(GroupInfo, u32)>,
     total_weight: u64,
+    /// Every step, the one flow of a file without `flows`.
+    all: GroupInfo,
 }
 
 /// A user's state in a scenario.
@@ -216,8 +221,8 @@ pub struct ScenarioSession {
     iteration: u64,
     /// Picks the flows of this user's iterations.
     rng: SmallRng,
-    /// The last step of this iteration's flow.
-    last: usize,
+    /// Where its iteration is (its flow, its loops).
+    pos: Position,
 }
 
 /// Renders a step's templates with a user's variables, building their context once, when a
@@ -300,6 +305,11 @@ impl ScenarioDriver {
         Ok(ScenarioDriver {
             flows: scenario.flows.clone(),
             total_weight: scenario.flows.iter().map(|(_, w)| u64::from(*w)).sum(),
+            all: GroupInfo {
+                label: String::new(),
+                first: 0,
+                last: n.saturating_sub(1),
+            },
             scenario: Arc::new(scenario),
             clients,
         })
@@ -554,16 +564,17 @@ impl Driver for ScenarioDriver {
                 ),
                 None => SmallRng::from_rng(&mut rand::rng()),
             },
-            last: self.scenario.steps.len().saturating_sub(1),
+            pos: Position::default(),
         }
     }
 
     /// Picks the iteration's flow by weight (its first step), then each step of the flow in
     /// order.
     fn next_step(&self, s: &mut ScenarioSession, after: Option<usize>) -> Option<usize> {
-        match after {
-            Some(step) => (step < s.last).then_some(step + 1),
-            None if self.flows.is_empty() => Some(0),
+        let blocks = &self.scenario.blocks;
+        let first = match after {
+            Some(_) => 0,
+            None if self.flows.is_empty() => s.pos.start(blocks.len(), &self.all),
             None => {
                 let mut pick = s.rng.random_range(0..self.total_weight);
                 let (flow, _) =
@@ -576,10 +587,16 @@ impl Driver for ScenarioDriver {
                             }
                             None => true,
                         })?;
-                s.last = flow.last;
-                Some(flow.first)
+                s.pos.start(blocks.len(), flow)
             }
-        }
+        };
+        let reader = Reader {
+            templates: &self.scenario.templates,
+            vars: &s.vars,
+            user: s.user,
+            iteration: s.iteration,
+        };
+        s.pos.next(blocks, after, first, &reader)
     }
 
     /// Connects the step's target only: a target's connection is opened by the first step that
@@ -605,7 +622,13 @@ impl Driver for ScenarioDriver {
         let Some(st) = self.scenario.steps.get(step) else {
             return Outcome::failed(ErrorClass::Other, "no such step");
         };
+        // A condition that could not be decided fails the step it would have let run.
+        let undecided = s.pos.failure.take();
         let mut outcome = match &st.kind {
+            _ if undecided.is_some() => {
+                let message = undecided.unwrap_or_default();
+                Outcome::failed(ErrorClass::Check, message)
+            }
             StepKind::Request(r) => self.request(s, r).await,
             StepKind::Custom(f) => {
                 let vars = std::mem::take(&mut s.vars);

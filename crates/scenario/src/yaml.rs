@@ -30,6 +30,12 @@ const EXPECTS: &[(&str, &str)] = &[
     ),
     ("seed", "a whole number, seeding the picks of flows"),
     ("weight", "a whole number from 1 to 1000000"),
+    ("when", "a condition such as \"{{ balance > 100 }}\""),
+    ("repeat", "a whole number of passes from 1 to 1000000"),
+    (
+        "until",
+        "a condition such as \"{{ state == 'done' }}\", with `repeat`",
+    ),
     ("containers", "a list of container names"),
     // load:
     ("users", "a whole number of at least 1"),
