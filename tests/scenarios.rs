@@ -80,7 +80,7 @@ async fn every_bundled_scenario_parses_and_runs_clean_against_the_testbed() {
         assert_eq!(checks(&s), 0);
         ran += 1;
     }
-    assert_eq!(ran, 6);
+    assert_eq!(ran, 7);
     assert_eq!(bank.server_errors(), 0);
 }
 

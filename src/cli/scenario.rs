@@ -104,6 +104,15 @@ pub fn build_from(
     mut scenario: throng_scenario::Scenario,
 ) -> Result<ScenarioSetup, CliError> {
     override_targets(a, &mut scenario, |k| std::env::var(k).ok())?;
+    if let Some(seed) = a.seed {
+        if scenario.flows.is_empty() {
+            return Err(usage(format!(
+                "--seed seeds the picks of a scenario's flows; {} has none",
+                a.url
+            )));
+        }
+        scenario.seed = Some(seed);
+    }
     if a.body.is_some() || !a.method.eq_ignore_ascii_case("GET") || a.label.is_some() {
         return Err(usage(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",

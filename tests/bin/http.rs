@@ -1,5 +1,7 @@
 //! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, faults, conformance, scenarios, the dashboard, the schema, shards.
 
+#[path = "../branches.rs"]
+mod branches;
 #[path = "../cli.rs"]
 mod cli;
 #[path = "../cli_faults.rs"]
@@ -12,6 +14,8 @@ mod engine_http;
 mod fault_matrix;
 #[path = "../faults.rs"]
 mod faults;
+#[path = "../flows.rs"]
+mod flows;
 #[path = "../h1_conformance.rs"]
 mod h1_conformance;
 #[path = "../live.rs"]

@@ -165,3 +165,9 @@ pub(crate) fn said(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// The samples of the row labelled `label`.
+pub(crate) fn samples(s: &Snapshot, label: &str) -> u64 {
+    let r = s.labels.iter().find(|l| l.label == label);
+    r.unwrap_or_else(|| panic!("no row {label}")).samples
+}

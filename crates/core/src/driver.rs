@@ -162,6 +162,14 @@ pub trait Driver: Send + Sync + 'static {
         std::future::ready(Ok(()))
     }
 
+    /// The step to run after `after` (`None`: the iteration's first), or `None` to end the
+    /// iteration. By default every step in order; a scenario picks a flow by weight here (at the
+    /// first step), skips a step whose condition is false, or repeats one. The engine calls it
+    /// after each step that lets the iteration go on, before the step's pause.
+    fn next_step(&self, _session: &mut Self::Session, after: Option<usize>) -> Option<usize> {
+        Some(after.map_or(0, |s| s + 1))
+    }
+
     /// Sends step `step` of an iteration and waits for its whole response.
     fn execute(&self, session: &mut Self::Session, step: usize) -> impl Future<Output = Outcome>;
 

@@ -159,13 +159,19 @@ impl<D: Driver> Local<D> {
         } else {
             vec![None; sh.groups.len()]
         };
-        for step in 0..sh.steps {
+        // The driver says which step comes next: in order by default, or a flow picked by
+        // weight, a step skipped or repeated on a condition.
+        let mut next = sh.driver.next_step(session, None);
+        let mut first = true;
+        while let Some(step) = next.filter(|s| *s < sh.steps) {
+            next = None;
+            let arrival = open && std::mem::take(&mut first);
             if !self.take_request() {
                 break;
             }
             // The clock was read just now (the closed loop's intended start, the previous
             // step's end or its pause's): only an open-loop arrival starts later than it is due.
-            let mut started = match open && step == 0 {
+            let mut started = match arrival {
                 true => Instant::now(),
                 false => due,
             };
@@ -176,7 +182,7 @@ impl<D: Driver> Local<D> {
                 due,
                 started,
                 armed: true,
-                lag: open && step == 0,
+                lag: arrival,
             };
             self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
             // The connection comes first and is not the request's: the request starts after it
@@ -202,7 +208,7 @@ impl<D: Driver> Local<D> {
                 self.rec.borrow_mut().record_lag(intended, started);
             }
             for (g, span) in sh.groups.iter().zip(spans.iter_mut()) {
-                if g.first == step {
+                if span.is_none() && (g.first..=g.last).contains(&step) {
                     *span = Some(GroupPass {
                         due,
                         started,
@@ -227,7 +233,11 @@ impl<D: Driver> Local<D> {
             if first_failure.is_none() {
                 first_failure = error;
             }
-            let stop = (error.is_some() && !proceed) || sh.stopping();
+            let failed = error.is_some() && !proceed;
+            let stop = failed || sh.stopping();
+            if !failed {
+                next = sh.driver.next_step(session, Some(step));
+            }
             for (i, (g, span)) in sh.groups.iter().zip(spans.iter_mut()).enumerate() {
                 if let Some(pass) = span {
                     if pass.failed.is_none() {
@@ -235,9 +245,12 @@ impl<D: Driver> Local<D> {
                     }
                     pass.bytes.0 += bytes.0;
                     pass.bytes.1 += bytes.1;
-                    // A group cut short by a failure counts as a failed pass; one cut short by
-                    // the end of the run does not count at all.
-                    if g.last == step || (stop && error.is_some() && !proceed) {
+                    // A pass ends where the iteration leaves the group, or starts it again (a
+                    // repeated group); one cut short by a failure counts as a failed pass, one
+                    // cut short by the end of the run does not count at all.
+                    let leaves =
+                        next.is_none_or(|n| n == g.first || !(g.first..=g.last).contains(&n));
+                    if leaves || failed {
                         let row = sh.labels.len() - sh.groups.len() + i;
                         self.rec.borrow_mut().record_group(row, pass, ended);
                         *span = None;

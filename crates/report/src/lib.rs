@@ -13,6 +13,7 @@ mod containers;
 mod csv;
 mod databases;
 mod grid;
+mod histogram;
 mod html;
 mod jtl;
 mod junit;

@@ -127,6 +127,9 @@ pub fn render_summary(r: &RunResult) -> String {
             ms(t.service.p999),
             ms(t.service.max)
         );
+        if let Ok(h) = throng_core::histogram::decode(&t.latency_hdr) {
+            out.push_str(&crate::histogram::render_histogram(&h));
+        }
     } else {
         out.push('\n');
     }

@@ -259,7 +259,9 @@ impl Builder {
             load: file::LoadSection::default(),
             thresholds: Vec::new(),
             on_failure: self.on_failure,
-            steps: sp(items),
+            steps: Some(sp(items)),
+            flows: None,
+            seed: None,
             containers: Vec::new(),
         };
         let proceed = self.on_failure == OnFailure::Continue;
@@ -282,6 +284,12 @@ impl Builder {
                 if g.first >= pos {
                     g.first += 1;
                     g.last += 1;
+                }
+            }
+            for b in &mut scenario.blocks {
+                if b.first >= pos {
+                    b.first += 1;
+                    b.last += 1;
                 }
             }
         }

@@ -11,6 +11,7 @@ use serde_saphyr::{Location, Spanned};
 use throng_core::stages::parse_duration;
 use throng_core::step::{Place, Protocols, StepError, TemplateCompiler, Text};
 
+use crate::control::{boolean_shaped, Block};
 use crate::data::Feed;
 use crate::file::{self, node, File, Item, OnFailure};
 use crate::scenario::{Check, Expected, Extract, ProtocolStep, Scenario, Step, StepKind, Target};
@@ -154,6 +155,14 @@ pub fn compile_str(
     dir: &Path,
     protocols: &Protocols,
 ) -> Result<Scenario, ScenarioError> {
+    if crate::yaml::blank(text) {
+        return Err(ScenarioError::At {
+            file: file.to_string(),
+            line: 1,
+            column: 1,
+            message: "the file is empty; a scenario needs at least `targets` and `steps`".into(),
+        });
+    }
     let parsed: File = serde_saphyr::from_str(text).map_err(|e| {
         let (line, column, message) = crate::yaml::describe(&e, text);
         ScenarioError::At {
@@ -220,77 +229,86 @@ pub(crate) fn compile_file(
         cx.known.insert(name.clone());
     }
 
-    // Extracted names are known everywhere: a step may use what an earlier one extracted.
-    let mut all_items: Vec<&Spanned<Item>> = Vec::new();
-    for item in parsed.steps.value.iter() {
-        all_items.push(item);
-        if let Some(inner) = &item.value.steps {
-            all_items.extend(inner.iter());
+    // The lists of steps: the file's `steps`, or each flow's.
+    let lists: Vec<(Option<&Spanned<file::Flow>>, &Items)> = match (&parsed.steps, &parsed.flows) {
+        (Some(steps), None) => vec![(None, steps)],
+        (None, Some(flows)) if flows.value.is_empty() => {
+            return Err(cx.at(
+                flows.referenced,
+                "flows: the list is empty; give at least one flow, or `steps`",
+            ))
         }
-    }
-    for item in &all_items {
-        cx.known.extend(item.value.extract.keys().cloned());
+        (None, Some(flows)) => flows
+            .value
+            .iter()
+            .map(|f| (Some(f), &f.value.steps))
+            .collect(),
+        (Some(_), Some(flows)) => {
+            return Err(cx.at(
+                flows.referenced,
+                "give `steps` (one flow) or `flows` (several, picked by weight), not both",
+            ))
+        }
+        (None, None) => {
+            return Err(ScenarioError::At {
+                file: file.to_string(),
+                line: 1,
+                column: 1,
+                message: "the required key `steps` is missing: it takes a list of steps \
+                              (- label: ..., request: ...); or give `flows`, several lists \
+                              picked by weight"
+                    .into(),
+            })
+        }
+    };
+    // Extracted names are known everywhere: a step may use what an earlier one extracted.
+    for (_, list) in &lists {
+        for item in list.value.iter() {
+            cx.known.extend(item.value.extract.keys().cloned());
+            for inner in item.value.steps.iter().flatten() {
+                cx.known.extend(inner.value.extract.keys().cloned());
+            }
+        }
     }
 
-    let mut steps = Vec::new();
+    let mut out = Compiled::default();
     let mut groups = Vec::new();
-    // Where each step's label is written, for the duplicate check.
-    let mut label_at: Vec<Location> = Vec::new();
-    for item in parsed.steps.value.iter() {
-        match (&item.value.group, &item.value.steps) {
-            (Some(name), Some(inner)) => {
-                if item.value.label.is_some() || !item.value.requests.is_empty() {
-                    return Err(cx.at(
-                        item.referenced,
-                        "an item is a step (label, request) or a group (group, steps), not both",
-                    ));
-                }
-                if inner.is_empty() {
-                    return Err(cx.at(
-                        name.referenced,
-                        format!("group `{}` has no steps", name.value),
-                    ));
-                }
-                let first = steps.len();
-                for s in inner {
-                    if s.value.group.is_some() || s.value.steps.is_some() {
-                        return Err(cx.at(s.referenced, "groups cannot be nested"));
-                    }
-                    steps.push(step(&mut cx, s, &targets, parsed.on_failure)?);
-                    label_at.push(
-                        s.value
-                            .label
-                            .as_ref()
-                            .map_or(s.referenced, |l| l.referenced),
-                    );
-                }
-                groups.push(throng_core::GroupInfo {
-                    label: name.value.clone(),
-                    first,
-                    last: steps.len() - 1,
-                });
-            }
-            (None, None) => {
-                steps.push(step(&mut cx, item, &targets, parsed.on_failure)?);
-                label_at.push(
-                    item.value
-                        .label
-                        .as_ref()
-                        .map_or(item.referenced, |l| l.referenced),
-                );
-            }
-            (Some(name), None) => return Err(cx.at(name.referenced, "a group needs `steps`")),
-            (None, Some(_)) => {
+    let mut flows = Vec::new();
+    for (flow, list) in &lists {
+        let first = out.steps.len();
+        items(&mut cx, list, &targets, parsed.on_failure, &mut out)?;
+        let steps = &out.steps;
+        if let Some(f) = flow {
+            if steps.len() == first {
                 return Err(cx.at(
-                    item.referenced,
-                    "`steps` belongs to a group: add `group: NAME`",
-                ))
+                    list.referenced,
+                    format!("flow `{}` has no steps", f.value.flow.value),
+                ));
             }
+            let weight = weight(&cx, &f.value.weight)?;
+            let info = throng_core::GroupInfo {
+                label: f.value.flow.value.clone(),
+                first,
+                last: steps.len() - 1,
+            };
+            // A flow is a row too, timed as a group: its passes per second.
+            groups.push(info.clone());
+            flows.push((info, weight));
         }
+        groups.append(&mut out.groups);
     }
+    let Compiled {
+        steps,
+        label_at,
+        blocks,
+        ..
+    } = out;
     if steps.is_empty() && !allow_empty {
+        let at = lists
+            .first()
+            .map_or(Location::UNKNOWN, |(_, l)| l.referenced);
         return Err(cx.at(
-            parsed.steps.referenced,
+            at,
             "steps: the list is empty; a scenario needs at least one step",
         ));
     }
@@ -338,11 +356,194 @@ pub(crate) fn compile_file(
         feeds,
         steps,
         groups,
+        flows,
+        blocks,
+        seed: parsed.seed,
         load,
         thresholds,
         containers: parsed.containers,
         templates: std::sync::Arc::new(cx.templates),
     })
+}
+
+/// A list of steps and groups as written.
+type Items = Spanned<Vec<Spanned<Item>>>;
+
+/// A flow's weight: a whole number above zero.
+fn weight(cx: &Ctx, w: &Spanned<file::YamlNode>) -> Result<u32, ScenarioError> {
+    let shown = match &w.value {
+        file::YamlNode::Number(n) => match n.as_u64() {
+            Some(n @ 1..=1_000_000) => return Ok(n as u32),
+            _ => n.to_string(),
+        },
+        file::YamlNode::String(s) => format!("`{s}`"),
+        other => format!("{other:?}").to_lowercase(),
+    };
+    Err(cx.at(
+        w.referenced,
+        format!(
+            "weight: expected a whole number from 1 to 1000000 (the flow's share of the \
+             iterations is its weight over the sum of the weights), found {shown}"
+        ),
+    ))
+}
+
+/// Where a step's label is written (or the step, without one).
+fn label_place(item: &Spanned<Item>) -> Location {
+    let label = item.value.label.as_ref();
+    label.map_or(item.referenced, |l| l.referenced)
+}
+
+/// Steps, groups and blocks compiled so far.
+#[derive(Default)]
+struct Compiled {
+    steps: Vec<Step>,
+    groups: Vec<throng_core::GroupInfo>,
+    /// Where each step's label is written, for the duplicate check.
+    label_at: Vec<Location>,
+    blocks: Vec<Block>,
+}
+
+/// A condition: one `{{ expression }}` that renders true or false (a comparison, a test, `not`,
+/// `and`, `or`), checked for that shape now so that a typo is not a run of skipped steps.
+fn condition(cx: &mut Ctx, s: &Spanned<String>, what: &str) -> Result<Text, ScenarioError> {
+    let t = s.value.trim();
+    let expr = t
+        .strip_prefix("{{")
+        .and_then(|x| x.strip_suffix("}}"))
+        .filter(|x| !x.contains("{{") && !x.contains("}}"));
+    if !expr.is_some_and(boolean_shaped) {
+        return Err(cx.at(
+            s.referenced,
+            format!(
+                "{what} `{}`: a condition renders true or false: write one comparison or test, \
+                 such as \"{{{{ balance > 100 }}}}\" or \"{{{{ state == 'done' }}}}\"",
+                s.value
+            ),
+        ));
+    }
+    cx.spanned_text(s)
+}
+
+/// The `when`, `repeat` and `until` of a step or group over steps `first..=last`, if any.
+fn block(
+    cx: &mut Ctx,
+    it: &Item,
+    first: usize,
+    last: usize,
+    group: bool,
+) -> Result<Option<Block>, ScenarioError> {
+    if it.when.is_none() && it.repeat.is_none() && it.until.is_none() {
+        return Ok(None);
+    }
+    if let (Some(u), None) = (&it.until, &it.repeat) {
+        return Err(cx.at(
+            u.referenced,
+            "`until` needs `repeat: N`, the most passes: a condition that never holds would \
+             loop for ever",
+        ));
+    }
+    let when = it
+        .when
+        .as_ref()
+        .map(|w| condition(cx, w, "when"))
+        .transpose()?;
+    let until = it
+        .until
+        .as_ref()
+        .map(|u| condition(cx, u, "until"))
+        .transpose()?;
+    let repeat = match &it.repeat {
+        None => 1,
+        Some(r) => match &r.value {
+            file::YamlNode::Number(n) if matches!(n.as_u64(), Some(1..=1_000_000)) => {
+                n.as_u64().unwrap_or(1) as u32
+            }
+            _ => {
+                return Err(cx.at(
+                    r.referenced,
+                    "repeat: expected a whole number of passes from 1 to 1000000",
+                ))
+            }
+        },
+    };
+    Ok(Some(Block {
+        first,
+        last,
+        group,
+        when,
+        repeat,
+        until,
+    }))
+}
+
+/// Compiles a list of steps and groups into `out`.
+fn items(
+    cx: &mut Ctx,
+    list: &Items,
+    targets: &[Target],
+    on_failure: OnFailure,
+    out: &mut Compiled,
+) -> Result<(), ScenarioError> {
+    let Compiled {
+        steps,
+        groups,
+        label_at,
+        blocks,
+    } = out;
+    for item in list.value.iter() {
+        match (&item.value.group, &item.value.steps) {
+            (Some(name), Some(inner)) => {
+                if item.value.label.is_some() || !item.value.requests.is_empty() {
+                    return Err(cx.at(
+                        item.referenced,
+                        "an item is a step (label, request) or a group (group, steps), not both",
+                    ));
+                }
+                if inner.is_empty() {
+                    return Err(cx.at(
+                        name.referenced,
+                        format!("group `{}` has no steps", name.value),
+                    ));
+                }
+                let first = steps.len();
+                let within = item
+                    .value
+                    .on_failure
+                    .as_ref()
+                    .map_or(on_failure, |o| o.value);
+                for s in inner {
+                    if s.value.group.is_some() || s.value.steps.is_some() {
+                        return Err(cx.at(s.referenced, "groups cannot be nested"));
+                    }
+                    let n = steps.len();
+                    steps.push(step(cx, s, targets, within)?);
+                    label_at.push(label_place(s));
+                    blocks.extend(block(cx, &s.value, n, n, false)?);
+                }
+                blocks.extend(block(cx, &item.value, first, steps.len() - 1, true)?);
+                groups.push(throng_core::GroupInfo {
+                    label: name.value.clone(),
+                    first,
+                    last: steps.len() - 1,
+                });
+            }
+            (None, None) => {
+                let n = steps.len();
+                steps.push(step(cx, item, targets, on_failure)?);
+                label_at.push(label_place(item));
+                blocks.extend(block(cx, &item.value, n, n, false)?);
+            }
+            (Some(name), None) => return Err(cx.at(name.referenced, "a group needs `steps`")),
+            (None, Some(_)) => {
+                return Err(cx.at(
+                    item.referenced,
+                    "`steps` belongs to a group: add `group: NAME`",
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn duration(cx: &Ctx, s: &Spanned<String>, what: &str) -> Result<Duration, ScenarioError> {
@@ -533,7 +734,7 @@ fn step(
             checks,
         }),
         think,
-        proceed: on_failure == OnFailure::Continue,
+        proceed: it.on_failure.as_ref().map_or(on_failure, |o| o.value) == OnFailure::Continue,
     })
 }
 

@@ -28,11 +28,37 @@ pub struct File {
     /// What a failed check or request does to the rest of the iteration.
     #[serde(default)]
     pub on_failure: OnFailure,
-    /// The steps of one iteration (spanned, so an empty list can be pointed at).
-    pub steps: Spanned<Vec<Spanned<Item>>>,
+    /// The steps of one iteration (spanned, so an empty list can be pointed at); or `flows`.
+    #[serde(default, deserialize_with = "present")]
+    pub steps: Option<Spanned<Vec<Spanned<Item>>>>,
+    /// Several flows of steps, one picked by weight for each iteration; or `steps`.
+    #[serde(default, deserialize_with = "present")]
+    pub flows: Option<Spanned<Vec<Spanned<Flow>>>>,
+    /// Seeds the picks of flows, so that a run can be repeated (user `u` of a run with seed `s`
+    /// picks the same flows every time).
+    pub seed: Option<u64>,
     /// Docker containers to watch (used when container stats are available).
     #[serde(default)]
     pub containers: Vec<String>,
+}
+
+/// A key that may be left out, but not left empty (`steps:` with nothing is an error there).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// A flow: steps (and groups) of their own, picked for an iteration in proportion to `weight`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// Its row label (a row timing each pass through it, as a group's).
+    pub flow: Spanned<String>,
+    /// Its share of the iterations: weight over the sum of the weights.
+    pub weight: Spanned<YamlNode>,
+    /// Its steps and groups.
+    pub steps: Spanned<Vec<Spanned<Item>>>,
 }
 
 /// What a failure does to the rest of the iteration.
@@ -139,10 +165,29 @@ pub struct Item {
     pub group: Option<Spanned<String>>,
     /// A group's steps.
     pub steps: Option<Vec<Spanned<Item>>>,
+    /// Run the step or group only when this condition renders `true`.
+    pub when: Option<Spanned<String>>,
+    /// Run the step or group this many times (with `until`: at most).
+    pub repeat: Option<Spanned<YamlNode>>,
+    /// Run the step or group again until this condition renders `true` (bounded by `repeat`).
+    pub until: Option<Spanned<String>>,
+    /// What a failure of this step (of each step of this group) does, over the file's.
+    pub on_failure: Option<Spanned<OnFailure>>,
 }
 
 /// The fields of an item besides its request.
-pub const ITEM_FIELDS: &[&str] = &["label", "extract", "checks", "think_time", "group", "steps"];
+pub const ITEM_FIELDS: &[&str] = &[
+    "label",
+    "extract",
+    "checks",
+    "think_time",
+    "group",
+    "steps",
+    "when",
+    "repeat",
+    "until",
+    "on_failure",
+];
 
 impl<'de> Deserialize<'de> for Item {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -162,6 +207,10 @@ impl<'de> Deserialize<'de> for Item {
                         "think_time" => item.think_time = Some(m.next_value()?),
                         "group" => item.group = Some(m.next_value()?),
                         "steps" => item.steps = Some(m.next_value()?),
+                        "when" => item.when = Some(m.next_value()?),
+                        "repeat" => item.repeat = Some(m.next_value()?),
+                        "until" => item.until = Some(m.next_value()?),
+                        "on_failure" => item.on_failure = Some(m.next_value()?),
                         _ => item.requests.push((key, m.next_value()?)),
                     }
                 }

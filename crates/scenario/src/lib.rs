@@ -14,6 +14,7 @@
 
 mod builder;
 mod compile;
+pub mod control;
 pub mod data;
 pub mod file;
 mod load;

@@ -8,13 +8,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::Rng;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use serde_json_path::JsonPath;
 use throng_core::step::{ClientOptions, Render, Reply, StepCall, StepClient, StepProtocol, Text};
 use throng_core::{Driver, ErrorClass, GroupInfo, Outcome, PartsInfo, StepInfo};
 use tokio::time::Instant;
 
 use crate::compile::ScenarioError;
+use crate::control::{Position, Reader};
 use crate::data::{draw_all, Feed};
 use crate::file::Load;
 use crate::template::{context, Templates};
@@ -144,8 +146,15 @@ pub struct Scenario {
     pub feeds: Vec<Feed>,
     /// The steps of one iteration.
     pub steps: Vec<Step>,
-    /// Groups of steps.
+    /// Groups of steps (each flow's among them).
     pub groups: Vec<GroupInfo>,
+    /// Flows, each a span of steps and its weight: an iteration runs one, picked by weight.
+    /// None: an iteration runs every step.
+    pub flows: Vec<(GroupInfo, u32)>,
+    /// Conditions and loops of steps and groups (`when`, `repeat`, `until`).
+    pub blocks: Vec<crate::control::Block>,
+    /// Seeds each user's picks of flows (with its user number), so a run can be repeated.
+    pub seed: Option<u64>,
     /// The load section, as written.
     pub load: Load,
     /// Thresholds with the place each was written.
@@ -197,6 +206,11 @@ impl Scenario {
 pub struct ScenarioDriver {
     scenario: Arc<Scenario>,
     clients: Vec<Arc<dyn StepClient>>,
+    /// The scenario's flows, and the sum of their weights.
+    flows: Vec<(GroupInfo, u32)>,
+    total_weight: u64,
+    /// Every step, the one flow of a file without `flows`.
+    all: GroupInfo,
 }
 
 /// A user's state in a scenario.
@@ -205,6 +219,10 @@ pub struct ScenarioSession {
     vars: Vars,
     user: u64,
     iteration: u64,
+    /// Picks the flows of this user's iterations.
+    rng: SmallRng,
+    /// Where its iteration is (its flow, its loops).
+    pos: Position,
 }
 
 /// Renders a step's templates with a user's variables, building their context once, when a
@@ -260,6 +278,14 @@ impl ScenarioDriver {
                 )));
             }
         }
+        for (f, weight) in &scenario.flows {
+            if f.first > f.last || f.last >= n || *weight == 0 {
+                return Err(built(format!(
+                    "flow `{}` spans steps {}..={} of {n} with weight {weight}",
+                    f.label, f.first, f.last
+                )));
+            }
+        }
         let mut clients = Vec::new();
         for t in &scenario.targets {
             let client = t
@@ -277,6 +303,13 @@ impl ScenarioDriver {
             }
         }
         Ok(ScenarioDriver {
+            flows: scenario.flows.clone(),
+            total_weight: scenario.flows.iter().map(|(_, w)| u64::from(*w)).sum(),
+            all: GroupInfo {
+                label: String::new(),
+                first: 0,
+                last: n.saturating_sub(1),
+            },
             scenario: Arc::new(scenario),
             clients,
         })
@@ -326,6 +359,7 @@ impl ScenarioDriver {
             vars,
             user,
             iteration,
+            ..
         } = s;
         let render = Renderer {
             templates,
@@ -523,7 +557,46 @@ impl Driver for ScenarioDriver {
             vars: self.scenario.variables.clone(),
             user,
             iteration: 0,
+            rng: match self.scenario.seed {
+                // Each user a sequence of its own, the same in every run with this seed.
+                Some(seed) => SmallRng::seed_from_u64(
+                    seed ^ user.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                ),
+                None => SmallRng::from_rng(&mut rand::rng()),
+            },
+            pos: Position::default(),
         }
+    }
+
+    /// Picks the iteration's flow by weight (its first step), then each step of the flow in
+    /// order.
+    fn next_step(&self, s: &mut ScenarioSession, after: Option<usize>) -> Option<usize> {
+        let blocks = &self.scenario.blocks;
+        let first = match after {
+            Some(_) => 0,
+            None if self.flows.is_empty() => s.pos.start(blocks.len(), &self.all),
+            None => {
+                let mut pick = s.rng.random_range(0..self.total_weight);
+                let (flow, _) =
+                    self.flows
+                        .iter()
+                        .find(|(_, w)| match pick.checked_sub(u64::from(*w)) {
+                            Some(rest) => {
+                                pick = rest;
+                                false
+                            }
+                            None => true,
+                        })?;
+                s.pos.start(blocks.len(), flow)
+            }
+        };
+        let reader = Reader {
+            templates: &self.scenario.templates,
+            vars: &s.vars,
+            user: s.user,
+            iteration: s.iteration,
+        };
+        s.pos.next(blocks, after, first, &reader)
     }
 
     /// Connects the step's target only: a target's connection is opened by the first step that
@@ -549,7 +622,13 @@ impl Driver for ScenarioDriver {
         let Some(st) = self.scenario.steps.get(step) else {
             return Outcome::failed(ErrorClass::Other, "no such step");
         };
+        // A condition that could not be decided fails the step it would have let run.
+        let undecided = s.pos.failure.take();
         let mut outcome = match &st.kind {
+            _ if undecided.is_some() => {
+                let message = undecided.unwrap_or_default();
+                Outcome::failed(ErrorClass::Check, message)
+            }
             StepKind::Request(r) => self.request(s, r).await,
             StepKind::Custom(f) => {
                 let vars = std::mem::take(&mut s.vars);

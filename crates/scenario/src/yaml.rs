@@ -24,6 +24,18 @@ const EXPECTS: &[(&str, &str)] = &[
     ("thresholds", "a list of conditions such as \"p99<250ms\""),
     ("on_failure", "`skip_iteration` or `continue`"),
     ("steps", "a list of steps (- label: ..., request: ...)"),
+    (
+        "flows",
+        "a list of flows (- flow: NAME, weight: 7, steps: [...])",
+    ),
+    ("seed", "a whole number, seeding the picks of flows"),
+    ("weight", "a whole number from 1 to 1000000"),
+    ("when", "a condition such as \"{{ balance > 100 }}\""),
+    ("repeat", "a whole number of passes from 1 to 1000000"),
+    (
+        "until",
+        "a condition such as \"{{ state == 'done' }}\", with `repeat`",
+    ),
     ("containers", "a list of container names"),
     // load:
     ("users", "a whole number of at least 1"),
@@ -76,6 +88,11 @@ const EXPECTS: &[(&str, &str)] = &[
 
 fn expects(key: &str) -> Option<&'static str> {
     EXPECTS.iter().find(|(k, _)| *k == key).map(|(_, e)| *e)
+}
+
+/// Whether `text` holds nothing but blank lines and comments.
+pub(crate) fn blank(text: &str) -> bool {
+    Source::new(text).blank()
 }
 
 /// A parse error as a place (1-based line and column) and a message.

@@ -125,11 +125,11 @@ fn structure_errors_speak_the_users_language() {
         ),
         (
             "laod:\n  users: 1\n".to_string() + STEP,
-            "x.yaml:1:1: unknown key `laod` (did you mean `load`?); the keys here are targets, variables, data, load, thresholds, on_failure, steps, containers",
+            "x.yaml:1:1: unknown key `laod` (did you mean `load`?); the keys here are targets, variables, data, load, thresholds, on_failure, steps, flows, seed, containers",
         ),
         (
             "targets:\n  a: http://h\n".to_string(),
-            "x.yaml:1:1: the required key `steps` is missing: it takes a list of steps (- label: ..., request: ...)",
+            "x.yaml:1:1: the required key `steps` is missing: it takes a list of steps (- label: ..., request: ...); or give `flows`, several lists picked by weight",
         ),
         (
             "targets:\n\ta: http://h\n".to_string() + STEP,

@@ -215,7 +215,7 @@ fn protocol_mistakes_are_named_at_their_place() {
         (
             "    grpc:\n      call: a\n",
             "x.yaml:6:5: unknown field `grpc`, expected one of `label`, `extract`, `checks`, \
-             `think_time`, `group`, `steps`, `request`, `echo`",
+             `think_time`, `group`, `steps`, `when`, `repeat`, `until`, `on_failure`, `request`, `echo`",
         ),
         // Two requests in one step.
         (
