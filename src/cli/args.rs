@@ -52,6 +52,9 @@ pub enum Command {
   throng run 'postgres://bench:pw@localhost:5432/bench' --sql 'SELECT c FROM sbtest1 WHERE id = $1' --param 'rand_int(1, 10000)' -c 10 -z 30s
   throng run 'mysql://bench:pw@localhost:3306/bench' --workload oltp_read_write --table-size 100000 -c 16 -z 1m --db-stats 'mysql://bench:pw@localhost:3306/bench'
   throng run http://127.0.0.1/ --target a=http://127.0.0.1:8081/ --target b=http://127.0.0.1:8082/ -c 50 -z 30s --rounds 3
+  throng run http://127.0.0.1:8080/ --sweep users=100..1000:100 -z 30s --warmup 10s --threshold 'p99<500ms' --until 'error_rate>5%'
+  throng run http://127.0.0.1:8080/ -c 500 --sweep rate=2000,3000,5000,10000 -z 30s --json ladder.json
+  throng run scenarios/workloads/browse.yaml --with scenarios/workloads/orders.yaml
   throng run http://127.0.0.1:8080/ -c 50 -z 1m --report html:report.html --samples samples.jtl
 
 Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]
