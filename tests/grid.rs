@@ -494,3 +494,60 @@ async fn two_workloads_with_their_own_load_models_run_at_once_and_add_up_in_tota
         ),
     ]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_ends_the_grid_after_its_run_and_writes_what_ran() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let t = delayed(5).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("g.json");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args([
+            "run",
+            &t.url(),
+            "--sweep",
+            "users=2,4,8",
+            "-z",
+            "20s",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("throng starts");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let sent = std::time::Instant::now();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("joins")
+        .expect("throng ends");
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The first level, stopped, is the grid; the others never ran.
+    let g = json(&file);
+    assert_eq!(g["interrupted"], true);
+    let runs = g["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "{g}");
+    assert_eq!(runs[0]["result"]["interrupted"], true);
+    assert_eq!(
+        runs[0]["result"]["total"]["samples"].as_u64(),
+        Some(t.requests())
+    );
+}
