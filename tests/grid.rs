@@ -209,6 +209,18 @@ async fn a_warm_up_reaches_the_target_and_no_result() {
             vec![&t.url(), "--sweep", "conns=1,2", "-z", "1s"],
             "a sweep is of `users` or `rate`".into(),
         ),
+        (
+            vec![
+                &t.url(),
+                "--sweep",
+                "users=1,2",
+                "-z",
+                "1s",
+                "--shard",
+                "0/2",
+            ],
+            "not with a sweep, rounds or A/B sides".into(),
+        ),
     ]);
 }
 

@@ -204,6 +204,7 @@ fn mixed(sides: &[AbSide]) -> bool {
 /// Runs the grid: every side checked first (its URL, its protocol's flags, its server where
 /// the protocol asks one before the load, as gRPC's reflection), then every run.
 pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, CliError> {
+    one_process(&out, "a sweep, rounds or A/B sides")?;
     let names: Vec<String> = sides.iter().map(|s| s.name.clone()).collect();
     if mixed(&sides) && !super::scenario::is_scenario(&a.url) {
         // A protocol's flags go to its own sides; one that applies to no side is refused.
@@ -293,6 +294,17 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
     Ok(finished.exit_code())
 }
 
+/// A grid of runs is one process's: a shard of it would silently run every level whole, and
+/// `throng merge` takes runs, not grids.
+fn one_process(out: &Outputs, what: &str) -> Result<(), CliError> {
+    if !out.run.shard.is_whole() || out.run.start_at.is_some() {
+        return Err(usage(format!(
+            "--shard, --shards and --start-at split one run between processes: not with {what}"
+        )));
+    }
+    Ok(())
+}
+
 /// A run's failure as the grid's: bad input stays bad input (exit 2).
 fn run_error(e: CliError) -> throng_run::RunError {
     match e {
@@ -305,6 +317,7 @@ fn run_error(e: CliError) -> throng_run::RunError {
 /// (its own load model, steps and thresholds); one result with a row per workload and TOTAL.
 /// Every workload is checked before any starts.
 pub async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+    one_process(&out, "--with")?;
     if a.run.is_grid() || a.run.until.is_some() || !a.targets.is_empty() && sides(a)?.is_some() {
         return Err(usage(
             "--with runs workloads at the same time: not with --sweep, --rounds or A/B sides",
