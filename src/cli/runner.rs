@@ -311,9 +311,15 @@ pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<Finished, CliErro
 /// Runs a scenario file to its end, prints the summary and writes the result.
 pub async fn run_scenario(
     setup: super::scenario::ScenarioSetup,
-    out: Outputs,
+    mut out: Outputs,
 ) -> Result<Finished, CliError> {
     ensure_open_files(setup.connections)?;
+    if let Some(after) = setup.start.filter(|d| !d.is_zero()) {
+        // The file's `load: start`: this load begins that long after the run (or the shards'
+        // common start).
+        let from = out.run.start_at.unwrap_or_else(std::time::SystemTime::now);
+        out.run.start_at = Some(from + after);
+    }
     // Steps checked against their targets (a SQL syntax error) before any load.
     setup
         .driver

@@ -43,6 +43,9 @@ pub struct LoadSpec {
     pub late_after: Option<String>,
     /// Run the load this long before measuring, recording nothing (`10s`).
     pub warmup: Option<String>,
+    /// Start the load this long after the run starts (`10s`): a workload of several starting
+    /// later than the others. Not part of the plan: the run waits for it.
+    pub start: Option<String>,
 }
 
 /// A value of a [`LoadSpec`], for messages.
@@ -153,6 +156,7 @@ impl LoadSpec {
         m.grace = m.grace.or_else(|| below.grace.clone());
         m.late_after = m.late_after.or_else(|| below.late_after.clone());
         m.warmup = m.warmup.or_else(|| below.warmup.clone());
+        m.start = m.start.or_else(|| below.start.clone());
         m
     }
 

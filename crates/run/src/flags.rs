@@ -279,6 +279,7 @@ impl RunFlags {
             grace: Some(self.grace.clone()),
             late_after: Some(self.late_after.clone()),
             warmup: self.warmup.clone(),
+            start: None,
         }
     }
 

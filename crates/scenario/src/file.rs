@@ -137,6 +137,9 @@ pub struct LoadSection {
     pub queue: Option<Spanned<u32>>,
     /// Run the load this long before measuring, recording nothing.
     pub warmup: Option<Spanned<String>>,
+    /// Start the load this long after the run starts (a workload of several, as k6's
+    /// `startTime`).
+    pub start: Option<Spanned<String>>,
 }
 
 /// The load section, checked (every value parses and is in range, and the section does not mix

@@ -34,6 +34,9 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
     if let Some(w) = &l.warmup {
         duration(w, "warmup", at)?;
     }
+    if let Some(s) = &l.start {
+        duration(s, "start", at)?;
+    }
     if let Some(r) = &l.rate {
         // With stages, `rate` is where they start from, and 0 is the usual start.
         let staged = l.rate_stages.is_some();
@@ -86,6 +89,7 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
         max_in_flight: l.max_in_flight.as_ref().map(|v| v.value),
         queue: l.queue.as_ref().map(|v| v.value),
         warmup: l.warmup.as_ref().map(|v| v.value.clone()),
+        start: l.start.as_ref().map(|v| v.value.clone()),
         ..Load::default()
     })
 }
