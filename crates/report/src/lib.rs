@@ -27,7 +27,7 @@ pub use compare::{
     Figure, FigureRow, LabelComparison, NoiseMethod, Side, Verdict,
 };
 pub use csv::{render_csv_series, render_csv_table};
-pub use databases::{render_databases, CounterResult, DatabaseResult, Rates, Spread};
+pub use databases::{render_databases, CounterResult, DatabaseResult, DatabaseRow, Rates, Spread};
 pub use html::{render_comparison_html, render_html};
 pub use jtl::{jtl_line, JTL_HEADER};
 pub use junit::render_junit;
