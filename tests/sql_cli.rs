@@ -400,6 +400,33 @@ fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
             .expect("the counter");
         assert_eq!(c["load_total"], total);
         assert!(db["transactions"]["load_total"].as_u64() >= Some(total));
+        // The Markdown report carries the database's counters too.
+        let o = throng(&[
+            "report",
+            result.to_str().expect("path"),
+            "--format",
+            "markdown",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let md = String::from_utf8_lossy(&o.stdout);
+        let row = format!("| {commits} | ");
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&row))
+            .unwrap_or_else(|| panic!("no {commits} row: {md}"));
+        assert!(line.contains(&format!(" | {total} | ")), "{line}");
+        // And `throng compare` sets each side's database beside the other's.
+        let r = result.to_str().expect("path");
+        let o = throng(&["compare", r, r]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let shown = url.replace(DB_PASSWORD, "***");
+        assert!(out.contains("Transactions/s load"), "{out}");
+        assert_eq!(
+            out.lines().filter(|l| l.contains(&shown)).count(),
+            2,
+            "{out}"
+        );
     }
 }
 

@@ -254,6 +254,8 @@ pub struct Comparison {
     pub labels: Vec<LabelComparison>,
     /// Each side's containers.
     pub containers: Vec<ContainerRow>,
+    /// Each side's databases read with `--db-stats`.
+    pub databases: Vec<crate::DatabaseRow>,
 }
 
 /// Why results cannot be compared.
@@ -457,6 +459,10 @@ pub fn compare(sides: &[Side], force: bool) -> Result<Comparison, CompareError> 
         method,
         labels,
         containers: container_rows(sides),
+        databases: sides
+            .iter()
+            .flat_map(|s| crate::databases::database_rows(&s.name, &s.runs))
+            .collect(),
     })
 }
 
@@ -661,13 +667,17 @@ const CONTAINER_HEAD: [&str; 8] = [
     "Memory load",
 ];
 
-/// Every table of the comparison: one per label, then the containers' (if any).
+/// Every table of the comparison: one per label, then the containers' and the databases' (if
+/// any).
 pub(crate) fn all_tables(c: &Comparison) -> Vec<Vec<Vec<String>>> {
     let mut out: Vec<Vec<Vec<String>>> = tables(c).into_iter().map(|(_, rows)| rows).collect();
     if !c.containers.is_empty() {
         let mut rows = vec![CONTAINER_HEAD.map(String::from).to_vec()];
         rows.extend(c.containers.iter().map(container_cells));
         out.push(rows);
+    }
+    if !c.databases.is_empty() {
+        out.push(crate::databases::database_table(&c.databases));
     }
     out
 }

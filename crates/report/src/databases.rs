@@ -224,3 +224,78 @@ pub fn render_databases(dbs: &[DatabaseResult]) -> String {
     }
     out
 }
+
+/// One database row of a comparison: a side's database read with `--db-stats`, its figures the
+/// mean over the side's rounds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatabaseRow {
+    /// The side it belongs to.
+    pub side: String,
+    /// The database (its URL, password hidden).
+    pub name: String,
+    /// Its transactions per second before the load.
+    pub transactions_idle: f64,
+    /// Its transactions per second under the load.
+    pub transactions_load: f64,
+    /// Its transactions per request of the load.
+    pub per_request: f64,
+    /// Its statements per second under the load, when it counts them.
+    pub statements_load: Option<f64>,
+}
+
+/// The rows of one side's databases, over its rounds' results.
+pub(crate) fn database_rows(side: &str, runs: &[crate::RunResult]) -> Vec<DatabaseRow> {
+    let mut names: Vec<&str> = Vec::new();
+    for d in runs.iter().flat_map(|r| &r.databases) {
+        if !names.contains(&d.name.as_str()) {
+            names.push(&d.name);
+        }
+    }
+    let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    names
+        .into_iter()
+        .map(|name| {
+            let seen: Vec<&DatabaseResult> = runs
+                .iter()
+                .flat_map(|r| r.databases.iter().filter(|d| d.name == name))
+                .collect();
+            let statements: Vec<f64> = seen
+                .iter()
+                .filter_map(|d| d.statements.as_ref().map(|s| s.load_per_s))
+                .collect();
+            DatabaseRow {
+                side: side.to_string(),
+                name: name.to_string(),
+                transactions_idle: mean(seen.iter().map(|d| d.transactions.idle_per_s).collect()),
+                transactions_load: mean(seen.iter().map(|d| d.transactions.load_per_s).collect()),
+                per_request: mean(seen.iter().map(|d| d.transactions.per_request).collect()),
+                statements_load: (!statements.is_empty()).then(|| mean(statements)),
+            }
+        })
+        .collect()
+}
+
+/// A comparison's table of databases: a header, then a row each.
+pub(crate) fn database_table(rows: &[DatabaseRow]) -> Vec<Vec<String>> {
+    let mut out = vec![[
+        "Side",
+        "Database",
+        "Transactions/s idle",
+        "Transactions/s load",
+        "Per request",
+        "Statements/s load",
+    ]
+    .map(String::from)
+    .to_vec()];
+    out.extend(rows.iter().map(|r| {
+        vec![
+            r.side.clone(),
+            r.name.clone(),
+            format!("{:.1}", r.transactions_idle),
+            format!("{:.1}", r.transactions_load),
+            format!("{:.2}", r.per_request),
+            r.statements_load.map_or("-".into(), |s| format!("{s:.1}")),
+        ]
+    }));
+    out
+}
