@@ -88,3 +88,27 @@ async fn the_bundled_mix_runs_against_the_bank() {
     assert_eq!(row(&s, "checkout"), row(&s, "buy"));
     assert_eq!(bank.server_errors(), 0);
 }
+
+#[tokio::test]
+async fn files_after_at_weights_are_a_mix() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = target.url();
+    let browse = dir.path().join("browse.yaml");
+    let buy = dir.path().join("buy.yaml");
+    let step = |label: &str| {
+        format!("targets: {{ web: {url} }}\nsteps:\n  - label: {label}\n    request: {{ path: /{label} }}\n")
+    };
+    std::fs::write(&browse, step("home")).unwrap();
+    std::fs::write(&buy, step("pay")).unwrap();
+    let (a, b) = (
+        format!("{}@7", browse.display()),
+        format!("{}@3", buy.display()),
+    );
+    let s = common::run_file(std::path::Path::new(&a), &[&b, "-c", "4", "-i", "2500"]).await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    let (home, pay) = (row(&s, "browse"), row(&s, "buy"));
+    assert_eq!(home + pay, 10_000);
+    assert!(home.abs_diff(7000) <= 250, "{home} {pay}");
+    assert_eq!((row(&s, "home"), row(&s, "pay")), (home, pay));
+}

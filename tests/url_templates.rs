@@ -65,6 +65,19 @@ async fn the_body_and_headers_are_rendered_per_call() {
     assert_eq!(items.len(), 10, "a fresh uuid() per call");
 }
 
+#[tokio::test]
+async fn grpc_messages_are_rendered_per_call() {
+    let bank = BankService::default().start().await.unwrap();
+    let url = bank.url().replace("http://", "grpc://");
+    let body = r#"{"balance": {{ seq() }}}"#;
+    let call = "bank.Bank/CreateClient";
+    let s = common::grpc_run(&[&url, "--call", call, "-d", body, "-c", "4", "-n", "100"]).await;
+    assert_eq!(s.total.samples, 100);
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    // The balances 0 to 99, each once (the check before the load counts apart).
+    assert_eq!(get(&bank.url(), "/total").await["total"], 4950);
+}
+
 #[test]
 fn a_template_with_a_variable_is_refused_before_the_load() {
     use clap::Parser;

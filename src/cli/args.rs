@@ -60,8 +60,11 @@ pub enum Command {
 Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold failed.")]
 pub struct RunArgs {
     /// The target URL (http://, https://, grpc://, grpcs://, ...), or a scenario file (.yaml or
-    /// .yml).
+    /// .yml); `FILE@WEIGHT` with more files after it: a mix, each file a flow picked by weight.
     pub url: String,
+    /// More scenario files of a mix, `FILE@WEIGHT` (as pgbench's `-f FILE@WEIGHT`).
+    #[arg(value_name = "FILE@WEIGHT")]
+    pub mix: Vec<String>,
 
     /// The flags every workload has: load, shards, outputs, thresholds, containers.
     #[command(flatten)]

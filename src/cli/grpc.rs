@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
+use throng_core::step::Render as _;
 use throng_grpc::{Descriptors, GrpcConfig, GrpcDriver};
+use throng_scenario::template::Calls;
 
 use super::args::{FaultArg, RunArgs, ServeArgs};
 use super::plan::build_plan;
@@ -187,19 +189,45 @@ pub fn fit_connections(
     Ok(n)
 }
 
-/// Runs `throng run grpc://...` to its end: the driver is prepared (descriptors loaded, the
-/// request encoded) before any load, so bad input exits 2 having sent nothing.
-pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliError> {
-    let (plan, cfg) = build(a)?;
-    let containers = super::plan::containers(a)?;
-    let connections = cfg.connections.unwrap_or(1) as u64;
-    // Bad input exits 2; a server that did not answer in time is the run's failure, exit 1.
+/// The driver of a configuration, its `-d` rendered per call when it holds templates (`{{
+/// seq() }}`): checked against the method before the load through one rendering of its own (a
+/// count apart, so the run's `seq()` starts at 0). Bad input exits 2; a server that did not
+/// answer in time is the run's failure, exit 1.
+pub async fn driver(mut cfg: GrpcConfig) -> Result<GrpcDriver, CliError> {
+    let per_call = match cfg.data.as_deref() {
+        Some(d) if d.contains("{{") || d.contains("{%") => {
+            let bad = |e: String| usage(format!("-d/--body's template: {e}"));
+            let mut calls = Calls::default();
+            let text = calls.compile(d).map_err(bad)?;
+            let mut probe = Calls::default();
+            let sample = probe
+                .compile(d)
+                .and_then(|t| probe.render(&t))
+                .map_err(bad)?;
+            cfg.data = Some(sample);
+            Some((text, Arc::new(calls)))
+        }
+        _ => None,
+    };
     let driver = GrpcDriver::new(cfg).await.map_err(|e| match e {
         // The library names the file; the flag that gave it is the command line's to say.
         throng_grpc::GrpcError::Proto(_) => usage(format!("--proto {e}")),
         e if e.is_input() => usage(e.to_string()),
         e => CliError::Runtime(anyhow::anyhow!(e)),
     })?;
+    Ok(match per_call {
+        Some((text, calls)) => driver.rendered_per_call(text, calls),
+        None => driver,
+    })
+}
+
+/// Runs `throng run grpc://...` to its end: the driver is prepared (descriptors loaded, the
+/// request encoded) before any load, so bad input exits 2 having sent nothing.
+pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliError> {
+    let (plan, cfg) = build(a)?;
+    let containers = super::plan::containers(a)?;
+    let connections = cfg.connections.unwrap_or(1) as u64;
+    let driver = driver(cfg).await?;
     // A server stream's `(messages)` row takes thresholds too.
     let labels: Vec<String> = std::iter::once(driver.config().label())
         .chain(

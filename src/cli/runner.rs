@@ -68,6 +68,12 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
         let setup = super::scenario::build_scenario(a)?;
         return run_scenario(setup, out).await;
     }
+    if let Some(more) = a.mix.first() {
+        return Err(CliError::Usage(format!(
+            "{more}: one URL a run; several targets after the first are a mix of scenario \
+             files (FILE.yaml@WEIGHT ...)"
+        )));
+    }
     if !a.targets.is_empty() || a.seed.is_some() {
         let flag = if a.seed.is_some() {
             "--seed seeds the picks of a scenario file's flows"

@@ -15,7 +15,7 @@ use throng_run::flags::parse_thresholds;
 
 /// Whether the run's target is a scenario file rather than a URL.
 pub fn is_scenario(target: &str) -> bool {
-    let t = target.to_ascii_lowercase();
+    let t = weighted(target).0.to_ascii_lowercase();
     (t.ends_with(".yaml") || t.ends_with(".yml"))
         && !t.starts_with("http://")
         && !t.starts_with("https://")
@@ -95,9 +95,44 @@ pub fn override_targets(
 
 /// Loads, validates and compiles a scenario run.
 pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, CliError> {
-    let scenario = throng_scenario::load(Path::new(&a.url), &crate::protocols())
-        .map_err(|e| usage(e.to_string()))?;
+    let protocols = crate::protocols();
+    let scenario = if a.mix.is_empty() && weighted(&a.url).1.is_none() {
+        throng_scenario::load(Path::new(&a.url), &protocols)
+    } else {
+        let mut parts = Vec::new();
+        for spec in std::iter::once(&a.url).chain(&a.mix) {
+            let (file, weight) = weighted(spec);
+            if !is_scenario(file) {
+                return Err(usage(format!(
+                    "{spec}: a mix is of scenario files (FILE.yaml@WEIGHT), not URLs"
+                )));
+            }
+            let weight = match weight {
+                None => 1,
+                Some(w) => w
+                    .parse()
+                    .ok()
+                    .filter(|w| (1..=1_000_000).contains(w))
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "{spec}: the weight after @ is a whole number from 1 to 1000000"
+                        ))
+                    })?,
+            };
+            parts.push((Path::new(file), weight));
+        }
+        throng_scenario::load_mix(&parts, &protocols)
+    }
+    .map_err(|e| usage(e.to_string()))?;
     build_from(a, scenario)
+}
+
+/// A mix's `FILE@WEIGHT` as the file and the weight's text (`None`: no `@`).
+fn weighted(spec: &str) -> (&str, Option<&str>) {
+    match spec.rsplit_once('@') {
+        Some((file, w)) if !file.contains("://") => (file, Some(w)),
+        _ => (spec, None),
+    }
 }
 
 /// Validates a run of an already compiled scenario under the flags.

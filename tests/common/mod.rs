@@ -73,9 +73,7 @@ pub(crate) async fn grpc_driver(
         panic!("not a run")
     };
     let (plan, cfg) = throng::cli::grpc::build(&run).expect("flags validate");
-    let driver = throng::grpc::GrpcDriver::new(cfg)
-        .await
-        .expect("the driver");
+    let driver = throng::cli::grpc::driver(cfg).await.expect("the driver");
     (plan, driver)
 }
 

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -11,7 +12,7 @@ use http::uri::PathAndQuery;
 use http::{HeaderMap, HeaderValue, Request};
 use prost_reflect::{DescriptorPool, MethodDescriptor};
 use rustls::pki_types::ServerName;
-use throng_core::step::Reply;
+use throng_core::step::{Render, Reply, Text};
 use throng_core::{Driver, ErrorClass, Outcome, PartsInfo, Status, StepInfo};
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 
@@ -392,9 +393,20 @@ pub struct GrpcDriver {
     uri: http::Uri,
     frames: Vec<Bytes>,
     headers: HeaderMap,
+    /// `-d` holding templates, rendered and encoded per call instead of `frames`.
+    per_call: Option<(Text, Arc<dyn Render + Send + Sync>)>,
 }
 
 impl GrpcDriver {
+    /// Renders `data` (a `-d` holding templates, `{{ seq() }}`) with `render` and encodes it on
+    /// every call, instead of the message encoded once. `new`'s `cfg.data` should be one
+    /// rendering of it, so that a message that does not fit the method is refused before the
+    /// load; a call whose rendering does not fit fails (class `check`).
+    pub fn rendered_per_call(mut self, data: Text, render: Arc<dyn Render + Send + Sync>) -> Self {
+        self.per_call = Some((data, render));
+        self
+    }
+
     /// Prepares a driver: resolves the host, loads the descriptors (reflection asks the server
     /// now), finds the method and encodes the request. Every error here is bad input, found
     /// before any load.
@@ -415,6 +427,7 @@ impl GrpcDriver {
             method,
             frames,
             headers,
+            per_call: None,
         })
     }
 
@@ -430,12 +443,31 @@ impl GrpcDriver {
 
     /// Sends one call on a session (for tests and library callers that want the reply).
     pub async fn send(&self, session: &mut Session, want_reply: bool) -> (Outcome, Option<Reply>) {
+        let rendered;
+        let frames = match &self.per_call {
+            None => &self.frames,
+            Some((data, render)) => {
+                let encoded = render
+                    .render(data)
+                    .and_then(|d| self.method.frames(Some(&d)));
+                match encoded {
+                    Ok(f) => {
+                        rendered = f;
+                        &rendered
+                    }
+                    Err(e) => {
+                        let failed = Outcome::failed(ErrorClass::Check, format!("-d: {e}"));
+                        return (failed, None);
+                    }
+                }
+            }
+        };
         self.target
             .call(
                 session,
                 &self.method,
                 &self.uri,
-                &self.frames,
+                frames,
                 &self.headers,
                 want_reply,
             )

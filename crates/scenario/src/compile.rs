@@ -126,6 +126,13 @@ pub(crate) fn place_error(file: &str, at: Place, message: String) -> ScenarioErr
 
 /// Reads and compiles a scenario file; its targets' URL schemes pick among `protocols`.
 pub fn load(path: &Path, protocols: &Protocols) -> Result<Scenario, ScenarioError> {
+    let (text, file) = read(path)?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    compile_str(&text, &file, &dir, protocols)
+}
+
+/// A scenario file's text and its name for messages.
+pub(crate) fn read(path: &Path) -> Result<(String, String), ScenarioError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| ScenarioError::Read {
         file: file.clone(),
@@ -144,8 +151,7 @@ pub fn load(path: &Path, protocols: &Protocols) -> Result<Scenario, ScenarioErro
             message: "not a text file: a scenario is YAML text in UTF-8".into(),
         }
     })?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    compile_str(&text, &file, &dir, protocols)
+    Ok((text, file))
 }
 
 /// Compiles scenario text; `file` names it in messages and `dir` anchors relative data files.
@@ -163,7 +169,12 @@ pub fn compile_str(
             message: "the file is empty; a scenario needs at least `targets` and `steps`".into(),
         });
     }
-    let parsed: File = serde_saphyr::from_str(text).map_err(|e| {
+    compile_file(parse(text, file)?, file, dir, false, protocols)
+}
+
+/// The file as written, its YAML errors at their place.
+pub(crate) fn parse(text: &str, file: &str) -> Result<File, ScenarioError> {
+    serde_saphyr::from_str(text).map_err(|e| {
         let (line, column, message) = crate::yaml::describe(&e, text);
         ScenarioError::At {
             file: file.to_string(),
@@ -171,8 +182,7 @@ pub fn compile_str(
             column,
             message,
         }
-    })?;
-    compile_file(parsed, file, dir, false, protocols)
+    })
 }
 
 /// Compiles a parsed file; `allow_empty` lets a built scenario consist of custom steps only.

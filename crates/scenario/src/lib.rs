@@ -18,12 +18,14 @@ pub mod control;
 pub mod data;
 pub mod file;
 mod load;
+mod mix;
 mod scenario;
 pub mod template;
 mod yaml;
 
 pub use builder::{Builder, StepBuilder};
 pub use compile::{compile_str, load, ScenarioError};
+pub use mix::load_mix;
 pub use scenario::{
     Check, CustomFn, Expected, Extract, ProtocolStep, Scenario, ScenarioDriver, ScenarioSession,
     Step, StepKind, Target, Vars,
