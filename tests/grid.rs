@@ -506,7 +506,7 @@ async fn two_workloads_with_their_own_load_models_run_at_once_and_add_up_in_tota
     common::refused(&[
         (
             vec![&browse.display().to_string(), "--with", "missing.json"],
-            "a workload is a scenario file".into(),
+            "--with missing.json: a workload of --with is a scenario file".into(),
         ),
         (
             vec![
@@ -515,6 +515,10 @@ async fn two_workloads_with_their_own_load_models_run_at_once_and_add_up_in_tota
                 &browse.display().to_string(),
             ],
             "a name of its own".into(),
+        ),
+        (
+            vec![&api.url(), "--with", &orders.display().to_string()],
+            format!("{}: a workload of --with is a scenario file", api.url()),
         ),
     ]);
 }

@@ -338,8 +338,10 @@ pub async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     }
     for (i, (name, file)) in list.iter().enumerate() {
         if !super::scenario::is_scenario(file) {
+            let flag = if i == 0 { "" } else { "--with " };
             return Err(usage(format!(
-                "--with {file}: a workload is a scenario file (.yaml, .yml) with its own load"
+                "{flag}{file}: a workload of --with is a scenario file (.yaml, .yml) with its \
+                 own load"
             )));
         }
         if name.is_empty() || list[..i].iter().any(|(n, _)| n == name) {
