@@ -701,6 +701,16 @@ fn describe(runs: &[GridRun], rows: &[LevelRow]) -> String {
     if rounds > 1 {
         what.push(format!("{rounds} rounds"));
     }
+    // Sides of URLs each have their own target: then no one target is named.
+    let same = runs.iter().all(|r| {
+        let t = format!("{}: ", r.at.title(rounds));
+        r.result
+            .plan
+            .target
+            .strip_prefix(&t)
+            .unwrap_or(&r.result.plan.target)
+            == target
+    });
     let plan = &first.result.plan;
     let each = match (plan.planned_duration(), plan.warmup.is_zero()) {
         (Some(d), true) => format!("; each run {}", humantime::format_duration(d)),
@@ -711,13 +721,21 @@ fn describe(runs: &[GridRun], rows: &[LevelRow]) -> String {
         ),
         (None, _) => String::new(),
     };
-    format!("{}{each} -> {target}", what.join("; "))
+    match same {
+        true => format!("{}{each} -> {target}", what.join("; ")),
+        false => format!("{}{each}", what.join("; ")),
+    }
+}
+
+/// How many runs a grid holds, in words (`1 run`, `10 runs`).
+pub(crate) fn runs_text(g: &GridResult) -> String {
+    throng_core::plural(g.runs.len() as u64, "run")
 }
 
 /// A grid's summary as text: what ran, the level table and its notes.
 pub fn render_grid(g: &GridResult) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "grid: {} ({} runs)", g.description, g.runs.len());
+    let _ = writeln!(out, "grid: {} ({})", g.description, runs_text(g));
     out.push_str(&crate::table::aligned(&g.table_rows(false)));
     for n in g.notes() {
         let _ = writeln!(out, "{n}");
@@ -728,7 +746,7 @@ pub fn render_grid(g: &GridResult) -> String {
 /// A grid as Markdown: the level table and its notes, ready to paste.
 pub fn grid_markdown(g: &GridResult) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "**grid**: {} ({} runs)\n", g.description, g.runs.len());
+    let _ = writeln!(out, "**grid**: {} ({})\n", g.description, runs_text(g));
     out.push_str(&crate::markdown::table(&g.table_rows(false)));
     out.push('\n');
     for n in g.notes() {

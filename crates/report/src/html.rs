@@ -473,7 +473,12 @@ fn sides_html(b: &mut String, sides: &[Side]) {
 /// and p99 against achieved throughput, a line per side), error % and container CPU by level.
 pub fn grid_html(g: &crate::GridResult) -> String {
     let mut b = String::from("<h1>throng: grid</h1>\n");
-    let _ = writeln!(b, "<p>{} ({} runs)</p>", esc(&g.description), g.runs.len());
+    let _ = writeln!(
+        b,
+        "<p>{} ({})</p>",
+        esc(&g.description),
+        esc(&crate::grid::runs_text(g))
+    );
     b.push_str(&html_table(&g.table_rows(false)));
     b.push_str("<ul>\n");
     for n in g.notes() {

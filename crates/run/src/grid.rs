@@ -204,7 +204,8 @@ impl Grid {
 
     /// Runs every cell through `run` (which makes and executes the [`crate::Run`] of those
     /// coordinates, titled with the given text), then writes the grid's outputs. A run stopped
-    /// by a signal ends the grid with what ran; an error from `run` ends it at once.
+    /// by a signal ends the grid with what ran; so does an error from `run` after the first run
+    /// (it is one of [`GridFinished::failures`]; before any run, it is returned).
     pub async fn execute<F, Fut>(self, mut run: F) -> Result<GridFinished, RunError>
     where
         F: FnMut(Coordinates, String) -> Fut,
@@ -240,7 +241,17 @@ impl Grid {
                 if self.messages {
                     eprintln!("run {n} of at most {total}: {title}");
                 }
-                let finished = run((*at).clone(), title).await?;
+                let finished = match run((*at).clone(), title.clone()).await {
+                    Ok(f) => f,
+                    Err(e) if runs.is_empty() => return Err(e),
+                    Err(e) => {
+                        // What ran before is still the grid's: it is written, and the exit
+                        // code says a run failed.
+                        failures.push(format!("{title}: {e}"));
+                        interrupted = true;
+                        break;
+                    }
+                };
                 failures.extend(finished.failures.iter().cloned());
                 interrupted = finished.result.interrupted;
                 runs.push(GridRun {
@@ -468,4 +479,57 @@ fn row_line(r: &LevelRow) -> String {
         s.push_str(" (crossed the until condition: this side's sweep ends here)");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use throng_core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Users};
+
+    fn finished() -> Finished {
+        let plan = RunPlan::new(
+            "t",
+            LoadModel::Closed(ClosedLoop {
+                users: Users::Fixed(1),
+                requests: Some(1),
+                iterations: None,
+                duration: None,
+                think_time: None,
+            }),
+        );
+        let snapshot = Arc::new(Snapshot::empty(Arc::new(plan), &["GET /".to_string()], 0));
+        let result = throng_report::RunResult::from_snapshot(&snapshot);
+        Finished {
+            snapshot,
+            result,
+            failures: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_that_fails_after_the_first_leaves_the_grid_what_ran() {
+        let done = Grid::new()
+            .levels([Level::Users(1), Level::Users(2), Level::Users(4)])
+            .execute(|at, _| async move {
+                match at.level {
+                    Some(Level::Users(1)) => Ok(finished()),
+                    _ => Err(RunError::Runtime("the server went away".into())),
+                }
+            })
+            .await
+            .expect("the grid of what ran");
+        assert_eq!(done.result.runs.len(), 1);
+        assert_eq!(done.result.rows.len(), 1);
+        assert!(done.result.interrupted);
+        assert_eq!(done.failures, ["2 users: the server went away"]);
+        assert_eq!(done.exit_code(), EXIT_RUNTIME);
+        // Before any run, the error is the grid's.
+        let first = Grid::new()
+            .levels([Level::Users(1)])
+            .execute(|_, _| async { Err(RunError::Input("bad".into())) })
+            .await;
+        assert!(matches!(first, Err(RunError::Input(_))));
+    }
 }
