@@ -467,17 +467,25 @@ fn readme_examples_parse() {
                 // The load flags always validate as printed (an example without an end used to
                 // slip through here); the request only where it reads no file and names no
                 // remote host.
-                throng::cli::plan::build_plan(&run)
+                let plan = run
+                    .run
+                    .plan(&run.url)
                     .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
-                if run.body.as_deref().is_none_or(|b| !b.starts_with('@'))
-                    && run.cacert.is_none()
+                if run
+                    .request
+                    .body
+                    .as_deref()
+                    .is_none_or(|b| !b.starts_with('@'))
+                    && run.request.cacert.is_none()
                     && run.url.contains("127.0.0.1")
                 {
                     if run.url.starts_with("grpc") {
-                        throng::cli::grpc::config(&run)
+                        run.grpc
+                            .config(&run.url, &run.request)
                             .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
-                    } else {
-                        throng::cli::plan::build(&run)
+                    } else if run.url.starts_with("http") {
+                        run.http
+                            .url_driver(&run.url, &run.request, &plan)
                             .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
                     }
                 }
@@ -538,8 +546,8 @@ fn flags_that_do_not_apply_exit_2_naming_why() {
         (vec![&url, "--sql", "SELECT 1"], "--sql applies to".into()),
         (vec![&url, "--param", "1"], "--param applies to".into()),
         (vec![&url, "--transaction"], "--transaction applies to".into()),
-        (vec![&url, "--call", "a.B/C"], "--call applies to grpc:// targets".into()),
-        (vec![&url, "--proto", "x.proto"], "--proto applies to grpc:// targets".into()),
+        (vec![&url, "--call", "a.B/C"], "--call applies to grpc:// and grpcs:// targets".into()),
+        (vec![&url, "--proto", "x.proto"], "--proto applies to grpc:// and grpcs:// targets".into()),
         (vec![&url, "--streams", "5"], "give --http2 too".into()),
         (vec![sql, "-m", "POST"], "-m/--method applies to http:// and https:// targets".into()),
         (vec![sql, "--streams", "5"], "--streams applies to".into()),

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::{errors_of, result, run, setup};
 use throng::core::{ErrorClass, Percentiles, Snapshot};
-use throng::http::HttpClient;
 use throng::report::Threshold;
 use throng::testbed::{Fault, HttpTarget};
 
@@ -195,9 +194,8 @@ async fn stages_end_the_run_without_idling() {
 async fn abort_cuts_the_grace_short() {
     let target = common::faulty(Fault::Hang).await;
     let url = format!("{}/", target.url());
-    let setup = setup(&[&url, "-c", "3", "-z", "30s", "--grace", "60s"]);
-    let driver = Arc::new(HttpClient::one_step(setup.http).unwrap());
-    let handle = throng::engine::start(setup.plan, driver).await.unwrap();
+    let (plan, driver) = setup(&[&url, "-c", "3", "-z", "30s", "--grace", "60s"]);
+    let handle = throng::engine::start(plan, Arc::new(driver)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     handle.stop();
     tokio::time::sleep(Duration::from_millis(300)).await;

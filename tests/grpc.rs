@@ -199,7 +199,7 @@ async fn the_four_call_kinds_answer_what_the_greeter_sends() {
         let (_, d) = driver(&args).await;
         let pool = Pool::default();
         let mut session = throng::core::Driver::session(&d, &pool, 0);
-        let kind = d.method().kind;
+        let kind = d.step().method().expect("known").kind;
         let (outcome, reply) = d.send(&mut session, true).await;
         assert_eq!(outcome.error, None, "{:?}", outcome.message);
         (kind, reply.unwrap().json.unwrap())
@@ -679,17 +679,16 @@ async fn a_server_that_does_not_speak_http2_fails_as_protocol_and_the_run_ends()
 /// `--connect-timeout` and Ctrl-C).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_without_an_answer_ends_within_the_connect_timeout() {
-    use throng::grpc::{GrpcConfig, GrpcDriver, GrpcError};
+    use throng::grpc::{GrpcClient, GrpcConfig, GrpcError};
     use throng::testbed::Fault;
     let hang = faulty(Fault::Hang).await;
     let mut cfg = GrpcConfig::new(&hang.url(), "helloworld.Greeter/SayHello").unwrap();
     cfg.connect_timeout = Duration::from_millis(300);
     let began = std::time::Instant::now();
-    let e = tokio::time::timeout(Duration::from_secs(30), GrpcDriver::new(cfg))
+    let e = tokio::time::timeout(Duration::from_secs(30), GrpcClient::one_step(cfg))
         .await
         .expect("reflection ends")
-        .err()
-        .expect("reflection fails");
+        .expect_err("reflection fails");
     assert!(matches!(e, GrpcError::Unanswered { .. }), "{e}");
     assert!(!e.is_input(), "{e}");
     assert!(e.to_string().contains("no answer within 300ms"), "{e}");

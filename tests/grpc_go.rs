@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use throng::core::{ClosedLoop, ErrorClass, LoadModel, RunPlan, Snapshot, Status, Users};
-use throng::grpc::{GrpcConfig, GrpcDriver, ReflectionVersion, Target};
+use throng::grpc::{GrpcClient, GrpcConfig, ReflectionVersion, Target};
 
 use common::errors_of;
 
@@ -106,7 +106,7 @@ fn closed(users: u32, requests: Option<u64>, duration: Option<Duration>) -> Load
 
 async fn run(cfg: GrpcConfig, model: LoadModel) -> Arc<Snapshot> {
     let url = cfg.url.to_string();
-    let driver = GrpcDriver::new(cfg).await.expect("the driver");
+    let driver = GrpcClient::one_step(cfg).await.expect("the driver");
     throng::engine::run(RunPlan::new(&url, model), Arc::new(driver))
         .await
         .unwrap()
@@ -184,7 +184,7 @@ async fn a_stopped_server_gives_classified_errors_and_no_hang() {
         "{}",
         Duration::from_millis(500),
     );
-    let driver = GrpcDriver::new(cfg).await.unwrap();
+    let driver = GrpcClient::one_step(cfg).await.unwrap();
     let url = go.url.clone();
     let run = tokio::spawn(async move {
         throng::engine::run(

@@ -159,7 +159,7 @@ async fn connections_fix_how_many_connections_carry_the_calls() {
         ),
         (
             vec!["http://127.0.0.1:9/", "--connections", "2"],
-            "--connections applies to grpc:// targets",
+            "--connections applies to grpc:// and grpcs:// targets",
         ),
     ] {
         let mut argv = vec!["run"];

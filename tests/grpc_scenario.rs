@@ -197,7 +197,7 @@ async fn the_transport_scenarios_run_the_same_operations_over_both() {
     // moved money and made none: the total over gRPC says so.
     let mut cfg = throng::grpc::GrpcConfig::new(&grpc_url, "bank.Bank/Total").unwrap();
     cfg.data = Some("{}".into());
-    let d = throng::grpc::GrpcDriver::new(cfg).await.unwrap();
+    let d = throng::grpc::GrpcClient::one_step(cfg).await.unwrap();
     let mut session = throng::core::Driver::session(&d, &throng::grpc::Pool::default(), 0);
     let reply = d.send(&mut session, true).await.1.unwrap();
     assert_eq!(reply.json.unwrap()["total"], (opened * 1000).to_string());

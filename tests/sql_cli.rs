@@ -289,7 +289,7 @@ fn bad_input_exits_2_naming_the_problem() {
         (
             vec!["run", &pg, "--sql", "SELECT 1", "-d", "x", "-n", "1"],
             2,
-            "-d/--body applies to http://, https:// and grpc:// targets",
+            "-d/--body applies to http://, https://, grpc:// and grpcs:// targets",
         ),
     ] {
         let mut a = args.clone();

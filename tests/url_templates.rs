@@ -94,7 +94,12 @@ fn a_template_with_a_variable_is_refused_before_the_load() {
     let Command::Run(run) = throng::cli::Cli::try_parse_from(argv).unwrap().command else {
         panic!("not a run")
     };
-    let e = throng::cli::plan::build(&run).unwrap_err().to_string();
+    let plan = run.run.plan(&run.url).unwrap();
+    let e = run
+        .http
+        .url_driver(&run.url, &run.request, &plan)
+        .expect_err("refused")
+        .to_string();
     assert!(
         e.contains("-d/--body's template: `user` is not known here"),
         "{e}"

@@ -1,4 +1,4 @@
-//! Raw flags as the user wrote them. Nothing here is validated beyond its type: [`super::plan`]
+//! Raw flags as the user wrote them. Nothing here is validated beyond its type: the library
 //! turns these into a `RunPlan` and a driver configuration, naming the flag when a value is bad.
 
 use std::path::PathBuf;
@@ -70,40 +70,12 @@ pub struct RunArgs {
     #[command(flatten)]
     pub run: throng_run::flags::RunFlags,
 
-    /// HTTP method.
-    #[arg(short = 'm', long, default_value = "GET", help_heading = "Request")]
-    pub method: String,
-    /// A request header, 'name: value' (repeatable).
-    #[arg(short = 'H', long = "header", help_heading = "Request")]
-    pub headers: Vec<String>,
-    /// The request body, or @FILE to read it from a file.
-    #[arg(short = 'd', long = "body", help_heading = "Request")]
-    pub body: Option<String>,
-    /// Speak HTTP/2 (h2c prior knowledge over http://, ALPN h2 over https://).
-    #[arg(long, help_heading = "Request")]
-    pub http2: bool,
-    /// HTTP/2 and gRPC: how many users or in-flight requests share one connection [default:
-    /// 100].
-    #[arg(long, help_heading = "Request")]
-    pub streams: Option<usize>,
-    /// HTTP/1.1: open a new connection for every request.
-    #[arg(long, visible_alias = "disable-keepalive", help_heading = "Request")]
-    pub no_keepalive: bool,
-    /// Per-request timeout, from send to the last byte of the response.
-    #[arg(short = 't', long, default_value = "30s", help_heading = "Request")]
-    pub timeout: String,
-    /// Connect timeout (TCP and TLS).
-    #[arg(long, default_value = "10s", help_heading = "Request")]
-    pub connect_timeout: String,
-    /// Accept any TLS certificate.
-    #[arg(short = 'k', long, help_heading = "Request")]
-    pub insecure: bool,
-    /// Trust the PEM certificates in this file instead of the built-in roots.
-    #[arg(long, help_heading = "Request")]
-    pub cacert: Option<PathBuf>,
-    /// The row label in results [default: METHOD /path].
-    #[arg(long, help_heading = "Request")]
-    pub label: Option<String>,
+    /// The request flags protocols share: headers, body, timeouts, TLS trust, label, streams.
+    #[command(flatten)]
+    pub request: throng_run::flags::RequestFlags,
+    /// HTTP's own flags.
+    #[command(flatten)]
+    pub http: throng_http::flags::HttpFlags,
     /// Scenario files: send target NAME's steps to URL instead of the file's (repeatable). The
     /// environment variable `THRONG_TARGET_<NAME>` (upper case, other characters as _) does the
     /// same; the flag wins over it, and both over the file. A/B: with a URL (or a file of one
@@ -123,18 +95,11 @@ pub struct RunArgs {
 
     /// gRPC targets (grpc://, grpcs://).
     #[command(flatten)]
-    pub grpc: super::grpc::GrpcArgs,
+    pub grpc: throng_grpc::flags::GrpcFlags,
 
     /// SQL flags (a postgres://, mysql:// or sqlite:// URL).
     #[command(flatten)]
     pub sql: super::sql::SqlArgs,
-}
-
-impl RunArgs {
-    /// `--streams`, or its default.
-    pub fn streams(&self) -> usize {
-        self.streams.unwrap_or(100)
-    }
 }
 
 pub(crate) use throng_run::flags::at_least_one;

@@ -1,12 +1,10 @@
-//! The command line: flags (clap types, [`args`]) become a validated plan ([`plan`]), which the
-//! library runs ([`runner`]). Only this module knows clap.
+//! The command line: the subcommands and their flags (clap types, [`args`], most of them the
+//! library's own flag structs flattened), handed to the library ([`runner`]).
 
 pub mod args;
 pub mod compare;
 pub mod grid;
-pub mod grpc;
 pub mod merge;
-pub mod plan;
 pub mod runner;
 pub mod scenario;
 mod serve;

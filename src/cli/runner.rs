@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use throng_http::HttpClient;
 use throng_report::Threshold;
+use throng_run::flags::ProtocolFlags;
 use throng_run::{Finished, Run};
 
 use super::args::{Command, RunArgs};
-use super::plan::{build, RunSetup};
 pub use super::serve::DEMO_SCENARIO;
 use super::serve::{demo, serve};
 use super::{Cli, CliError};
@@ -84,8 +83,7 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     }
     // The URL's scheme picks the protocol (`throng::protocols()`).
     let protocols = crate::protocols();
-    let protocol = protocols.for_url(&a.url).map(|p| p.name());
-    if protocol.is_none() {
+    let Some(protocol) = protocols.for_url(&a.url).map(|p| p.name()) else {
         let what = match a.url.split_once("://") {
             Some((scheme, _)) => format!("the scheme is `{scheme}`, not one of"),
             None => "not a URL of".into(),
@@ -95,113 +93,91 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
             a.url,
             protocols.schemes()
         )));
-    }
-    applies(a, protocol.unwrap_or("http"))?;
-    match protocol {
-        Some("grpc") => return super::grpc::run(a, out).await,
-        Some("sql") => return super::sql::run(a, out).await,
-        Some("http") | None => {}
-        Some(other) => {
-            return Err(CliError::Usage(format!(
-                "{}: {other} targets run from scenario files for now ({})",
-                a.url,
-                protocols.schemes()
-            )))
-        }
-    }
-    let setup = build(a)?;
-    run_http(setup, out).await
-}
-
-/// One protocol flag: its name in messages, whether it was given, the protocols it applies to,
-/// and how to take it back (a side of another protocol in a grid of several).
-struct ProtocolFlag {
-    flag: &'static str,
-    given: bool,
-    to: &'static [&'static str],
-    clear: fn(&mut RunArgs),
-}
-
-/// The protocol flags of `throng run URL` and the protocols they apply to, in one place.
-fn protocol_flags(a: &RunArgs) -> Vec<ProtocolFlag> {
-    const HTTP: &[&str] = &["http"];
-    const GRPC: &[&str] = &["grpc"];
-    const SQL: &[&str] = &["sql"];
-    const HTTP_GRPC: &[&str] = &["http", "grpc"];
-    let (g, s) = (&a.grpc, &a.sql);
-    let f = |flag, given, to, clear| ProtocolFlag {
-        flag,
-        given,
-        to,
-        clear,
     };
-    vec![
-        f("--connections", g.connections.is_some(), GRPC, |a| {
-            a.grpc.connections = None
-        }),
-        f(
-            "-m/--method",
-            !a.method.eq_ignore_ascii_case("GET"),
-            HTTP,
-            |a| a.method = "GET".into(),
-        ),
-        f("--http2", a.http2, HTTP, |a| a.http2 = false),
-        f("--no-keepalive", a.no_keepalive, HTTP, |a| {
-            a.no_keepalive = false
-        }),
-        f("--streams", a.streams.is_some(), HTTP_GRPC, |a| {
-            a.streams = None
-        }),
-        f("-H/--header", !a.headers.is_empty(), HTTP_GRPC, |a| {
-            a.headers.clear()
-        }),
-        f("-d/--body", a.body.is_some(), HTTP_GRPC, |a| a.body = None),
-        f("--call", g.call.is_some(), GRPC, |a| a.grpc.call = None),
-        f("--proto", !g.protos.is_empty(), GRPC, |a| {
-            a.grpc.protos.clear()
-        }),
-        f("-I/--import-path", !g.import_paths.is_empty(), GRPC, |a| {
-            a.grpc.import_paths.clear()
-        }),
-        f("--protoset", g.protoset.is_some(), GRPC, |a| {
-            a.grpc.protoset = None
-        }),
-        f(
-            "--message-interval",
-            g.message_interval.is_some(),
-            GRPC,
-            |a| a.grpc.message_interval = None,
-        ),
-        f("--sql", !s.sql.is_empty(), SQL, |a| a.sql.sql.clear()),
-        f("--sql-file", s.sql_file.is_some(), SQL, |a| {
-            a.sql.sql_file = None
-        }),
-        f("--param", !s.params.is_empty(), SQL, |a| {
-            a.sql.params.clear()
-        }),
-        f("--transaction", s.transaction, SQL, |a| {
-            a.sql.transaction = false
-        }),
-        f("--workload", s.workload.is_some(), SQL, |a| {
-            a.sql.workload = None
-        }),
-        f(
-            "--tables, --table-size and --rand-type",
-            s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some(),
-            SQL,
-            |a| (a.sql.tables, a.sql.table_size, a.sql.rand_type) = (None, None, None),
-        ),
-    ]
+    applies(a, protocol)?;
+    if protocol == a.http.protocol() {
+        let plan = a.run.plan(&a.url)?;
+        let (driver, connections) = a.http.url_driver(&a.url, &a.request, &plan)?;
+        run_url(a, out, plan, driver, connections).await
+    } else if protocol == a.grpc.protocol() {
+        let mut plan = a.run.plan(&a.url)?;
+        let (driver, connections) = a.grpc.url_driver(&a.url, &a.request, &mut plan).await?;
+        run_url(a, out, plan, driver, connections).await
+    } else if protocol == a.sql.protocol() {
+        super::sql::run(a, out).await
+    } else {
+        Err(CliError::Usage(format!(
+            "{}: {protocol} targets run from scenario files for now ({})",
+            a.url,
+            protocols.schemes()
+        )))
+    }
+}
+
+/// A URL run of any protocol: its thresholds, containers and open files checked, then the load.
+async fn run_url<D: throng_core::Driver>(
+    a: &RunArgs,
+    out: Outputs,
+    plan: throng_core::RunPlan,
+    driver: D,
+    connections: u64,
+) -> Result<Finished, CliError> {
+    // A server stream's `(messages)` row takes thresholds too.
+    let thresholds = a.run.thresholds(&throng_run::labels(&driver))?;
+    let containers = containers(a)?;
+    ensure_open_files(connections)?;
+    run_load(
+        plan,
+        Arc::new(driver),
+        &thresholds,
+        containers.as_ref(),
+        out,
+    )
+    .await
+}
+
+/// The containers `throng run`'s flags select (`--db-stats` reads databases through `--idle`
+/// too, so it needs no container then).
+pub fn containers(a: &RunArgs) -> Result<Option<throng_run::Containers>, CliError> {
+    Ok(a.run.containers(&[], !a.sql.db_stats.is_empty())?)
+}
+
+/// The own flags of every protocol `throng run` speaks.
+fn protocol_flags(a: &RunArgs) -> [&dyn ProtocolFlags; 3] {
+    [&a.http, &a.grpc, &a.sql]
+}
+
+/// The protocol flags given, each with the protocols it applies to: each protocol's own, and
+/// the shared request flags that only some protocols read (`-H`, `-d`, `--streams`).
+fn given(a: &RunArgs) -> Vec<(&'static str, Vec<&'static str>)> {
+    let all = protocol_flags(a);
+    let own = all
+        .iter()
+        .flat_map(|p| p.given().into_iter().map(|f| (f, vec![p.protocol()])));
+    let shared = a.request.given().into_iter().map(|f| {
+        let readers = all.iter().filter(|p| p.reads().contains(&f));
+        (f, readers.map(|p| p.protocol()).collect())
+    });
+    own.chain(shared).collect()
 }
 
 /// The flags of `a` with those of protocols other than `protocol` taken back: one side's run
 /// in a grid whose sides speak several protocols (`--call` is the gRPC side's).
 pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
     let mut r = a.clone();
-    for f in protocol_flags(a) {
-        if f.given && !f.to.contains(&protocol) {
-            (f.clear)(&mut r);
+    for (flag, to) in given(a) {
+        if !to.contains(&protocol) {
+            r.request.clear(flag);
         }
+    }
+    if protocol != r.http.protocol() {
+        r.http.clear();
+    }
+    if protocol != r.grpc.protocol() {
+        r.grpc.clear();
+    }
+    if protocol != r.sql.protocol() {
+        r.sql.clear();
     }
     r
 }
@@ -209,27 +185,25 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
 /// Checks that every protocol flag given applies to one of `protocols` at least (a grid's
 /// sides'), naming the first that applies to none.
 pub(super) fn applies_to_any(a: &RunArgs, protocols: &[&str]) -> Result<(), CliError> {
-    match protocol_flags(a)
+    match given(a)
         .into_iter()
-        .find(|f| f.given && !f.to.iter().any(|p| protocols.contains(p)))
+        .find(|(_, to)| !to.iter().any(|p| protocols.contains(p)))
     {
-        Some(f) => Err(CliError::Usage(format!(
-            "{} applies to {} targets; no side is one",
-            f.flag,
-            schemes_of(f.to)
+        Some((flag, to)) => Err(CliError::Usage(format!(
+            "{flag} applies to {} targets; no side is one",
+            schemes_of(a, &to)
         ))),
         None => Ok(()),
     }
 }
 
 /// The URL schemes of `protocols`, as a message lists them.
-fn schemes_of(protocols: &[&str]) -> String {
-    let schemes = |p: &str| match p {
-        "http" => ["http://", "https://"].as_slice(),
-        "grpc" => &["grpc://"],
-        _ => &["postgres://", "mysql://", "sqlite://"],
-    };
-    let all: Vec<&str> = protocols.iter().flat_map(|p| schemes(p)).copied().collect();
+fn schemes_of(a: &RunArgs, protocols: &[&str]) -> String {
+    let all: Vec<String> = protocol_flags(a)
+        .iter()
+        .filter(|p| protocols.contains(&p.protocol()))
+        .flat_map(|p| p.schemes().iter().map(|s| format!("{s}://")))
+        .collect();
     match all.split_last() {
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
@@ -240,25 +214,19 @@ fn schemes_of(protocols: &[&str]) -> String {
 /// The protocol flags given for a URL of another protocol exit 2 saying so, the same way for
 /// every protocol, where they used to be ignored (`--workload` on an http:// URL ran plain GETs).
 fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
-    for f in protocol_flags(a) {
-        if f.given && !f.to.contains(&protocol) {
+    for (flag, to) in given(a) {
+        if !to.contains(&protocol) {
             return Err(CliError::Usage(format!(
-                "{} applies to {} targets; {} is not one",
-                f.flag,
-                schemes_of(f.to),
+                "{flag} applies to {} targets; {} is not one",
+                schemes_of(a, &to),
                 without_password(&a.url)
             )));
         }
     }
-    // HTTP/1.1 opens a connection per user: only HTTP/2 shares one among --streams users.
-    if protocol == "http" && a.streams.is_some() && !a.http2 {
-        return Err(CliError::Usage(
-            "--streams is how many users share an HTTP/2 connection: give --http2 too \
-             (HTTP/1.1 opens a connection per user: -c)"
-                .into(),
-        ));
+    match protocol_flags(a).iter().find(|p| p.protocol() == protocol) {
+        Some(p) => Ok(p.check_url(&a.request)?),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A URL as messages show it: a password in it (`postgres://u:pw@h/db`) as `***`.
@@ -286,32 +254,6 @@ pub fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
         )));
     }
     Ok(limit)
-}
-
-/// Runs an HTTP load to its end, prints the summary and writes the result.
-pub async fn run_http(setup: RunSetup, out: Outputs) -> Result<Finished, CliError> {
-    let conns = match setup.http.http2 {
-        true => setup
-            .plan
-            .peak_concurrency()
-            .div_ceil(setup.http.streams as u64),
-        false => setup.plan.peak_concurrency(),
-    };
-    ensure_open_files(conns)?;
-    let watch = setup.containers.as_ref();
-    let usage = |e: throng_http::HttpConfigError| CliError::Usage(e.to_string());
-    // Only a request with templates pays for rendering; the rest is prepared once for the run.
-    match setup.per_call.clone() {
-        None => {
-            let driver = HttpClient::one_step(setup.http.clone()).map_err(usage)?;
-            run_load(setup.plan, Arc::new(driver), &setup.thresholds, watch, out).await
-        }
-        Some((parts, calls)) => {
-            let driver =
-                HttpClient::one_step_per_call(setup.http.clone(), parts, calls).map_err(usage)?;
-            run_load(setup.plan, Arc::new(driver), &setup.thresholds, watch, out).await
-        }
-    }
 }
 
 /// Runs a scenario file to its end, prints the summary and writes the result.

@@ -4,14 +4,12 @@
 use std::path::Path;
 
 use throng_core::RunPlan;
-use throng_http::HttpConfig;
 use throng_report::Threshold;
+use throng_run::flags::{parse_thresholds, ProtocolFlags};
 use throng_scenario::{ClientOptions, ScenarioDriver};
 
 use super::args::RunArgs;
-use super::plan::apply_transport;
 use super::CliError;
-use throng_run::flags::parse_thresholds;
 
 /// Whether the run's target is a scenario file rather than a URL.
 pub fn is_scenario(target: &str) -> bool {
@@ -150,15 +148,12 @@ pub fn build_from(
         }
         scenario.seed = Some(seed);
     }
-    if a.body.is_some() || !a.method.eq_ignore_ascii_case("GET") || a.label.is_some() {
+    if a.request.body.is_some() || a.request.label.is_some() {
         return Err(usage(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",
         ));
     }
-    // Check the transport flags once, then apply them to every target.
-    let mut probe = HttpConfig::new("http://127.0.0.1/").map_err(|e| usage(e.to_string()))?;
-    apply_transport(a, &mut probe)?;
-    if a.cacert.is_some()
+    if a.request.cacert.is_some()
         && !scenario
             .targets
             .iter()
@@ -169,67 +164,21 @@ pub fn build_from(
             a.url
         )));
     }
-    for h in &a.headers {
-        probe.header(h).map_err(|e| usage(format!("-H {e}")))?;
-    }
-    let g = &a.grpc;
-    if g.call.is_some() || g.message_interval.is_some() {
-        return Err(usage(
-            "--call and --message-interval do not apply to a scenario file: its grpc steps say \
-             what they call and send",
-        ));
-    }
-    let grpc_targets = scenario
-        .targets
-        .iter()
-        .filter(|t| t.protocol.name() == "grpc")
-        .count();
-    let none = |flags: &str, what: &str| {
-        usage(format!(
-            "{flags} {what}, and {} has no grpc:// target",
-            a.url
-        ))
-    };
-    if (!g.protos.is_empty() || g.protoset.is_some()) && grpc_targets == 0 {
-        return Err(none("--proto and --protoset", "describe gRPC methods"));
-    }
-    if g.connections.is_some() && grpc_targets == 0 {
-        return Err(none("--connections", "applies to grpc:// targets"));
-    }
-    if !g.import_paths.is_empty() && g.protos.is_empty() {
-        return Err(usage("-I/--import-path is for --proto files; give one"));
-    }
     let containers = a
         .run
         .containers(&scenario.containers, !a.sql.db_stats.is_empty())?;
-    let options = ClientOptions {
-        timeout: probe.timeout,
-        connect_timeout: probe.connect_timeout,
-        insecure: probe.insecure,
-        cacert: probe.cacert.clone(),
-        streams: probe.streams,
-        headers: probe
-            .headers
+    // Each protocol adds its own options for the file's targets of it, and refuses its flags
+    // that mean nothing for the file.
+    let mut options = a.request.options()?;
+    let protocols: [&dyn ProtocolFlags; 3] = [&a.http, &a.grpc, &a.sql];
+    for p in protocols {
+        let targets = scenario
+            .targets
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
-        ..ClientOptions::default()
+            .filter(|t| t.protocol.name() == p.protocol())
+            .count();
+        options = p.scenario_options(options, targets, &a.url)?;
     }
-    .with(throng_http::HttpOptions {
-        http2: probe.http2,
-        keepalive: probe.keepalive,
-    })
-    .with(throng_grpc::GrpcOptions {
-        protos: g.protos.clone(),
-        import_paths: g.import_paths.clone(),
-        protoset: g.protoset.clone(),
-        connections: g.connections,
-    });
     let mut setup = assemble(
         scenario,
         &a.run.spec(),
@@ -239,11 +188,24 @@ pub fn build_from(
         containers,
     )?;
     // Each gRPC target's calls on N connections in all, as for `throng run grpc://...`.
-    if let Some(n) = g.connections {
-        super::grpc::fit_connections(&mut setup.plan, Some(n), probe.streams)?;
-        setup.connections += (n * grpc_targets) as u64;
+    if let Some(n) = a.grpc.connections {
+        let streams = a.request.streams()?;
+        throng_grpc::flags::fit_connections(&mut setup.plan, Some(n), streams)?;
+        let targets = scenario_targets(&setup, a.grpc.protocol());
+        setup.connections += (n * targets) as u64;
     }
     Ok(setup)
+}
+
+/// How many of a scenario's targets speak `protocol`.
+fn scenario_targets(setup: &ScenarioSetup, protocol: &str) -> usize {
+    setup
+        .driver
+        .scenario()
+        .targets
+        .iter()
+        .filter(|t| t.protocol.name() == protocol)
+        .count()
 }
 
 /// A scenario run from its parts: `flags` over the file's load section (messages name them as

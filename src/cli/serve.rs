@@ -66,7 +66,7 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
     Ok(code)
 }
 
-pub(crate) fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
+fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
     let bad = || CliError::Usage(format!("--stall {v:?}: write FROM..TO, e.g. 5s..8s"));
     let (a, b) = v.split_once("..").ok_or_else(bad)?;
     let (a, b) = (
@@ -79,6 +79,41 @@ pub(crate) fn parse_stall(v: &str) -> Result<(Duration, Duration), CliError> {
     Ok((a, b))
 }
 
+/// How a testbed target answers: `--delay` (`--delay-max`), `--stall` and `--fault`.
+struct Shaping {
+    delay: Delay,
+    stall: Option<(Duration, Duration)>,
+    fault: Option<Fault>,
+}
+
+impl Shaping {
+    fn of(a: &ServeArgs) -> Result<Shaping, CliError> {
+        let d = |flag: &str, v: &str| {
+            parse_duration(v).map_err(|e| CliError::Usage(format!("{flag} {v:?}: {e}")))
+        };
+        Ok(Shaping {
+            delay: match (&a.delay, &a.delay_max) {
+                (None, _) => Delay::None,
+                (Some(x), None) => Delay::Fixed(d("--delay", x)?),
+                (Some(x), Some(y)) => Delay::Uniform(d("--delay", x)?, d("--delay-max", y)?),
+            },
+            stall: a.stall.as_deref().map(parse_stall).transpose()?,
+            fault: a.fault.map(|f| match f {
+                FaultArg::Reset => Fault::Reset,
+                FaultArg::Garbage => Fault::Garbage,
+                FaultArg::Hang => Fault::Hang,
+            }),
+        })
+    }
+}
+
+/// The listener of `--host` and `--port`.
+async fn listen(a: &ServeArgs) -> Result<tokio::net::TcpListener, CliError> {
+    tokio::net::TcpListener::bind((a.host.as_str(), a.port))
+        .await
+        .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))
+}
+
 pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
     if a.target == ServeTarget::Bank {
         return serve_bank(a).await;
@@ -87,32 +122,19 @@ pub(crate) async fn serve(a: ServeArgs) -> Result<u8, CliError> {
         return Err(CliError::Usage("--db applies to the bank only".into()));
     }
     if a.target == ServeTarget::Grpc {
-        return super::grpc::serve(a).await;
+        return serve_grpc(a).await;
     }
-    let d = |flag: &str, v: &str| {
-        parse_duration(v).map_err(|e| CliError::Usage(format!("{flag} {v:?}: {e}")))
-    };
-    let delay = match (&a.delay, &a.delay_max) {
-        (None, _) => Delay::None,
-        (Some(x), None) => Delay::Fixed(d("--delay", x)?),
-        (Some(x), Some(y)) => Delay::Uniform(d("--delay", x)?, d("--delay-max", y)?),
-    };
+    let shape = Shaping::of(&a)?;
     let target = HttpTarget {
-        delay,
+        delay: shape.delay,
         status: a.status,
-        stall: a.stall.as_deref().map(parse_stall).transpose()?,
-        fault: a.fault.map(|f| match f {
-            FaultArg::Reset => Fault::Reset,
-            FaultArg::Garbage => Fault::Garbage,
-            FaultArg::Hang => Fault::Hang,
-        }),
+        stall: shape.stall,
+        fault: shape.fault,
         tls: a.tls,
         capacity: a.capacity,
         ..HttpTarget::default()
     };
-    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
-        .await
-        .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
+    let listener = listen(&a).await?;
     let running = target
         .serve(listener)
         .await
@@ -133,9 +155,7 @@ async fn serve_bank(a: ServeArgs) -> Result<u8, CliError> {
             "--delay, --status, --stall, --fault and --tls apply to the http target only".into(),
         ));
     }
-    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
-        .await
-        .map_err(|e| CliError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))?;
+    let listener = listen(&a).await?;
     let storage = match a.db.as_deref() {
         None => throng_testbed::Storage::Memory,
         Some(url) => match url.split_once("://") {
@@ -168,5 +188,41 @@ async fn serve_bank(a: ServeArgs) -> Result<u8, CliError> {
         running.requests(),
         running.server_errors()
     );
+    Ok(EXIT_OK)
+}
+
+/// `throng serve grpc`: the testbed's greeter, with reflection and health.
+async fn serve_grpc(a: ServeArgs) -> Result<u8, CliError> {
+    use throng_testbed::GrpcTarget;
+    let shape = Shaping::of(&a)?;
+    // `--status` is HTTP's 200 by default; for gRPC it is a code from 0 (OK) to 16.
+    let status = match a.status {
+        200 => 0,
+        c @ 0..=16 => c as u8,
+        c => {
+            return Err(CliError::Usage(format!(
+                "--status {c}: a gRPC status is a code from 0 (OK) to 16"
+            )))
+        }
+    };
+    let target = GrpcTarget {
+        delay: shape.delay,
+        status,
+        stall: shape.stall,
+        fault: shape.fault,
+        tls: a.tls,
+        ..GrpcTarget::default()
+    };
+    let listener = listen(&a).await?;
+    let running = target
+        .serve(listener)
+        .await
+        .context("starting the gRPC target")?;
+    if let Some(pem) = &running.cert_pem {
+        println!("{pem}");
+    }
+    println!("serving gRPC on {}", running.url());
+    wait_for_signal().await;
+    eprintln!("served {} calls", running.calls());
     Ok(EXIT_OK)
 }

@@ -8,7 +8,6 @@ use clap::{Args, Subcommand};
 use throng_sql::{OltpOptions, SqlConfig, SqlDriver, SqlError, Workload};
 
 use super::args::RunArgs;
-use super::plan::build_plan;
 use super::runner::{ensure_open_files, run_load, Outputs};
 use super::CliError;
 
@@ -64,6 +63,61 @@ pub struct SqlArgs {
     /// Innodb_rows_*). Any run, HTTP or gRPC too (repeatable).
     #[arg(long = "db-stats", value_name = "URL", help_heading = "SQL")]
     pub db_stats: Vec<String>,
+}
+
+impl throng_run::flags::ProtocolFlags for SqlArgs {
+    fn protocol(&self) -> &'static str {
+        "sql"
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &["postgres", "mysql", "sqlite"]
+    }
+
+    fn given(&self) -> Vec<&'static str> {
+        let s = self;
+        [
+            ("--sql", !s.sql.is_empty()),
+            ("--sql-file", s.sql_file.is_some()),
+            ("--param", !s.params.is_empty()),
+            ("--transaction", s.transaction),
+            ("--workload", s.workload.is_some()),
+            (
+                "--tables, --table-size and --rand-type",
+                s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some(),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+    }
+
+    /// Takes back the load's flags; `--db-stats` watches databases beside any run, so it stays.
+    fn clear(&mut self) {
+        *self = SqlArgs {
+            db_stats: std::mem::take(&mut self.db_stats),
+            ..SqlArgs::default()
+        };
+    }
+
+    fn reads(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn scenario_options(
+        &self,
+        options: throng_core::step::ClientOptions,
+        _targets: usize,
+        source: &str,
+    ) -> Result<throng_core::step::ClientOptions, throng_run::RunError> {
+        match self.given().first() {
+            Some(flag) => Err(throng_run::RunError::Input(format!(
+                "{flag} applies to a database URL; {source} is a scenario file, whose sql steps \
+                 say what they run"
+            ))),
+            None => Ok(options),
+        }
+    }
 }
 
 fn workload(v: &str) -> Result<String, String> {
@@ -160,7 +214,7 @@ pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
     }
     cfg.params = s.params.clone();
     cfg.transaction = s.transaction;
-    cfg.label = a.label.clone();
+    cfg.label = a.request.label.clone();
     cfg.workload = s.workload.as_deref().and_then(Workload::named);
     if cfg.workload.is_none()
         && (s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some())
@@ -176,11 +230,11 @@ pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
         range_size: d.range_size,
         rand: s.rand_type.unwrap_or(d.rand),
     };
-    cfg.timeout = duration("-t/--timeout", &a.timeout)?;
-    cfg.connect_timeout = duration("--connect-timeout", &a.connect_timeout)?;
+    cfg.timeout = a.request.timeout()?;
+    cfg.connect_timeout = a.request.connect_timeout()?;
     cfg.tls = throng_sql::Tls {
-        insecure: a.insecure,
-        cacert: a.cacert.clone(),
+        insecure: a.request.insecure,
+        cacert: a.request.cacert.clone(),
     };
     Ok(cfg)
 }
@@ -198,14 +252,16 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliE
     let mut cfg = config(a)?;
     cfg.shard = out.run.shard;
     let driver = SqlDriver::new(cfg).map_err(sql_error)?;
-    let mut plan = build_plan(a).map_err(|e| match e {
-        CliError::Usage(m) => usage(throng_sql::redact(&m).replace(&a.url, driver.shown())),
-        other => other,
+    let mut plan = a.run.plan(&a.url).map_err(|e| match e {
+        throng_run::RunError::Input(m) => {
+            usage(throng_sql::redact(&m).replace(&a.url, driver.shown()))
+        }
+        other => other.into(),
     })?;
     // The result names the database without its password.
     plan.target = driver.shown().to_string();
     let thresholds = a.run.thresholds(&driver.labels())?;
-    let containers = super::plan::containers(a)?;
+    let containers = super::runner::containers(a)?;
     ensure_open_files(plan.peak_concurrency())?;
     driver.check().await.map_err(sql_error)?;
     if let (Some(path), false) = (driver.path(), a.run.quiet) {
@@ -314,7 +370,7 @@ impl DbWatch {
 
 /// The databases of `--db-stats`, their URLs checked (nothing is connected yet).
 pub fn db_stats(a: &RunArgs) -> Result<Vec<throng_sql::stats::DbStats>, CliError> {
-    let connect = duration("--connect-timeout", &a.connect_timeout)?;
+    let connect = a.request.connect_timeout()?;
     a.sql
         .db_stats
         .iter()

@@ -6,37 +6,39 @@ use std::sync::Arc;
 
 use clap::Parser;
 use throng::cli::args::Command;
-use throng::cli::plan::{build, RunSetup};
+use throng::cli::args::RunArgs;
 use throng::cli::Cli;
-use throng::core::Snapshot;
-use throng::http::HttpClient;
+use throng::core::{RunPlan, Snapshot};
 use throng::report::RunResult;
 
 /// Parses `throng run ARGS...` exactly as the binary would.
-pub(crate) fn setup(args: &[&str]) -> RunSetup {
+pub(crate) fn args(args: &[&str]) -> RunArgs {
     let mut argv = vec!["throng", "run"];
     argv.extend_from_slice(args);
     let cli = Cli::try_parse_from(&argv).expect("flags parse");
     let Command::Run(run) = cli.command else {
         panic!("not a run")
     };
-    build(&run).expect("flags validate")
+    run
+}
+
+/// The plan and the HTTP driver `throng run ARGS...` would build (an `http://` URL).
+pub(crate) fn setup(args: &[&str]) -> (RunPlan, throng::http::flags::UrlDriver) {
+    let a = self::args(args);
+    let plan = a.run.plan(&a.url).expect("load flags validate");
+    let (driver, _) = a
+        .http
+        .url_driver(&a.url, &a.request, &plan)
+        .expect("flags validate");
+    (plan, driver)
 }
 
 /// Runs `throng run ARGS...` in-process and returns the final snapshot.
 pub(crate) async fn run(args: &[&str]) -> Arc<Snapshot> {
-    let s = setup(args);
-    match s.per_call {
-        None => {
-            let driver = Arc::new(HttpClient::one_step(s.http).expect("driver"));
-            throng::engine::run(s.plan, driver).await
-        }
-        Some((parts, calls)) => {
-            let d = HttpClient::one_step_per_call(s.http, parts, calls).expect("driver");
-            throng::engine::run(s.plan, Arc::new(d)).await
-        }
-    }
-    .expect("run starts")
+    let (plan, driver) = setup(args);
+    throng::engine::run(plan, Arc::new(driver))
+        .await
+        .expect("run starts")
 }
 
 /// Runs `throng run FILE ARGS...` (a scenario file) in-process, through the command line's own
@@ -64,16 +66,14 @@ pub(crate) fn result(s: &Snapshot) -> RunResult {
 }
 
 /// The plan and the gRPC driver `throng run ARGS...` would build (a `grpc://` URL).
-pub(crate) async fn grpc_driver(
-    args: &[&str],
-) -> (throng::core::RunPlan, throng::grpc::GrpcDriver) {
-    let mut argv = vec!["throng", "run"];
-    argv.extend_from_slice(args);
-    let Command::Run(run) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a run")
-    };
-    let (plan, cfg) = throng::cli::grpc::build(&run).expect("flags validate");
-    let driver = throng::cli::grpc::driver(cfg).await.expect("the driver");
+pub(crate) async fn grpc_driver(args: &[&str]) -> (RunPlan, throng::grpc::flags::UrlDriver) {
+    let a = self::args(args);
+    let mut plan = a.run.plan(&a.url).expect("load flags validate");
+    let (driver, _) = a
+        .grpc
+        .url_driver(&a.url, &a.request, &mut plan)
+        .await
+        .expect("the driver");
     (plan, driver)
 }
 

@@ -820,6 +820,20 @@ impl<C: Client, R> OneStep<C, R> {
     }
 }
 
+impl<C: Client, R: Render> OneStep<C, R> {
+    /// Sends the step once on `session` (see [`crate::Driver::session`]), with the reply when
+    /// `want_reply`: for a caller that reads what came back.
+    pub async fn send(
+        &self,
+        session: &mut C::Session,
+        want_reply: bool,
+    ) -> (Outcome, Option<Reply>) {
+        self.client
+            .call(session, &self.step, &self.render, want_reply)
+            .await
+    }
+}
+
 impl<C: Client, R: Render + Send + Sync + 'static> crate::Driver for OneStep<C, R> {
     type Worker = C::Worker;
     type Session = C::Session;

@@ -123,7 +123,7 @@ pub enum GrpcError {
         known: String,
     },
     /// The JSON message does not fit the method's input type.
-    #[error("-d: {0}")]
+    #[error("the message: {0}")]
     Message(String),
     /// A metadata entry is not `name: value` with a valid name and value.
     #[error("metadata `{0}` is not NAME: VALUE (names in lower case, ASCII values)")]

@@ -13,7 +13,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use throng_grpc::{Descriptors, GrpcConfig, GrpcDriver};
+//! use throng_grpc::{Descriptors, GrpcClient, GrpcConfig};
 //!
 //! let mut cfg = GrpcConfig::new("grpc://127.0.0.1:50051", "helloworld.Greeter/SayHello")?;
 //! cfg.descriptors = Descriptors::Protos {
@@ -21,9 +21,9 @@
 //!     includes: vec![],
 //! };
 //! cfg.data = Some(r#"{"name": "x"}"#.into());
-//! // Descriptors loaded, method found, request encoded: a `throng_core::Driver` for
-//! // `throng::engine::run(plan, Arc::new(driver))`.
-//! let driver = GrpcDriver::new(cfg).await?;
+//! // Descriptors loaded, method found, request encoded: a one-step plan, a
+//! // `throng_core::Driver` for `throng::Run::new(plan, Arc::new(driver))`.
+//! let driver = GrpcClient::one_step(cfg).await?;
 //! # let _ = driver;
 //! # Ok(()) }
 //! ```
@@ -35,15 +35,17 @@ mod coalesce;
 mod config;
 mod conn;
 mod descriptors;
-mod driver;
+#[cfg(feature = "clap")]
+pub mod flags;
 pub mod message;
 mod reflection;
 mod step;
+mod target;
 
 pub use classify::classify;
 pub use config::{parse_url, split_call as parse_call, Descriptors, GrpcConfig, GrpcError};
 pub use conn::Pool;
 pub use descriptors::{compile_protos, find_method, read_protoset};
-pub use driver::{metadata, CallKind, GrpcDriver, Method, Session, Target};
 pub use reflection::Version as ReflectionVersion;
 pub use step::{GrpcClient, GrpcOptions, GrpcProtocol, GrpcStep};
+pub use target::{metadata, CallKind, Method, Session, Target};

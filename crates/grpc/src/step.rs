@@ -16,6 +16,10 @@
 //! a step's method is found in them at its first call, and a message without templates is
 //! encoded once. A target whose reflection cannot be asked (none served, nothing listening)
 //! fails the steps that need it, with the reason as the sample.
+//!
+//! `throng run grpc://…` is one such step on the same path ([`GrpcClient::one_step`]): its
+//! descriptors are loaded, its method found and its message encoded before the load, and a
+//! message holding templates (`-d '{"id": {{ seq() }}}'`) is rendered and encoded per call.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -24,15 +28,15 @@ use bytes::Bytes;
 use http::HeaderMap;
 use prost_reflect::DescriptorPool;
 use throng_core::step::{
-    Client, ClientOptions, JsonTemplate, Node, NodeValue, Place, Protocol, Render, Reply,
+    Client, ClientOptions, JsonTemplate, Node, NodeValue, OneStep, Place, Protocol, Render, Reply,
     StepError, TemplateCompiler, Text,
 };
 use throng_core::{ErrorClass, Outcome, Status};
 
-use crate::config::{split_call, Descriptors, GrpcConfig};
+use crate::config::{split_call, Descriptors, GrpcConfig, GrpcError};
 use crate::conn::Pool;
 use crate::descriptors::find_method;
-use crate::driver::{metadata, Method, Session, Target};
+use crate::target::{metadata, Method, Session, Target};
 
 /// The gRPC protocol of scenarios.
 #[derive(Debug, Clone, Copy, Default)]
@@ -63,15 +67,34 @@ pub struct GrpcStep {
     at: Place,
     service: String,
     method: String,
-    /// The message document and its string leaves that are templates.
-    message: Option<JsonTemplate>,
+    message: Message,
     metadata: Vec<(String, Text)>,
     /// The method and (when nothing in the message is a template) its encoded requests, found
     /// at the first call: a step's target is fixed, so the answer never changes.
     resolved: OnceLock<Result<Resolved, String>>,
 }
 
+/// What a step sends.
+#[derive(Debug)]
+enum Message {
+    /// An empty message.
+    Empty,
+    /// A scenario's `message`: a document whose string leaves may be templates.
+    Document(JsonTemplate),
+    /// A URL run's message: JSON text (one object; an array, or an object a line, for a
+    /// stream) that may be a template as a whole, rendered and then read.
+    Text(Text),
+}
+
 const FIELDS: &[&str] = &["call", "message", "metadata", "proto", "import_paths"];
+
+impl GrpcStep {
+    /// The method it calls, once known (at once for a URL run's step or a step with its own
+    /// `proto`; else at its first call).
+    pub fn method(&self) -> Option<&Method> {
+        self.resolved.get()?.as_ref().ok().map(|(m, _)| m)
+    }
+}
 
 /// A `proto` or `import_paths` value (one path or a list), relative paths read from `dir`.
 fn paths(node: &Node, what: &str, dir: &Path) -> Result<Vec<PathBuf>, StepError> {
@@ -117,7 +140,7 @@ impl Protocol for GrpcProtocol {
         let (service, method) =
             split_call(&text).map_err(|e| StepError::at(call.at, e.to_string()))?;
         let message = match f.get("message") {
-            None => None,
+            None => Message::Empty,
             Some(m) => {
                 if !matches!(m.value, NodeValue::Map(_) | NodeValue::List(_)) {
                     return Err(StepError::at(
@@ -128,7 +151,7 @@ impl Protocol for GrpcProtocol {
                         ),
                     ));
                 }
-                Some(JsonTemplate::compile(t, m)?)
+                Message::Document(JsonTemplate::compile(t, m)?)
             }
         };
         let mut md = Vec::new();
@@ -271,9 +294,12 @@ fn resolve(
     let desc = find_method(pool, &step.service, &step.method, source).map_err(|e| e.to_string())?;
     let method = Method::new(desc).map_err(|e| e.to_string())?;
     let fixed = match &step.message {
-        None => Some(method.frames(None)),
-        Some(m) if m.templates() == 0 => Some(method.frames(Some(&m.document().to_string()))),
-        Some(_) => None,
+        Message::Empty => Some(method.frames(None)),
+        Message::Document(m) if m.templates() == 0 => {
+            Some(method.frames(Some(&m.document().to_string())))
+        }
+        Message::Text(Text::Static(t)) => Some(method.frames(Some(t))),
+        Message::Document(_) | Message::Text(Text::Template(_)) => None,
     };
     let fixed = fixed.transpose().map_err(|e| format!("message: {e}"))?;
     Ok((method, fixed))
@@ -295,6 +321,78 @@ pub struct GrpcClient {
 }
 
 impl GrpcClient {
+    /// A client of `cfg`'s server: the host resolved, TLS configured, and the descriptors
+    /// loaded (the server's reflection asked now, for `cfg`'s service only). Each error is the
+    /// input's but [`GrpcError::Unanswered`].
+    pub async fn new(cfg: &GrpcConfig) -> Result<GrpcClient, GrpcError> {
+        let (service, _) = cfg.service_method()?;
+        let target = Target::new(cfg)?;
+        let base = target.headers(metadata(&cfg.metadata)?);
+        let pool = target.descriptors(cfg, &service).await?;
+        Ok(GrpcClient {
+            target,
+            pool: Ok(pool),
+            source: cfg.descriptors.clone(),
+            base,
+            per_user: 1.0 / cfg.streams.max(1) as f64,
+            connections: cfg.connections,
+        })
+    }
+
+    /// `throng run grpc://…`: `cfg`'s call as a one-step plan, its message (`cfg.data`)
+    /// encoded once, before the load.
+    pub async fn one_step(cfg: GrpcConfig) -> Result<OneStep<GrpcClient>, GrpcError> {
+        let (client, step, label) = Self::url_step(&cfg, None).await?;
+        OneStep::new(client, step, label).map_err(|e| GrpcError::Message(e.message))
+    }
+
+    /// `throng run grpc://…` whose message is a template (`{"id": {{ seq() }}}`): `data` is
+    /// rendered by `render` and encoded on every call. `cfg.data` should be one rendering of it,
+    /// so that a message that does not fit the method is refused before the load; a call whose
+    /// rendering does not fit fails (class `check`).
+    pub async fn one_step_per_call<R: Render>(
+        cfg: GrpcConfig,
+        data: Text,
+        render: R,
+    ) -> Result<OneStep<GrpcClient, R>, GrpcError> {
+        let (client, step, label) = Self::url_step(&cfg, Some(data)).await?;
+        let one = OneStep::new(client, step, label).map_err(|e| GrpcError::Message(e.message))?;
+        Ok(one.rendered_by(render))
+    }
+
+    /// The client, step and label of a URL run: the method found and `cfg.data` encoded now,
+    /// so that each mistake is said before the load.
+    async fn url_step(
+        cfg: &GrpcConfig,
+        per_call: Option<Text>,
+    ) -> Result<(GrpcClient, GrpcStep, String), GrpcError> {
+        let client = GrpcClient::new(cfg).await?;
+        let (service, method) = cfg.service_method()?;
+        let pool = match &client.pool {
+            Ok(pool) => pool,
+            Err(e) => return Err(GrpcError::Message(e.clone())),
+        };
+        let desc = find_method(pool, &service, &method, &cfg.descriptors)?;
+        let found = Method::new(desc)?;
+        let frames = found
+            .frames(cfg.data.as_deref())
+            .map_err(GrpcError::Message)?;
+        let (message, fixed) = match (per_call, &cfg.data) {
+            (Some(t), _) => (Message::Text(t), None),
+            (None, Some(d)) => (Message::Text(Text::Static(d.clone())), Some(frames)),
+            (None, None) => (Message::Empty, Some(frames)),
+        };
+        let step = GrpcStep {
+            at: Place::default(),
+            service,
+            method,
+            message,
+            metadata: Vec::new(),
+            resolved: OnceLock::from(Ok((found, fixed))),
+        };
+        Ok((client, step, cfg.label()))
+    }
+
     fn resolve(&self, step: &GrpcStep) -> Result<Resolved, String> {
         match &self.pool {
             Ok(pool) => resolve(pool, step, &self.source),
@@ -308,14 +406,17 @@ impl GrpcClient {
         method: &Method,
         r: &dyn Render,
     ) -> Result<Vec<Bytes>, String> {
-        let Some(message) = &step.message else {
-            return method.frames(None);
-        };
-        // The JSON mapping reads int64 and enums from strings too.
-        let doc = message.render(r)?;
-        let messages =
-            crate::message::from_value(&method.desc.input(), doc, method.client_streams())?;
-        Ok(messages.iter().map(|m| crate::call::frame(m)).collect())
+        match &step.message {
+            Message::Empty => method.frames(None),
+            Message::Text(t) => method.frames(Some(&r.render(t)?)),
+            Message::Document(message) => {
+                // The JSON mapping reads int64 and enums from strings too.
+                let doc = message.render(r)?;
+                let messages =
+                    crate::message::from_value(&method.desc.input(), doc, method.client_streams())?;
+                Ok(messages.iter().map(|m| crate::call::frame(m)).collect())
+            }
+        }
     }
 
     fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<HeaderMap, String> {
@@ -420,7 +521,7 @@ impl Client for GrpcClient {
             .map_err(|e| StepError::at(step.at, e.clone()))?;
         // A message with templates is encoded per call; its field names are checked now.
         match &step.message {
-            Some(m) if m.templates() > 0 => crate::message::check_fields(
+            Message::Document(m) if m.templates() > 0 => crate::message::check_fields(
                 &method.desc.input(),
                 m.document(),
                 method.client_streams(),
@@ -462,7 +563,7 @@ mod tests {
         let step = ok;
         assert_eq!(step.service, "helloworld.Greeter");
         assert_eq!(step.metadata[0].0, "x-id");
-        assert_eq!(step.message.as_ref().unwrap().templates(), 1);
+        assert!(matches!(&step.message, Message::Document(m) if m.templates() == 1));
         for (bad, says) in [
             (
                 serde_json::json!({"call": "Greeter"}),

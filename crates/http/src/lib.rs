@@ -16,6 +16,8 @@ mod classify;
 mod codec;
 mod config;
 mod driver;
+#[cfg(feature = "clap")]
+pub mod flags;
 mod step;
 mod url;
 

@@ -17,6 +17,8 @@ use throng_report::{Format, Level, Threshold};
 
 use crate::{Grid, Run, RunError, Show};
 
+pub use crate::request::{positive, ProtocolFlags, RequestFlags, BODY, HEADER, STREAMS};
+
 fn input(m: impl Into<String>) -> RunError {
     RunError::Input(m.into())
 }

@@ -48,6 +48,8 @@ pub mod flags;
 mod grid;
 mod outputs;
 mod progress;
+#[cfg(feature = "clap")]
+mod request;
 mod samples;
 mod signals;
 

@@ -1,9 +1,8 @@
-//! The driver: a target (how to reach the server), methods (what to call) and the call itself,
-//! for the four call kinds.
+//! A target (how to reach the server), methods (what to call) and the call itself, for the four
+//! call kinds: what [`crate::GrpcClient`] sends its steps with.
 
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,15 +11,15 @@ use http::uri::PathAndQuery;
 use http::{HeaderMap, HeaderValue, Request};
 use prost_reflect::{DescriptorPool, MethodDescriptor};
 use rustls::pki_types::ServerName;
-use throng_core::step::{Render, Reply, Text};
-use throng_core::{Driver, ErrorClass, Outcome, PartsInfo, Status, StepInfo};
+use throng_core::step::Reply;
+use throng_core::{ErrorClass, Outcome, Status};
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 
 use crate::call::{self, CallError};
 use crate::classify::classify;
 use crate::config::{Descriptors, GrpcConfig, GrpcError};
 use crate::conn::{Connector, H2Conn, Pool, Slot};
-use crate::descriptors::{compile_protos, find_method, read_protoset};
+use crate::descriptors::{compile_protos, read_protoset};
 use crate::message;
 
 /// The four kinds of gRPC call.
@@ -382,138 +381,5 @@ fn reply(method: &Method, status: Status, md: &HeaderMap, replies: &[Bytes]) -> 
             .map(|j| Bytes::from(j.to_string()))
             .unwrap_or_default(),
         json,
-    }
-}
-
-/// `throng run grpc://...`: one method, its requests encoded once.
-pub struct GrpcDriver {
-    cfg: GrpcConfig,
-    target: Target,
-    method: Method,
-    uri: http::Uri,
-    frames: Vec<Bytes>,
-    headers: HeaderMap,
-    /// `-d` holding templates, rendered and encoded per call instead of `frames`.
-    per_call: Option<(Text, Arc<dyn Render + Send + Sync>)>,
-}
-
-impl GrpcDriver {
-    /// Renders `data` (a `-d` holding templates, `{{ seq() }}`) with `render` and encodes it on
-    /// every call, instead of the message encoded once. `new`'s `cfg.data` should be one
-    /// rendering of it, so that a message that does not fit the method is refused before the
-    /// load; a call whose rendering does not fit fails (class `check`).
-    pub fn rendered_per_call(mut self, data: Text, render: Arc<dyn Render + Send + Sync>) -> Self {
-        self.per_call = Some((data, render));
-        self
-    }
-
-    /// Prepares a driver: resolves the host, loads the descriptors (reflection asks the server
-    /// now), finds the method and encodes the request. Every error here is bad input, found
-    /// before any load.
-    pub async fn new(cfg: GrpcConfig) -> Result<Self, GrpcError> {
-        let (service, method) = cfg.service_method()?;
-        let target = Target::new(&cfg)?;
-        let headers = target.headers(metadata(&cfg.metadata)?);
-        let pool = target.descriptors(&cfg, &service).await?;
-        let desc = find_method(&pool, &service, &method, &cfg.descriptors)?;
-        let method = Method::new(desc)?;
-        let frames = method
-            .frames(cfg.data.as_deref())
-            .map_err(GrpcError::Message)?;
-        Ok(GrpcDriver {
-            cfg,
-            uri: target.uri(&method),
-            target,
-            method,
-            frames,
-            headers,
-            per_call: None,
-        })
-    }
-
-    /// The configuration in use.
-    pub fn config(&self) -> &GrpcConfig {
-        &self.cfg
-    }
-
-    /// The method called.
-    pub fn method(&self) -> &Method {
-        &self.method
-    }
-
-    /// Sends one call on a session (for tests and library callers that want the reply).
-    pub async fn send(&self, session: &mut Session, want_reply: bool) -> (Outcome, Option<Reply>) {
-        let rendered;
-        let frames = match &self.per_call {
-            None => &self.frames,
-            Some((data, render)) => {
-                let encoded = render
-                    .render(data)
-                    .and_then(|d| self.method.frames(Some(&d)));
-                match encoded {
-                    Ok(f) => {
-                        rendered = f;
-                        &rendered
-                    }
-                    Err(e) => {
-                        let failed = Outcome::failed(ErrorClass::Check, format!("-d: {e}"));
-                        return (failed, None);
-                    }
-                }
-            }
-        };
-        self.target
-            .call(
-                session,
-                &self.method,
-                &self.uri,
-                frames,
-                &self.headers,
-                want_reply,
-            )
-            .await
-    }
-}
-
-impl Driver for GrpcDriver {
-    type Worker = Pool;
-    type Session = Session;
-
-    fn steps(&self) -> Vec<StepInfo> {
-        vec![StepInfo {
-            label: self.cfg.label(),
-        }]
-    }
-
-    /// The messages of a server-streaming or bidi method's replies: `LABEL (messages)`.
-    fn parts(&self) -> Vec<PartsInfo> {
-        match self.method.server_streams() {
-            true => vec![PartsInfo {
-                label: format!("{} (messages)", self.cfg.label()),
-                step: 0,
-            }],
-            false => Vec::new(),
-        }
-    }
-
-    fn worker(&self) -> Pool {
-        self.worker_of(0, 1)
-    }
-
-    /// With `connections`, this worker's share of them (see [`Pool::share`]).
-    fn worker_of(&self, index: usize, workers: usize) -> Pool {
-        Pool::share(self.cfg.connections, index, workers)
-    }
-
-    fn session(&self, pool: &Pool, _user: u64) -> Session {
-        self.target.session(pool)
-    }
-
-    async fn connect(&self, session: &mut Session, _step: usize) -> Result<(), Outcome> {
-        self.target.connect(session).await
-    }
-
-    async fn execute(&self, session: &mut Session, _step: usize) -> Outcome {
-        self.send(session, false).await.0
     }
 }

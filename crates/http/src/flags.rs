@@ -1,0 +1,235 @@
+//! HTTP's own flags on `throng run` (`clap` feature): `-m`, `--http2` and `--no-keepalive`,
+//! and the URL run they make with the shared request flags: `throng run http://…` as a
+//! one-step plan, its templated parts (`{{ seq() }}` in the path, a header or the body) rendered
+//! per call and the rest prepared once.
+
+use std::sync::Arc;
+
+use clap::Args;
+use throng_core::step::{ClientOptions, OneStep, Render, StaticOnly};
+use throng_core::RunPlan;
+use throng_run::flags::{ProtocolFlags, RequestFlags, BODY, HEADER, STREAMS};
+use throng_run::RunError;
+use throng_scenario::template::Calls;
+
+use crate::{HttpClient, HttpConfig, HttpOptions, PerCall};
+
+fn input(m: impl Into<String>) -> RunError {
+    RunError::Input(m.into())
+}
+
+/// HTTP's flags of `throng run`.
+#[derive(Debug, Clone, Args)]
+pub struct HttpFlags {
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET", help_heading = "Request")]
+    pub method: String,
+    /// Speak HTTP/2 (h2c prior knowledge over http://, ALPN h2 over https://).
+    #[arg(long, help_heading = "Request")]
+    pub http2: bool,
+    /// HTTP/1.1: open a new connection for every request.
+    #[arg(long, visible_alias = "disable-keepalive", help_heading = "Request")]
+    pub no_keepalive: bool,
+}
+
+impl Default for HttpFlags {
+    fn default() -> Self {
+        HttpFlags {
+            method: "GET".into(),
+            http2: false,
+            no_keepalive: false,
+        }
+    }
+}
+
+/// `throng run http://…`'s one-step plan: its templated parts rendered per call, if any.
+pub type UrlDriver = OneStep<HttpClient, Arc<dyn Render + Send + Sync>>;
+
+impl HttpFlags {
+    /// The transport of `request` and these flags on a target's configuration: HTTP/2,
+    /// keep-alive, timeouts, TLS trust.
+    pub fn transport(&self, request: &RequestFlags, http: &mut HttpConfig) -> Result<(), RunError> {
+        http.http2 = self.http2;
+        http.streams = request.streams()?;
+        http.keepalive = !self.no_keepalive;
+        http.timeout = request.timeout()?;
+        http.connect_timeout = request.connect_timeout()?;
+        http.insecure = request.insecure;
+        http.cacert = request.cacert.clone();
+        Ok(())
+    }
+
+    /// The configuration of a run of `url` with `request`, and the parts that are templates
+    /// (compiled into `calls`), every bad value named with its flag.
+    pub fn config(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+        calls: &mut Calls,
+    ) -> Result<(HttpConfig, PerCall), RunError> {
+        let mut per_call = PerCall::default();
+        // A templated path is no URI yet: the configuration gets `/`, the step the template.
+        let (base, path) = match split_path(url) {
+            Some((base, path)) if is_template(path) => {
+                let text = calls
+                    .compile(path)
+                    .map_err(|e| input(format!("{url}: the path's template: {e}")))?;
+                per_call.path = Some(text);
+                (format!("{base}/"), Some(path))
+            }
+            _ => (url.to_string(), None),
+        };
+        let mut http = HttpConfig::new(&base).map_err(|e| input(e.to_string()))?;
+        http.method = self
+            .method
+            .to_uppercase()
+            .parse()
+            .map_err(|_| input(format!("-m/--method {:?}: not an HTTP method", self.method)))?;
+        for h in &request.headers {
+            match h.split_once(':') {
+                Some((name, value)) if is_template(value) => {
+                    let name = name.trim().parse().map_err(|_| {
+                        input(format!("-H {h:?}: `{}` is not a header name", name.trim()))
+                    })?;
+                    let text = calls
+                        .compile(value.trim())
+                        .map_err(|e| input(format!("-H {h:?}: {e}")))?;
+                    per_call.headers.push((name, text));
+                }
+                _ => http.header(h).map_err(|e| input(format!("-H {e}")))?,
+            }
+        }
+        if let Some(body) = request.body()? {
+            // Bytes that are not text (a file's) are sent as they are.
+            if let Ok(text) = std::str::from_utf8(&body) {
+                if is_template(text) {
+                    let t = calls
+                        .compile(text)
+                        .map_err(|e| input(format!("-d/--body's template: {e}")))?;
+                    per_call.body = Some(t);
+                }
+            }
+            http.body = body.into();
+        }
+        self.transport(request, &mut http)?;
+        if request.cacert.is_some() && !http.is_tls() {
+            return Err(input(format!(
+                "--cacert applies to https:// targets; {url} is plain http"
+            )));
+        }
+        http.label = request.label.clone();
+        if let (None, Some(path)) = (&request.label, path) {
+            http.label = Some(format!("{} {}", http.method, path));
+        }
+        Ok((http, per_call))
+    }
+
+    /// The one-step plan of a run of `url`, and the connections it opens at most under `plan`.
+    pub fn url_driver(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+        plan: &RunPlan,
+    ) -> Result<(UrlDriver, u64), RunError> {
+        let mut calls = Calls::default();
+        let (http, per_call) = self.config(url, request, &mut calls)?;
+        let connections = match http.http2 {
+            true => plan.peak_concurrency().div_ceil(http.streams as u64),
+            false => plan.peak_concurrency(),
+        };
+        let bad = |e: crate::HttpConfigError| input(e.to_string());
+        let templated = per_call.path.is_some() || per_call.body.is_some();
+        // Only a request with templates pays for rendering; the rest is prepared once for the
+        // run.
+        let driver = match templated || !per_call.headers.is_empty() {
+            false => HttpClient::one_step(http)
+                .map_err(bad)?
+                .rendered_by(Arc::new(StaticOnly) as Arc<dyn Render + Send + Sync>),
+            true => HttpClient::one_step_per_call(
+                http,
+                per_call,
+                Arc::new(calls) as Arc<dyn Render + Send + Sync>,
+            )
+            .map_err(bad)?,
+        };
+        Ok((driver, connections))
+    }
+}
+
+fn is_template(s: &str) -> bool {
+    s.contains("{{") || s.contains("{%")
+}
+
+/// A URL split before its path (`http://host:8080`, `/a/b?c`), if it has one.
+fn split_path(url: &str) -> Option<(&str, &str)> {
+    let after = url.find("://")? + 3;
+    let slash = after + url[after..].find('/')?;
+    Some(url.split_at(slash))
+}
+
+impl ProtocolFlags for HttpFlags {
+    fn protocol(&self) -> &'static str {
+        "http"
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &["http", "https"]
+    }
+
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.method.eq_ignore_ascii_case("GET") {
+            given.push("-m/--method");
+        }
+        if self.http2 {
+            given.push("--http2");
+        }
+        if self.no_keepalive {
+            given.push("--no-keepalive");
+        }
+        given
+    }
+
+    fn clear(&mut self) {
+        *self = HttpFlags::default();
+    }
+
+    fn reads(&self) -> &'static [&'static str] {
+        &[HEADER, BODY, STREAMS]
+    }
+
+    fn check_url(&self, request: &RequestFlags) -> Result<(), RunError> {
+        // HTTP/1.1 opens a connection per user: only HTTP/2 shares one among --streams users.
+        if request.streams.is_some() && !self.http2 {
+            return Err(input(
+                "--streams is how many users share an HTTP/2 connection: give --http2 too \
+                 (HTTP/1.1 opens a connection per user: -c)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn scenario_options(
+        &self,
+        options: ClientOptions,
+        _targets: usize,
+        _source: &str,
+    ) -> Result<ClientOptions, RunError> {
+        if !self.method.eq_ignore_ascii_case("GET") {
+            return Err(input(
+                "-m, -d and --label do not apply to a scenario file: its steps say what they send",
+            ));
+        }
+        // Every header must be one HTTP can send, whichever targets the file has.
+        let mut probe = HttpConfig::new("http://127.0.0.1/").map_err(|e| input(e.to_string()))?;
+        for (name, value) in &options.headers {
+            probe
+                .header(&format!("{name}: {value}"))
+                .map_err(|e| input(format!("-H {e}")))?;
+        }
+        Ok(options.with(HttpOptions {
+            http2: self.http2,
+            keepalive: !self.no_keepalive,
+        }))
+    }
+}

@@ -1,0 +1,222 @@
+//! The request flags protocols share, and the contract of a protocol's own flags: what
+//! `throng run` flattens beside [`super::flags::RunFlags`] for the protocols it speaks, and
+//! what a protocol of a library user's can offer the same way.
+//!
+//! The split: [`RequestFlags`] holds what means the same to every protocol that reads it
+//! (headers, a body, timeouts, TLS trust, the label, streams a connection) and turns it into
+//! core's neutral [`ClientOptions`]; each protocol's crate holds a struct of its own flags
+//! (`--http2`, `--call`, `--sql`) implementing [`ProtocolFlags`], so that the command line
+//! decides whether a flag applies to a run without knowing any protocol by name.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use throng_core::stages::parse_duration;
+use throng_core::step::ClientOptions;
+
+use crate::RunError;
+
+fn input(m: impl Into<String>) -> RunError {
+    RunError::Input(m.into())
+}
+
+/// The request flags every protocol may read; which ones it does, it says
+/// ([`ProtocolFlags::reads`]).
+#[derive(Debug, Clone, Args)]
+pub struct RequestFlags {
+    /// A request header, 'name: value' (repeatable); gRPC: metadata.
+    #[arg(short = 'H', long = "header", help_heading = "Request")]
+    pub headers: Vec<String>,
+    /// The request body, or @FILE to read it from a file; gRPC: the message as JSON.
+    #[arg(short = 'd', long = "body", help_heading = "Request")]
+    pub body: Option<String>,
+    /// HTTP/2 and gRPC: how many users or in-flight requests share one connection [default:
+    /// 100].
+    #[arg(long, help_heading = "Request")]
+    pub streams: Option<usize>,
+    /// Per-request timeout, from send to the last byte of the response.
+    #[arg(short = 't', long, default_value = "30s", help_heading = "Request")]
+    pub timeout: String,
+    /// Connect timeout (TCP and TLS).
+    #[arg(long, default_value = "10s", help_heading = "Request")]
+    pub connect_timeout: String,
+    /// Accept any TLS certificate.
+    #[arg(short = 'k', long, help_heading = "Request")]
+    pub insecure: bool,
+    /// Trust the PEM certificates in this file instead of the built-in roots.
+    #[arg(long, help_heading = "Request")]
+    pub cacert: Option<PathBuf>,
+    /// The row label in results [default: METHOD /path].
+    #[arg(long, help_heading = "Request")]
+    pub label: Option<String>,
+}
+
+impl Default for RequestFlags {
+    fn default() -> Self {
+        RequestFlags {
+            headers: Vec::new(),
+            body: None,
+            streams: None,
+            timeout: "30s".into(),
+            connect_timeout: "10s".into(),
+            insecure: false,
+            cacert: None,
+            label: None,
+        }
+    }
+}
+
+/// `-H`.
+pub const HEADER: &str = "-H/--header";
+/// `-d`.
+pub const BODY: &str = "-d/--body";
+/// `--streams`.
+pub const STREAMS: &str = "--streams";
+
+impl RequestFlags {
+    /// The flags given that a protocol may not read (`-H`, `-d`, `--streams`); the rest apply
+    /// to every protocol.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.headers.is_empty() {
+            given.push(HEADER);
+        }
+        if self.body.is_some() {
+            given.push(BODY);
+        }
+        if self.streams.is_some() {
+            given.push(STREAMS);
+        }
+        given
+    }
+
+    /// Takes back the flag `flag` names (one of [`RequestFlags::given`]'s).
+    pub fn clear(&mut self, flag: &str) {
+        match flag {
+            HEADER => self.headers.clear(),
+            BODY => self.body = None,
+            STREAMS => self.streams = None,
+            _ => {}
+        }
+    }
+
+    /// `--streams`, or its default (100).
+    pub fn streams(&self) -> Result<usize, RunError> {
+        match self.streams.unwrap_or(100) {
+            0 => Err(input("--streams must be at least 1")),
+            n => Ok(n),
+        }
+    }
+
+    /// `-t/--timeout`.
+    pub fn timeout(&self) -> Result<Duration, RunError> {
+        positive("-t/--timeout", &self.timeout)
+    }
+
+    /// `--connect-timeout`.
+    pub fn connect_timeout(&self) -> Result<Duration, RunError> {
+        positive("--connect-timeout", &self.connect_timeout)
+    }
+
+    /// `-d`'s bytes: as written, or a file's (`@FILE`).
+    pub fn body(&self) -> Result<Option<Vec<u8>>, RunError> {
+        let Some(body) = &self.body else {
+            return Ok(None);
+        };
+        match body.strip_prefix('@') {
+            Some(path) => std::fs::read(path)
+                .map(Some)
+                .map_err(|e| input(format!("-d @{path}: cannot read the file: {e}"))),
+            None => Ok(Some(body.clone().into_bytes())),
+        }
+    }
+
+    /// `-d` as text (a file's must be UTF-8).
+    pub fn body_text(&self) -> Result<Option<String>, RunError> {
+        self.body()?
+            .map(|b| {
+                String::from_utf8(b).map_err(|_| {
+                    input(format!(
+                        "-d {}: not UTF-8 text",
+                        self.body.as_deref().unwrap_or_default()
+                    ))
+                })
+            })
+            .transpose()
+    }
+
+    /// Each `-H` as `(name, value)`, trimmed; a line without `:` is refused.
+    pub fn headers(&self) -> Result<Vec<(String, String)>, RunError> {
+        self.headers
+            .iter()
+            .map(|h| match h.split_once(':') {
+                Some((n, v)) if !n.trim().is_empty() => {
+                    Ok((n.trim().to_string(), v.trim().to_string()))
+                }
+                _ => Err(input(format!(
+                    "-H {h:?}: write 'name: value', e.g. -H 'accept: application/json'"
+                ))),
+            })
+            .collect()
+    }
+
+    /// The neutral options of every target: timeouts, TLS trust, streams and headers.
+    pub fn options(&self) -> Result<ClientOptions, RunError> {
+        Ok(ClientOptions {
+            timeout: self.timeout()?,
+            connect_timeout: self.connect_timeout()?,
+            insecure: self.insecure,
+            cacert: self.cacert.clone(),
+            streams: self.streams()?,
+            headers: self.headers()?,
+            ..ClientOptions::default()
+        })
+    }
+}
+
+/// A duration longer than zero, named by its flag when it is not.
+pub fn positive(flag: &str, v: &str) -> Result<Duration, RunError> {
+    let d = parse_duration(v).map_err(|e| {
+        input(format!(
+            "{flag} {v:?}: not a duration ({e}); write e.g. 30s, 2m, 250ms"
+        ))
+    })?;
+    if d.is_zero() {
+        return Err(input(format!(
+            "{flag} {v:?}: must be longer than zero (every request would fail at once)"
+        )));
+    }
+    Ok(d)
+}
+
+/// A protocol's own flags on `throng run` (a clap struct in the protocol's crate, flattened
+/// beside [`RequestFlags`]): enough for the command line to say whether a flag applies to a
+/// run's targets, to take a side's flags back in a grid of several protocols, and to give a
+/// scenario's targets their options, without naming the protocol.
+pub trait ProtocolFlags: Send + Sync {
+    /// The protocol's name, as [`throng_core::step::Protocol::name`] says it.
+    fn protocol(&self) -> &'static str;
+    /// Its URL schemes, for messages (`grpc://`, `grpcs://`).
+    fn schemes(&self) -> &'static [&'static str];
+    /// The flags given, as messages name them (`--call`).
+    fn given(&self) -> Vec<&'static str>;
+    /// Takes them all back.
+    fn clear(&mut self);
+    /// Which of [`RequestFlags::given`]'s it reads ([`HEADER`], [`BODY`], [`STREAMS`]).
+    fn reads(&self) -> &'static [&'static str];
+    /// Whether the flags make sense for a URL run of this protocol with `request`: `--streams`
+    /// without `--http2` does not. Said before any load.
+    fn check_url(&self, _request: &RequestFlags) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// Its options for a scenario's targets, added to `options`; `targets` is how many of
+    /// the scenario's targets are this protocol's, and a flag that then means nothing (one
+    /// for a URL run only, or for targets the file has none of) is refused, naming `source`.
+    fn scenario_options(
+        &self,
+        options: ClientOptions,
+        targets: usize,
+        source: &str,
+    ) -> Result<ClientOptions, RunError>;
+}
