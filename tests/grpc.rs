@@ -785,3 +785,36 @@ async fn users_waiting_for_a_connection_share_its_failure() {
     let max = s.total.latency.max();
     assert!(max < 1_500_000, "{max} µs");
 }
+
+/// `examples/grpc.rs` (gRPC from the library, no command line) does what its doc says: 2,000
+/// calls answered, its thresholds held (exit 0), its JSON result written with those counts.
+/// `cargo test` builds the examples beside the tests.
+#[test]
+fn the_grpc_example_runs_on_the_library_alone() {
+    let exe = std::env::current_exe().expect("the test's path");
+    let example = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|dir| dir.join("examples").join("grpc"))
+        .expect("the target directory");
+    assert!(
+        example.exists(),
+        "{}: build it (cargo test builds every example; cargo build --example grpc)",
+        example.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let out = std::process::Command::new(&example)
+        .arg(&json)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the example runs");
+    let said = common::said(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("the greeter answered 2000 calls"), "{said}");
+    let result: throng::report::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result.total.samples, 2_000);
+    assert_eq!(result.total.errors, 0);
+    assert!(result.passed());
+}

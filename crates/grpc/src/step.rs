@@ -21,6 +21,7 @@
 //! descriptors are loaded, its method found and its message encoded before the load, and a
 //! message holding templates (`-d '{"id": {{ seq() }}}'`) is rendered and encoded per call.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -72,6 +73,8 @@ pub struct GrpcStep {
     /// The method and (when nothing in the message is a template) its encoded requests, found
     /// at the first call: a step's target is fixed, so the answer never changes.
     resolved: OnceLock<Result<Resolved, String>>,
+    /// Its calls' URI, made at the first call (a step's target is fixed).
+    uri: OnceLock<http::Uri>,
 }
 
 /// What a step sends.
@@ -171,6 +174,7 @@ impl Protocol for GrpcProtocol {
             message,
             metadata: md,
             resolved: OnceLock::new(),
+            uri: OnceLock::new(),
         };
         if let Some(p) = f.get("proto") {
             let files = paths(p, "proto", t.dir())?;
@@ -389,6 +393,7 @@ impl GrpcClient {
             message,
             metadata: Vec::new(),
             resolved: OnceLock::from(Ok((found, fixed))),
+            uri: OnceLock::new(),
         };
         Ok((client, step, cfg.label()))
     }
@@ -419,9 +424,9 @@ impl GrpcClient {
         }
     }
 
-    fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<HeaderMap, String> {
+    fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<Cow<'_, HeaderMap>, String> {
         if step.metadata.is_empty() {
-            return Ok(self.base.clone());
+            return Ok(Cow::Borrowed(&self.base));
         }
         let mut pairs = Vec::new();
         for (k, v) in &step.metadata {
@@ -430,7 +435,7 @@ impl GrpcClient {
         let extra = metadata(&pairs).map_err(|e| e.to_string())?;
         let mut all = self.base.clone();
         all.extend(extra.into_headers());
-        Ok(all)
+        Ok(Cow::Owned(all))
     }
 }
 
@@ -488,9 +493,9 @@ impl Client for GrpcClient {
                 )
             }
         };
-        let uri = self.target.uri(method);
+        let uri = step.uri.get_or_init(|| self.target.uri(method));
         self.target
-            .call(s, method, &uri, requests, &md, want_reply)
+            .call(s, method, uri, requests, &md, want_reply)
             .await
     }
 
