@@ -78,7 +78,7 @@ impl Prometheus {
             _dir: dir,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !get(port, "/-/ready").is_some_and(|(s, _)| s == 200) {
+        while get(port, "/-/ready").is_none_or(|(s, _)| s != 200) {
             assert!(Instant::now() < deadline, "Prometheus did not get ready");
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -395,8 +395,8 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
     let p = Prometheus::start(None);
     let url = p.write_url();
     let dir = tempfile::tempdir().unwrap();
-    // An open-loop run against a container the run watches (CPU, memory), with errors (a 404
-    // step), and a SQL run with the database's own counters.
+    // An open-loop run against a container the run watches (CPU, memory), one with errors (404
+    // answers), and a SQL run with the database's own counters.
     crate::docker_stats::require_engine();
     let pid = std::process::id();
     let (name, image) = (
@@ -423,16 +423,25 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
             &url,
             "--metrics-interval",
             "1s",
+            "--metrics-label",
+            "run=container",
         ],
         dir.path(),
         "container",
     );
-    let missing = format!("http://127.0.0.1:{port}/missing");
+    let not_found = format!("http://127.0.0.1:{port}/status/404");
     run(
-        &missing,
-        &["-n", "50", "--metrics-push", &url],
+        &not_found,
+        &[
+            "-n",
+            "50",
+            "--metrics-push",
+            &url,
+            "--metrics-label",
+            "run=404",
+        ],
         dir.path(),
-        "missing",
+        "not-found",
     );
     let pg = throng::testbed::Postgres::shared()
         .expect("PostgreSQL")
@@ -453,6 +462,8 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
             &url,
             "--metrics-interval",
             "1s",
+            "--metrics-label",
+            "run=sql",
         ],
         dir.path(),
         "sql",
@@ -476,8 +487,10 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
         }
     }
     assert!(n >= 10, "{n} queries");
-    let errors = p.query("sum(increase(throng_errors_total{class=\"http_status\"}[1m]))");
-    assert!(errors[0].1 > 0.0, "{errors:?}");
+    let errors = p.query("sum(last_over_time(throng_errors_total{class=\"http_status\"}[5m]))");
+    assert_eq!(errors[0].1, 50.0, "the 404 run's requests, one error each");
+    let runs = p.query("count by (run) (last_over_time(throng_elapsed_seconds[5m]))");
+    assert_eq!(runs.len(), 3, "each run's own label: {runs:?}");
 }
 
 #[test]
@@ -518,6 +531,26 @@ fn bad_metrics_flags_exit_2_naming_the_flag() {
                 "0s",
             ],
             s("--metrics-interval \"0s\": must be longer than 0"),
+        ),
+        (
+            vec![
+                url,
+                "--metrics-push",
+                "http://x/",
+                "--metrics-label",
+                "shard=1",
+            ],
+            s("--metrics-label \"shard=1\": \"shard\" is a label throng's series have already"),
+        ),
+        (
+            vec![
+                url,
+                "--metrics-push",
+                "http://x/",
+                "--metrics-label",
+                "testid",
+            ],
+            s("--metrics-label \"testid\": write KEY=VALUE"),
         ),
         (
             vec![url, "--metrics-linger", "3s"],

@@ -33,7 +33,7 @@ impl Collector for Runs {
                     "throng_metrics_pushes",
                     "Remote write pushes of this process, by result.",
                     None,
-                    vec![("result", result.to_string())],
+                    vec![("result".into(), result.to_string())],
                     Value::Count(n),
                 );
             }

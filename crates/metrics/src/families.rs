@@ -2,6 +2,7 @@
 //! neutral form that the exposition ([`crate::expose`]) and remote write ([`crate::push`]) both
 //! write out, so the two can never disagree on a name or a number.
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 use hdrhistogram::Histogram;
@@ -11,7 +12,7 @@ use prometheus_client::registry::Unit;
 use throng_core::{LabelStats, Snapshot};
 
 /// The labels of one series, in the order they were given (remote write sorts them).
-pub(crate) type Labels = Vec<(&'static str, String)>;
+pub(crate) use crate::Labels;
 
 /// The bucket bounds of every latency histogram, in seconds: 8 µs × 2^(j/8) for j = 0..=192
 /// (8 µs to 134 s), each rounded to 4 significant figures. Consecutive bounds are at most
@@ -181,7 +182,7 @@ impl Families {
     pub(crate) fn run(&mut self, run: &Labels, s: &Snapshot) {
         let with = |extra: &[(&'static str, String)]| -> Labels {
             let mut l = run.clone();
-            l.extend(extra.iter().cloned());
+            l.extend(extra.iter().map(|(k, v)| (Cow::Borrowed(*k), v.clone())));
             l
         };
         for row in &s.labels {
@@ -382,7 +383,7 @@ impl Families {
             ("dropped", r.dropped),
         ] {
             let mut l = labels.clone();
-            l.push(("outcome", outcome.to_string()));
+            l.push(("outcome".into(), outcome.to_string()));
             self.add(count.0, count.1, None, l, Value::Count(n));
         }
         for ((name, help), h) in [(latency, &r.latency), (service, &r.service)] {

@@ -19,6 +19,7 @@ mod expose;
 mod families;
 mod push;
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,9 +30,23 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 pub use families::{BOUNDS, QUANTILE_ERROR};
 
-/// The labels of a run's series besides their own (`side`, `level`, `round`, `shard`), as
-/// name and value.
-pub type Labels = Vec<(&'static str, String)>;
+/// The labels of a run's series besides their own (`side`, `level`, `round`, `shard`, and the
+/// exporter's own, [`Config::labels`]), as name and value.
+pub type Labels = Vec<(Cow<'static, str>, String)>;
+
+/// Label names throng's series use themselves, which [`Config::labels`] may not take.
+pub const OWN_LABELS: [&str; 10] = [
+    "label",
+    "side",
+    "level",
+    "round",
+    "shard",
+    "outcome",
+    "class",
+    "container",
+    "database",
+    "le",
+];
 
 /// What to export, and where.
 #[derive(Debug, Clone)]
@@ -46,6 +61,9 @@ pub struct Config {
     /// How long the endpoint may stay up after the last run, for a scrape to read the final
     /// counts; it closes as soon as one has.
     pub linger: Duration,
+    /// Labels every series gets (a test's name, to tell its runs from others' in one
+    /// Prometheus), checked by [`check_label`].
+    pub labels: Vec<(String, String)>,
 }
 
 impl Default for Config {
@@ -55,6 +73,7 @@ impl Default for Config {
             push: None,
             interval: Duration::from_secs(5),
             linger: Duration::from_secs(15),
+            labels: Vec::new(),
         }
     }
 }
@@ -70,6 +89,9 @@ pub enum MetricsError {
         /// Why.
         reason: String,
     },
+    /// A label of [`Config::labels`] is bad.
+    #[error("{0}")]
+    Label(String),
     /// The remote write URL is bad.
     #[error("{url}: {reason}")]
     Push {
@@ -107,6 +129,7 @@ pub(crate) struct Shared {
     sources: Mutex<Vec<Source>>,
     next: AtomicU64,
     listen: Option<SocketAddr>,
+    labels: Labels,
     push: Option<push::Target>,
     interval: Duration,
     linger: Duration,
@@ -169,6 +192,9 @@ impl Exporter {
     /// Checks the configuration, binds the address (a taken one is an error now, not after the
     /// load) and starts the exporter's thread.
     pub fn start(config: Config) -> Result<Exporter, MetricsError> {
+        for (k, _) in &config.labels {
+            check_label(k).map_err(MetricsError::Label)?;
+        }
         let listener = match &config.listen {
             None => None,
             Some(addr) => Some(bind(addr)?),
@@ -188,6 +214,11 @@ impl Exporter {
             sources: Mutex::new(Vec::new()),
             next: AtomicU64::new(0),
             listen: listener.as_ref().and_then(|l| l.local_addr().ok()),
+            labels: config
+                .labels
+                .iter()
+                .map(|(k, v)| (Cow::Owned(k.clone()), v.clone()))
+                .collect(),
             push,
             interval: config.interval.max(Duration::from_millis(100)),
             linger: config.linger,
@@ -235,10 +266,12 @@ impl Exporter {
     /// Exports a run from now on: its snapshots as they come, labelled with `labels`.
     pub fn watch(&self, labels: Labels, snapshots: watch::Receiver<Arc<Snapshot>>) -> Watch {
         let id = self.shared.next.fetch_add(1, Ordering::Relaxed);
+        let mut all = self.shared.labels.clone();
+        all.extend(labels);
         if let Ok(mut s) = self.shared.sources.lock() {
             s.push(Source {
                 id,
-                labels,
+                labels: all,
                 snapshots,
                 last: None,
                 pushing: self.shared.push.is_some(),
@@ -319,6 +352,28 @@ impl Watch {
             )
         })
     }
+}
+
+/// Checks a label name of [`Config::labels`]: Prometheus' syntax, not reserved (`__`), and not
+/// one throng's series use ([`OWN_LABELS`]).
+pub fn check_label(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let syntax = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !syntax || name.starts_with("__") {
+        return Err(format!(
+            "{name:?} is not a label name (letters, digits and _, not starting with a digit or __)"
+        ));
+    }
+    if OWN_LABELS.contains(&name) {
+        return Err(format!(
+            "{name:?} is a label throng's series have already ({})",
+            OWN_LABELS.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 /// Binds `addr` (`:PORT` is every interface).

@@ -2,6 +2,7 @@
 //! by snappy's raw format, posted over HTTP/1.1 (TLS for `https://`) by hyper on a connection of
 //! throng-net's, one push at a time.
 
+use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -59,7 +60,7 @@ pub(crate) fn write_request(families: &Families, timestamp: i64) -> WriteRequest
     for f in &families.0 {
         let name = f.stored_name();
         for (labels, value) in &f.series {
-            let mut one = |suffix: &str, extra: Option<(&'static str, String)>, v: f64| {
+            let mut one = |suffix: &str, extra: Option<(Cow<'static, str>, String)>, v: f64| {
                 let mut l: Vec<Label> = labels
                     .iter()
                     .chain(extra.as_ref())
@@ -92,7 +93,7 @@ pub(crate) fn write_request(families: &Families, timestamp: i64) -> WriteRequest
                             true => bound.to_string(),
                             false => "+Inf".to_string(),
                         };
-                        one("_bucket", Some(("le", le)), cumulative as f64);
+                        one("_bucket", Some(("le".into(), le)), cumulative as f64);
                     }
                     one("_sum", None, b.sum);
                     one("_count", None, b.count as f64);
@@ -276,7 +277,10 @@ mod tests {
         throng_core::histogram::record(&mut h, 1_000);
         throng_core::histogram::record(&mut h, 2_000);
         let mut f = Families::default();
-        let labels = vec![("shard", "1/3".to_string()), ("label", "GET /".to_string())];
+        let labels = vec![
+            ("shard".into(), "1/3".to_string()),
+            ("label".into(), "GET /".to_string()),
+        ];
         f.add(
             "throng_latency",
             "h",

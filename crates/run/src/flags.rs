@@ -184,6 +184,14 @@ pub struct RunFlags {
     /// final counts [default: 15s, Prometheus' usual scrape interval].
     #[arg(long, value_name = "DURATION", help_heading = "Metrics")]
     pub metrics_linger: Option<String>,
+    /// A label every metric gets, KEY=VALUE (repeatable), e.g. testid=checkout-1 to tell this
+    /// test's runs from others' in one Prometheus.
+    #[arg(
+        long = "metrics-label",
+        value_name = "KEY=VALUE",
+        help_heading = "Metrics"
+    )]
+    pub metrics_labels: Vec<String>,
 }
 
 /// A whole number of at least 1, with a message a person reads (clap's own says
@@ -433,6 +441,7 @@ impl RunFlags {
                     input(format!("--metrics-listen {e}"))
                 }
                 throng_metrics::MetricsError::Push { .. } => input(format!("--metrics-push {e}")),
+                throng_metrics::MetricsError::Label(m) => input(format!("--metrics-label {m}")),
                 other => RunError::Runtime(other.to_string()),
             })
     }
@@ -460,10 +469,30 @@ impl RunFlags {
                 defaults.interval,
             )?,
             linger: duration("--metrics-linger", &self.metrics_linger, defaults.linger)?,
+            labels: self
+                .metrics_labels
+                .iter()
+                .map(|l| {
+                    let (k, v) = l.split_once('=').ok_or_else(|| {
+                        input(format!(
+                            "--metrics-label {l:?}: write KEY=VALUE, e.g. --metrics-label testid=checkout-1"
+                        ))
+                    })?;
+                    throng_metrics::check_label(k.trim())
+                        .map_err(|e| input(format!("--metrics-label {l:?}: {e}")))?;
+                    Ok((k.trim().to_string(), v.to_string()))
+                })
+                .collect::<Result<_, RunError>>()?,
         };
         if self.metrics_interval.is_some() && config.push.is_none() {
             return Err(input(
                 "--metrics-interval is how often --metrics-push pushes: give --metrics-push too",
+            ));
+        }
+        if !config.labels.is_empty() && config.listen.is_none() && config.push.is_none() {
+            return Err(input(
+                "--metrics-label labels the metrics of --metrics-listen or --metrics-push: give \
+                 one of them too",
             ));
         }
         if self.metrics_linger.is_some() && config.listen.is_none() {

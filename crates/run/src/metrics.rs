@@ -70,16 +70,16 @@ mod exporter {
         let mut l: Labels = Vec::new();
         let _ = CELL.try_with(|at| {
             if let Some(s) = &at.side {
-                l.push(("side", s.clone()));
+                l.push(("side".into(), s.clone()));
             }
             if let Some(level) = at.level {
-                l.push(("level", level.to_string()));
+                l.push(("level".into(), level.to_string()));
             }
-            l.push(("round", at.round.to_string()));
+            l.push(("round".into(), at.round.to_string()));
         });
         if !plan.shard.is_whole() {
             l.push((
-                "shard",
+                "shard".into(),
                 format!("{}/{}", plan.shard.index, plan.shard.count),
             ));
         }
