@@ -59,6 +59,8 @@ pub(crate) fn scrape(shared: &Arc<Shared>) -> String {
 pub(crate) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors, most likely: try again a little later.
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             continue;
         };
         let shared = shared.clone();

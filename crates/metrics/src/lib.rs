@@ -446,3 +446,87 @@ async fn push_loop(shared: Arc<Shared>, mut flushes: mpsc::UnboundedReceiver<Flu
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read as _, Write as _};
+    use throng_core::{ClosedLoop, LoadModel, RunPlan, Users};
+
+    fn get(addr: SocketAddr, path: &str) -> String {
+        let mut s = std::net::TcpStream::connect(addr).expect("the endpoint answers");
+        write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").expect("a request");
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("an answer");
+        text
+    }
+
+    #[test]
+    fn a_scrape_reads_the_latest_snapshot_in_openmetrics_text() {
+        let plan = RunPlan::new(
+            "t",
+            LoadModel::Closed(ClosedLoop {
+                users: Users::Fixed(1),
+                requests: Some(3),
+                iterations: None,
+                duration: None,
+                think_time: None,
+            }),
+        );
+        let mut s = Snapshot::empty(Arc::new(plan), &["GET /".to_string()], 0);
+        let (tx, rx) = watch::channel(Arc::new(s.clone()));
+        let e = Exporter::start(Config {
+            listen: Some("127.0.0.1:0".into()),
+            labels: vec![("testid".into(), "t1".into())],
+            ..Config::default()
+        })
+        .expect("an exporter");
+        let addr = e.listening().expect("listening");
+        let _w = e.watch(vec![("side".into(), "go".into())], rx);
+        let text = get(addr, "/metrics");
+        assert!(text.contains("application/openmetrics-text"), "{text}");
+        assert!(
+            text.contains(
+                "throng_requests_total{testid=\"t1\",side=\"go\",label=\"GET /\",outcome=\"succeeded\"} 0\n"
+            ),
+            "{text}"
+        );
+        assert!(text.trim_end().ends_with("# EOF"), "{text}");
+        // The next scrape sees the next snapshot: nothing is cached between scrapes.
+        s.labels[0].samples = 3;
+        s.labels[0].errors = 1;
+        throng_core::histogram::record(&mut s.labels[0].latency, 2_000);
+        tx.send_replace(Arc::new(s));
+        let text = get(addr, "/metrics");
+        for line in [
+            "outcome=\"succeeded\"} 2\n",
+            "outcome=\"failed\"} 1\n",
+            "throng_latency_seconds_count{testid=\"t1\",side=\"go\",label=\"GET /\"} 1\n",
+            "throng_latency_seconds_bucket{testid=\"t1\",side=\"go\",label=\"GET /\",le=\"+Inf\"} 1\n",
+            "# TYPE throng_latency_seconds histogram\n",
+            "# UNIT throng_latency_seconds seconds\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        let other = get(addr, "/");
+        assert!(
+            other.lines().next().is_some_and(|l| l.contains(" 404 ")),
+            "{other}"
+        );
+    }
+
+    #[test]
+    fn labels_of_our_own_and_bad_names_are_refused() {
+        assert!(check_label("testid").is_ok());
+        for bad in ["shard", "label", "__name__", "9x", "a-b", ""] {
+            assert!(check_label(bad).is_err(), "{bad}");
+        }
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let addr = taken.local_addr().expect("its address").to_string();
+        let e = Exporter::start(Config {
+            listen: Some(addr),
+            ..Config::default()
+        });
+        assert!(matches!(e, Err(MetricsError::Listen { .. })));
+    }
+}

@@ -510,6 +510,9 @@ impl RunFlags {
         #[cfg(feature = "metrics")]
         if crate::metrics::process().is_none() {
             if let Some(e) = self.metrics()? {
+                if let (Some(addr), false) = (e.listening(), self.quiet) {
+                    eprintln!("metrics: serving http://{addr}/metrics");
+                }
                 crate::metrics::install(e);
             }
         }

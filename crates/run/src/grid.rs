@@ -309,7 +309,7 @@ impl Grid {
         );
         let mut done = GridFinished { result, failures };
         self.write(&mut done);
-        crate::metrics::linger().await;
+        crate::metrics::linger(self.messages).await;
         Ok(done)
     }
 
@@ -376,7 +376,7 @@ impl Grid {
         let mut done = GridFinished { result, failures };
         self.sides.clear();
         self.write(&mut done);
-        crate::metrics::linger().await;
+        crate::metrics::linger(self.messages).await;
         Ok(done)
     }
 

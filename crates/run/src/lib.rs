@@ -447,7 +447,7 @@ impl<D: Driver> Run<D> {
         // A grid's endpoint waits for its last scrape once, after all its runs.
         #[cfg(feature = "metrics")]
         if let Some(m) = self.metrics.as_ref().filter(|_| !metrics::in_grid()) {
-            m.linger().await;
+            metrics::linger_for(m, self.messages, self.signals).await;
         }
         Ok(finished)
     }

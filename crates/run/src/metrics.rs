@@ -1,9 +1,9 @@
 //! Live metrics for Prometheus (`metrics` feature): a run's snapshots go to the process's
-//! exporter ([`throng_metrics::Exporter`]), labelled with the run's place in its grid (side,
+//! exporter (`throng_metrics::Exporter`), labelled with the run's place in its grid (side,
 //! level, round) and its shard.
 //!
 //! One exporter serves the whole process, so a grid's runs share one endpoint; the grid tells
-//! its runs their coordinates through a task-local ([`in_cell`]), so the closure that makes each
+//! its runs their coordinates through a task-local, so the closure that makes each
 //! run needs to pass nothing, and the endpoint lingers for a last scrape once, after the grid,
 //! rather than after each of its runs.
 
@@ -27,20 +27,22 @@ pub(crate) fn in_grid() -> bool {
     CELL.try_with(|_| ()).is_ok()
 }
 
-/// Keeps the process's endpoint up for a last scrape (see [`throng_metrics::Exporter::linger`]):
+/// Keeps the process's endpoint up for a last scrape (see `throng_metrics::Exporter::linger`):
 /// a grid does this once its runs are done.
-pub(crate) async fn linger() {
+pub(crate) async fn linger(messages: bool) {
     #[cfg(feature = "metrics")]
     if let Some(e) = process() {
-        e.linger().await;
+        exporter::linger(&e, messages, true).await;
     }
+    #[cfg(not(feature = "metrics"))]
+    let _ = messages;
 }
 
 #[cfg(feature = "metrics")]
 pub use exporter::{install, process};
 
 #[cfg(feature = "metrics")]
-pub(crate) use exporter::labels;
+pub(crate) use exporter::{labels, linger as linger_for};
 
 #[cfg(feature = "metrics")]
 mod exporter {
@@ -63,6 +65,24 @@ mod exporter {
     /// The process's exporter, if one is installed.
     pub fn process() -> Option<Exporter> {
         PROCESS.get().cloned()
+    }
+
+    /// Waits for the endpoint's last scrape (saying so with `messages`); Ctrl-C or SIGTERM
+    /// ends the wait when the run handles `signals` (its handlers have taken their default).
+    pub(crate) async fn linger(e: &Exporter, messages: bool, signals: bool) {
+        let Some(addr) = e.listening() else {
+            return;
+        };
+        if messages {
+            eprintln!("metrics: waiting for a last scrape of http://{addr}/metrics (Ctrl-C ends the wait)");
+        }
+        match signals {
+            true => tokio::select! {
+                _ = e.linger() => {}
+                _ = crate::wait_for_signal() => {}
+            },
+            false => e.linger().await,
+        }
     }
 
     /// The labels of a run's series: its side, level and round in a grid, and its shard.
