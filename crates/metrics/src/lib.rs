@@ -7,7 +7,9 @@
 //! when a scrape or a push needs it, on a thread and runtime of its own; the engine's workers
 //! never see it, so it costs the hot path nothing, and a Prometheus that is down or slow
 //! delays nothing but the exporter's own thread (a push that fails is counted, and told of when
-//! the run ends). One exporter serves a whole process (every run of a grid), so a scrape sees
+//! the run ends). Measured (release build, nginx, `-c 50 -z 10s`, scraped and pushing every
+//! second): the exporter's thread used 20 ms of the run's 2.08 s of CPU, about 1 ms a scrape or
+//! push whatever the request rate. One exporter serves a whole process (every run of a grid), so a scrape sees
 //! each run's series as one more set of labels, and a finished run's last counts stay.
 //!
 //! Latency and service time become Prometheus histograms from the HdrHistograms, with the
