@@ -504,7 +504,7 @@ mod tests {
             "outcome=\"succeeded\"} 2\n",
             "outcome=\"failed\"} 1\n",
             "throng_latency_seconds_count{testid=\"t1\",side=\"go\",label=\"GET /\"} 1\n",
-            "throng_latency_seconds_bucket{testid=\"t1\",side=\"go\",label=\"GET /\",le=\"+Inf\"} 1\n",
+            "throng_latency_seconds_bucket{le=\"+Inf\",testid=\"t1\",side=\"go\",label=\"GET /\"} 1\n",
             "# TYPE throng_latency_seconds histogram\n",
             "# UNIT throng_latency_seconds seconds\n",
         ] {
