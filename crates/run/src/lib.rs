@@ -32,8 +32,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The design decision: the aggregator stays the one owner of the run's state. The dashboard
-//! and the progress line only read snapshots; container and database readings reach the
+//! The design decision: the aggregator stays the one owner of the run's state. The dashboard,
+//! the progress line and the Prometheus exporter ([`metrics`]) only read snapshots; container and database readings reach the
 //! result through the engine (a database's last reading, taken after the load, too), so the
 //! final snapshot is never edited afterwards, and a run shown live produces the same numbers
 //! as a headless one.
