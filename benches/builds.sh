@@ -7,6 +7,8 @@
 #   DURATION=8 CONNS=50 ROUNDS=3 benches/builds.sh /tmp/base/throng
 #   MODE=scenario benches/builds.sh /tmp/base/throng   # both builds run a one-step scenario file
 #                                                      # (the scenario path) instead of the URL
+#   NEW_ARGS='--metrics-push URL' benches/builds.sh B B  # one build, the new runs with more flags
+#                                                      # (benches/metrics.sh does this)
 #
 # Build the base with `git worktree add /tmp/base REV && (cd /tmp/base && cargo build --release)`.
 # Needs nginx-light and wrk (apt-get install nginx-light wrk). Load goes to 127.0.0.1 only.
@@ -20,6 +22,7 @@ CONNS=${CONNS:-50}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18490}
 MODE=${MODE:-url}
+read -r -a NEW_ARGS <<< "${NEW_ARGS:-}"
 
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
@@ -70,7 +73,7 @@ for r in $(seq "$ROUNDS"); do
     case $who in
       wrk) res=$(measure wrk -t 2 -c "$CONNS" -d "${DURATION}s" "$URL") ;;
       base) res=$(measure "$BASE" run "$TARGET" -c "$CONNS" -z "${DURATION}s" --no-tui --quiet) ;;
-      new) res=$(measure "$NEW" run "$TARGET" -c "$CONNS" -z "${DURATION}s" --no-tui --quiet) ;;
+      new) res=$(measure "$NEW" run "$TARGET" -c "$CONNS" -z "${DURATION}s" --no-tui --quiet ${NEW_ARGS[@]+"${NEW_ARGS[@]}"}) ;;
     esac
     read -r n c <<< "$res"
     r_s=$(awk -v n="$n" -v d="$DURATION" 'BEGIN {printf "%.0f", n / d}')

@@ -29,7 +29,7 @@
 //! Features (all on by default): `cli` (the command line, and every feature below), `grpc`
 //! (gRPC targets), `sql` (PostgreSQL and MySQL/MariaDB targets), `sqlite` (SQLite targets too),
 //! `testbed` (the demo's and tests' targets), `dashboard` (the live terminal UI), `docker`
-//! (container stats). With `default-features = false` the library is core, engine, run, http,
+//! (container stats), `metrics` (live metrics for Prometheus). With `default-features = false` the library is core, engine, run, http,
 //! scenario and report: no tonic, no sqlx, no SQLite.
 #![deny(missing_docs)]
 
@@ -43,6 +43,8 @@ pub use throng_engine as engine;
 #[cfg(feature = "grpc")]
 pub use throng_grpc as grpc;
 pub use throng_http as http;
+#[cfg(feature = "metrics")]
+pub use throng_metrics as metrics;
 pub use throng_report as report;
 pub use throng_run as run;
 pub use throng_run::Run;

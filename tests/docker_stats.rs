@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// Removes what a test created, however it ends.
-struct Cleanup {
-    containers: Vec<String>,
-    image: String,
+pub(crate) struct Cleanup {
+    pub(crate) containers: Vec<String>,
+    pub(crate) image: String,
 }
 
 impl Drop for Cleanup {
@@ -54,7 +54,7 @@ fn text(out: &Output) -> String {
 }
 
 /// Fails the test, with directions, when no engine answers.
-fn require_engine() {
+pub(crate) fn require_engine() {
     let out = Command::new("docker")
         .args(["version", "--format", "{{.Server.APIVersion}}"])
         .output();
@@ -81,7 +81,7 @@ fn copy_at(root: &Path, from: &Path) {
 }
 
 /// Builds `tag` FROM scratch: the throng binary, its shared libraries, `serve http` on 8080.
-fn build_image(tag: &str) -> tempfile::TempDir {
+pub(crate) fn build_image(tag: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("rootfs");
     let bin = Path::new(env!("CARGO_BIN_EXE_throng"));
@@ -111,7 +111,7 @@ fn build_image(tag: &str) -> tempfile::TempDir {
 }
 
 /// Starts a container of `image` with 8080 published on a random 127.0.0.1 port; the port.
-fn run_container(name: &str, image: &str) -> u16 {
+pub(crate) fn run_container(name: &str, image: &str) -> u16 {
     run_with(name, image, &[])
 }
 

@@ -1,6 +1,10 @@
-//! Integration tests, one binary per theme (one link each, not one per file). The Docker engine: container stats and the deployments' files.
+//! Integration tests, one binary per theme (one link each, not one per file). The Docker engine: container stats and the deployments' files, and live metrics into a real Prometheus (its Grafana dashboard watches a container).
 
+#[path = "../common/mod.rs"]
+mod common;
 #[path = "../deploy.rs"]
 mod deploy;
 #[path = "../docker_stats.rs"]
 mod docker_stats;
+#[path = "../metrics.rs"]
+mod metrics;

@@ -167,6 +167,33 @@ pub struct RunFlags {
     /// starts, for the idle row (e.g. 10s; databases: 1s by default).
     #[arg(long, value_name = "DURATION", help_heading = "Containers")]
     pub idle: Option<String>,
+
+    /// Serve live metrics for Prometheus at http://ADDR/metrics while the run goes (HOST:PORT,
+    /// or :PORT on every interface); after the run it stays up until a scrape has read the
+    /// final counts, --metrics-linger at most.
+    #[arg(long, value_name = "ADDR", help_heading = "Metrics")]
+    pub metrics_listen: Option<String>,
+    /// Push live metrics to this Prometheus remote write URL every --metrics-interval and at
+    /// the end, e.g. http://127.0.0.1:9090/api/v1/write (Prometheus started with
+    /// --web.enable-remote-write-receiver; user:password@ for basic authentication).
+    #[arg(long, value_name = "URL", help_heading = "Metrics")]
+    pub metrics_push: Option<String>,
+    /// How often --metrics-push pushes; each push is given as long to be answered (10s at
+    /// most) [default: 5s].
+    #[arg(long, value_name = "DURATION", help_heading = "Metrics")]
+    pub metrics_interval: Option<String>,
+    /// How long --metrics-listen's endpoint may wait after the run for a scrape to read the
+    /// final counts [default: 15s, Prometheus' usual scrape interval].
+    #[arg(long, value_name = "DURATION", help_heading = "Metrics")]
+    pub metrics_linger: Option<String>,
+    /// A label every metric gets, KEY=VALUE (repeatable), e.g. testid=checkout-1 to tell this
+    /// test's runs from others' in one Prometheus.
+    #[arg(
+        long = "metrics-label",
+        value_name = "KEY=VALUE",
+        help_heading = "Metrics"
+    )]
+    pub metrics_labels: Vec<String>,
 }
 
 /// A whole number of at least 1, with a message a person reads (clap's own says
@@ -367,6 +394,7 @@ impl RunFlags {
     /// What the flags say of a run's outputs, shard and start, checked now (files writable,
     /// the shard's index, the instant).
     pub fn outputs(&self) -> Result<Outputs, RunError> {
+        self.install_metrics()?;
         if let Some(p) = &self.samples {
             crate::check_writable(p).map_err(|e| input(format!("--samples {e}")))?;
         }
@@ -401,6 +429,105 @@ impl RunFlags {
 }
 
 impl RunFlags {
+    /// The exporter `--metrics-listen` and `--metrics-push` ask for, started (the address
+    /// bound, the URL checked); `None` without them. Bad values are named with their flag.
+    #[cfg(feature = "metrics")]
+    pub fn metrics(&self) -> Result<Option<throng_metrics::Exporter>, RunError> {
+        let Some(config) = self.metrics_config()? else {
+            return Ok(None);
+        };
+        throng_metrics::Exporter::start(config)
+            .map(Some)
+            .map_err(|e| match e {
+                throng_metrics::MetricsError::Listen { .. } => {
+                    input(format!("--metrics-listen {e}"))
+                }
+                throng_metrics::MetricsError::Push { .. } => input(format!("--metrics-push {e}")),
+                throng_metrics::MetricsError::Label(m) => input(format!("--metrics-label {m}")),
+                other => RunError::Runtime(other.to_string()),
+            })
+    }
+
+    /// The metrics flags, checked; `None` without --metrics-listen and --metrics-push.
+    #[cfg(feature = "metrics")]
+    fn metrics_config(&self) -> Result<Option<throng_metrics::Config>, RunError> {
+        let duration = |flag: &str, v: &Option<String>, default: std::time::Duration| match v {
+            None => Ok(default),
+            Some(v) => match parse_duration(v) {
+                Ok(d) if !d.is_zero() => Ok(d),
+                Ok(_) => Err(input(format!("{flag} {v:?}: must be longer than 0"))),
+                Err(e) => Err(input(format!(
+                    "{flag} {v:?}: not a duration ({e}); e.g. 5s"
+                ))),
+            },
+        };
+        let defaults = throng_metrics::Config::default();
+        let config = throng_metrics::Config {
+            listen: self.metrics_listen.clone(),
+            push: self.metrics_push.clone(),
+            interval: duration(
+                "--metrics-interval",
+                &self.metrics_interval,
+                defaults.interval,
+            )?,
+            linger: duration("--metrics-linger", &self.metrics_linger, defaults.linger)?,
+            labels: self
+                .metrics_labels
+                .iter()
+                .map(|l| {
+                    let (k, v) = l.split_once('=').ok_or_else(|| {
+                        input(format!(
+                            "--metrics-label {l:?}: write KEY=VALUE, e.g. --metrics-label testid=checkout-1"
+                        ))
+                    })?;
+                    throng_metrics::check_label(k.trim())
+                        .map_err(|e| input(format!("--metrics-label {l:?}: {e}")))?;
+                    Ok((k.trim().to_string(), v.to_string()))
+                })
+                .collect::<Result<_, RunError>>()?,
+        };
+        if self.metrics_interval.is_some() && config.push.is_none() {
+            return Err(input(
+                "--metrics-interval is how often --metrics-push pushes: give --metrics-push too",
+            ));
+        }
+        if !config.labels.is_empty() && config.listen.is_none() && config.push.is_none() {
+            return Err(input(
+                "--metrics-label labels the metrics of --metrics-listen or --metrics-push: give \
+                 one of them too",
+            ));
+        }
+        if self.metrics_linger.is_some() && config.listen.is_none() {
+            return Err(input(
+                "--metrics-linger is how long --metrics-listen's endpoint waits for a last \
+                 scrape: give --metrics-listen too",
+            ));
+        }
+        Ok((config.listen.is_some() || config.push.is_some()).then_some(config))
+    }
+
+    /// Starts the exporter the metrics flags ask for and makes it the process's (see
+    /// [`crate::metrics::install`]), once: every run of the process, a grid's too, reports to it.
+    fn install_metrics(&self) -> Result<(), RunError> {
+        #[cfg(feature = "metrics")]
+        if crate::metrics::process().is_none() {
+            if let Some(e) = self.metrics()? {
+                if let (Some(addr), false) = (e.listening(), self.quiet) {
+                    eprintln!("metrics: serving http://{addr}/metrics");
+                }
+                crate::metrics::install(e);
+            }
+        }
+        #[cfg(not(feature = "metrics"))]
+        if self.metrics_listen.is_some() || self.metrics_push.is_some() {
+            return Err(input(
+                "--metrics-listen and --metrics-push: this build has no metrics (the `metrics` \
+                 feature of throng-run)",
+            ));
+        }
+        Ok(())
+    }
+
     /// The levels of `--sweep`, checked; none without it.
     pub fn levels(&self) -> Result<Vec<Level>, RunError> {
         match &self.sweep {

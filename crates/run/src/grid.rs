@@ -241,7 +241,8 @@ impl Grid {
                 if self.messages {
                     eprintln!("run {n} of at most {total}: {title}");
                 }
-                let finished = match run((*at).clone(), title.clone()).await {
+                let cell = run((*at).clone(), title.clone());
+                let finished = match crate::metrics::in_cell((*at).clone(), cell).await {
                     Ok(f) => f,
                     Err(e) if runs.is_empty() => return Err(e),
                     Err(e) => {
@@ -308,6 +309,7 @@ impl Grid {
         );
         let mut done = GridFinished { result, failures };
         self.write(&mut done);
+        crate::metrics::linger(self.messages).await;
         Ok(done)
     }
 
@@ -320,7 +322,18 @@ impl Grid {
         workloads: Vec<(String, Workload<'a>)>,
     ) -> Result<GridFinished, RunError> {
         self.check()?;
-        let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads.into_iter().unzip();
+        let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads
+            .into_iter()
+            .map(|(name, run)| {
+                let at = Coordinates {
+                    level: None,
+                    side: Some(name.clone()),
+                    round: 1,
+                };
+                let run: Workload<'a> = Box::pin(crate::metrics::in_cell(at, run));
+                (name, run)
+            })
+            .unzip();
         let mut runs: Vec<GridRun> = Vec::new();
         let mut failures = Vec::new();
         for (name, finished) in names.iter().zip(join_all(futures).await) {
@@ -363,6 +376,7 @@ impl Grid {
         let mut done = GridFinished { result, failures };
         self.sides.clear();
         self.write(&mut done);
+        crate::metrics::linger(self.messages).await;
         Ok(done)
     }
 

@@ -32,8 +32,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The design decision: the aggregator stays the one owner of the run's state. The dashboard
-//! and the progress line only read snapshots; container and database readings reach the
+//! The design decision: the aggregator stays the one owner of the run's state. The dashboard,
+//! the progress line and the Prometheus exporter ([`metrics`]) only read snapshots; container and database readings reach the
 //! result through the engine (a database's last reading, taken after the load, too), so the
 //! final snapshot is never edited afterwards, and a run shown live produces the same numbers
 //! as a headless one.
@@ -46,6 +46,7 @@ mod dashboard;
 #[cfg(feature = "clap")]
 pub mod flags;
 mod grid;
+pub mod metrics;
 mod outputs;
 mod progress;
 #[cfg(feature = "clap")]
@@ -150,6 +151,8 @@ pub struct Run<D: Driver> {
     summary: bool,
     messages: bool,
     signals: bool,
+    #[cfg(feature = "metrics")]
+    metrics: Option<throng_metrics::Exporter>,
 }
 
 impl<D: Driver> std::fmt::Debug for Run<D> {
@@ -216,6 +219,8 @@ impl<D: Driver> Run<D> {
             summary: false,
             messages: false,
             signals: false,
+            #[cfg(feature = "metrics")]
+            metrics: metrics::process(),
         }
     }
 
@@ -303,6 +308,15 @@ impl<D: Driver> Run<D> {
         self
     }
 
+    /// Exports the run's metrics to Prometheus through `exporter` (by default, the process's:
+    /// see [`metrics::install`]). In a [`Grid`], its series carry the run's side, level and
+    /// round as labels; a shard's, its shard.
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, exporter: throng_metrics::Exporter) -> Self {
+        self.metrics = Some(exporter);
+        self
+    }
+
     /// The plan as it will run.
     pub fn plan(&self) -> &RunPlan {
         &self.plan
@@ -354,6 +368,8 @@ impl<D: Driver> Run<D> {
             database_warnings = Some(d.warnings);
         }
         let urls = self.driver.step_urls();
+        #[cfg(feature = "metrics")]
+        let metric_labels = metrics::labels(&self.plan);
         let handle = throng_engine::start_with(self.plan, self.driver, extras)
             .await
             .map_err(|e| match e {
@@ -362,6 +378,11 @@ impl<D: Driver> Run<D> {
                 }
                 other => RunError::Input(other.to_string()),
             })?;
+        #[cfg(feature = "metrics")]
+        let exported = self
+            .metrics
+            .as_ref()
+            .map(|m| m.watch(metric_labels, handle.snapshots()));
         let writer = samples.map(|(file, rx)| file.spawn(rx, handle.snapshots(), urls));
         let signals = self.signals.then(|| {
             tokio::spawn(signals::stop_on_signal(
@@ -397,6 +418,10 @@ impl<D: Driver> Run<D> {
         if let Some(w) = database_warnings {
             warnings.extend(w.await.unwrap_or_default());
         }
+        #[cfg(feature = "metrics")]
+        if let Some(w) = exported {
+            warnings.extend(w.finish(snapshot.clone()).await);
+        }
         let result = throng_report::finish(&snapshot, &self.thresholds);
         let mut finished = Finished {
             snapshot,
@@ -420,6 +445,11 @@ impl<D: Driver> Run<D> {
                     .failures
                     .push(format!("the samples writer failed: {e}")),
             }
+        }
+        // A grid's endpoint waits for its last scrape once, after all its runs.
+        #[cfg(feature = "metrics")]
+        if let Some(m) = self.metrics.as_ref().filter(|_| !metrics::in_grid()) {
+            metrics::linger_for(m, self.messages, self.signals).await;
         }
         Ok(finished)
     }

@@ -1,0 +1,108 @@
+//! Live metrics for Prometheus (`metrics` feature): a run's snapshots go to the process's
+//! exporter (`throng_metrics::Exporter`), labelled with the run's place in its grid (side,
+//! level, round) and its shard.
+//!
+//! One exporter serves the whole process, so a grid's runs share one endpoint; the grid tells
+//! its runs their coordinates through a task-local, so the closure that makes each
+//! run needs to pass nothing, and the endpoint lingers for a last scrape once, after the grid,
+//! rather than after each of its runs.
+
+use std::future::Future;
+
+use throng_report::Coordinates;
+
+tokio::task_local! {
+    static CELL: Coordinates;
+}
+
+/// Runs `f` as the grid's run at `at`: its metrics carry the coordinates as labels, and it
+/// leaves the endpoint's last scrape to the grid.
+pub(crate) fn in_cell<F: Future>(at: Coordinates, f: F) -> impl Future<Output = F::Output> {
+    CELL.scope(at, f)
+}
+
+/// Whether this run is one of a grid's.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) fn in_grid() -> bool {
+    CELL.try_with(|_| ()).is_ok()
+}
+
+/// Keeps the process's endpoint up for a last scrape (see `throng_metrics::Exporter::linger`):
+/// a grid does this once its runs are done.
+pub(crate) async fn linger(messages: bool) {
+    #[cfg(feature = "metrics")]
+    if let Some(e) = process() {
+        exporter::linger(&e, messages, true).await;
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = messages;
+}
+
+#[cfg(feature = "metrics")]
+pub use exporter::{install, process};
+
+#[cfg(feature = "metrics")]
+pub(crate) use exporter::{labels, linger as linger_for};
+
+#[cfg(feature = "metrics")]
+mod exporter {
+    use std::sync::OnceLock;
+
+    use throng_core::RunPlan;
+    use throng_metrics::{Exporter, Labels};
+
+    use super::CELL;
+
+    static PROCESS: OnceLock<Exporter> = OnceLock::new();
+
+    /// Makes `exporter` the process's: every [`crate::Run`] made from now on reports to it
+    /// (`--metrics-listen` and `--metrics-push` install theirs). The first one installed stays;
+    /// `false` when one already was.
+    pub fn install(exporter: Exporter) -> bool {
+        PROCESS.set(exporter).is_ok()
+    }
+
+    /// The process's exporter, if one is installed.
+    pub fn process() -> Option<Exporter> {
+        PROCESS.get().cloned()
+    }
+
+    /// Waits for the endpoint's last scrape (saying so with `messages`); Ctrl-C or SIGTERM
+    /// ends the wait when the run handles `signals` (its handlers have taken their default).
+    pub(crate) async fn linger(e: &Exporter, messages: bool, signals: bool) {
+        let Some(addr) = e.listening() else {
+            return;
+        };
+        if messages {
+            eprintln!("metrics: waiting for a last scrape of http://{addr}/metrics (Ctrl-C ends the wait)");
+        }
+        match signals {
+            true => tokio::select! {
+                _ = e.linger() => {}
+                _ = crate::wait_for_signal() => {}
+            },
+            false => e.linger().await,
+        }
+    }
+
+    /// The labels of a run's series: its side, level and round in a grid, and its shard.
+    pub(crate) fn labels(plan: &RunPlan) -> Labels {
+        let mut l: Labels = Vec::new();
+        let _ = CELL.try_with(|at| {
+            if let Some(s) = &at.side {
+                l.push(("side".into(), s.clone()));
+            }
+            if let Some(level) = at.level {
+                l.push(("level".into(), level.to_string()));
+            }
+            l.push(("round".into(), at.round.to_string()));
+        });
+        if !plan.shard.is_whole() {
+            l.push((
+                "shard".into(),
+                format!("{}/{}", plan.shard.index, plan.shard.count),
+            ));
+        }
+        l
+    }
+}
