@@ -185,6 +185,9 @@ fn protocol_flags(a: &RunArgs) -> Vec<ProtocolFlag> {
         f("--workload", s.workload.is_some(), SQL, |a| {
             a.sql.workload = None
         }),
+        f("--retry-on", s.retry_on.is_some(), SQL, |a| {
+            a.sql.retry_on = None
+        }),
         f(
             "--tables, --table-size and --rand-type",
             s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some(),

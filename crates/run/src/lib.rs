@@ -352,6 +352,7 @@ impl<D: Driver> Run<D> {
             database_warnings = Some(d.warnings);
         }
         let urls = self.driver.step_urls();
+        let driver = self.driver.clone();
         let handle = throng_engine::start_with(self.plan, self.driver, extras)
             .await
             .map_err(|e| match e {
@@ -395,7 +396,8 @@ impl<D: Driver> Run<D> {
         if let Some(w) = database_warnings {
             warnings.extend(w.await.unwrap_or_default());
         }
-        let result = throng_report::finish(&snapshot, &self.thresholds);
+        let result =
+            throng_report::finish(&snapshot, &self.thresholds).with_report(driver.report());
         let mut finished = Finished {
             snapshot,
             result,

@@ -25,16 +25,19 @@
 #![deny(missing_docs)]
 
 mod classify;
+mod client;
 mod codec;
 mod config;
 mod conn;
 mod dist;
 mod driver;
+mod error;
 #[cfg(feature = "sqlite")]
 mod lite;
 pub mod monitor;
 mod my;
 pub mod oltp;
+mod options;
 pub mod param;
 mod pg;
 pub mod stats;
@@ -43,9 +46,11 @@ mod tls;
 mod url;
 
 pub use classify::failure;
+pub use client::{Retry, SqlClient, SqlSession};
 pub use config::{label_of, split_statements, SqlConfig};
 pub use conn::{Conn, Done, Target, Tls};
-pub use driver::{Session, SqlDriver, SqlError};
+pub use driver::{SqlDriver, SqlError};
+pub use error::{DbError, Violation, WireError};
 pub use oltp::{OltpOptions, RandType, Workload};
-pub use step::{SqlClient, SqlProtocol, SqlSession, SqlStep};
+pub use step::{SqlProtocol, SqlStep};
 pub use url::{check as check_url, redact, Dialect, SCHEMES};
