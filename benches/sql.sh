@@ -11,6 +11,8 @@
 #   DURATION=10 CONNS=10 ROUNDS=3 SIZE=100000 benches/sql.sh
 #   PARTS="pg" WORKLOADS=oltp_read_only benches/sql.sh   # parts: pgbench pgbench-tls pg mariadb
 #   PGBENCH_MODE=prepared benches/sql.sh   # pgbench's -M: simple (its default), extended, prepared
+#   THRONG=path/to/throng benches/sql.sh   # a throng already built (no cargo build)
+#   BEFORE=path/to/old/throng benches/sql.sh   # the pgbench parts also run this build, in turn
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,8 +37,11 @@ if [ "$SYSBENCH" = 1 ]; then
   command -v sysbench >/dev/null || { echo "install sysbench (apt-get install sysbench), or SYSBENCH=0"; exit 2; }
 fi
 command -v openssl >/dev/null || { echo "install openssl (apt-get install openssl)"; exit 2; }
-cargo build --release -q --bin throng
-THRONG=${THRONG:-${CARGO_TARGET_DIR:-$PWD/target}/release/throng}
+if [ -z "${THRONG:-}" ]; then
+  cargo build --release -q --bin throng
+  THRONG=${CARGO_TARGET_DIR:-$PWD/target}/release/throng
+fi
+BEFORE=${BEFORE:-}
 
 work=$(mktemp -d)
 chmod 755 "$work"
@@ -100,11 +105,11 @@ errs() { json "$1" "r['total']['errors']"; }
 declare -A TPS CPU
 add() { TPS[$1]="${TPS[$1]:-} $2"; CPU[$1]="${CPU[$1]:-} $3"; }
 
-throng_round() { # name url workload
+throng_round() { # name url workload [binary]
   local cpu t
   # Uniform ids on both sides, as pgbench draws them (sysbench's default `special` sends most
   # writes to a few hot rows: a lock benchmark, not a client one).
-  cpu=$(measure "$work/out" "$THRONG" run "$2" --workload "$3" --table-size "$SIZE" -c "$CONNS" \
+  cpu=$(measure "$work/out" "${4:-$THRONG}" run "$2" --workload "$3" --table-size "$SIZE" -c "$CONNS" \
     --rand-type uniform -z "${DURATION}s" --no-tui --quiet --json "$work/r.json")
   t=$(tps "$work/r.json")
   [ "$(errs "$work/r.json")" = 0 ] || echo "  ($1: $(errs "$work/r.json") errors)"
@@ -128,12 +133,14 @@ for round in $(seq "$ROUNDS"); do
     t=$(awk '/^tps = / {print $3; exit}' "$work/out")
     add "pgbench -S (pg)" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
     throng_round "throng oltp_point_select (pg)" "$PG" oltp_point_select
+    [ -z "$BEFORE" ] || throng_round "before oltp_point_select (pg)" "$PG" oltp_point_select "$BEFORE"
   fi
   if has pgbench-tls; then
     cpu=$(PGSSLMODE=require measure "$work/out" pgbench -S -M "$PGBENCH_MODE" -c "$CONNS" -j 2 -T "$DURATION" -h 127.0.0.1 -p "$PGPORT" -U bench bench)
     t=$(awk '/^tps = / {print $3; exit}' "$work/out")
     add "pgbench -S (pg, TLS)" "$t" "$(per_million "$cpu" "$t" "$DURATION")"
     throng_round "throng oltp_point_select (pg, TLS)" "$PG_TLS" oltp_point_select
+    [ -z "$BEFORE" ] || throng_round "before oltp_point_select (pg, TLS)" "$PG_TLS" oltp_point_select "$BEFORE"
   fi
   if [ "$SYSBENCH" = 1 ]; then
     for w in $WORKLOADS; do
@@ -158,8 +165,8 @@ done
 echo
 echo "medians of $ROUNDS rounds, $CONNS connections, ${DURATION}s each, $SIZE rows; CPU = client user+system seconds per million transactions"
 printf '%-34s %12s %14s\n' "" "TPS" "CPU s/M trx"
-for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" \
-         "pgbench -S (pg, TLS)" "throng oltp_point_select (pg, TLS)" \
+for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" "before oltp_point_select (pg)" \
+         "pgbench -S (pg, TLS)" "throng oltp_point_select (pg, TLS)" "before oltp_point_select (pg, TLS)" \
          "sysbench oltp_read_only (pg)" "throng oltp_read_only (pg)" \
          "sysbench oltp_write_only (pg)" "throng oltp_write_only (pg)" \
          "sysbench oltp_read_only (mariadb)" "throng oltp_read_only (mariadb)" \
@@ -182,6 +189,8 @@ ratio() { # throng-key peer-key
 echo
 ratio "throng oltp_point_select (pg)" "pgbench -S (pg)"
 ratio "throng oltp_point_select (pg, TLS)" "pgbench -S (pg, TLS)"
+ratio "throng oltp_point_select (pg)" "before oltp_point_select (pg)"
+ratio "throng oltp_point_select (pg, TLS)" "before oltp_point_select (pg, TLS)"
 for db in pg mariadb; do
   for w in oltp_read_only oltp_write_only; do
     ratio "throng $w ($db)" "sysbench $w ($db)"

@@ -478,7 +478,7 @@ struct AfterCheck(throng::sql::SqlDriver);
 
 impl throng::core::Driver for AfterCheck {
     type Worker = ();
-    type Session = throng::sql::Session;
+    type Session = throng::sql::SqlSession;
 
     fn steps(&self) -> Vec<throng::core::StepInfo> {
         self.0.steps()

@@ -44,9 +44,29 @@ fn readings_each_second(url: &str, commits: &str) {
         "--no-tui",
         "--json",
         result.to_str().expect("path"),
+        "--report",
+        &format!("csv:{}", dir.path().join("r.csv").display()),
+        "--report",
+        &format!("html:{}", dir.path().join("r.html").display()),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!text(&o).contains(DB_PASSWORD), "{}", text(&o));
+    // The CSV and HTML reports carry the database's figures, the load's total among them.
+    let csv = std::fs::read_to_string(dir.path().join("r.databases.csv")).expect("databases csv");
+    assert!(
+        csv.starts_with("database,counter,idle_per_s,load_per_s,load_total,per_request\r\n"),
+        "{csv}"
+    );
+    let commit_line = csv
+        .lines()
+        .find(|l| l.split(',').nth(1) == Some(commits))
+        .unwrap_or_else(|| panic!("no {commits} line: {csv}"));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).expect("html");
+    assert!(
+        html.contains("its own counters") && html.contains(commits),
+        "{html}"
+    );
+    assert!(html.contains("postgres-protocol") || html.contains("mysql wire"));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("transactions/s second by second under load  median"),
@@ -79,6 +99,10 @@ fn readings_each_second(url: &str, commits: &str) {
             .map(|w| value(db, &w[1], name) - value(db, &w[0], name))
             .sum();
         assert_eq!(c["load_total"].as_u64(), Some(per_second), "{name}");
+        if name == commits {
+            let total = commit_line.split(',').nth(4).and_then(|t| t.parse().ok());
+            assert_eq!(total, Some(per_second), "{commit_line}");
+        }
     }
     let trx = r["labels"]
         .as_array()

@@ -56,6 +56,12 @@ pub struct SqlArgs {
     /// [default: special].
     #[arg(long, value_name = "NAME", help_heading = "SQL", value_parser = rand_type)]
     pub rand_type: Option<throng_sql::RandType>,
+    /// Roll back a transaction that meets these failures and run it again from its first
+    /// statement, as sysbench ignores them: deadlock (PostgreSQL 40P01, MySQL 1213),
+    /// serialization (40001). Each failure still counts as its statement's error, and the
+    /// retried transactions are counted apart.
+    #[arg(long, value_name = "deadlock,serialization", help_heading = "SQL", value_parser = retry)]
+    pub retry_on: Option<throng_sql::Retry>,
     /// Read this database's own counters once a second: before the load (1s, or --idle),
     /// through it (the dashboard) and after it; print them beside the load's requests and keep
     /// every reading in the JSON result: PostgreSQL's pg_stat_database (xact_commit,
@@ -82,6 +88,7 @@ impl throng_run::flags::ProtocolFlags for SqlArgs {
             ("--param", !s.params.is_empty()),
             ("--transaction", s.transaction),
             ("--workload", s.workload.is_some()),
+            ("--retry-on", s.retry_on.is_some()),
             (
                 "--tables, --table-size and --rand-type",
                 s.tables.is_some() || s.table_size.is_some() || s.rand_type.is_some(),
@@ -128,6 +135,10 @@ fn workload(v: &str) -> Result<String, String> {
             Workload::ALL.map(|(_, n)| n).join(", ")
         )),
     }
+}
+
+fn retry(v: &str) -> Result<throng_sql::Retry, String> {
+    throng_sql::Retry::parse(v)
 }
 
 fn rand_type(v: &str) -> Result<throng_sql::RandType, String> {
@@ -230,6 +241,7 @@ pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
         range_size: d.range_size,
         rand: s.rand_type.unwrap_or(d.rand),
     };
+    cfg.retry = s.retry_on.unwrap_or_default();
     cfg.timeout = a.request.timeout()?;
     cfg.connect_timeout = a.request.connect_timeout()?;
     cfg.tls = throng_sql::Tls {
@@ -239,10 +251,38 @@ pub fn config(a: &RunArgs) -> Result<SqlConfig, CliError> {
     Ok(cfg)
 }
 
+/// The library's error, told in the flags that set what it names.
 fn sql_error(e: SqlError) -> CliError {
+    let told = match &e {
+        SqlError::NoStatements => "a database URL needs statements: --sql 'SELECT ...' \
+             (repeatable), --sql-file FILE, or --workload oltp_read_only (and the others)"
+            .to_string(),
+        SqlError::WorkloadWithStatements => "--workload runs sysbench's statements: give it \
+             without --sql, --sql-file or --param"
+            .to_string(),
+        SqlError::NoTables => "--tables and --table-size must be at least 1".to_string(),
+        SqlError::LabelOfMany => "--label names the transaction (--transaction) or a single \
+             statement; with several statements each is labelled by its first words"
+            .to_string(),
+        SqlError::Param(m) => format!("--param {m}"),
+        SqlError::Params {
+            label,
+            placeholders,
+            given,
+        } => format!(
+            "statement `{label}` has {placeholders} placeholder(s) but {given} --param value(s) \
+             are left for it (parameters are taken in order, statement by statement)"
+        ),
+        SqlError::LeftOver { left, last } => format!(
+            "{left} --param value(s) left over: the statements have fewer placeholders (the \
+             last is `{last}`)"
+        ),
+        SqlError::Slow { .. } => format!("{e} (-t/--timeout)"),
+        _ => e.to_string(),
+    };
     match e.is_usage() {
-        true => CliError::Usage(e.to_string()),
-        false => CliError::Runtime(anyhow::anyhow!(e)),
+        true => CliError::Usage(told),
+        false => CliError::Runtime(anyhow::anyhow!(told)),
     }
 }
 
@@ -279,6 +319,12 @@ pub async fn run(a: &RunArgs, out: Outputs) -> Result<throng_run::Finished, CliE
         eprintln!(
             "transactions rolled back after a failed statement: {}",
             driver.rolled_back()
+        );
+    }
+    if driver.retried() > 0 {
+        eprintln!(
+            "transactions retried after a deadlock or serialization failure (--retry-on): {}",
+            driver.retried()
         );
     }
     if driver.open_at_end() > 0 {

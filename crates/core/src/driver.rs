@@ -32,6 +32,18 @@ pub struct PartsInfo {
     pub step: usize,
 }
 
+/// What a driver tells of the run beside its rows, read once after the load
+/// ([`Driver::report`]): how its connections reached the target, and counts of its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverReport {
+    /// How the connections reach the target (SQL: `postgres-protocol, TLSv1.3,
+    /// SCRAM-SHA-256-PLUS`).
+    pub connection: Option<String>,
+    /// Counts by name (SQL: `transactions_rolled_back`), each of something the rows do not
+    /// show.
+    pub counts: Vec<(&'static str, u64)>,
+}
+
 /// What one request did. Drivers fill it in; the engine times it and records it.
 ///
 /// Only a failure carries a message: a success allocates nothing.
@@ -172,6 +184,12 @@ pub trait Driver: Send + Sync + 'static {
 
     /// Sends step `step` of an iteration and waits for its whole response.
     fn execute(&self, session: &mut Self::Session, step: usize) -> impl Future<Output = Outcome>;
+
+    /// Once after the load: how the connections went and the driver's own counts, for the
+    /// result. Nothing by default.
+    fn report(&self) -> DriverReport {
+        DriverReport::default()
+    }
 
     /// Called after each iteration that ran, with the class of its first failure if one failed
     /// (roll back a transaction left open). Not called for an iteration cut off by the end of

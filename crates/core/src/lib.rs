@@ -26,7 +26,7 @@ pub mod step;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use database::{DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries};
-pub use driver::{Driver, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
+pub use driver::{Driver, DriverReport, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use plan::{
     plural, Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Shard, Stage,

@@ -13,8 +13,9 @@
 //! A scenario mixing protocols holds one client of each per target, so core erases their
 //! types, once, for every protocol: [`StepProtocol`], [`StepClient`] and [`StepCall`] are
 //! derived from the typed traits (workers and sessions as `Box<dyn Any>`, one boxed future per
-//! step). The single-URL paths (`throng run URL`) still use each protocol's typed
-//! [`crate::Driver`].
+//! step). The single-URL paths (`throng run URL`) are the typed [`OneStep`] (HTTP) or a
+//! protocol's own plan of its client's steps (SQL's statements and transaction); gRPC's still
+//! uses its typed [`crate::Driver`].
 
 use std::any::Any;
 use std::fmt;

@@ -1,5 +1,5 @@
-//! Reports as CSV (RFC 4180): the per-label table with unrounded figures, and the one-second
-//! series, for a spreadsheet or a plotting script.
+//! Reports as CSV (RFC 4180): the per-label table with unrounded figures, the one-second
+//! series, and the databases' counters (`--db-stats`), for a spreadsheet or a plotting script.
 
 use std::fmt::Write as _;
 
@@ -128,6 +128,35 @@ pub fn render_csv_series(r: &RunResult) -> String {
                 p.target_rate.to_string(),
             ],
         );
+    }
+    out
+}
+
+/// The databases read with `--db-stats`: a line per database and counter (its transactions and
+/// statements first), rates per second idle and under load, the load's total and per request.
+pub fn render_csv_databases(r: &RunResult) -> String {
+    let mut out = String::new();
+    line(
+        &mut out,
+        &[
+            "database",
+            "counter",
+            "idle_per_s",
+            "load_per_s",
+            "load_total",
+            "per_request",
+        ]
+        .map(String::from),
+    );
+    for d in &r.databases {
+        for row in d.rows(|v| v.to_string()) {
+            let mut fields = vec![d.name.clone()];
+            fields.extend(
+                row.into_iter()
+                    .map(|f| if f == "-" { String::new() } else { f }),
+            );
+            line(&mut out, &fields);
+        }
     }
     out
 }

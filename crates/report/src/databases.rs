@@ -170,6 +170,42 @@ impl Rates {
     }
 }
 
+impl DatabaseResult {
+    /// Its figures as rows, `name, idle/s, load/s, load total, per request`, through `num` (the
+    /// reports round, the CSV keeps every digit): the transactions, the statements where the
+    /// database counts them, then each counter.
+    pub(crate) fn rows(&self, num: impl Fn(f64) -> String) -> Vec<Vec<String>> {
+        let row = |name: &str, r: &Rates| {
+            vec![
+                name.to_string(),
+                num(r.idle_per_s),
+                num(r.load_per_s),
+                r.load_total.to_string(),
+                match self.requests {
+                    0 => "-".to_string(),
+                    _ => num(r.per_request),
+                },
+            ]
+        };
+        let mut rows = vec![row("transactions", &self.transactions)];
+        rows.extend(self.statements.iter().map(|s| row("statements", s)));
+        rows.extend(self.counters.iter().map(|c| row(&c.name, &c.rates)));
+        rows
+    }
+
+    /// Its heading in the Markdown and HTML reports.
+    pub(crate) fn heading(&self) -> String {
+        format!(
+            "Database `{}`: its own counters, idle {:.1} s before the load, load {:.1} s",
+            self.name, self.idle_seconds, self.load_seconds
+        )
+    }
+
+    /// The header of [`DatabaseResult::rows`].
+    pub(crate) const HEADER: [&'static str; 5] =
+        ["Counter", "Idle/s", "Load/s", "Load total", "Per request"];
+}
+
 /// The databases' section of the summary (empty without any).
 pub fn render_databases(dbs: &[DatabaseResult]) -> String {
     let mut out = String::new();

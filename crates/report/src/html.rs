@@ -407,6 +407,24 @@ pub fn render_html(r: &RunResult) -> String {
         b.push_str("<h2>Errors</h2>\n");
         b.push_str(&html_table(&rows));
     }
+    if let Some(c) = &r.connection {
+        let _ = writeln!(b, "<p>connections: <code>{}</code></p>", esc(c));
+    }
+    if !r.protocol_counts.is_empty() {
+        let mut rows = vec![vec!["Count".to_string(), "".to_string()]];
+        rows.extend(
+            r.protocol_counts
+                .iter()
+                .map(|(k, v)| vec![k.clone(), v.to_string()]),
+        );
+        b.push_str(&html_table(&rows));
+    }
+    for d in &r.databases {
+        let _ = writeln!(b, "<h2>{}</h2>", esc(&d.heading()));
+        let mut rows = vec![crate::DatabaseResult::HEADER.map(String::from).to_vec()];
+        rows.extend(d.rows(|v| format!("{v:.1}")));
+        b.push_str(&html_table(&rows));
+    }
     for w in &r.warnings {
         let _ = writeln!(b, "<p class=\"warn\">warning: {}</p>", esc(w));
     }

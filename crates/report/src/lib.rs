@@ -28,7 +28,7 @@ pub use compare::{
     compare, comparison_markdown, render_comparison, Cell, CompareError, Comparison, ContainerRow,
     Figure, FigureRow, LabelComparison, NoiseMethod, Side, Verdict,
 };
-pub use csv::{render_csv_series, render_csv_table};
+pub use csv::{render_csv_databases, render_csv_series, render_csv_table};
 pub use databases::{render_databases, CounterResult, DatabaseResult, DatabaseRow, Rates, Spread};
 pub use grid::{
     grid_csv, grid_markdown, grid_schema, merge_concurrent, merge_rounds, read_grid, render_grid,
@@ -93,15 +93,21 @@ impl std::str::FromStr for Format {
 
 /// A report of `result` in `format`: one or more documents, each with the suffix its file name
 /// takes after the name the user gave (`""` for the main one; CSV's series is `.series.csv`
-/// beside `report.csv`).
+/// beside `report.csv`, and with `--db-stats` its databases' `.databases.csv`).
 pub fn render_report(result: &RunResult, format: Format) -> Vec<(&'static str, String)> {
     match format {
         Format::Html => vec![("", render_html(result))],
         Format::Markdown => vec![("", render_markdown(result))],
-        Format::Csv => vec![
-            ("", render_csv_table(result)),
-            ("series", render_csv_series(result)),
-        ],
+        Format::Csv => {
+            let mut files = vec![
+                ("", render_csv_table(result)),
+                ("series", render_csv_series(result)),
+            ];
+            if !result.databases.is_empty() {
+                files.push(("databases", render_csv_databases(result)));
+            }
+            files
+        }
         Format::Junit => vec![("", render_junit(result))],
         Format::Json => vec![(
             "",

@@ -74,29 +74,9 @@ pub fn render_markdown(r: &RunResult) -> String {
         out.push_str(&table(&rows));
     }
     for d in &r.databases {
-        let _ = writeln!(
-            out,
-            "\nDatabase `{}`: its own counters, idle {:.1} s before the load, load {:.1} s\n",
-            d.name, d.idle_seconds, d.load_seconds
-        );
-        let row = |name: &str, r: &crate::Rates| {
-            vec![
-                name.to_string(),
-                format!("{:.1}", r.idle_per_s),
-                format!("{:.1}", r.load_per_s),
-                r.load_total.to_string(),
-                match d.requests {
-                    0 => "-".to_string(),
-                    _ => format!("{:.2}", r.per_request),
-                },
-            ]
-        };
-        let mut rows = vec![["Counter", "Idle/s", "Load/s", "Load total", "Per request"]
-            .map(String::from)
-            .to_vec()];
-        rows.push(row("transactions", &d.transactions));
-        rows.extend(d.statements.iter().map(|s| row("statements", s)));
-        rows.extend(d.counters.iter().map(|c| row(&c.name, &c.rates)));
+        let _ = writeln!(out, "\n{}\n", d.heading());
+        let mut rows = vec![crate::DatabaseResult::HEADER.map(String::from).to_vec()];
+        rows.extend(d.rows(|v| format!("{v:.1}")));
         out.push_str(&table(&rows));
     }
     if !r.thresholds.is_empty() {

@@ -294,5 +294,13 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
         // Each shard's database readings, as its own (several shards may watch one database).
         databases: results.iter().flat_map(|r| r.databases.clone()).collect(),
         holds,
+        connection: first.connection.clone(),
+        // Each shard's counts are its own share of the run's: added.
+        protocol_counts: results.iter().fold(BTreeMap::new(), |mut all, r| {
+            for (k, v) in &r.protocol_counts {
+                *all.entry(k.clone()).or_insert(0) += v;
+            }
+            all
+        }),
     })
 }

@@ -317,6 +317,16 @@ pub struct RunResult {
     /// their seconds: a row per level, as a sweep's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holds: Vec<HoldResult>,
+    /// How the connections reached the target, as its protocol tells it (SQL:
+    /// `postgres-protocol, TLSv1.3, SCRAM-SHA-256-PLUS`); absent when it tells nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<String>,
+    /// Counts the protocol keeps beside the rows, by name; absent when it keeps none. SQL:
+    /// `transactions_rolled_back` (after a failed statement), `transactions_open_at_end` (rolled
+    /// back by the database as the run ended), `transactions_retried` (`--retry-on`),
+    /// `reconnects` (connections reopened after one was lost).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub protocol_counts: BTreeMap<String, u64>,
 }
 
 /// A hold of the stages: the level it keeps, when, and its requests (TOTAL of its seconds).
@@ -342,6 +352,17 @@ fn schedule_span(s: &Snapshot) -> std::time::Duration {
 }
 
 impl RunResult {
+    /// Adds what the driver told of the run ([`throng_core::Driver::report`]).
+    pub fn with_report(mut self, report: throng_core::DriverReport) -> Self {
+        self.connection = report.connection;
+        self.protocol_counts = report
+            .counts
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        self
+    }
+
     /// Whether every threshold passed (a run without thresholds passes).
     pub fn passed(&self) -> bool {
         self.thresholds.iter().all(|t| t.passed)
@@ -437,6 +458,8 @@ impl RunResult {
                 .map(|d| DatabaseResult::from_series(d, secs, s.total.samples - s.total.dropped))
                 .collect(),
             holds,
+            connection: None,
+            protocol_counts: BTreeMap::new(),
         }
     }
 }

@@ -370,6 +370,7 @@ impl<D: Driver> Run<D> {
         let urls = self.driver.step_urls();
         #[cfg(feature = "metrics")]
         let metric_labels = metrics::labels(&self.plan);
+        let driver = self.driver.clone();
         let handle = throng_engine::start_with(self.plan, self.driver, extras)
             .await
             .map_err(|e| match e {
@@ -422,7 +423,8 @@ impl<D: Driver> Run<D> {
         if let Some(w) = exported {
             warnings.extend(w.finish(snapshot.clone()).await);
         }
-        let result = throng_report::finish(&snapshot, &self.thresholds);
+        let result =
+            throng_report::finish(&snapshot, &self.thresholds).with_report(driver.report());
         let mut finished = Finished {
             snapshot,
             result,

@@ -1,16 +1,15 @@
 //! What the two wire codecs (`pg` for PostgreSQL, `my` for MySQL and MariaDB) share: the
-//! socket (plain or TLS) with its buffers and byte counts, and the database's error
-//! as sqlx's callers see it, so failures are classified alike on every path.
+//! socket (plain or TLS) with its buffers and byte counts.
 
-use std::borrow::Cow;
 use std::io;
 use std::path::Path;
 
-use sqlx::error::ErrorKind;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use throng_net::{CountedTcp, Counters};
+
+use crate::error::DbError;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpStream, UnixStream};
 
@@ -91,26 +90,23 @@ impl Socket {
     /// Goes on over TLS (after the protocol's own request for it). Bytes the server sent
     /// before the handshake and nobody read are refused: they came in the clear, and read
     /// as if they had come encrypted they would be a man in the middle's (CVE-2021-23222).
-    pub(crate) async fn start_tls(
-        self,
-        target: &throng_net::TlsTarget,
-    ) -> Result<Socket, sqlx::Error> {
+    pub(crate) async fn start_tls(self, target: &throng_net::TlsTarget) -> Result<Socket, DbError> {
         if self.rx.len() > self.at {
-            return Err(sqlx::Error::Protocol(
+            return Err(DbError::Protocol(
                 "the server sent data after agreeing to TLS and before its handshake".into(),
             ));
         }
         let tcp = match self.io {
             Io::Net(throng_net::Stream::Plain(tcp)) => tcp,
             _ => {
-                return Err(sqlx::Error::Protocol(
+                return Err(DbError::Protocol(
                     "TLS asked twice or on a Unix socket".into(),
                 ))
             }
         };
         let stream = throng_net::handshake(tcp, target)
             .await
-            .map_err(|e| sqlx::Error::Tls(Box::new(e)))?;
+            .map_err(|e| DbError::Tls(e.to_string()))?;
         Ok(Socket {
             io: Io::Net(stream),
             rx: self.rx,
@@ -161,7 +157,7 @@ impl Socket {
     /// Reads what the server sent next, with room for at least `want` unconsumed bytes; the
     /// consumed ones are dropped first when that is cheap (all of them) or due (they fill
     /// half the buffer). A closed connection is an I/O error.
-    pub(crate) async fn fill(&mut self, want: usize) -> Result<(), sqlx::Error> {
+    pub(crate) async fn fill(&mut self, want: usize) -> Result<(), DbError> {
         if self.at > 0 && self.at == self.rx.len() {
             self.rx.clear();
             self.at = 0;
@@ -188,7 +184,7 @@ impl Socket {
             }
         };
         if n == 0 {
-            return Err(sqlx::Error::Io(io::Error::new(
+            return Err(DbError::Io(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the database closed the connection",
             )));
@@ -202,84 +198,5 @@ impl Socket {
         let since = (now.0 - self.reported.0, now.1 - self.reported.1);
         self.reported = now;
         since
-    }
-}
-
-/// A database's error: its SQLSTATE and message as sqlx's own errors carry them (MySQL's also
-/// its error number, which is what says a unique or foreign-key violation there).
-#[derive(Debug)]
-pub(crate) struct WireError {
-    code: String,
-    number: Option<u16>,
-    message: String,
-}
-
-impl WireError {
-    /// PostgreSQL's error: its SQLSTATE says everything.
-    pub(crate) fn postgres(code: String, message: String) -> sqlx::Error {
-        sqlx::Error::Database(Box::new(WireError {
-            code,
-            number: None,
-            message,
-        }))
-    }
-
-    /// MySQL's error: its number, its SQLSTATE (empty when it sent none) and message.
-    pub(crate) fn mysql(number: u16, code: String, message: String) -> sqlx::Error {
-        sqlx::Error::Database(Box::new(WireError {
-            code,
-            number: Some(number),
-            message,
-        }))
-    }
-}
-
-impl std::fmt::Display for WireError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.number {
-            Some(n) => write!(f, "{n} ({}): {}", self.code, self.message),
-            None => write!(f, "{}: {}", self.code, self.message),
-        }
-    }
-}
-
-impl std::error::Error for WireError {}
-
-impl sqlx::error::DatabaseError for WireError {
-    fn message(&self) -> &str {
-        &self.message
-    }
-
-    fn code(&self) -> Option<Cow<'_, str>> {
-        (!self.code.is_empty()).then_some(Cow::Borrowed(&self.code))
-    }
-
-    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
-        self
-    }
-
-    /// As sqlx's own errors say it: by SQLSTATE for PostgreSQL, by error number for MySQL.
-    fn kind(&self) -> ErrorKind {
-        match (self.number, self.code.as_str()) {
-            (None, "23505") | (Some(1022 | 1062 | 1169 | 1586 | 1859), _) => {
-                ErrorKind::UniqueViolation
-            }
-            (None, "23503") | (Some(1216 | 1217 | 1451 | 1452 | 1830 | 1834), _) => {
-                ErrorKind::ForeignKeyViolation
-            }
-            (None, "23502") | (Some(1048 | 1364), _) => ErrorKind::NotNullViolation,
-            // MariaDB's 4025 (CONSTRAINT ... failed) is a check; MySQL uses the number for
-            // something else, with another SQLSTATE.
-            (None, "23514") | (Some(3819), _) | (Some(4025), "23000") => ErrorKind::CheckViolation,
-            _ => ErrorKind::Other,
-        }
     }
 }

@@ -31,6 +31,8 @@ pub struct SqlConfig {
     pub connect_timeout: Duration,
     /// TLS beside the URL's own `sslmode`.
     pub tls: crate::conn::Tls,
+    /// Failures that roll a transaction back and run it again, counted apart.
+    pub retry: crate::Retry,
     /// The share of the run this process makes (`--shard`): `seq()` interleaves with the
     /// other shards' ([`crate::param::Seq`]).
     pub shard: throng_core::Shard,
@@ -50,6 +52,7 @@ impl SqlConfig {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             tls: crate::conn::Tls::default(),
+            retry: crate::Retry::default(),
             shard: throng_core::Shard::WHOLE,
         }
     }

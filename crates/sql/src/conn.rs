@@ -3,19 +3,20 @@
 //! plain or TLS; SQLite through sqlx's concrete connection (no `Any` driver converting every
 //! row on the hot path).
 
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::mysql::MySqlConnectOptions;
-use sqlx::postgres::PgConnectOptions;
 #[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+#[cfg(feature = "sqlite")]
 use sqlx::ConnectOptions as _;
+#[cfg(feature = "sqlite")]
+use std::str::FromStr as _;
 use throng_core::{ErrorClass, Outcome};
 
 use crate::classify::failure;
+use crate::error::DbError;
 use crate::param::Value;
 use crate::tls::{Mode, TlsPlan};
 use crate::url::{redact, Dialect};
@@ -38,8 +39,8 @@ pub struct Target {
 
 #[derive(Debug, Clone)]
 enum Options {
-    Pg(PgConnectOptions),
-    My(MySqlConnectOptions),
+    Pg(crate::options::Options),
+    My(crate::options::Options),
     #[cfg(feature = "sqlite")]
     Lite(SqliteConnectOptions),
 }
@@ -88,29 +89,13 @@ impl Target {
     pub fn new(url: &str, connect_timeout: Duration, cache: usize) -> Result<Target, String> {
         let dialect = crate::url::check(url)?;
         let shown = redact(url);
-        let bad = |e: sqlx::Error| format!("{shown}: {}", crate::url::scrub(url, &e.to_string()));
         let options = match dialect {
-            Dialect::Postgres => Options::Pg(
-                PgConnectOptions::from_str(url)
-                    .map_err(bad)?
-                    .statement_cache_capacity(cache)
-                    .disable_statement_logging(),
-            ),
-            Dialect::MySql => {
-                let mut o = MySqlConnectOptions::from_str(&url.replacen("mariadb:", "mysql:", 1))
-                    .map_err(bad)?
-                    .statement_cache_capacity(cache)
-                    .disable_statement_logging();
-                // sqlx reads PGPASSWORD for PostgreSQL but not MySQL's own variable.
-                if let Some(pw) = crate::url::password_or_env(url) {
-                    o = o.password(&pw);
-                }
-                Options::My(o)
-            }
+            Dialect::Postgres => Options::Pg(crate::options::Options::postgres(url)?),
+            Dialect::MySql => Options::My(crate::options::Options::mysql(url)?),
             #[cfg(feature = "sqlite")]
             Dialect::Sqlite => Options::Lite(
                 SqliteConnectOptions::from_str(url)
-                    .map_err(bad)?
+                    .map_err(|e| format!("{shown}: {}", crate::url::scrub(url, &e.to_string())))?
                     .statement_cache_capacity(cache)
                     .disable_statement_logging(),
             ),
@@ -204,7 +189,7 @@ impl Target {
     pub async fn connect(&self) -> Result<Conn, Outcome> {
         let connected = AtomicBool::new(false);
         let attempt = async {
-            Ok::<_, sqlx::Error>(match &self.options {
+            Ok::<_, DbError>(match &self.options {
                 Options::Pg(o) => {
                     Db::PgWire(crate::pg::open(o, &self.url, &self.tls, &connected).await?)
                 }
@@ -259,27 +244,7 @@ impl Target {
 /// The TLS mode the options say (the URL's, or the environment's: `PGSSLMODE`), and its name.
 fn mode_of(options: &Options) -> (Mode, &'static str) {
     match options {
-        Options::Pg(o) => {
-            use sqlx::postgres::PgSslMode as P;
-            match o.get_ssl_mode() {
-                P::Disable => (Mode::Disable, "disable"),
-                P::Allow => (Mode::Disable, "allow"),
-                P::Prefer => (Mode::Prefer, "prefer"),
-                P::Require => (Mode::Require, "require"),
-                P::VerifyCa => (Mode::VerifyCa, "verify-ca"),
-                P::VerifyFull => (Mode::VerifyFull, "verify-full"),
-            }
-        }
-        Options::My(o) => {
-            use sqlx::mysql::MySqlSslMode as M;
-            match o.get_ssl_mode() {
-                M::Disabled => (Mode::Disable, "DISABLED"),
-                M::Preferred => (Mode::Prefer, "PREFERRED"),
-                M::Required => (Mode::Require, "REQUIRED"),
-                M::VerifyCa => (Mode::VerifyCa, "VERIFY_CA"),
-                M::VerifyIdentity => (Mode::VerifyFull, "VERIFY_IDENTITY"),
-            }
-        }
+        Options::Pg(o) | Options::My(o) => (o.mode, o.mode_name),
         #[cfg(feature = "sqlite")]
         Options::Lite(_) => (Mode::Disable, "disable"),
     }
@@ -288,8 +253,7 @@ fn mode_of(options: &Options) -> (Mode, &'static str) {
 /// The host a TLS certificate is checked against.
 fn host_of(options: &Options) -> &str {
     match options {
-        Options::Pg(o) => o.get_host(),
-        Options::My(o) => o.get_host(),
+        Options::Pg(o) | Options::My(o) => &o.host,
         #[cfg(feature = "sqlite")]
         Options::Lite(_) => "localhost",
     }
@@ -324,33 +288,33 @@ impl Conn {
         sql: &Arc<str>,
         args: &[Value],
         keep: bool,
-    ) -> Result<Done, sqlx::Error> {
+    ) -> Result<Done, DbError> {
         match &mut self.db {
             Db::PgWire(c) => c.run(sql, args, keep).await,
             Db::MyWire(c) => c.run(sql, args, keep).await,
             #[cfg(feature = "sqlite")]
-            Db::Lite(c) => crate::lite::run(c, sql, args, keep).await,
+            Db::Lite(c) => Ok(crate::lite::run(c, sql, args, keep).await?),
         }
     }
 
     /// Runs text as it is, unprepared (transaction control, DDL, scripts of several
     /// statements).
-    pub async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
+    pub async fn raw(&mut self, sql: &str) -> Result<(), DbError> {
         match &mut self.db {
             Db::PgWire(c) => c.raw(sql).await,
             Db::MyWire(c) => c.raw(sql).await,
             #[cfg(feature = "sqlite")]
-            Db::Lite(c) => crate::lite::raw(c, sql).await,
+            Db::Lite(c) => Ok(crate::lite::raw(c, sql).await?),
         }
     }
 
     /// Prepares a statement and says how many parameters it takes.
-    pub async fn parameters(&mut self, sql: &str) -> Result<usize, sqlx::Error> {
+    pub async fn parameters(&mut self, sql: &str) -> Result<usize, DbError> {
         match &mut self.db {
             Db::PgWire(c) => c.parameters(sql).await,
             Db::MyWire(c) => c.parameters(sql).await,
             #[cfg(feature = "sqlite")]
-            Db::Lite(c) => crate::lite::parameters(c, sql).await,
+            Db::Lite(c) => Ok(crate::lite::parameters(c, sql).await?),
         }
     }
 

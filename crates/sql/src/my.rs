@@ -22,8 +22,10 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::codec::{Socket, WireError};
+use crate::codec::Socket;
 use crate::conn::Done;
+use crate::error::DbError;
+use crate::error::WireError;
 use crate::param::Value;
 
 mod login;
@@ -110,8 +112,8 @@ pub(crate) struct MyConn {
     login: &'static str,
 }
 
-fn protocol(what: impl Into<String>) -> sqlx::Error {
-    sqlx::Error::Protocol(what.into())
+fn protocol(what: impl Into<String>) -> DbError {
+    DbError::Protocol(what.into())
 }
 
 /// Reads a packet's fields in order, failing as a malformed packet when it is too short.
@@ -125,7 +127,7 @@ impl<'a> Fields<'a> {
         Fields { b, at }
     }
 
-    fn bytes(&mut self, n: usize) -> Result<&'a [u8], sqlx::Error> {
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], DbError> {
         let v = self
             .b
             .get(self.at..self.at.saturating_add(n))
@@ -134,18 +136,18 @@ impl<'a> Fields<'a> {
         Ok(v)
     }
 
-    fn int<const N: usize>(&mut self) -> Result<u64, sqlx::Error> {
+    fn int<const N: usize>(&mut self) -> Result<u64, DbError> {
         let mut le = [0u8; 8];
         le[..N].copy_from_slice(self.bytes(N)?);
         Ok(u64::from_le_bytes(le))
     }
 
-    fn u8(&mut self) -> Result<u8, sqlx::Error> {
+    fn u8(&mut self) -> Result<u8, DbError> {
         Ok(self.bytes(1)?[0])
     }
 
     /// A length-encoded integer.
-    fn lenenc(&mut self) -> Result<u64, sqlx::Error> {
+    fn lenenc(&mut self) -> Result<u64, DbError> {
         match self.u8()? {
             0xFC => self.int::<2>(),
             0xFD => self.int::<3>(),
@@ -156,7 +158,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A length-encoded string.
-    fn lenenc_bytes(&mut self) -> Result<&'a [u8], sqlx::Error> {
+    fn lenenc_bytes(&mut self) -> Result<&'a [u8], DbError> {
         let n = self.lenenc()?;
         self.bytes(usize::try_from(n).unwrap_or(usize::MAX))
     }
@@ -182,7 +184,7 @@ fn put_lenenc(tx: &mut Vec<u8>, n: u64) {
 }
 
 /// An ERR packet as the database's error: its number, SQLSTATE (after `#`) and message.
-fn error(b: &[u8]) -> sqlx::Error {
+fn error(b: &[u8]) -> DbError {
     let number = u16::from_le_bytes([
         b.get(1).copied().unwrap_or(0),
         b.get(2).copied().unwrap_or(0),
@@ -196,7 +198,7 @@ fn error(b: &[u8]) -> sqlx::Error {
 }
 
 /// What an OK packet (or an EOF packet, `eof`) says: rows changed and the server's status.
-fn ok(b: &[u8], eof: bool) -> Result<(u64, u16), sqlx::Error> {
+fn ok(b: &[u8], eof: bool) -> Result<(u64, u16), DbError> {
     let mut f = Fields::new(b, 1);
     if eof {
         f.int::<2>()?; // warnings
@@ -288,7 +290,7 @@ impl MyConn {
     }
 
     /// The next packet's payload, in `rx` (consumed already: read it before the next call).
-    async fn packet(&mut self) -> Result<Range<usize>, sqlx::Error> {
+    async fn packet(&mut self) -> Result<Range<usize>, DbError> {
         loop {
             if let Some((r, seq)) = frame(&mut self.s.rx, self.s.at, MAX) {
                 self.s.at = r.end;
@@ -306,7 +308,7 @@ impl MyConn {
 
     /// Skips `n` packets (column definitions), and the EOF packet after them when the server
     /// sends one.
-    async fn skip(&mut self, n: usize) -> Result<(), sqlx::Error> {
+    async fn skip(&mut self, n: usize) -> Result<(), DbError> {
         let eof = usize::from(n > 0 && !self.deprecate_eof);
         for _ in 0..n + eof {
             self.packet().await?;
@@ -323,7 +325,7 @@ impl MyConn {
         &mut self,
         keep: bool,
         mut cached: Option<&mut Option<Arc<[row::Column]>>>,
-    ) -> Result<Done, sqlx::Error> {
+    ) -> Result<Done, DbError> {
         let mut done = Done::default();
         loop {
             let r = self.packet().await?;
@@ -401,7 +403,7 @@ impl MyConn {
     }
 
     /// Prepares `sql`, giving its id and how many parameters it takes.
-    async fn prepare(&mut self, sql: &str) -> Result<Statement, sqlx::Error> {
+    async fn prepare(&mut self, sql: &str) -> Result<Statement, DbError> {
         let at = self.command(COM_STMT_PREPARE);
         self.s.tx.extend_from_slice(sql.as_bytes());
         self.end(at);
@@ -447,7 +449,7 @@ impl MyConn {
     }
 
     /// Prepares a statement (not kept) and says how many parameters it takes.
-    pub(crate) async fn parameters(&mut self, sql: &str) -> Result<usize, sqlx::Error> {
+    pub(crate) async fn parameters(&mut self, sql: &str) -> Result<usize, DbError> {
         let st = self.prepare(sql).await?;
         let at = self.command(COM_STMT_CLOSE);
         self.s.tx.extend_from_slice(&st.id.to_le_bytes());
@@ -463,7 +465,7 @@ impl MyConn {
         sql: &Arc<str>,
         args: &[Value],
         keep: bool,
-    ) -> Result<Done, sqlx::Error> {
+    ) -> Result<Done, DbError> {
         let i = match self.statements.get(sql) {
             Some(&i) => i,
             None => {
@@ -500,7 +502,7 @@ impl MyConn {
 
     /// Runs text as it is (COM_QUERY: transaction control, DDL, scripts), reading every
     /// result and skipping the rows.
-    pub(crate) async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
+    pub(crate) async fn raw(&mut self, sql: &str) -> Result<(), DbError> {
         let at = self.command(COM_QUERY);
         self.s.tx.extend_from_slice(sql.as_bytes());
         self.end(at);

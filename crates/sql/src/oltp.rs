@@ -12,6 +12,7 @@ use rand::Rng;
 
 use crate::conn::Conn;
 pub use crate::dist::RandType;
+use crate::error::DbError;
 use crate::param::{digits, Value};
 use crate::url::Dialect;
 
@@ -247,10 +248,10 @@ pub fn statements(kind: Kind, dialect: Dialect, tables: u32) -> Vec<Arc<str>> {
 
 /// Runs `sql` unprepared, failing when the database does not answer within `timeout` (a lock
 /// another session holds on the table would otherwise hold `throng sql prepare` forever).
-async fn within(conn: &mut Conn, sql: &str, timeout: Duration) -> Result<(), sqlx::Error> {
+async fn within(conn: &mut Conn, sql: &str, timeout: Duration) -> Result<(), DbError> {
     match tokio::time::timeout(timeout, conn.raw(sql)).await {
         Ok(done) => done,
-        Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+        Err(_) => Err(DbError::Io(std::io::Error::new(
             std::io::ErrorKind::TimedOut,
             format!(
                 "`{}` got no answer within {timeout:?} (-t/--timeout): a lock held on the \
@@ -269,7 +270,7 @@ pub async fn prepare(
     o: &OltpOptions,
     timeout: Duration,
     mut progress: impl FnMut(u32),
-) -> Result<(), sqlx::Error> {
+) -> Result<(), DbError> {
     let mut rng = rand::rng();
     for t in 1..=o.tables {
         let create = match dialect {
@@ -322,7 +323,7 @@ pub async fn prepare(
 }
 
 /// Drops `sbtest1..N` (those that exist), each within `timeout`.
-pub async fn cleanup(conn: &mut Conn, tables: u32, timeout: Duration) -> Result<(), sqlx::Error> {
+pub async fn cleanup(conn: &mut Conn, tables: u32, timeout: Duration) -> Result<(), DbError> {
     for t in 1..=tables {
         within(conn, &format!("DROP TABLE IF EXISTS sbtest{t}"), timeout).await?;
     }

@@ -23,10 +23,11 @@ use fallible_iterator::FallibleIterator as _;
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
 use postgres_protocol::message::{backend, frontend};
 use postgres_protocol::IsNull;
-use sqlx::postgres::PgConnectOptions;
 
-use crate::codec::{Socket, WireError};
+use crate::codec::Socket;
 use crate::conn::Done;
+use crate::error::DbError;
+use crate::error::WireError;
 use crate::param::Value;
 use crate::tls::TlsPlan;
 
@@ -59,12 +60,12 @@ pub(crate) struct PgConn {
     login: &'static str,
 }
 
-fn protocol(what: impl Into<String>) -> sqlx::Error {
-    sqlx::Error::Protocol(what.into())
+fn protocol(what: impl Into<String>) -> DbError {
+    DbError::Protocol(what.into())
 }
 
 /// An ErrorResponse (`message`: the whole message, tag and length too).
-fn database_error(message: &[u8]) -> sqlx::Error {
+fn database_error(message: &[u8]) -> DbError {
     let mut code = String::new();
     let mut text = String::new();
     if let Ok(Some(backend::Message::ErrorResponse(body))) =
@@ -83,13 +84,13 @@ fn database_error(message: &[u8]) -> sqlx::Error {
 }
 
 /// Reads a big-endian integer at `at` of `b`, or fails as a malformed message.
-fn int<const N: usize>(b: &[u8], at: usize) -> Result<[u8; N], sqlx::Error> {
+fn int<const N: usize>(b: &[u8], at: usize) -> Result<[u8; N], DbError> {
     b.get(at..at + N)
         .and_then(|s| s.try_into().ok())
         .ok_or_else(|| protocol("PostgreSQL sent a message shorter than its fields"))
 }
 
-fn cstr_at(b: &[u8], at: usize) -> Result<(&[u8], usize), sqlx::Error> {
+fn cstr_at(b: &[u8], at: usize) -> Result<(&[u8], usize), DbError> {
     let rest = b.get(at..).unwrap_or_default();
     let n = rest
         .iter()
@@ -99,29 +100,22 @@ fn cstr_at(b: &[u8], at: usize) -> Result<(&[u8], usize), sqlx::Error> {
 }
 
 /// A message could not be written (a statement or value holding a NUL byte, or too long).
-fn unwritable(e: impl std::fmt::Display) -> sqlx::Error {
+fn unwritable(e: impl std::fmt::Display) -> DbError {
     protocol(format!("cannot send it to PostgreSQL: {e}"))
 }
 
 /// Opens a connection, with TLS as `tls` says, and logs in. `url` is where the password comes
-/// from (sqlx's options do not give it back); `connected` is set once a server accepted the
+/// from (`PGPASSWORD` where it gives none); `connected` is set once a server accepted the
 /// connection (what a timeout's message tells apart).
 pub(crate) async fn open(
-    o: &PgConnectOptions,
+    o: &crate::options::Options,
     url: &str,
     tls: &TlsPlan,
     connected: &AtomicBool,
-) -> Result<PgConn, sqlx::Error> {
-    let socket = match o.get_socket() {
-        Some(dir) => Some(format!("{}/.s.PGSQL.{}", dir.display(), o.get_port())),
-        None if o.get_host().starts_with('/') => {
-            Some(format!("{}/.s.PGSQL.{}", o.get_host(), o.get_port()))
-        }
-        None => None,
-    };
-    let s = match socket {
-        Some(path) => Socket::unix(path).await?,
-        None => Socket::tcp(o.get_host(), o.get_port()).await?,
+) -> Result<PgConn, DbError> {
+    let s = match &o.socket {
+        Some(dir) => Socket::unix(format!("{dir}/.s.PGSQL.{}", o.port)).await?,
+        None => Socket::tcp(&o.host, o.port).await?,
     };
     connected.store(true, Ordering::Relaxed);
     let mut c = PgConn {
@@ -141,13 +135,10 @@ pub(crate) async fn open(
         match c.s.rx[c.s.at - 1] {
             b'S' => c.s = c.s.start_tls(target).await?,
             b'N' if tls.required() => {
-                return Err(sqlx::Error::Tls(
-                    format!(
-                        "the server does not offer TLS, and sslmode={} needs it",
-                        tls.mode_name()
-                    )
-                    .into(),
-                ))
+                return Err(DbError::Tls(format!(
+                    "the server does not offer TLS, and sslmode={} needs it",
+                    tls.mode_name()
+                )))
             }
             b'N' => {}
             _ => return Err(not_postgres(&c.s.rx[c.s.at - 1..], "SSLRequest")),
@@ -161,7 +152,7 @@ pub(crate) async fn open(
 /// The error for a server that answered `seen` to `what` as PostgreSQL never would: an HTTP
 /// server's status line, or MySQL's and MariaDB's greeting (they speak first: a packet's
 /// 3-byte length, sequence 0, then protocol 10 or an error's 0xFF), named as such.
-fn not_postgres(seen: &[u8], what: &str) -> sqlx::Error {
+fn not_postgres(seen: &[u8], what: &str) -> DbError {
     if let [_, _, _, 0, 10 | 0xFF, ..] = seen {
         return protocol(
             "not a PostgreSQL server: it greeted first, as a MySQL or MariaDB server does \
@@ -236,7 +227,7 @@ fn signature_oid(cert: &[u8]) -> Option<&[u8]> {
 
 impl PgConn {
     /// Hands the messages written to the socket and sends them.
-    async fn flush(&mut self) -> Result<(), sqlx::Error> {
+    async fn flush(&mut self) -> Result<(), DbError> {
         self.s.tx.extend_from_slice(&self.buf);
         self.buf.clear();
         Ok(self.s.flush().await?)
@@ -253,16 +244,20 @@ impl PgConn {
     }
 
     /// The startup message and the login.
-    async fn login(&mut self, o: &PgConnectOptions, url: &str) -> Result<(), sqlx::Error> {
+    async fn login(&mut self, o: &crate::options::Options, url: &str) -> Result<(), DbError> {
         let mut params = vec![
-            ("user", o.get_username()),
+            ("user", o.user.as_str()),
             ("DateStyle", "ISO, MDY"),
             ("client_encoding", "UTF8"),
             ("TimeZone", "UTC"),
         ];
-        params.extend(o.get_database().map(|d| ("database", d)));
-        params.extend(o.get_application_name().map(|a| ("application_name", a)));
-        params.extend(o.get_options().map(|a| ("options", a)));
+        params.extend(o.database.as_deref().map(|d| ("database", d)));
+        params.extend(
+            o.application_name
+                .as_deref()
+                .map(|a| ("application_name", a)),
+        );
+        params.extend(o.options.as_deref().map(|a| ("options", a)));
         frontend::startup_message(params, &mut self.buf).map_err(unwritable)?;
         self.flush().await?;
         // A server that is not PostgreSQL (an HTTP server on the port) is named as such, not
@@ -307,7 +302,7 @@ impl PgConn {
                 }
                 M::AuthenticationMd5Password(b) => {
                     let hash = postgres_protocol::authentication::md5_hash(
-                        o.get_username().as_bytes(),
+                        o.user.as_bytes(),
                         need("MD5")?,
                         b.salt(),
                     );
@@ -387,7 +382,7 @@ impl PgConn {
     }
 
     /// The next message: its tag and the range of its body in `rx` (consume it after).
-    async fn message(&mut self) -> Result<(u8, std::ops::Range<usize>), sqlx::Error> {
+    async fn message(&mut self) -> Result<(u8, std::ops::Range<usize>), DbError> {
         loop {
             let (rx, at) = (&self.s.rx, self.s.at);
             let have = rx.len() - at;
@@ -415,7 +410,7 @@ impl PgConn {
     /// the copy, and the server answers with an error (57014, "COPY from stdin failed: …")
     /// rather than waiting for data until the timeout. After an extended-protocol statement a
     /// Sync follows: the server ignored the one sent with Execute while it was copying.
-    async fn refuse_copy(&mut self, extended: bool) -> Result<(), sqlx::Error> {
+    async fn refuse_copy(&mut self, extended: bool) -> Result<(), DbError> {
         frontend::copy_fail(
             "throng sends no data to COPY FROM STDIN: load a file on the server instead",
             &mut self.buf,
@@ -428,7 +423,7 @@ impl PgConn {
     }
 
     /// Reads to ReadyForQuery, returning the first error the server sent on the way.
-    async fn until_ready(&mut self, mut err: Option<sqlx::Error>) -> Result<(), sqlx::Error> {
+    async fn until_ready(&mut self, mut err: Option<DbError>) -> Result<(), DbError> {
         loop {
             let (tag, body) = self.message().await?;
             if tag == b'E' && err.is_none() {
@@ -445,7 +440,7 @@ impl PgConn {
     }
 
     /// Prepares `sql` as statement `t<id>`, returning its parameter types and columns.
-    async fn prepare(&mut self, name: &str, sql: &str) -> Result<Statement, sqlx::Error> {
+    async fn prepare(&mut self, name: &str, sql: &str) -> Result<Statement, DbError> {
         frontend::parse(name, sql, [], &mut self.buf).map_err(unwritable)?;
         frontend::describe(b'S', name, &mut self.buf).map_err(unwritable)?;
         frontend::sync(&mut self.buf);
@@ -498,7 +493,7 @@ impl PgConn {
     }
 
     /// Prepares a statement (unnamed, not kept) and says how many parameters it takes.
-    pub(crate) async fn parameters(&mut self, sql: &str) -> Result<usize, sqlx::Error> {
+    pub(crate) async fn parameters(&mut self, sql: &str) -> Result<usize, DbError> {
         Ok(self.prepare("", sql).await?.params.len())
     }
 
@@ -509,7 +504,7 @@ impl PgConn {
         sql: &Arc<str>,
         args: &[Value],
         keep: bool,
-    ) -> Result<Done, sqlx::Error> {
+    ) -> Result<Done, DbError> {
         if !self.statements.contains_key(sql) {
             let name = format!("t{}", self.statements.len() + 1);
             let st = self.prepare(&name, sql).await?;
@@ -553,7 +548,7 @@ impl PgConn {
     }
 
     /// Runs text as it is (the simple query protocol: transaction control, DDL, scripts).
-    pub(crate) async fn raw(&mut self, sql: &str) -> Result<(), sqlx::Error> {
+    pub(crate) async fn raw(&mut self, sql: &str) -> Result<(), DbError> {
         frontend::query(sql, &mut self.buf).map_err(unwritable)?;
         self.flush().await?;
         self.until_ready(None).await
@@ -572,7 +567,7 @@ impl PgConn {
 }
 
 /// Bind (text parameters, text results), Execute and Sync for a prepared statement.
-fn bind(buf: &mut BytesMut, st: &Statement, args: &[Value]) -> Result<(), sqlx::Error> {
+fn bind(buf: &mut BytesMut, st: &Statement, args: &[Value]) -> Result<(), DbError> {
     use bytes::BufMut as _;
     use std::io::Write as _;
     let text = |i: usize, a: &Value, buf: &mut BytesMut| {
@@ -622,7 +617,7 @@ fn affected(body: &[u8]) -> u64 {
 
 /// A DataRow as a JSON object, each value by its column's type: numbers, booleans and text;
 /// other types as their text.
-fn row_json(b: &[u8], cols: &[Column]) -> Result<serde_json::Value, sqlx::Error> {
+fn row_json(b: &[u8], cols: &[Column]) -> Result<serde_json::Value, DbError> {
     let mut m = serde_json::Map::new();
     let mut at = 2;
     for c in cols {

@@ -19,20 +19,16 @@
 //! left open by a failed iteration is rolled back before the next.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use throng_core::step::{
-    Client, ClientOptions, Node, NodeValue, Place, Protocol, Render, Reply, StepError,
-    TemplateCompiler, Text,
+    ClientOptions, Node, NodeValue, Place, Protocol, StepError, TemplateCompiler, Text,
 };
-use throng_core::{ErrorClass, Outcome, Status};
+use throng_core::{ErrorClass, Status};
 
-use crate::classify::{failure, lost};
-use crate::conn::{Conn, Target};
-use crate::param::Value;
-
-/// The SQLSTATE of success.
-pub(crate) const OK: Status = Status::Sql(*b"00000");
+use crate::client::SqlClient;
+use crate::conn::Target;
+use crate::oltp::Kind;
+use crate::param::{Expr, Value};
 
 /// The SQL protocol of scenarios.
 #[derive(Debug, Clone, Copy, Default)]
@@ -40,20 +36,61 @@ pub struct SqlProtocol;
 
 /// A parameter of a step.
 #[derive(Debug, Clone)]
-enum Param {
-    Fixed(Value),
+pub(crate) enum Param {
+    /// A value, or an expression drawn per execution (`rand_int(1, 10)`, `seq()`).
+    Expr(Expr),
+    /// A template of the scenario's, rendered per execution.
     Text(Text),
 }
 
-/// A compiled `sql:` step.
-#[derive(Debug)]
+/// What a step sends.
+#[derive(Debug, Clone)]
+pub(crate) enum Work {
+    /// A statement, prepared once per connection, with its parameters.
+    Statement { sql: Arc<str>, params: Vec<Param> },
+    /// Transaction control, sent unprepared: `opens` for BEGIN, else it ends one.
+    Control { sql: String, opens: bool },
+    /// `repeat` statements of a sysbench workload, on a table drawn per step.
+    Oltp {
+        kind: Kind,
+        repeat: u32,
+        tables: Vec<Arc<str>>,
+    },
+}
+
+/// A compiled SQL step: a scenario's `sql:` step, or one of a URL run's statements.
+#[derive(Debug, Clone)]
 pub struct SqlStep {
     /// Where its statement is written.
-    at: Place,
-    query: Arc<str>,
-    params: Vec<Param>,
-    /// Transaction control (sent unprepared): `Some(true)` opens one, `Some(false)` ends it.
-    control: Option<bool>,
+    pub(crate) at: Place,
+    pub(crate) work: Work,
+    /// `BEGIN` before it, unless a transaction is open (a URL run's `--transaction`).
+    pub(crate) begin: bool,
+    /// `COMMIT` after it, if a transaction is open.
+    pub(crate) commit: bool,
+}
+
+impl SqlStep {
+    /// A statement (transaction control is recognised and sent unprepared) with its
+    /// parameters.
+    pub(crate) fn statement(sql: &str, params: Vec<Param>, at: Place) -> SqlStep {
+        let work = match control(sql) {
+            Some(opens) => Work::Control {
+                sql: sql.to_string(),
+                opens,
+            },
+            None => Work::Statement {
+                sql: Arc::from(sql),
+                params,
+            },
+        };
+        SqlStep {
+            at,
+            work,
+            begin: false,
+            commit: false,
+        }
+    }
 }
 
 /// Whether a statement opens (`Some(true)`) or ends (`Some(false)`) a transaction.
@@ -90,12 +127,7 @@ impl Protocol for SqlProtocol {
 
     fn compile(&self, request: &Node, t: &mut dyn TemplateCompiler) -> Result<SqlStep, StepError> {
         if let NodeValue::String(q) = &request.value {
-            return Ok(SqlStep {
-                at: request.at,
-                query: Arc::from(q.as_str()),
-                params: Vec::new(),
-                control: control(q),
-            });
+            return Ok(SqlStep::statement(q, Vec::new(), request.at));
         }
         let f = request.fields("sql", &["query", "params"])?;
         let q = f.require("query", "a sql step")?;
@@ -117,14 +149,14 @@ impl Protocol for SqlProtocol {
             };
             for item in items {
                 params.push(match &item.value {
-                    NodeValue::Null => Param::Fixed(Value::Null),
-                    NodeValue::Bool(b) => Param::Fixed(Value::Bool(*b)),
-                    NodeValue::Number(n) => Param::Fixed(match n.as_i64() {
+                    NodeValue::Null => Param::Expr(Expr::Literal(Value::Null)),
+                    NodeValue::Bool(b) => Param::Expr(Expr::Literal(Value::Bool(*b))),
+                    NodeValue::Number(n) => Param::Expr(Expr::Literal(match n.as_i64() {
                         Some(i) => Value::Int(i),
                         None => Value::Float(n.as_f64().unwrap_or_default()),
-                    }),
+                    })),
                     NodeValue::String(s) => match t.text(s, item.at)? {
-                        Text::Static(s) => Param::Fixed(Value::Text(s)),
+                        Text::Static(s) => Param::Expr(Expr::Literal(Value::Text(s))),
                         tpl => Param::Text(tpl),
                     },
                     _ => {
@@ -136,12 +168,7 @@ impl Protocol for SqlProtocol {
                 });
             }
         }
-        Ok(SqlStep {
-            at: q.at,
-            control: control(&query),
-            query: Arc::from(query.as_str()),
-            params,
-        })
+        Ok(SqlStep::statement(&query, params, q.at))
     }
 
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
@@ -169,224 +196,10 @@ impl Protocol for SqlProtocol {
     fn client(&self, url: &str, options: &ClientOptions) -> Result<SqlClient, String> {
         // TLS as the URL says (`?sslmode=verify-full&sslrootcert=FILE`): a scenario's -k and
         // --cacert are its HTTPS targets', and must not force TLS on a database.
-        Ok(SqlClient {
-            target: Target::new(url, options.connect_timeout, 100)?,
-            timeout: options.timeout,
-        })
-    }
-}
-
-/// One database target of a scenario.
-pub struct SqlClient {
-    target: Target,
-    timeout: Duration,
-}
-
-/// A user's connection to one database target, and whether a step left a transaction open.
-#[derive(Default)]
-pub struct SqlSession {
-    conn: Option<Conn>,
-    in_tx: bool,
-}
-
-/// A rendered parameter: a whole number is bound as one, anything else as text.
-fn value(text: String) -> Value {
-    match text.parse::<i64>() {
-        Ok(n) => Value::Int(n),
-        Err(_) => Value::Text(text),
-    }
-}
-
-impl SqlClient {
-    async fn send(
-        &self,
-        s: &mut SqlSession,
-        step: &SqlStep,
-        args: &[Value],
-        want: bool,
-    ) -> (Outcome, Option<Reply>) {
-        let c = &mut s.conn;
-        if c.is_none() {
-            match self.target.connect().await {
-                Ok(new) => *c = Some(new),
-                Err(o) => return (o, None),
-            }
-        }
-        let Some(open) = c.as_mut() else {
-            return (Outcome::failed(ErrorClass::Connect, "no connection"), None);
-        };
-        let run = async {
-            match step.control {
-                Some(_) => open
-                    .raw(&step.query)
-                    .await
-                    .map(|()| crate::conn::Done::default()),
-                None => open.run(&step.query, args, want).await,
-            }
-        };
-        match tokio::time::timeout(self.timeout, run).await {
-            Ok(Ok(done)) => {
-                if let Some(opens) = step.control {
-                    s.in_tx = opens;
-                }
-                let reply = want.then(|| {
-                    let metadata = match done.data.first() {
-                        Some(serde_json::Value::Object(m)) => m
-                            .iter()
-                            .map(|(k, v)| {
-                                let text = match v {
-                                    serde_json::Value::String(s) => s.clone(),
-                                    other => other.to_string(),
-                                };
-                                (k.to_lowercase(), text)
-                            })
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    let json = serde_json::json!({
-                        "rows": done.data,
-                        "row_count": done.rows,
-                        "affected": done.affected,
-                    });
-                    Reply {
-                        status: OK,
-                        metadata,
-                        body: json.to_string().into(),
-                        json: Some(json),
-                    }
-                });
-                let outcome = Outcome {
-                    status: OK,
-                    ..Outcome::default()
-                };
-                (outcome, reply)
-            }
-            Ok(Err(e)) => {
-                let mut o = failure(&e);
-                o.message = o.message.map(|m| self.target.scrub(&m));
-                if lost(&e) {
-                    s.conn = None;
-                    s.in_tx = false;
-                }
-                let reply = (want && o.status != Status::None).then(|| Reply {
-                    status: o.status,
-                    ..Reply::default()
-                });
-                (o, reply)
-            }
-            Err(_) => {
-                s.conn = None;
-                s.in_tx = false;
-                (
-                    Outcome::failed(
-                        ErrorClass::Timeout,
-                        format!("the query took longer than {:?}", self.timeout),
-                    ),
-                    None,
-                )
-            }
-        }
-    }
-}
-
-impl Client for SqlClient {
-    type Step = SqlStep;
-    type Worker = ();
-    type Session = SqlSession;
-
-    fn worker_of(&self, _index: usize, _workers: usize) {}
-
-    fn session(&self, _worker: &(), _user: u64) -> SqlSession {
-        SqlSession::default()
-    }
-
-    async fn connect(&self, s: &mut SqlSession) -> Result<(), Outcome> {
-        if s.conn.is_none() {
-            s.conn = Some(self.target.connect().await?);
-            s.in_tx = false;
-        }
-        Ok(())
-    }
-
-    async fn call(
-        &self,
-        s: &mut SqlSession,
-        step: &SqlStep,
-        render: &dyn Render,
-        want_reply: bool,
-    ) -> (Outcome, Option<Reply>) {
-        let mut args = Vec::with_capacity(step.params.len());
-        for p in &step.params {
-            args.push(match p {
-                Param::Fixed(v) => v.clone(),
-                Param::Text(t) => match render.render(t) {
-                    Ok(text) => value(text),
-                    Err(e) => {
-                        return (
-                            Outcome::failed(ErrorClass::Check, format!("template: {e}")),
-                            None,
-                        )
-                    }
-                },
-            });
-        }
-        let (mut o, reply) = self.send(s, step, &args, want_reply).await;
-        if let Some(c) = s.conn.as_mut() {
-            (o.bytes_sent, o.bytes_received) = c.traffic();
-        }
-        (o, reply)
-    }
-
-    /// Each statement prepared once on a connection of its own: a syntax error, or a number of
-    /// params its placeholders do not take, is the step's error before any load. A table that
-    /// does not exist yet is not (an earlier step of the flow may create it), nor is a database
-    /// that cannot be reached (its steps say so when they run).
-    async fn prepare(&self, steps: &[&SqlStep]) -> Result<(), StepError> {
-        let statements: Vec<&&SqlStep> = steps.iter().filter(|s| s.control.is_none()).collect();
-        if statements.is_empty() {
-            return Ok(());
-        }
-        let Ok(mut conn) = self.target.connect().await else {
-            return Ok(());
-        };
-        let mut found = Ok(());
-        for s in statements {
-            match tokio::time::timeout(self.timeout, conn.parameters(&s.query)).await {
-                Ok(Ok(n)) if n != s.params.len() => {
-                    found = Err(StepError::at(
-                        s.at,
-                        format!(
-                            "`{}` takes {n} parameter(s), and the step gives {}",
-                            s.query,
-                            s.params.len()
-                        ),
-                    ));
-                }
-                Ok(Ok(_)) => continue,
-                Ok(Err(e)) => {
-                    let o = failure(&e);
-                    // 42601: PostgreSQL's (and SQLite's, as classified) syntax error; 42000:
-                    // MySQL's (ER_PARSE_ERROR among others no later step can mend).
-                    if matches!(o.status, Status::Sql(c) if &c == b"42601" || &c == b"42000") {
-                        let why = self.target.scrub(&o.message.unwrap_or_default());
-                        found = Err(StepError::at(s.at, format!("`{}`: {why}", s.query)));
-                    } else {
-                        continue;
-                    }
-                }
-                // A database too slow to prepare is the load's business.
-                Err(_) => {}
-            }
-            break;
-        }
-        conn.close().await;
-        found
-    }
-
-    /// A transaction a step opened and no step ended (the iteration failed, or the flow left
-    /// it open) is rolled back, so the next iteration starts clean.
-    async fn end_iteration(&self, s: &mut SqlSession, _failed: Option<ErrorClass>) {
-        let _ = crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await;
+        Ok(SqlClient::new(
+            Target::new(url, options.connect_timeout, 100)?,
+            options.timeout,
+        ))
     }
 }
 
@@ -418,9 +231,14 @@ mod tests {
                 &mut Plain,
             )
             .unwrap();
-        let step = ok;
-        assert!(matches!(step.params[0], Param::Text(_)));
-        assert!(matches!(step.params[1], Param::Fixed(Value::Int(5))));
+        let Work::Statement { params, .. } = &ok.work else {
+            panic!("{ok:?}")
+        };
+        assert!(matches!(params[0], Param::Text(_)));
+        assert!(matches!(
+            params[1],
+            Param::Expr(Expr::Literal(Value::Int(5)))
+        ));
         for (bad, says) in [
             (serde_json::json!({"params": []}), "needs `query`"),
             (
@@ -449,7 +267,5 @@ mod tests {
             Status::Sql(*b"23505")
         );
         assert!(p.status(&node(serde_json::json!("4001"))).is_err());
-        assert_eq!(value("12".into()), Value::Int(12));
-        assert_eq!(value("a12".into()), Value::Text("a12".into()));
     }
 }

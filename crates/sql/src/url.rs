@@ -132,7 +132,7 @@ fn written_param<'u>(url: &'u str, name: &str) -> Option<&'u str> {
     })
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -13,8 +13,8 @@ use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{AuthSwitchRequest, HandshakePacket, SslRequest};
 use mysql_common::proto::MySerialize as _;
-use sqlx::mysql::MySqlConnectOptions;
 
+use crate::error::DbError;
 use crate::tls::TlsPlan;
 
 // The packets, the capability flags and the connection this module fills in.
@@ -52,7 +52,7 @@ pub(super) struct Greeting {
     pub(super) nonce: Vec<u8>,
 }
 
-pub(super) fn greeting(b: &[u8]) -> Result<Greeting, sqlx::Error> {
+pub(super) fn greeting(b: &[u8]) -> Result<Greeting, DbError> {
     match b.first() {
         Some(10) => {}
         Some(0xFF) => return Err(error(b)),
@@ -89,18 +89,17 @@ fn flags(caps: u64) -> (CapabilityFlags, MariadbCapabilities) {
 }
 
 /// Opens a connection, with TLS as `tls` says, and logs in. `url` is where the password and
-/// the time zone come from (sqlx's options do not give them back; without one there,
-/// `MYSQL_PWD`); `connected` is set once a server accepted the connection (what a timeout's
+/// the time zone come from (without a password there, `MYSQL_PWD`); `connected` is set once a server accepted the connection (what a timeout's
 /// message tells apart).
 pub(crate) async fn open(
-    o: &MySqlConnectOptions,
+    o: &crate::options::Options,
     url: &str,
     tls: &TlsPlan,
     connected: &AtomicBool,
-) -> Result<MyConn, sqlx::Error> {
-    let s = match o.get_socket() {
+) -> Result<MyConn, DbError> {
+    let s = match &o.socket {
         Some(path) => Socket::unix(path).await?,
-        None => Socket::tcp(o.get_host(), o.get_port()).await?,
+        None => Socket::tcp(&o.host, o.port).await?,
     };
     connected.store(true, Ordering::Relaxed);
     let mut c = MyConn {
@@ -115,7 +114,7 @@ pub(crate) async fn open(
     let r = c.packet().await?;
     let hello = greeting(&c.s.rx[r])?;
     let mut caps = (WANTED & hello.caps) | PROTOCOL_41;
-    if o.get_database().is_some() {
+    if o.database.is_some() {
         caps |= CONNECT_WITH_DB & hello.caps;
     }
     c.deprecate_eof = caps & DEPRECATE_EOF != 0;
@@ -136,13 +135,10 @@ pub(crate) async fn open(
             c.s.flush().await?;
             c.s = c.s.start_tls(target).await?;
         } else if tls.required() {
-            return Err(sqlx::Error::Tls(
-                format!(
-                    "the server does not offer TLS, and ssl-mode={} needs it",
-                    tls.mode_name()
-                )
-                .into(),
-            ));
+            return Err(DbError::Tls(format!(
+                "the server does not offer TLS, and ssl-mode={} needs it",
+                tls.mode_name()
+            )));
         }
     }
     let password = crate::url::password_or_env(url).unwrap_or_default();
@@ -165,7 +161,7 @@ pub(crate) async fn open(
     // Reserved, but for MariaDB's capabilities past 32 bits in the last four.
     tx.extend_from_slice(&[0; 19]);
     tx.extend_from_slice(&((caps >> 32) as u32).to_le_bytes());
-    tx.extend_from_slice(o.get_username().as_bytes());
+    tx.extend_from_slice(o.user.as_bytes());
     tx.push(0);
     if caps & PLUGIN_AUTH_LENENC_DATA != 0 {
         put_lenenc(tx, answer.len() as u64);
@@ -174,7 +170,7 @@ pub(crate) async fn open(
     }
     tx.extend_from_slice(&answer);
     if caps & CONNECT_WITH_DB != 0 {
-        tx.extend_from_slice(o.get_database().unwrap_or_default().as_bytes());
+        tx.extend_from_slice(o.database.as_deref().unwrap_or_default().as_bytes());
         tx.push(0);
     }
     if caps & PLUGIN_AUTH != 0 {
@@ -250,9 +246,9 @@ pub(crate) async fn open(
         };
     }
     // The session sqlx sets up after its login, to the letter.
-    let names = match o.get_collation() {
-        Some(collation) => format!("NAMES {} COLLATE {collation}", o.get_charset()),
-        None => format!("NAMES {}", o.get_charset()),
+    let names = match &o.collation {
+        Some(collation) => format!("NAMES {} COLLATE {collation}", o.charset),
+        None => format!("NAMES {}", o.charset),
     };
     let zone = crate::url::param(url, "timezone")
         .or_else(|| crate::url::param(url, "time-zone"))

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde_json::Value as Json;
 
 use super::{protocol, Fields};
+use crate::error::DbError;
 
 /// The UNSIGNED flag of a column definition.
 const UNSIGNED: u16 = 0x20;
@@ -25,7 +26,7 @@ pub(super) struct Column {
 
 impl Column {
     /// A column definition packet (protocol 4.1).
-    pub(super) fn parse(b: &[u8]) -> Result<Column, sqlx::Error> {
+    pub(super) fn parse(b: &[u8]) -> Result<Column, DbError> {
         let mut f = Fields::new(b, 0);
         for _ in 0..4 {
             f.lenenc_bytes()?; // catalog, schema, table, original table
@@ -45,7 +46,7 @@ impl Column {
         })
     }
 
-    fn value(&self, f: &mut Fields<'_>) -> Result<Json, sqlx::Error> {
+    fn value(&self, f: &mut Fields<'_>) -> Result<Json, DbError> {
         let unsigned = self.flags & UNSIGNED != 0;
         Ok(match self.ty {
             // TINY, SHORT and YEAR, LONG and INT24, LONGLONG
@@ -114,7 +115,7 @@ fn float(x: f64) -> Json {
 
 /// A binary DATE, DATETIME or TIMESTAMP: a length (0, 4, 7 or 11), then year, month, day,
 /// hour, minute, second and microseconds.
-fn date(day_only: bool, f: &mut Fields<'_>) -> Result<String, sqlx::Error> {
+fn date(day_only: bool, f: &mut Fields<'_>) -> Result<String, DbError> {
     let n = usize::from(f.u8()?);
     let mut d = [0u8; 11];
     d[..n.min(11)].copy_from_slice(&f.bytes(n)?[..n.min(11)]);
@@ -132,7 +133,7 @@ fn date(day_only: bool, f: &mut Fields<'_>) -> Result<String, sqlx::Error> {
 
 /// A binary TIME: a length (0, 8 or 12), then sign, days, hours, minutes, seconds and
 /// microseconds.
-fn time(f: &mut Fields<'_>) -> Result<String, sqlx::Error> {
+fn time(f: &mut Fields<'_>) -> Result<String, DbError> {
     let n = usize::from(f.u8()?);
     let mut d = [0u8; 12];
     d[..n.min(12)].copy_from_slice(&f.bytes(n)?[..n.min(12)]);
@@ -149,7 +150,7 @@ fn time(f: &mut Fields<'_>) -> Result<String, sqlx::Error> {
 
 /// A binary row (a 0 header, the null bitmap from bit 2, then the values that are not null)
 /// as a JSON object.
-pub(super) fn json(b: &[u8], columns: &[Column]) -> Result<Json, sqlx::Error> {
+pub(super) fn json(b: &[u8], columns: &[Column]) -> Result<Json, DbError> {
     let nulls = b
         .get(1..1 + (columns.len() + 9) / 8)
         .ok_or_else(|| protocol("MySQL sent a row shorter than its null bitmap"))?;

@@ -1,5 +1,6 @@
 use super::login::{greeting, native_password, scramble, sha2_password};
 use super::*;
+use crate::error::Violation;
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|b| format!("{b:02x}")).collect()
@@ -112,34 +113,34 @@ fn a_long_packet_gives_the_next_sequence_id() {
 #[test]
 fn errors_carry_their_sqlstate_and_kind() {
     let e = error(b"\xff\x26\x04#23000Duplicate entry '1' for key 'PRIMARY'");
-    let sqlx::Error::Database(db) = &e else {
+    let DbError::Database(db) = &e else {
         panic!("{e:?}")
     };
-    assert_eq!(db.code().as_deref(), Some("23000"));
+    assert_eq!(db.code(), Some("23000"));
     assert_eq!(db.message(), "Duplicate entry '1' for key 'PRIMARY'");
-    assert_eq!(db.kind(), sqlx::error::ErrorKind::UniqueViolation);
+    assert_eq!(db.violation(), Some(Violation::Unique));
     assert_eq!(crate::failure(&e).status.to_string(), "sqlstate 23000");
     // Without a SQLSTATE (an old server, or a packet out of order).
     let e = error(b"\xff\x84\x04Got packets out of order");
-    let sqlx::Error::Database(db) = &e else {
+    let DbError::Database(db) = &e else {
         panic!("{e:?}")
     };
     assert_eq!(db.code(), None);
     assert_eq!(db.message(), "Got packets out of order");
     for (number, kind) in [
-        (1451u16, sqlx::error::ErrorKind::ForeignKeyViolation),
-        (1452, sqlx::error::ErrorKind::ForeignKeyViolation),
-        (1048, sqlx::error::ErrorKind::NotNullViolation),
-        (1364, sqlx::error::ErrorKind::NotNullViolation),
-        (3819, sqlx::error::ErrorKind::CheckViolation),
+        (1451u16, Violation::ForeignKey),
+        (1452, Violation::ForeignKey),
+        (1048, Violation::NotNull),
+        (1364, Violation::NotNull),
+        (3819, Violation::Check),
     ] {
         let mut b = vec![0xFF];
         b.extend_from_slice(&number.to_le_bytes());
         b.extend_from_slice(b"#23000x");
-        let sqlx::Error::Database(db) = error(&b) else {
+        let DbError::Database(db) = error(&b) else {
             panic!()
         };
-        assert_eq!(db.kind(), kind, "{number}");
+        assert_eq!(db.violation(), Some(kind), "{number}");
     }
 }
 
@@ -160,9 +161,9 @@ fn greetings_give_capabilities_plugin_and_nonce() {
     // Refused before the greeting.
     assert!(matches!(
         greeting(b"\xff\x10\x04Too many connections"),
-        Err(sqlx::Error::Database(_))
+        Err(DbError::Database(_))
     ));
-    assert!(matches!(greeting(b"\n5.5"), Err(sqlx::Error::Protocol(_))));
+    assert!(matches!(greeting(b"\n5.5"), Err(DbError::Protocol(_))));
 }
 
 #[test]
