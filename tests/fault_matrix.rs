@@ -469,7 +469,7 @@ fn sql_config(url: &str, args: &[&str]) -> (throng::core::RunPlan, throng::sql::
         panic!("not a run")
     };
     let plan = run.run.plan(&run.url).unwrap();
-    (plan, throng::cli::sql::config(&run).unwrap())
+    (plan, run.sql.config(&run.url, &run.request).unwrap())
 }
 
 /// The SQL driver of a run whose check before the load passed: the database went bad after it.

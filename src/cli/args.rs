@@ -99,7 +99,7 @@ pub struct RunArgs {
 
     /// SQL flags (a postgres://, mysql:// or sqlite:// URL).
     #[command(flatten)]
-    pub sql: super::sql::SqlArgs,
+    pub sql: throng_sql::flags::SqlFlags,
 }
 
 pub(crate) use throng_run::flags::at_least_one;

@@ -98,13 +98,33 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     if protocol == a.http.protocol() {
         let plan = a.run.plan(&a.url)?;
         let (driver, connections) = a.http.url_driver(&a.url, &a.request, &plan)?;
-        run_url(a, out, plan, driver, connections).await
+        run_url(a, out, plan, Arc::new(driver), connections).await
     } else if protocol == a.grpc.protocol() {
         let mut plan = a.run.plan(&a.url)?;
         let (driver, connections) = a.grpc.url_driver(&a.url, &a.request, &mut plan).await?;
-        run_url(a, out, plan, driver, connections).await
+        run_url(a, out, plan, Arc::new(driver), connections).await
     } else if protocol == a.sql.protocol() {
-        super::sql::run(a, out).await
+        // `seq()` counts this shard's share of the run.
+        let driver = a.sql.url_driver(&a.url, &a.request, out.run.shard)?;
+        let mut plan = a.run.plan(&a.url).map_err(|e| match e {
+            // The URL's password is in no message.
+            throng_run::RunError::Input(m) => {
+                CliError::Usage(throng_sql::redact(&m).replace(&a.url, driver.shown()))
+            }
+            other => other.into(),
+        })?;
+        plan.target = driver.shown().to_string();
+        let connections = plan.peak_concurrency();
+        throng_sql::flags::check(&driver).await?;
+        if let (Some(path), false) = (driver.path(), a.run.quiet) {
+            eprintln!("{}: {path}", driver.shown());
+        }
+        let driver = Arc::new(driver);
+        let finished = run_url(a, out, plan, driver.clone(), connections).await?;
+        for note in throng_sql::flags::notes(&driver) {
+            eprintln!("{note}");
+        }
+        Ok(finished)
     } else {
         Err(CliError::Usage(format!(
             "{}: {protocol} targets run from scenario files for now ({})",
@@ -119,21 +139,14 @@ async fn run_url<D: throng_core::Driver>(
     a: &RunArgs,
     out: Outputs,
     plan: throng_core::RunPlan,
-    driver: D,
+    driver: Arc<D>,
     connections: u64,
 ) -> Result<Finished, CliError> {
     // A server stream's `(messages)` row takes thresholds too.
-    let thresholds = a.run.thresholds(&throng_run::labels(&driver))?;
+    let thresholds = a.run.thresholds(&throng_run::labels(driver.as_ref()))?;
     let containers = containers(a)?;
     ensure_open_files(connections)?;
-    run_load(
-        plan,
-        Arc::new(driver),
-        &thresholds,
-        containers.as_ref(),
-        out,
-    )
-    .await
+    run_load(plan, driver, &thresholds, containers.as_ref(), out).await
 }
 
 /// The containers `throng run`'s flags select (`--db-stats` reads databases through `--idle`

@@ -38,6 +38,8 @@ mod conn;
 mod dist;
 mod driver;
 mod error;
+#[cfg(feature = "clap")]
+pub mod flags;
 #[cfg(feature = "sqlite")]
 mod lite;
 pub mod monitor;
