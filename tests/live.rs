@@ -354,3 +354,78 @@ fn piped_stdout_runs_headless() {
     assert!(!contains(&out.stdout, b"\x1b["), "escape codes on a pipe");
     assert!(contains(&out.stdout, b"TOTAL"));
 }
+
+fn count(haystack: &[u8], needle: &[u8]) -> usize {
+    haystack
+        .windows(needle.len())
+        .filter(|w| *w == needle)
+        .count()
+}
+
+/// A sweep on one dashboard: the terminal session outlives each run, the level table fills in
+/// with the running level marked, and the grid's summary prints once the dashboard has left,
+/// never over it.
+#[test]
+fn a_sweep_is_one_dashboard_with_its_level_table_filling_in() {
+    let (_rt, url, _target) = target();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut pty = Pty::spawn(
+        &[
+            "run",
+            &url,
+            "--sweep",
+            "users=1,2,4",
+            "-z",
+            "3s",
+            "--threshold",
+            "p99<1s",
+            "--json",
+            "grid.json",
+        ],
+        dir.path(),
+    );
+    // The grid view is the first: the second level running, the first done with its row.
+    let screen = pty.wait_for(Duration::from_secs(30), "the second level live", |s| {
+        s.contains("run 2 of at most 3: 2 users") && s.contains("▶ 2 ")
+    });
+    assert!(screen.contains("Levels (latency in ms)"), "{screen}");
+    assert!(screen.contains("Throughput (/s)"), "{screen}");
+    assert!(screen.contains("  1 "), "the first level's row:\n{screen}");
+    assert!(
+        screen.contains("Latency ms by throughput"),
+        "the curve:\n{screen}"
+    );
+    assert!(screen.contains("2 users: http://"), "the title:\n{screen}");
+    // The overview of the run going now is a key away.
+    pty.press(b"1");
+    pty.wait_for(
+        Duration::from_secs(10),
+        "the running level's overview",
+        |s| p99_row(s).is_some() && s.contains("Percentiles ms"),
+    );
+    let status = pty.wait_exit(Duration::from_secs(60));
+    assert_eq!(status.exit_code(), 0, "{}", pty.contents());
+    let raw = pty.raw_once(b"grid: ");
+    assert_eq!(
+        count(&raw, ENTER_ALT),
+        1,
+        "one terminal session for the whole grid"
+    );
+    let left = raw
+        .windows(LEAVE_ALT.len())
+        .rposition(|w| w == LEAVE_ALT)
+        .expect("the alternate screen was left");
+    let after = String::from_utf8_lossy(&raw[left..]);
+    // Every run's summary and the grid's table print after the dashboard, not over it.
+    assert!(after.contains("grid: "), "{after}");
+    assert_eq!(
+        after.matches("latency in ms (of requests").count(),
+        3,
+        "{after}"
+    );
+    assert!(!pty.alternate(), "still on the alternate screen");
+    let text = std::fs::read_to_string(dir.path().join("grid.json")).expect("grid.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(json["runs"].as_array().map(Vec::len), Some(3));
+    assert_eq!(json["capacity"][0]["level"]["users"], 4);
+}

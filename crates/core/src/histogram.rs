@@ -24,6 +24,38 @@ pub fn record(h: &mut Histogram<u64>, micros: u64) {
     h.saturating_record(micros.clamp(1, MAX_US));
 }
 
+/// The x of a percentile on the spectrum's axis: `log10(1 / (1 - q))`, so 90% is 1, 99% is 2,
+/// 99.9% is 3 (HdrHistogram's own plotting convention).
+pub fn spectrum_x(q: f64) -> f64 {
+    (1.0 / (1.0 - q).max(1e-7)).log10()
+}
+
+/// The percentile of an x on the spectrum's axis, as people write it (`99.9%`).
+pub fn spectrum_label(x: f64) -> String {
+    let q = 100.0 * (1.0 - 10f64.powf(-x));
+    let s = format!("{q:.5}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+/// The percentile spectrum of a latency histogram: `(x, ms)` points, x on the axis of
+/// [`spectrum_x`], fifty a decade up to 99.999% or as far as the samples reach (the HTML
+/// report and the dashboard draw the same curve). Empty for an empty histogram.
+pub fn spectrum(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut x = 0.0;
+    let top = spectrum_x(1.0 - 1.0 / h.len() as f64).min(5.0);
+    while x <= top + 1e-9 {
+        let q = 1.0 - 10f64.powf(-x);
+        out.push((x, h.value_at_quantile(q) as f64 / 1000.0));
+        x += 0.02;
+    }
+    out
+}
+
 /// Why an encoded histogram could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {

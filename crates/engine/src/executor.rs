@@ -280,6 +280,16 @@ struct Watched {
     databases: Option<mpsc::Receiver<DatabaseEvent>>,
 }
 
+/// A snapshot with the changes made so far, so a live view can tell the paused seconds (there
+/// are a handful of changes in a run: the copy costs nothing a second).
+fn with_changes<D: Driver>(mut snap: Arc<Snapshot>, shared: &Shared<D>) -> Arc<Snapshot> {
+    let changes = shared.control.changes();
+    if !changes.is_empty() {
+        Arc::make_mut(&mut snap).changes = changes;
+    }
+    snap
+}
+
 async fn aggregate<D: Driver>(
     agg: &mut Aggregator,
     mut rx: mpsc::Receiver<Interval>,
@@ -303,7 +313,7 @@ async fn aggregate<D: Driver>(
                 // Publish once per second, when every worker has reported it.
                 if closed {
                     let state = if stopping { RunState::Stopping } else { RunState::Running };
-                    snap_tx.send_replace(agg.snapshot(start.elapsed(), state));
+                    snap_tx.send_replace(with_changes(agg.snapshot(start.elapsed(), state), shared));
                 }
             }
             event = recv(&mut watched.containers) => {
@@ -320,7 +330,8 @@ async fn aggregate<D: Driver>(
             }
             _ = stop.cancelled(), if !stopping => {
                 stopping = true;
-                snap_tx.send_replace(agg.snapshot(start.elapsed(), RunState::Stopping));
+                let snap = agg.snapshot(start.elapsed(), RunState::Stopping);
+                snap_tx.send_replace(with_changes(snap, shared));
             }
         }
     }

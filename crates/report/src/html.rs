@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use plotters::prelude::*;
 
 use crate::{RunResult, Side};
+use throng_core::histogram::spectrum_label;
 
 /// Colours of overlaid runs, in order (the baseline first).
 const PALETTE: [RGBColor; 6] = [
@@ -37,19 +38,6 @@ fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-/// The x of a percentile on the spectrum's axis: `log10(1 / (1 - q))`, so 90% is 1, 99% is 2,
-/// 99.9% is 3 (HdrHistogram's own plotting convention).
-fn spectrum_x(q: f64) -> f64 {
-    (1.0 / (1.0 - q).max(1e-7)).log10()
-}
-
-fn spectrum_label(x: f64) -> String {
-    let q = 100.0 * (1.0 - 10f64.powf(-x));
-    let s = format!("{q:.5}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
 }
 
 /// A line chart as an SVG document; `None` when no line has a point.
@@ -133,22 +121,9 @@ fn chart(
 
 /// The percentile spectrum of a run's TOTAL latency, from its histogram.
 fn spectrum(r: &RunResult) -> Vec<(f64, f64)> {
-    let Ok(h) = throng_core::histogram::decode(&r.total.latency_hdr) else {
-        return Vec::new();
-    };
-    if h.is_empty() {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    let mut x = 0.0;
-    // Fifty points a decade up to 99.999% (or as far as the samples reach).
-    let top = spectrum_x(1.0 - 1.0 / h.len() as f64).min(5.0);
-    while x <= top + 1e-9 {
-        let q = 1.0 - 10f64.powf(-x);
-        out.push((x, h.value_at_quantile(q) as f64 / 1000.0));
-        x += 0.02;
-    }
-    out
+    throng_core::histogram::decode(&r.total.latency_hdr)
+        .map(|h| throng_core::histogram::spectrum(&h))
+        .unwrap_or_default()
 }
 
 fn series_of(r: &RunResult, f: impl Fn(&crate::Point) -> Option<f64>) -> Vec<(f64, f64)> {

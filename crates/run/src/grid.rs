@@ -19,6 +19,7 @@ use throng_report::{
     Threshold,
 };
 
+use crate::dashboard::Session;
 use crate::{check_writable, Finished, RunError, EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS};
 
 /// The runs of a grid: build it, then [`Grid::execute`] with a closure that runs one cell.
@@ -213,7 +214,35 @@ impl Grid {
     {
         self.check()?;
         let cells = self.cells();
+        // One dashboard for every run: the runs that show it join this session.
+        let session = Session::new();
+        session.grid(&self.thresholds, self.until.as_ref());
+        let done = self.cells_on(&session, &cells, &mut run).await;
+        session.finish().await;
+        let mut done = done?;
+        self.write(&mut done);
+        crate::metrics::linger(self.messages).await;
+        Ok(done)
+    }
+
+    /// The runs of [`Grid::execute`] on `session`, and the grid's result.
+    async fn cells_on<F, Fut>(
+        &self,
+        session: &std::sync::Arc<Session>,
+        cells: &[Coordinates],
+        run: &mut F,
+    ) -> Result<GridFinished, RunError>
+    where
+        F: FnMut(Coordinates, String) -> Fut,
+        Fut: Future<Output = Result<Finished, RunError>>,
+    {
         let total = cells.len();
+        // While the dashboard is up it shows what the messages would say.
+        let say = |text: String| {
+            if self.messages && !session.drawing() {
+                eprintln!("{text}");
+            }
+        };
         let mut runs: Vec<GridRun> = Vec::new();
         let mut rows: Vec<LevelRow> = Vec::new();
         let mut ended: Vec<Option<String>> = Vec::new();
@@ -228,21 +257,26 @@ impl Grid {
             i += this.len();
             for at in this.iter().filter(|c| !ended.contains(&c.side)) {
                 if n > 0 && !self.cooldown.is_zero() {
-                    if self.messages {
-                        eprintln!(
-                            "cooling down for {}",
-                            humantime::format_duration(self.cooldown)
-                        );
-                    }
+                    say(format!(
+                        "cooling down for {}",
+                        humantime::format_duration(self.cooldown)
+                    ));
+                    session.grid_cooling();
                     tokio::time::sleep(self.cooldown).await;
+                }
+                // `q` on the dashboard between two runs ends the grid as a signal would.
+                if session.stopped() {
+                    interrupted = true;
+                    break;
                 }
                 n += 1;
                 let title = at.title(self.rounds);
-                if self.messages {
-                    eprintln!("run {n} of at most {total}: {title}");
-                }
-                let cell = run((*at).clone(), title.clone());
-                let finished = match crate::metrics::in_cell((*at).clone(), cell).await {
+                say(format!("run {n} of at most {total}: {title}"));
+                session.grid_run(at, &title, n, total);
+                let cell =
+                    crate::metrics::in_cell((*at).clone(), run((*at).clone(), title.clone()));
+                let cell = session.scope("", cell);
+                let finished = match cell.await {
                     Ok(f) => f,
                     Err(e) if runs.is_empty() => return Err(e),
                     Err(e) => {
@@ -294,10 +328,9 @@ impl Grid {
                         ended.push(side.clone());
                     }
                 }
-                if self.messages {
-                    eprintln!("{}", row_line(&row));
-                }
+                say(row_line(&row));
                 rows.push(row);
+                session.grid_rows(&rows);
             }
         }
         let result = GridResult::new(
@@ -307,10 +340,7 @@ impl Grid {
             self.until.as_ref(),
             interrupted,
         );
-        let mut done = GridFinished { result, failures };
-        self.write(&mut done);
-        crate::metrics::linger(self.messages).await;
-        Ok(done)
+        Ok(GridFinished { result, failures })
     }
 
     /// Runs several workloads at once, as k6's scenarios: each its own [`crate::Run`] (its own
@@ -322,21 +352,28 @@ impl Grid {
         workloads: Vec<(String, Workload<'a>)>,
     ) -> Result<GridFinished, RunError> {
         self.check()?;
-        let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads
+        let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads.into_iter().unzip();
+        // One dashboard for every workload, the first in focus; their summaries wait for it.
+        // Each is a cell of its own for the metrics exporter, labelled by its name.
+        let session = Session::new();
+        session.order(&names);
+        let futures = futures
             .into_iter()
-            .map(|(name, run)| {
+            .zip(&names)
+            .map(|(f, name)| {
                 let at = Coordinates {
                     level: None,
                     side: Some(name.clone()),
                     round: 1,
                 };
-                let run: Workload<'a> = Box::pin(crate::metrics::in_cell(at, run));
-                (name, run)
+                Box::pin(session.scope(name, crate::metrics::in_cell(at, f))) as Workload<'a>
             })
-            .unzip();
+            .collect();
+        let ends = join_all(futures).await;
+        session.finish().await;
         let mut runs: Vec<GridRun> = Vec::new();
         let mut failures = Vec::new();
-        for (name, finished) in names.iter().zip(join_all(futures).await) {
+        for (name, finished) in names.iter().zip(ends) {
             let finished = finished?;
             failures.extend(finished.failures.iter().cloned());
             runs.push(GridRun {

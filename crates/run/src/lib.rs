@@ -41,7 +41,6 @@
 
 #[cfg(feature = "docker")]
 mod containers;
-#[cfg(feature = "dashboard")]
 mod dashboard;
 #[cfg(feature = "clap")]
 pub mod flags;
@@ -399,7 +398,7 @@ impl<D: Driver> Run<D> {
                 progress = Some(tokio::spawn(progress::progress(handle.snapshots())));
                 handle.wait().await
             }
-            Show::Nothing => handle.wait().await,
+            Show::Nothing => dashboard::quietly(handle).await,
         };
         if let Some(s) = signals {
             s.abort();
@@ -425,6 +424,13 @@ impl<D: Driver> Run<D> {
         }
         let result =
             throng_report::finish(&snapshot, &self.thresholds).with_report(driver.report());
+        // On a grid's or a mix's dashboard, the summary waits until it has left the screen.
+        let drawing = dashboard::Session::current()
+            .map(|(s, _)| s)
+            .filter(|s| s.drawing());
+        if let (Some(s), true) = (&drawing, self.summary) {
+            s.print(throng_report::render_summary(&result));
+        }
         let mut finished = Finished {
             snapshot,
             result,
@@ -435,8 +441,8 @@ impl<D: Driver> Run<D> {
             &mut finished,
             self.json.as_deref(),
             &self.reports,
-            self.summary,
-            self.messages,
+            self.summary && drawing.is_none(),
+            self.messages && drawing.is_none(),
         );
         if let Some(w) = writer {
             match w.await {

@@ -20,13 +20,24 @@ fn frames(c: &mut Criterion) {
             View::Overview,
         ),
         ("labels_120x40", common::closed(), View::Labels),
+        // The demo's nine rows with the percentile spectrum (250 quantiles a frame).
+        (
+            "overview_nine_labels_160x50",
+            common::nine_labels(),
+            View::Overview,
+        ),
     ];
     for (name, snap, view) in cases {
         let state = ViewState {
             view,
             ..ViewState::default()
         };
-        let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+        let (w, h) = if name.ends_with("160x50") {
+            (160, 50)
+        } else {
+            (120, 40)
+        };
+        let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
         c.bench_function(name, |b| {
             b.iter(|| {
                 buf.reset();

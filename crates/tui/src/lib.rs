@@ -8,16 +8,23 @@
 //! (about ten frames a second), whatever the request rate, and never touches the hot path: it
 //! reads snapshots and calls the engine's [`Control`](throng_engine::Control).
 //!
+//! The same loop shows a grid's runs one after another and a mix's workloads at once: it draws a
+//! [`Live`] value (the runs on the board, each with its snapshot and controls, and a
+//! [`GridBoard`]) that the caller keeps up to date. The board is data the caller makes, the grid's
+//! level table formatted by the report's own code, so the dashboard formats no table twice.
+//!
 //! Tests render fixed snapshots into ratatui's `TestBackend` and compare them with `insta`
 //! snapshots, so each view is reviewed as text.
 #![deny(missing_docs)]
 
+mod board;
 pub mod format;
 mod render;
 pub mod state;
 mod terminal;
 pub mod widgets;
 
-pub use render::{draw, render, MIN_HEIGHT, MIN_WIDTH};
+pub use board::{model, Board, CurveLine, GridBoard, Workload};
+pub use render::{draw, draw_board, render, render_board, MIN_HEIGHT, MIN_WIDTH};
 pub use state::{Command, View, ViewState};
-pub use terminal::{apply, run, Exit, FRAME};
+pub use terminal::{apply, run, Exit, Live, LiveRun, FRAME};

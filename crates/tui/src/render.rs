@@ -8,11 +8,13 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use ratatui::Frame;
 use throng_core::{Percentiles, Snapshot};
 
+use crate::board::Board;
 use crate::format;
 use crate::state::{View, ViewState};
 use crate::widgets::{
-    ContainersPanel, ContainersView, DatabasesPanel, ErrorsPanel, Footer, Header, LabelTable,
-    LatencyPanel, Metric, SeriesChart, StatusPanel, TabBar, TrafficPanel,
+    ContainersPanel, ContainersView, DatabasesPanel, ErrorsPanel, Footer, GridView, Header,
+    LabelTable, LatencyPanel, Metric, MixTable, SeriesChart, Spectrum, StatusPanel, TabBar,
+    TrafficPanel, WorkloadsChart,
 };
 
 /// The narrowest terminal the dashboard draws in.
@@ -20,15 +22,32 @@ pub const MIN_WIDTH: u16 = 72;
 /// The shortest terminal the dashboard draws in.
 pub const MIN_HEIGHT: u16 = 20;
 
-/// Draws a frame: [`render`] into the frame's buffer.
+/// Draws a frame of a single run: [`render`] into the frame's buffer.
 pub fn draw(frame: &mut Frame, snap: &Snapshot, state: &ViewState) {
-    let area = frame.area();
-    render(area, frame.buffer_mut(), snap, state);
+    draw_board(frame, snap, &Board::default(), state);
 }
 
-/// Renders the dashboard into `buf`. Reads nothing but its arguments, so the same inputs give
-/// the same screen.
+/// Draws a frame of the run in focus on `board`: [`render_board`] into the frame's buffer.
+pub fn draw_board(frame: &mut Frame, snap: &Snapshot, board: &Board, state: &ViewState) {
+    let area = frame.area();
+    render_board(area, frame.buffer_mut(), snap, board, state);
+}
+
+/// Renders a single run's dashboard into `buf` (see [`render_board`]).
 pub fn render(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
+    render_board(area, buf, snap, &Board::default(), state);
+}
+
+/// Renders the dashboard of the run in focus, `snap`, on `board` (its grid, the workloads
+/// beside it) into `buf`. Reads nothing but its arguments, so the same inputs give the same
+/// screen.
+pub fn render_board(
+    area: Rect,
+    buf: &mut Buffer,
+    snap: &Snapshot,
+    board: &Board,
+    state: &ViewState,
+) {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         too_small(area, buf, snap);
         return;
@@ -40,47 +59,59 @@ pub fn render(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) 
         Constraint::Length(1),
     ])
     .areas(area);
-    Header { snap, state }.render(header, buf);
-    let view = if View::available(snap).contains(&state.view) {
+    Header { snap, board, state }.render(header, buf);
+    let view = if View::available(snap, board).contains(&state.view) {
         state.view
     } else {
         View::Overview
     };
-    TabBar { snap, view }.render(tabs, buf);
-    match view {
-        View::Overview => overview(body, buf, snap, state),
-        View::Labels => labels(body, buf, snap, state.scroll),
-        View::Errors => errors(body, buf, snap),
-        View::Containers => ContainersView {
+    TabBar { snap, board, view }.render(tabs, buf);
+    match (view, &board.grid) {
+        (View::Labels, _) => labels(body, buf, snap, state.scroll),
+        (View::Errors, _) => errors(body, buf, snap),
+        (View::Containers, _) => ContainersView {
             containers: &snap.containers,
             scroll: state.scroll,
         }
         .render(body, buf),
+        (View::Grid, Some(grid)) => GridView { grid, snap }.render(body, buf),
+        (View::Mix, _) => mix(body, buf, snap, board, state.scroll),
+        _ => overview(body, buf, snap, state),
     }
-    Footer { snap, state }.render(footer, buf);
+    Footer { snap, board, state }.render(footer, buf);
 }
 
-/// Latency and charts on top, then the label table, errors and status codes, containers,
-/// databases.
+/// Latency, traffic and the percentile spectrum on the left, charts on the right; under them
+/// the label table with every row it needs, then errors and status codes, containers,
+/// databases. The charts take what is left, so they grow last.
 fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
     let top_min = LatencyPanel::height(snap);
     let mut left = area.height.saturating_sub(top_min);
-    let table = LabelTable::height(snap).min(8).min(left);
-    left -= table;
-    let containers = if snap.containers.is_empty() {
-        0
-    } else {
-        ContainersPanel::height(&snap.containers).min(6)
+    let containers = match snap.containers.is_empty() {
+        true => 0,
+        false => ContainersPanel::height(&snap.containers).min(6),
     };
-    let containers = if containers <= left { containers } else { 0 };
-    left -= containers;
     let databases = match snap.databases.is_empty() {
         true => 0,
         false => DatabasesPanel::height(&snap.databases).min(5),
     };
+    const ERRORS: u16 = 5;
+    // The table gets every row it wants, unless that would leave the other panels no room;
+    // then it still gets eight (it scrolls).
+    let want = LabelTable::height(snap);
+    let others = ERRORS + containers + databases;
+    let mut table = want
+        .min(left.saturating_sub(others).max(want.min(8)))
+        .min(left);
+    left -= table;
+    let containers = if containers <= left { containers } else { 0 };
+    left -= containers;
     let databases = if databases <= left { databases } else { 0 };
     left -= databases;
-    let errors = if left >= 5 { 5 } else { 0 };
+    let errors = if left >= ERRORS { ERRORS } else { 0 };
+    left -= errors;
+    // Rows no panel could use go to the table before the charts.
+    table += left.min(want - table);
     let [top, table_area, errors_area, containers_area, databases_area] = Layout::vertical([
         Constraint::Min(top_min),
         Constraint::Length(table),
@@ -90,21 +121,33 @@ fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
     ])
     .areas(area);
 
-    let [latency, charts] = Layout::horizontal([
+    let [side, charts] = Layout::horizontal([
         Constraint::Length(LatencyPanel::width(snap)),
         Constraint::Min(0),
     ])
     .areas(top);
-    let [latency, traffic] = Layout::vertical([
-        Constraint::Length(LatencyPanel::height(snap)),
-        Constraint::Min(0),
+    let traffic_want = TrafficPanel::height(snap, state);
+    let below = side.height.saturating_sub(top_min);
+    // Under the latency panel: the traffic, then the distribution in what is left; a column
+    // too short for the distribution gives the traffic all of it.
+    let (traffic, spectrum) = match below {
+        b if b >= traffic_want + SPECTRUM_MIN => (traffic_want, b - traffic_want),
+        b => (b, 0),
+    };
+    let [latency, traffic_area, spectrum_area] = Layout::vertical([
+        Constraint::Length(top_min),
+        Constraint::Length(traffic),
+        Constraint::Length(spectrum),
     ])
-    .areas(latency);
+    .areas(side);
     LatencyPanel { snap }.render(latency, buf);
-    if traffic.height >= 3 {
-        TrafficPanel { snap, state }.render(traffic, buf);
+    if traffic >= 3 {
+        TrafficPanel { snap, state }.render(traffic_area, buf);
     }
-    render_charts(charts, buf, snap);
+    if spectrum > 0 {
+        Spectrum { snap }.render(spectrum_area, buf);
+    }
+    render_charts(charts, buf, snap, spectrum == 0);
 
     LabelTable {
         snap,
@@ -131,18 +174,72 @@ fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
     }
 }
 
-/// Two charts stacked when tall, side by side when wide, else the throughput chart alone.
-fn render_charts(area: Rect, buf: &mut Buffer, snap: &Snapshot) {
+/// The fewest rows the percentile spectrum is drawn in.
+const SPECTRUM_MIN: u16 = 8;
+
+/// The mix: a row per workload and flow, then each workload's throughput (and p99, when tall)
+/// over time.
+fn mix(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usize) {
+    let (total, _) = MixTable::total(&board.workloads);
+    let table = MixTable {
+        workloads: &board.workloads,
+        snap,
+        total: &total,
+        scroll,
+    };
+    let want = table.height();
+    let chart = match area.height.checked_sub(want) {
+        Some(rest) if rest >= 8 => rest,
+        _ => 0,
+    };
+    let [table_area, chart_area] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(chart)]).areas(area);
+    table.render(table_area, buf);
+    if chart == 0 {
+        return;
+    }
+    if board.is_mix() {
+        let chart = |metric| WorkloadsChart {
+            workloads: &board.workloads,
+            metric,
+        };
+        if chart_area.height >= 16 {
+            let [a, b] = Layout::vertical([Constraint::Ratio(1, 2); 2]).areas(chart_area);
+            chart(Metric::Throughput).render(a, buf);
+            chart(Metric::Latency).render(b, buf);
+        } else {
+            chart(Metric::Throughput).render(chart_area, buf);
+        }
+    } else {
+        SeriesChart {
+            series: snap.series.as_slice(),
+            changes: &snap.changes,
+            metric: Metric::Throughput,
+        }
+        .render(chart_area, buf);
+    }
+}
+
+/// Two charts stacked when tall (and the spectrum under them when `spectrum` and taller still),
+/// side by side when wide, else the throughput chart alone.
+fn render_charts(area: Rect, buf: &mut Buffer, snap: &Snapshot, spectrum: bool) {
     let series = snap.series.as_slice();
     let throughput = SeriesChart {
         series,
+        changes: &snap.changes,
         metric: Metric::Throughput,
     };
     let latency = SeriesChart {
         series,
+        changes: &snap.changes,
         metric: Metric::Latency,
     };
-    if area.height >= 14 {
+    if spectrum && area.height >= 3 * SPECTRUM_MIN {
+        let [a, b, c] = Layout::vertical([Constraint::Ratio(1, 3); 3]).areas(area);
+        throughput.render(a, buf);
+        latency.render(b, buf);
+        Spectrum { snap }.render(c, buf);
+    } else if area.height >= 14 {
         let [a, b] = Layout::vertical([Constraint::Ratio(1, 2); 2]).areas(area);
         throughput.render(a, buf);
         latency.render(b, buf);
@@ -169,6 +266,7 @@ fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, scroll: usize) {
     if chart > 0 {
         SeriesChart {
             series: snap.series.as_slice(),
+            changes: &snap.changes,
             metric: Metric::Latency,
         }
         .render(rest, buf);
@@ -190,6 +288,7 @@ fn errors(area: Rect, buf: &mut Buffer, snap: &Snapshot) {
     if chart.height >= 6 {
         SeriesChart {
             series: snap.series.as_slice(),
+            changes: &snap.changes,
             metric: Metric::Throughput,
         }
         .render(chart, buf);

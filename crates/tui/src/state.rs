@@ -7,6 +7,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use throng_core::{LoadModel, Snapshot, Users};
 
+use crate::board::Board;
+
 /// The screens the dashboard can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum View {
@@ -19,11 +21,22 @@ pub enum View {
     Errors,
     /// The target's containers (CPU, memory, network) when they are watched.
     Containers,
+    /// A grid's level table filling in and its latency–throughput curve, during a grid.
+    Grid,
+    /// A row per workload and per flow, in a mix of workloads or a run of several flows.
+    Mix,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: [View; 4] = [View::Overview, View::Labels, View::Errors, View::Containers];
+    pub const ALL: [View; 6] = [
+        View::Overview,
+        View::Labels,
+        View::Errors,
+        View::Containers,
+        View::Grid,
+        View::Mix,
+    ];
 
     /// The tab title.
     pub fn title(self) -> &'static str {
@@ -32,20 +45,32 @@ impl View {
             View::Labels => "Labels",
             View::Errors => "Errors",
             View::Containers => "Containers",
+            View::Grid => "Grid",
+            View::Mix => "Mix",
         }
     }
 
-    /// The position in [`View::ALL`] (the number key is one more).
-    pub fn index(self) -> usize {
-        self as usize
+    /// The views worth showing, in tab order (the number keys reach them in this order): the
+    /// containers view only when some are watched, the grid view in a grid, the mix view with
+    /// several workloads or flows.
+    pub fn available(snap: &Snapshot, board: &Board) -> Vec<View> {
+        View::ALL
+            .into_iter()
+            .filter(|v| match v {
+                View::Containers => !snap.containers.is_empty(),
+                View::Grid => board.grid.is_some(),
+                View::Mix => board.is_mix() || snap.labels.iter().any(|l| l.group),
+                _ => true,
+            })
+            .collect()
     }
 
-    /// The views worth showing for this snapshot: the containers view only when some are watched.
-    pub fn available(snap: &Snapshot) -> &'static [View] {
-        if snap.containers.is_empty() {
-            &View::ALL[..3]
-        } else {
-            &View::ALL
+    /// The view to start on: the grid's or the mix's when there is one.
+    pub fn first(board: &Board) -> View {
+        match (&board.grid, board.is_mix()) {
+            (Some(_), _) => View::Grid,
+            (None, true) => View::Mix,
+            (None, false) => View::Overview,
         }
     }
 }
@@ -100,8 +125,14 @@ impl Default for ViewState {
 }
 
 impl ViewState {
-    /// Applies one key. Returns what the run should do, if anything.
+    /// Applies one key to a single run's dashboard (see [`ViewState::update_in`]).
     pub fn update(&mut self, key: KeyEvent, snap: &Snapshot) -> Option<Command> {
+        self.update_in(key, snap, &Board::default())
+    }
+
+    /// Applies one key, `snap` being the run in focus on `board`. Returns what the run should
+    /// do, if anything.
+    pub fn update_in(&mut self, key: KeyEvent, snap: &Snapshot, board: &Board) -> Option<Command> {
         if key.kind == KeyEventKind::Release {
             return None;
         }
@@ -110,16 +141,16 @@ impl ViewState {
             KeyCode::Char('c') if ctrl => self.stop(),
             KeyCode::Char('q') | KeyCode::Char('Q') => self.stop(),
             KeyCode::Tab => {
-                self.cycle(snap, 1);
+                self.cycle(snap, board, 1);
                 None
             }
             KeyCode::BackTab => {
-                self.cycle(snap, -1);
+                self.cycle(snap, board, -1);
                 None
             }
             KeyCode::Char(c @ '1'..='9') => {
                 let i = c as usize - '1' as usize;
-                if let Some(v) = View::available(snap).get(i) {
+                if let Some(v) = View::available(snap, board).get(i) {
                     self.show(*v);
                 }
                 None
@@ -158,8 +189,8 @@ impl ViewState {
         }
     }
 
-    fn cycle(&mut self, snap: &Snapshot, step: isize) {
-        let views = View::available(snap);
+    fn cycle(&mut self, snap: &Snapshot, board: &Board, step: isize) {
+        let views = View::available(snap, board);
         let at = views.iter().position(|v| *v == self.view).unwrap_or(0) as isize;
         let n = views.len() as isize;
         self.show(views[(at + step).rem_euclid(n) as usize]);

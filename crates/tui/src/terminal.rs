@@ -8,12 +8,13 @@ use std::time::Duration;
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use ratatui::DefaultTerminal;
-use throng_core::{RunState, Snapshot};
+use throng_core::Snapshot;
 use throng_engine::Control;
 use tokio::sync::watch;
 
-use crate::render::draw;
-use crate::state::{Command, ViewState};
+use crate::board::{Board, Workload};
+use crate::render::draw_board;
+use crate::state::{Command, View, ViewState};
 
 /// Frames per second at most, however fast snapshots or keys arrive.
 pub const FRAME: Duration = Duration::from_millis(100);
@@ -73,45 +74,133 @@ pub fn apply(cmd: Command, control: &Control, stop: &dyn Fn()) {
     }
 }
 
-/// Shows the dashboard until the run is over (its final snapshot arrives or the channel closes)
-/// or the user presses `q` twice. `stop` asks the run to stop.
+/// A run on the live dashboard: its latest snapshot and how to steer it.
+#[derive(Clone)]
+pub struct LiveRun {
+    /// Its name in a mix (the workload's); empty otherwise.
+    pub name: String,
+    /// Its latest snapshot.
+    pub snap: Arc<Snapshot>,
+    /// Its controls (pause, rate, users).
+    pub control: Arc<Control>,
+    /// Asks it to stop (and, in a grid, the grid to end after it).
+    pub stop: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for LiveRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveRun")
+            .field("name", &self.name)
+            .field("state", &self.snap.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the live dashboard shows: the runs going (a workload each in a mix, the cell running
+/// in a grid), the grid around them, and whether it is all over.
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    /// The runs, the one in focus first; empty before the first starts.
+    pub runs: Vec<LiveRun>,
+    /// The grid, during one.
+    pub grid: Option<Arc<crate::GridBoard>>,
+    /// Nothing more will come: the dashboard leaves once it has drawn this.
+    pub done: bool,
+}
+
+impl Live {
+    /// The board around the run in focus: the grid, and the workloads when there are several.
+    pub fn board(&self) -> Board {
+        Board {
+            grid: self.grid.clone(),
+            workloads: match self.runs.len() {
+                0 | 1 => Vec::new(),
+                _ => self
+                    .runs
+                    .iter()
+                    .map(|r| Workload {
+                        name: r.name.clone(),
+                        snap: r.snap.clone(),
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// Shows the dashboard until [`Live::done`] (or the channel closes), or the user presses `q`
+/// twice. Nothing is drawn before the first run arrives: a grid that fails before its first
+/// run never touches the terminal. The keys steer the run in focus; `q` and `p` act on every
+/// run on the board.
 ///
 /// Only call this when stdout is a terminal: it switches it to raw mode and the alternate screen,
 /// and restores both before it returns.
-pub async fn run(
-    mut snapshots: watch::Receiver<Arc<Snapshot>>,
-    control: Arc<Control>,
-    stop: &dyn Fn(),
-) -> io::Result<Exit> {
+pub async fn run(mut live: watch::Receiver<Live>) -> io::Result<Exit> {
+    loop {
+        let (any, done) = {
+            let l = live.borrow_and_update();
+            (!l.runs.is_empty(), l.done)
+        };
+        if any {
+            break;
+        }
+        if done || live.changed().await.is_err() {
+            return Ok(Exit { stopped: false });
+        }
+    }
     let mut guard = Guard::new()?;
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(FRAME);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut snap = snapshots.borrow_and_update().clone();
+    let mut now = live.borrow_and_update().clone();
+    let mut board = now.board();
     let mut state = ViewState {
-        paused: control.is_paused(),
-        rate_factor: control.rate_factor(),
+        view: View::first(&board),
         ..ViewState::default()
     };
+    let mut focus: Option<Arc<Control>> = None;
     let mut dirty = true;
     let mut open = true;
     let mut input = true;
     loop {
+        // A new run in focus (the next cell of a grid) starts from its own controls.
+        if let Some(first) = now.runs.first() {
+            if !focus
+                .as_ref()
+                .is_some_and(|c| Arc::ptr_eq(c, &first.control))
+            {
+                state.paused = first.control.is_paused();
+                state.rate_factor = first.control.rate_factor();
+                state.user_delta = 0;
+                focus = Some(first.control.clone());
+            }
+        }
         tokio::select! {
             _ = tick.tick() => {
                 if dirty {
-                    guard.terminal.draw(|f| draw(f, &snap, &state))?;
+                    if let Some(first) = now.runs.first() {
+                        guard.terminal.draw(|f| draw_board(f, &first.snap, &board, &state))?;
+                    }
                     dirty = false;
                     injected_panic();
                 }
-                if snap.state == RunState::Done || !open {
+                if now.done || !open {
                     break;
                 }
             }
             event = events.next(), if input => match event {
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
-                    if let Some(cmd) = state.update(key, &snap) {
-                        apply(cmd, &control, stop);
+                    let Some(first) = now.runs.first() else { continue };
+                    if let Some(cmd) = state.update_in(key, &first.snap, &board) {
+                        match cmd {
+                            // Stopping and pausing are the whole board's.
+                            Command::Stop | Command::SetPaused(_) => {
+                                for r in &now.runs {
+                                    apply(cmd, &r.control, &*r.stop);
+                                }
+                            }
+                            _ => apply(cmd, &first.control, &*first.stop),
+                        }
                         if cmd == Command::Leave {
                             break;
                         }
@@ -127,9 +216,14 @@ pub async fn run(
                 // Input closed: nothing can stop the run from here, so let it end by its plan.
                 None => input = false,
             },
-            changed = snapshots.changed(), if open => match changed {
+            changed = live.changed(), if open => match changed {
                 Ok(()) => {
-                    snap = snapshots.borrow_and_update().clone();
+                    let had_grid = now.grid.is_some();
+                    now = live.borrow_and_update().clone();
+                    board = now.board();
+                    if !had_grid && now.grid.is_some() {
+                        state.view = View::Grid;
+                    }
                     dirty = true;
                 }
                 Err(_) => open = false,

@@ -44,12 +44,13 @@ fn tab_cycles_views_and_skips_containers_when_none() {
         s.update(key(KeyCode::Tab), &snap);
         seen.push(s.view);
     }
+    // The fixture's run has a flow: its view comes after the errors.
     assert_eq!(
         seen,
-        [View::Labels, View::Errors, View::Overview, View::Labels]
+        [View::Labels, View::Errors, View::Mix, View::Overview]
     );
     s.update(key(KeyCode::BackTab), &snap);
-    assert_eq!(s.view, View::Overview);
+    assert_eq!(s.view, View::Mix);
     s.update(key(KeyCode::BackTab), &snap);
     assert_eq!(s.view, View::Errors);
 
@@ -71,10 +72,12 @@ fn number_keys_pick_views() {
     assert_eq!(s.view, View::Containers);
     s.update(ch('1'), &snap);
     assert_eq!(s.view, View::Overview);
-    // No containers: 4 does nothing.
+    // No containers: 4 is the next view (the flows'), 5 is nothing.
     let snap = common::closed();
-    s.update(ch('4'), &snap);
+    s.update(ch('5'), &snap);
     assert_eq!(s.view, View::Overview);
+    s.update(ch('4'), &snap);
+    assert_eq!(s.view, View::Mix);
 }
 
 #[test]

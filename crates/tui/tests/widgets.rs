@@ -10,7 +10,7 @@ use throng_core::Percentiles;
 use throng_tui::widgets::{
     ContainersPanel, DatabasesPanel, ErrorsPanel, Footer, LabelTable, LatencyPanel, StatusPanel,
 };
-use throng_tui::{format, render, View, ViewState};
+use throng_tui::{format, render, Board, View, ViewState};
 
 fn text(buf: &Buffer) -> Vec<String> {
     let area = buf.area;
@@ -269,25 +269,28 @@ fn footer_lists_the_number_keys_of_the_views_the_run_has() {
     let line = draw(
         Footer {
             snap: &without,
+            board: &Board::default(),
             state: &state,
         },
         100,
         1,
     )
     .concat();
-    assert_eq!(View::available(&without).len(), 3);
-    assert!(line.contains(" Tab 1-3 "), "{line}");
+    // Overview, labels, errors, and the flows (the fixture's run has one).
+    assert_eq!(View::available(&without, &Board::default()).len(), 4);
+    assert!(line.contains(" Tab 1-4 "), "{line}");
     let with = common::with_containers();
     let line = draw(
         Footer {
             snap: &with,
+            board: &Board::default(),
             state: &state,
         },
         100,
         1,
     )
     .concat();
-    assert!(line.contains(" Tab 1-4 "), "{line}");
+    assert!(line.contains(" Tab 1-5 "), "{line}");
 }
 
 /// The buffer column just after each of the last `n` cells of a row (numbers hold no spaces, so

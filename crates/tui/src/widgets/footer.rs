@@ -7,12 +7,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use throng_core::{LoadModel, Snapshot};
 
+use crate::board::Board;
 use crate::state::{View, ViewState};
 
 /// The footer: each key and what it does now.
 pub struct Footer<'a> {
     /// The run (open or closed loop decides what `+`/`-` change).
     pub snap: &'a Snapshot,
+    /// The grid and workloads (decide which views exist).
+    pub board: &'a Board,
     /// The view state (pause, stopping).
     pub state: &'a ViewState,
 }
@@ -33,7 +36,7 @@ impl Widget for Footer<'_> {
                 LoadModel::Closed(_) => " users ±10% ",
             };
             // The number keys reach only the views this run has (no containers, no view 4).
-            let views = match View::available(self.snap).len() {
+            let views = match View::available(self.snap, self.board).len() {
                 1 => " Tab 1 ".to_string(),
                 n => format!(" Tab 1-{n} "),
             };

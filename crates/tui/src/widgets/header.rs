@@ -7,13 +7,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{LineGauge, Paragraph, Tabs, Widget};
 use throng_core::{LoadModel, RunState, Snapshot};
 
+use crate::board::{model, Board};
 use crate::format;
 use crate::state::{View, ViewState};
 
-/// Three lines: target and model, a progress gauge, live rates.
+/// Three lines: target and model (each workload's, in a mix), a progress gauge, live rates.
 pub struct Header<'a> {
-    /// The run.
+    /// The run in focus.
     pub snap: &'a Snapshot,
+    /// The grid and the workloads around it.
+    pub board: &'a Board,
     /// The view state (pause, changes made by keys).
     pub state: &'a ViewState,
 }
@@ -121,13 +124,27 @@ impl Widget for Header<'_> {
         let badge_width = badge.width() as u16;
         let [left, right] =
             Layout::horizontal([Constraint::Min(0), Constraint::Length(badge_width)]).areas(title);
-        Line::from(vec![
-            Span::styled(" throng ", Style::new().fg(Color::Cyan).bold()),
-            Span::raw(self.snap.plan.target.clone()).bold(),
-            Span::styled("  ", Style::new()),
-            Span::raw(self.snap.plan.describe()),
-        ])
-        .render(left, buf);
+        let mut title = vec![Span::styled(
+            " throng ",
+            Style::new().fg(Color::Cyan).bold(),
+        )];
+        if self.board.is_mix() {
+            // Each workload's own load model: users or a rate, as it is now.
+            for (i, w) in self.board.workloads.iter().enumerate() {
+                if i > 0 {
+                    title.push(Span::styled(" · ", Style::new().fg(Color::DarkGray)));
+                }
+                title.push(Span::raw(w.name.clone()).bold());
+                title.push(Span::raw(format!(" {}", model(&w.snap))));
+            }
+        } else {
+            title.extend([
+                Span::raw(self.snap.plan.target.clone()).bold(),
+                Span::styled("  ", Style::new()),
+                Span::raw(self.snap.plan.describe()),
+            ]);
+        }
+        Line::from(title).render(left, buf);
         Line::from(badge).render(right, buf);
 
         let (ratio, label) = self.progress();
@@ -147,13 +164,15 @@ impl Widget for Header<'_> {
 pub struct TabBar<'a> {
     /// The run (decides whether the containers view exists).
     pub snap: &'a Snapshot,
+    /// The grid and workloads (decide whether their views exist).
+    pub board: &'a Board,
     /// The view on screen.
     pub view: View,
 }
 
 impl Widget for TabBar<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let views = View::available(self.snap);
+        let views = View::available(self.snap, self.board);
         let titles = views
             .iter()
             .enumerate()

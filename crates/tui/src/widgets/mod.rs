@@ -6,9 +6,12 @@ pub mod containers;
 pub mod databases;
 pub mod errors;
 pub mod footer;
+pub mod grid;
 pub mod header;
 pub mod labels;
 pub mod latency;
+pub mod mix;
+pub mod spectrum;
 pub mod traffic;
 
 pub use charts::{Metric, SeriesChart};
@@ -16,9 +19,12 @@ pub use containers::{ContainersPanel, ContainersView};
 pub use databases::DatabasesPanel;
 pub use errors::{ErrorsPanel, StatusPanel};
 pub use footer::Footer;
+pub use grid::GridView;
 pub use header::{Header, TabBar};
-pub use labels::LabelTable;
+pub use labels::{Aggregate, LabelTable, TableRow};
 pub use latency::LatencyPanel;
+pub use mix::{MixTable, WorkloadsChart};
+pub use spectrum::Spectrum;
 pub use traffic::TrafficPanel;
 
 use ratatui::buffer::Buffer;

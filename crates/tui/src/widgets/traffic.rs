@@ -18,6 +18,18 @@ pub struct TrafficPanel<'a> {
     pub state: &'a ViewState,
 }
 
+impl TrafficPanel<'_> {
+    /// Rows the panel wants: borders and its lines.
+    pub fn height(snap: &Snapshot, state: &ViewState) -> u16 {
+        let lines = 4
+            + u16::from(snap.aborted > 0)
+            + u16::from(snap.lag.is_some())
+            + u16::from((state.rate_factor - 1.0).abs() > 1e-9)
+            + u16::from(state.user_delta != 0);
+        lines + 2
+    }
+}
+
 impl Widget for TrafficPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = self.snap;

@@ -201,3 +201,125 @@ pub(crate) fn with_database() -> Snapshot {
     }];
     s
 }
+
+/// The closed loop with nine labels, as the demo's scenario has: seven steps and two flows.
+pub(crate) fn nine_labels() -> Snapshot {
+    let mut s = closed();
+    let names = [
+        "create alice",
+        "create bob",
+        "balance alice",
+        "balance bob",
+        "transfer",
+        "verify alice",
+        "verify bob",
+        "transfer flow",
+        "browse flow",
+    ];
+    let labels: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let mut fresh = Snapshot::empty(s.plan.clone(), &labels, 2);
+    for (i, l) in fresh.labels.iter_mut().enumerate() {
+        let i = i as u64;
+        fill(l, 2_000 + i * 300, 800 + i * 150, 1_500 + i * 100, i % 3);
+    }
+    fresh.total = LabelStats::new("TOTAL");
+    for l in fresh
+        .labels
+        .iter()
+        .filter(|l| !l.group)
+        .cloned()
+        .collect::<Vec<_>>()
+    {
+        fresh.total.add(&l);
+    }
+    s.labels = fresh.labels;
+    s.total = fresh.total;
+    s
+}
+
+/// A sweep of 10, 20, 40 and 80 users, two levels done and the third running, judged by
+/// `p99<10ms`: the level table as the run crate makes it from the report's.
+pub(crate) fn grid() -> throng_tui::GridBoard {
+    let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    throng_tui::GridBoard {
+        at: "run 3 of at most 4: 40 users".into(),
+        table: vec![
+            row(&[
+                "Users",
+                "Throughput (/s)",
+                "Samples",
+                "Mean",
+                "p50",
+                "p90",
+                "p95",
+                "p99",
+                "Max",
+                "Error %",
+                "Aborted",
+                "Thresholds",
+            ]),
+            row(&[
+                "10", "4862.0", "48620", "2.05", "1.98", "2.40", "2.61", "3.90", "12.10", "0.00",
+                "0", "pass",
+            ]),
+            row(&[
+                "20", "9410.3", "94103", "2.12", "2.01", "2.80", "3.30", "5.20", "19.50", "0.00",
+                "0", "pass",
+            ]),
+            row(&[
+                "40", "11980.4", "59902", "3.34", "2.90", "5.10", "7.70", "11.80", "40.20", "0.02",
+                "0", "FAIL",
+            ]),
+        ],
+        running: Some(2),
+        notes: vec!["capacity: 20 users at p99<10ms (9410.3 requests/s)".into()],
+        curve: vec![
+            throng_tui::CurveLine {
+                name: "p99".into(),
+                points: vec![(4862.0, 3.9), (9410.3, 5.2), (11980.4, 11.8)],
+            },
+            throng_tui::CurveLine {
+                name: "p50".into(),
+                points: vec![(4862.0, 1.98), (9410.3, 2.01), (11980.4, 2.9)],
+            },
+        ],
+        cooling: false,
+    }
+}
+
+/// Two workloads at once: browsing by 50 users, orders at 2,000 a second.
+pub(crate) fn mix() -> Vec<throng_tui::Workload> {
+    vec![
+        throng_tui::Workload {
+            name: "browse".into(),
+            snap: Arc::new(closed()),
+        },
+        throng_tui::Workload {
+            name: "orders".into(),
+            snap: Arc::new(open()),
+        },
+    ]
+}
+
+/// The open loop paused from 4 s to 7 s: its seconds are gaps, not zeros.
+pub(crate) fn paused() -> Snapshot {
+    let mut s = open();
+    let mut series = (*s.series).clone();
+    for p in series.iter_mut().filter(|p| p.t > 4.0 && p.t <= 7.0) {
+        p.requests = 0;
+        p.errors = 0;
+        (p.p50, p.p99) = (0, 0);
+    }
+    s.series = Arc::new(series);
+    s.changes = vec![
+        throng_core::Change {
+            t: 4.0,
+            what: "paused".into(),
+        },
+        throng_core::Change {
+            t: 7.0,
+            what: "resumed".into(),
+        },
+    ];
+    s
+}
