@@ -291,6 +291,20 @@ fn bad_input_exits_2_naming_the_problem() {
             2,
             "-d/--body applies to http://, https://, grpc:// and grpcs:// targets",
         ),
+        (
+            vec![
+                "run",
+                "sqlite:///tmp/no-tls.db",
+                "--sql",
+                "SELECT 1",
+                "-k",
+                "-n",
+                "1",
+            ],
+            2,
+            "--insecure and --cacert apply to postgres:// and mysql://; \
+             sqlite:///tmp/no-tls.db is SQLite, which has no TLS",
+        ),
     ] {
         let mut a = args.clone();
         a.push("--no-tui");

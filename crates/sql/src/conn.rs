@@ -148,9 +148,10 @@ impl Target {
             #[cfg(feature = "sqlite")]
             Options::Lite(_) => {
                 return Err(format!(
-                "{}: SQLite has no TLS; --insecure and --cacert apply to postgres:// and mysql://",
-                self.shown
-            ))
+                    "{}: SQLite has no TLS, so no certificate to trust or to skip (TLS is for \
+                 postgres:// and mysql://)",
+                    self.shown
+                ))
             }
         };
         Ok(self)

@@ -161,6 +161,14 @@ impl SqlFlags {
     /// The SQL load of a run of `url` with `request`, every bad value named with its flag.
     pub fn config(&self, url: &str, request: &RequestFlags) -> Result<SqlConfig, RunError> {
         let s = self;
+        if crate::Dialect::of(url) == Some(crate::Dialect::Sqlite)
+            && (request.insecure || request.cacert.is_some())
+        {
+            return Err(input(format!(
+                "--insecure and --cacert apply to postgres:// and mysql://; {url} is SQLite, \
+                 which has no TLS"
+            )));
+        }
         let mut cfg = SqlConfig::new(url);
         cfg.statements = s.sql.clone();
         if let Some(path) = &s.sql_file {
