@@ -10,7 +10,6 @@ use http::header::{CONTENT_TYPE, TE};
 use http::uri::PathAndQuery;
 use http::{HeaderMap, HeaderValue, Request};
 use prost_reflect::{DescriptorPool, MethodDescriptor};
-use rustls::pki_types::ServerName;
 use throng_core::step::Reply;
 use throng_core::{ErrorClass, Outcome, Status};
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
@@ -133,13 +132,8 @@ impl Target {
             });
         }
         let tls = if cfg.is_tls() {
-            let host = cfg
-                .url
-                .host()
-                .unwrap_or_default()
-                .trim_matches(|c| c == '[' || c == ']')
-                .to_string();
-            let name = ServerName::try_from(host).map_err(|e| GrpcError::Tls(e.to_string()))?;
+            let name = throng_net::server_name(cfg.url.host().unwrap_or_default())
+                .map_err(GrpcError::Tls)?;
             let opts = throng_net::TlsOptions {
                 insecure: cfg.insecure,
                 cacert: cfg.cacert.clone(),

@@ -9,7 +9,6 @@ use bytes::Bytes;
 use http::header::{CONNECTION, HOST};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
-use rustls::pki_types::ServerName;
 use throng_core::{ErrorClass, Outcome, Status};
 use tokio::time::timeout;
 
@@ -86,14 +85,8 @@ impl HttpDriver {
     pub fn new(cfg: HttpConfig) -> Result<Self, HttpConfigError> {
         let addrs = cfg.resolve()?;
         let tls = if cfg.is_tls() {
-            let host = cfg
-                .url
-                .host()
-                .unwrap_or_default()
-                .trim_matches(|c| c == '[' || c == ']')
-                .to_string();
-            let name =
-                ServerName::try_from(host).map_err(|e| HttpConfigError::Tls(e.to_string()))?;
+            let name = throng_net::server_name(cfg.url.host().unwrap_or_default())
+                .map_err(HttpConfigError::Tls)?;
             let opts = throng_net::TlsOptions {
                 insecure: cfg.insecure,
                 cacert: cfg.cacert.clone(),

@@ -34,6 +34,13 @@ pub enum TlsError {
     Config(String),
 }
 
+/// The name a server's certificate must carry, from a URL's host (an IPv6 address without its
+/// brackets).
+pub fn server_name(host: &str) -> Result<ServerName<'static>, String> {
+    ServerName::try_from(host.trim_matches(|c| c == '[' || c == ']').to_string())
+        .map_err(|e| e.to_string())
+}
+
 /// A rustls client configuration: web roots, a CA file, or (insecure) no verification.
 pub fn client_config(opts: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
