@@ -34,7 +34,15 @@
 #![deny(missing_docs)]
 
 #[cfg(feature = "cli")]
-pub mod cli;
+mod cli;
+
+/// The command line, as the `throng` binary runs it: parses the process's arguments, runs the
+/// command, prints what went wrong, and returns the exit code (0 passed, 1 runtime error,
+/// 2 bad input, 99 a threshold failed).
+#[cfg(feature = "cli")]
+pub fn command_line() -> std::process::ExitCode {
+    cli::main()
+}
 
 pub use throng_core as core;
 #[cfg(feature = "docker")]
@@ -56,14 +64,9 @@ pub use throng_testbed as testbed;
 #[cfg(feature = "dashboard")]
 pub use throng_tui as tui;
 
-/// Every protocol throng ships, for scenarios: targets and steps find theirs by URL scheme
-/// (`http://`, `https://`, `grpc://`, `grpcs://`, `postgres://`, `mysql://`, `sqlite://`) and
-/// step key (`request`, `grpc`, `sql`).
-pub fn protocols() -> core::step::Protocols {
-    let p = core::step::Protocols::new().with(http::HttpProtocol);
-    #[cfg(feature = "sql")]
-    let p = p.with(sql::SqlProtocol);
-    #[cfg(feature = "grpc")]
-    let p = p.with(grpc::GrpcProtocol);
-    p
-}
+pub use throng_protocols::protocols;
+
+/// `throng run`'s flags as one clap struct ([`flags::RunArgs`]), each protocol's among them,
+/// and a scenario file's run under them ([`flags::scenario`]).
+#[cfg(feature = "cli")]
+pub use throng_protocols::flags;

@@ -1,5 +1,5 @@
 //! The `throng` command: parse, call the library, map the outcome to an exit code.
 
 fn main() -> std::process::ExitCode {
-    throng::cli::main()
+    throng::command_line()
 }

@@ -461,15 +461,14 @@ async fn sql_faults() -> SqlFaults {
 
 /// The flags of `throng run URL ARGS...` for a database URL: its plan and SQL configuration.
 fn sql_config(url: &str, args: &[&str]) -> (throng::core::RunPlan, throng::sql::SqlConfig) {
-    use clap::Parser as _;
-    use throng::cli::{args::Command, Cli};
     let mut argv = vec!["throng", "run", url];
     argv.extend_from_slice(args);
-    let Command::Run(run) = Cli::try_parse_from(&argv).unwrap().command else {
-        panic!("not a run")
-    };
+    let run = crate::common::parse(&argv).unwrap();
     let plan = run.run.plan(&run.url).unwrap();
-    (plan, run.sql.config(&run.url, &run.request).unwrap())
+    (
+        plan,
+        run.protocols.sql.config(&run.url, &run.request).unwrap(),
+    )
 }
 
 /// The SQL driver of a run whose check before the load passed: the database went bad after it.

@@ -7,9 +7,6 @@ use crate::common;
 
 use std::sync::Arc;
 
-use clap::Parser;
-use throng::cli::args::Command;
-use throng::cli::Cli;
 use throng::core::{ErrorClass, Snapshot};
 use throng::testbed::{GrpcTarget, HttpTarget};
 
@@ -89,10 +86,8 @@ async fn run_in(dir: &std::path::Path, text: &str, args: &[&str]) -> Result<Arc<
         file.display().to_string(),
     ];
     argv.extend(args.iter().map(|s| s.to_string()));
-    let Command::Run(run) = Cli::try_parse_from(&argv).unwrap().command else {
-        unreachable!()
-    };
-    let setup = throng::cli::scenario::build_scenario(&run).map_err(|e| e.to_string())?;
+    let run = crate::common::parse(&argv).unwrap();
+    let setup = throng::flags::scenario::build_scenario(&run).map_err(|e| e.to_string())?;
     Ok(throng::engine::run(setup.plan, Arc::new(setup.driver))
         .await
         .unwrap())

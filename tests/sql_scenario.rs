@@ -5,9 +5,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use clap::Parser;
-use throng::cli::args::Command as Cmd;
-use throng::cli::Cli;
 use throng::core::{ErrorClass, Snapshot};
 use throng::testbed::{BankService, MariaDb, Postgres, Storage};
 
@@ -18,11 +15,8 @@ async fn run_file(file: &Path, args: &[&str]) -> Result<Arc<Snapshot>, String> {
         file.display().to_string(),
     ];
     argv.extend(args.iter().map(|s| s.to_string()));
-    let cli = Cli::try_parse_from(&argv).expect("flags");
-    let Cmd::Run(run) = cli.command else {
-        unreachable!()
-    };
-    let setup = throng::cli::scenario::build_scenario(&run).map_err(|e| e.to_string())?;
+    let run = crate::common::parse(&argv).expect("flags");
+    let setup = throng::flags::scenario::build_scenario(&run).map_err(|e| e.to_string())?;
     setup.driver.prepare().await.map_err(|e| e.to_string())?;
     Ok(throng::engine::run(setup.plan, Arc::new(setup.driver))
         .await

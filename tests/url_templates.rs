@@ -80,8 +80,6 @@ async fn grpc_messages_are_rendered_per_call() {
 
 #[test]
 fn a_template_with_a_variable_is_refused_before_the_load() {
-    use clap::Parser;
-    use throng::cli::args::Command;
     let argv = [
         "throng",
         "run",
@@ -91,11 +89,10 @@ fn a_template_with_a_variable_is_refused_before_the_load() {
         "-d",
         "{{ user }}",
     ];
-    let Command::Run(run) = throng::cli::Cli::try_parse_from(argv).unwrap().command else {
-        panic!("not a run")
-    };
+    let run = crate::common::parse(argv).unwrap();
     let plan = run.run.plan(&run.url).unwrap();
     let e = run
+        .protocols
         .http
         .url_driver(&run.url, &run.request, &plan)
         .expect_err("refused")

@@ -15,11 +15,11 @@ use super::CliError;
 
 /// One side of an A/B run: its name and the URL it puts the plan against.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AbSide {
+pub(crate) struct AbSide {
     /// The name in the comparison's columns.
-    pub name: String,
+    pub(crate) name: String,
     /// The URL replacing the plan's target.
-    pub url: String,
+    pub(crate) url: String,
 }
 
 fn usage(m: impl Into<String>) -> CliError {
@@ -30,7 +30,7 @@ fn usage(m: impl Into<String>) -> CliError {
 /// `--target` is a side; with a scenario file of one target, names that are not the file's
 /// targets are sides. `None` when the run is a single one (no `--target`, or a scenario's
 /// targets pointed elsewhere).
-pub fn sides(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
+pub(crate) fn sides(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
     if a.targets.is_empty() {
         return Ok(None);
     }
@@ -101,9 +101,10 @@ pub fn sides(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
         // Every side's URL is checked before the first side's load.
         let checked = match protocols.for_url(&p.url) {
             Some(proto) => proto.check_target(&p.url),
-            None => throng_http::HttpConfig::new(&p.url)
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
+            None => Err(format!(
+                "not a URL of the protocols throng speaks ({})",
+                protocols.schemes()
+            )),
         };
         checked.map_err(|e| usage(format!("{flag}: {e}")))?;
     }
@@ -169,18 +170,11 @@ fn cell_args(a: &RunArgs, at: &Coordinates, sides: &[AbSide]) -> Result<RunArgs,
     }
     // `--container go=web-go` is this side's when it names a side; a plain name is every
     // side's. The same for `--db-stats go=postgres://...`.
-    let mine = |list: &[String]| -> Vec<String> {
-        list.iter()
-            .filter_map(|c| match c.split_once('=') {
-                Some((n, c)) if names.contains(&n) => {
-                    (Some(n) == at.side.as_deref()).then(|| c.to_string())
-                }
-                _ => Some(c.clone()),
-            })
-            .collect()
-    };
-    r.run.containers = mine(&a.run.containers);
-    r.sql.db_stats = mine(&a.sql.db_stats);
+    let side = at.side.as_deref();
+    r.run.containers = side_entries(&a.run.containers, &names, side);
+    for p in r.protocols.all_mut() {
+        p.for_side(&|list| side_entries(list, &names, side));
+    }
     r.run.json = None;
     r.run.reports.clear();
     r.run.sweep = None;
@@ -189,9 +183,20 @@ fn cell_args(a: &RunArgs, at: &Coordinates, sides: &[AbSide]) -> Result<RunArgs,
     Ok(r)
 }
 
-/// The protocol a URL's scheme picks (`http` when none does: the HTTP check then says why).
+/// A list's entries for one side: those that name no side (`NAME`) and the side's own
+/// (`SIDE=NAME`, as `NAME`).
+fn side_entries(list: &[String], sides: &[&str], side: Option<&str>) -> Vec<String> {
+    list.iter()
+        .filter_map(|c| match c.split_once('=') {
+            Some((n, c)) if sides.contains(&n) => (Some(n) == side).then(|| c.to_string()),
+            _ => Some(c.clone()),
+        })
+        .collect()
+}
+
+/// The protocol a URL's scheme picks (`?` when none does: its run then says why).
 fn protocol_of(url: &str) -> &'static str {
-    crate::protocols().for_url(url).map_or("http", |p| p.name())
+    crate::protocols().for_url(url).map_or("?", |p| p.name())
 }
 
 /// Whether the sides speak more than one protocol (HTTP against gRPC: transports side by side).
@@ -203,7 +208,7 @@ fn mixed(sides: &[AbSide]) -> bool {
 
 /// Runs the grid: every side checked first (its URL, its protocol's flags, its server where
 /// the protocol asks one before the load, as gRPC's reflection), then every run.
-pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, CliError> {
+pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, CliError> {
     one_process(&out, "a sweep, rounds or A/B sides")?;
     let names: Vec<String> = sides.iter().map(|s| s.name.clone()).collect();
     if mixed(&sides) && !super::scenario::is_scenario(&a.url) {
@@ -224,10 +229,13 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
             round: 1,
         };
         let args = cell_args(a, &at, &sides)?;
-        super::sql::db_stats(&args).map_err(|e| match (e, side) {
-            (CliError::Usage(m), Some(s)) => usage(format!("side {}: {m}", s.name)),
-            (e, _) => e,
-        })?;
+        for p in args.protocols.all() {
+            p.check_watched(&args.request)
+                .map_err(|e| match (CliError::from(e), side) {
+                    (CliError::Usage(m), Some(s)) => usage(format!("side {}: {m}", s.name)),
+                    (e, _) => e,
+                })?;
+        }
         let checked = Outputs {
             check_only: true,
             ..Outputs::default()
@@ -282,7 +290,7 @@ pub async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, Cl
                     },
                     ..Outputs::default()
                 };
-                super::sql::with_db_stats(&args, run_out, |o| run_once(&args, o))
+                super::runner::watched(&args, run_out, |o| run_once(&args, o))
                     .await
                     .map_err(run_error)
             }
@@ -316,7 +324,7 @@ fn run_error(e: CliError) -> throng_run::RunError {
 /// Runs the plan's file and every `--with` file at the same time, each a workload of its own
 /// (its own load model, steps and thresholds); one result with a row per workload and TOTAL.
 /// Every workload is checked before any starts.
-pub async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
+pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     one_process(&out, "--with")?;
     if a.run.is_grid() || a.run.until.is_some() || !a.targets.is_empty() && sides(a)?.is_some() {
         return Err(usage(

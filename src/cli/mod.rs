@@ -1,22 +1,21 @@
 //! The command line: the subcommands and their flags (clap types, [`args`], most of them the
 //! library's own flag structs flattened), handed to the library ([`runner`]).
 
-pub mod args;
-pub mod compare;
-pub mod grid;
-pub mod merge;
-pub mod runner;
-pub mod scenario;
-mod serve;
-pub mod sql;
+pub(crate) mod args;
+mod demo;
+#[cfg(test)]
+mod examples;
+pub(crate) mod grid;
+pub(crate) mod runner;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{Cli, Command};
+pub(crate) use args::Cli;
+use throng_protocols::flags::scenario;
 
-pub use throng_run::{EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS, EXIT_USAGE};
+pub(crate) use throng_run::{EXIT_OK, EXIT_RUNTIME, EXIT_USAGE};
 
 /// How a runtime error is printed: `throng: error: …`, with "error" said once when the
 /// message says it itself (sqlx's "error communicating with database").
@@ -30,14 +29,9 @@ fn runtime_error(text: &str) -> String {
     }
 }
 
-/// Checks before any work that the file a flag names can be written.
-fn writable(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
-    throng_run::check_writable(path).map_err(|e| CliError::Usage(format!("{flag} {e}")))
-}
-
 /// A failure of a command, with the exit code it maps to.
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// Bad flags or input: exit 2.
     #[error("{0}")]
     Usage(String),
@@ -62,7 +56,7 @@ impl From<throng_run::RunError> for CliError {
 
 impl CliError {
     /// The exit code this failure maps to.
-    pub fn code(&self) -> u8 {
+    pub(crate) fn code(&self) -> u8 {
         match self {
             CliError::Usage(_) => EXIT_USAGE,
             CliError::Runtime(_) | CliError::Checked(..) => EXIT_RUNTIME,
@@ -71,7 +65,7 @@ impl CliError {
 }
 
 /// Parses the process arguments, runs the command, and returns its exit code.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     // Nothing is logged (no logger, no tracing subscriber); the no-op subscriber tells tracing
     // so. Without it every disabled span of h2's (several a gRPC call) is offered to `log`,

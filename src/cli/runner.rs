@@ -3,29 +3,27 @@
 use std::sync::Arc;
 
 use throng_report::Threshold;
-use throng_run::flags::ProtocolFlags;
 use throng_run::{Finished, Run};
 
 use super::args::{Command, RunArgs};
-pub use super::serve::DEMO_SCENARIO;
-use super::serve::{demo, serve};
-use super::{Cli, CliError};
+use super::demo::demo;
+use super::{Cli, CliError, EXIT_OK};
 
 /// Where a run's outputs go (the flags' [`throng_run::flags::Outputs`]) and the databases it
 /// watches.
 #[derive(Debug, Clone, Default)]
-pub struct Outputs {
+pub(crate) struct Outputs {
     /// The outputs, shard and start.
-    pub run: throng_run::flags::Outputs,
+    pub(crate) run: throng_run::flags::Outputs,
     /// Databases whose own counters go into the result (`--db-stats`).
-    pub databases: Option<Arc<super::sql::DbWatch>>,
+    pub(crate) databases: Option<Arc<throng_run::Databases>>,
     /// Prepare and check the run (its flags, its driver, its steps against their targets),
     /// then stop before the load with [`CliError::Checked`].
-    pub check_only: bool,
+    pub(crate) check_only: bool,
 }
 
 /// Runs a parsed command line and returns its exit code.
-pub async fn execute(cli: Cli) -> Result<u8, CliError> {
+pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
         Command::Run(a) => {
             let out = Outputs::of(&a)?;
@@ -37,23 +35,25 @@ pub async fn execute(cli: Cli) -> Result<u8, CliError> {
                 None if a.run.is_grid() || a.run.until.is_some() => {
                     super::grid::run(&a, Vec::new(), out).await
                 }
-                None => Ok(super::sql::with_db_stats(&a, out, |out| run_once(&a, out))
-                    .await?
-                    .exit_code()),
+                None => Ok(watched(&a, out, |out| run_once(&a, out)).await?.exit_code()),
             }
         }
         Command::Demo(a) => demo(a).await,
-        Command::Compare(a) => super::compare::run_compare(&a),
-        Command::Report(a) => super::compare::run_report(&a),
-        Command::Merge(a) => super::merge::run_merge(&a),
-        Command::Serve(a) => serve(a).await,
-        Command::Sql(a) => super::sql::command(a).await,
+        Command::Compare(a) => Ok(throng_run::results::run_compare(&a)?),
+        Command::Report(a) => Ok(throng_run::results::run_report(&a)?),
+        Command::Merge(a) => Ok(throng_run::results::run_merge(&a)?),
+        Command::Serve(a) => match a.run().await {
+            Ok(()) => Ok(EXIT_OK),
+            Err(throng_testbed::serve::ServeError::Usage(m)) => Err(CliError::Usage(m)),
+            Err(e) => Err(CliError::Runtime(e.into())),
+        },
+        Command::Protocol(c) => c.run().await.map(|()| EXIT_OK).map_err(CliError::from),
     }
 }
 
 impl Outputs {
     /// The outputs `throng run`'s flags ask for, checked now (files writable, shard, start).
-    pub fn of(a: &RunArgs) -> Result<Outputs, CliError> {
+    pub(crate) fn of(a: &RunArgs) -> Result<Outputs, CliError> {
         Ok(Outputs {
             run: a.run.outputs()?,
             ..Outputs::default()
@@ -62,7 +62,7 @@ impl Outputs {
 }
 
 /// One run of `throng run`: a scenario file, or a URL whose scheme picks the protocol.
-pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
+pub(crate) async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
     if super::scenario::is_scenario(&a.url) {
         let setup = super::scenario::build_scenario(a)?;
         return run_scenario(setup, out).await;
@@ -95,75 +95,48 @@ pub async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
         )));
     };
     applies(a, protocol)?;
-    if protocol == a.http.protocol() {
-        let plan = a.run.plan(&a.url)?;
-        let (driver, connections) = a.http.url_driver(&a.url, &a.request, &plan)?;
-        run_url(a, out, plan, Arc::new(driver), connections).await
-    } else if protocol == a.grpc.protocol() {
-        let mut plan = a.run.plan(&a.url)?;
-        let (driver, connections) = a.grpc.url_driver(&a.url, &a.request, &mut plan).await?;
-        run_url(a, out, plan, Arc::new(driver), connections).await
-    } else if protocol == a.sql.protocol() {
-        // `seq()` counts this shard's share of the run.
-        let driver = a.sql.url_driver(&a.url, &a.request, out.run.shard)?;
-        let mut plan = a.run.plan(&a.url).map_err(|e| match e {
-            // The URL's password is in no message.
-            throng_run::RunError::Input(m) => {
-                CliError::Usage(throng_sql::redact(&m).replace(&a.url, driver.shown()))
-            }
-            other => other.into(),
-        })?;
-        plan.target = driver.shown().to_string();
-        let connections = plan.peak_concurrency();
-        throng_sql::flags::check(&driver).await?;
-        if let (Some(path), false) = (driver.path(), a.run.quiet) {
-            eprintln!("{}: {path}", driver.shown());
-        }
-        let driver = Arc::new(driver);
-        let finished = run_url(a, out, plan, driver.clone(), connections).await?;
-        for note in throng_sql::flags::notes(&driver) {
-            eprintln!("{note}");
-        }
-        Ok(finished)
-    } else {
-        Err(CliError::Usage(format!(
+    let Some(flags) = a.protocols.of(protocol) else {
+        return Err(CliError::Usage(format!(
             "{}: {protocol} targets run from scenario files for now ({})",
             a.url,
             protocols.schemes()
-        )))
-    }
-}
-
-/// A URL run of any protocol: its thresholds, containers and open files checked, then the load.
-async fn run_url<D: throng_core::Driver>(
-    a: &RunArgs,
-    out: Outputs,
-    plan: throng_core::RunPlan,
-    driver: Arc<D>,
-    connections: u64,
-) -> Result<Finished, CliError> {
+        )));
+    };
+    let url = flags
+        .url_run(&a.url, &a.request, &a.run, out.run.shard)
+        .await?;
     // A server stream's `(messages)` row takes thresholds too.
-    let thresholds = a.run.thresholds(&throng_run::labels(driver.as_ref()))?;
+    let thresholds = a.run.thresholds(&url.run.labels())?;
     let containers = containers(a)?;
-    ensure_open_files(connections)?;
-    run_load(plan, driver, &thresholds, containers.as_ref(), out).await
+    ensure_open_files(url.connections)?;
+    run_load(url.run, &thresholds, containers.as_ref(), out).await
 }
 
 /// The containers `throng run`'s flags select (`--db-stats` reads databases through `--idle`
 /// too, so it needs no container then).
-pub fn containers(a: &RunArgs) -> Result<Option<throng_run::Containers>, CliError> {
-    Ok(a.run.containers(&[], !a.sql.db_stats.is_empty())?)
+pub(crate) fn containers(a: &RunArgs) -> Result<Option<throng_run::Containers>, CliError> {
+    Ok(a.run.containers(&[], a.protocols.watches())?)
 }
 
-/// The own flags of every protocol `throng run` speaks.
-fn protocol_flags(a: &RunArgs) -> [&dyn ProtocolFlags; 3] {
-    [&a.http, &a.grpc, &a.sql]
+/// Runs `run` with the servers the protocols' flags watch (SQL's `--db-stats`) read for an
+/// idle window before the load; the result gets their counters beside the load's requests.
+pub(crate) async fn watched<F, Fut, T>(a: &RunArgs, mut out: Outputs, run: F) -> Result<T, CliError>
+where
+    F: FnOnce(Outputs) -> Fut,
+    Fut: std::future::Future<Output = Result<T, CliError>>,
+{
+    for p in a.protocols.all() {
+        if let Some(d) = p.watch(&a.request, &a.run, &a.url).await? {
+            out.databases = Some(Arc::new(d));
+        }
+    }
+    run(out).await
 }
 
 /// The protocol flags given, each with the protocols it applies to: each protocol's own, and
 /// the shared request flags that only some protocols read (`-H`, `-d`, `--streams`).
 fn given(a: &RunArgs) -> Vec<(&'static str, Vec<&'static str>)> {
-    let all = protocol_flags(a);
+    let all = a.protocols.all();
     let own = all
         .iter()
         .flat_map(|p| p.given().into_iter().map(|f| (f, vec![p.protocol()])));
@@ -183,14 +156,10 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
             r.request.clear(flag);
         }
     }
-    if protocol != r.http.protocol() {
-        r.http.clear();
-    }
-    if protocol != r.grpc.protocol() {
-        r.grpc.clear();
-    }
-    if protocol != r.sql.protocol() {
-        r.sql.clear();
+    for p in r.protocols.all_mut() {
+        if p.protocol() != protocol {
+            p.clear();
+        }
     }
     r
 }
@@ -212,7 +181,9 @@ pub(super) fn applies_to_any(a: &RunArgs, protocols: &[&str]) -> Result<(), CliE
 
 /// The URL schemes of `protocols`, as a message lists them.
 fn schemes_of(a: &RunArgs, protocols: &[&str]) -> String {
-    let all: Vec<String> = protocol_flags(a)
+    let all: Vec<String> = a
+        .protocols
+        .all()
         .iter()
         .filter(|p| protocols.contains(&p.protocol()))
         .flat_map(|p| p.schemes().iter().map(|s| format!("{s}://")))
@@ -232,32 +203,18 @@ fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
             return Err(CliError::Usage(format!(
                 "{flag} applies to {} targets; {} is not one",
                 schemes_of(a, &to),
-                without_password(&a.url)
+                throng_core::redact(&a.url)
             )));
         }
     }
-    match protocol_flags(a).iter().find(|p| p.protocol() == protocol) {
+    match a.protocols.of(protocol) {
         Some(p) => Ok(p.check_url(&a.request)?),
         None => Ok(()),
     }
 }
 
-/// A URL as messages show it: a password in it (`postgres://u:pw@h/db`) as `***`.
-fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let Some((credentials, host)) = rest.rsplit_once('@') else {
-        return url.to_string();
-    };
-    match credentials.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
-    }
-}
-
 /// Raises the open-file limit to the hard limit and checks that `connections` fit under it.
-pub fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
+pub(crate) fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
     let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(1024);
     let need = connections + 64;
     if need > limit {
@@ -270,7 +227,7 @@ pub fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
 }
 
 /// Runs a scenario file to its end, prints the summary and writes the result.
-pub async fn run_scenario(
+pub(crate) async fn run_scenario(
     setup: super::scenario::ScenarioSetup,
     mut out: Outputs,
 ) -> Result<Finished, CliError> {
@@ -288,8 +245,7 @@ pub async fn run_scenario(
         .await
         .map_err(|e| CliError::Usage(e.to_string()))?;
     run_load(
-        setup.plan,
-        Arc::new(setup.driver),
+        Run::new(setup.plan, Arc::new(setup.driver)),
         &setup.thresholds,
         setup.containers.as_ref(),
         out,
@@ -297,24 +253,18 @@ pub async fn run_scenario(
     .await
 }
 
-/// Runs any driver under a plan through the library's [`throng_run::Run`]: containers,
-/// databases, signals, live UI or progress line, then the summary and the outputs.
-pub async fn run_load<D: throng_core::Driver>(
-    plan: throng_core::RunPlan,
-    driver: Arc<D>,
+/// Runs `run` with the command line's outputs (containers, databases, signals, live UI or
+/// progress line, then the summary and the outputs).
+pub(crate) async fn run_load(
+    run: Run,
     thresholds: &[Threshold],
     containers: Option<&throng_run::Containers>,
     out: Outputs,
 ) -> Result<Finished, CliError> {
     if out.check_only {
-        return Err(CliError::Checked(
-            throng_run::labels(driver.as_ref()),
-            thresholds.to_vec(),
-        ));
+        return Err(CliError::Checked(run.labels(), thresholds.to_vec()));
     }
-    let mut run = out
-        .run
-        .apply(Run::new(plan, driver).thresholds(thresholds.iter().cloned()));
+    let mut run = out.run.apply(run.thresholds(thresholds.iter().cloned()));
     if let Some(c) = containers {
         run = run.containers(c.clone());
     }

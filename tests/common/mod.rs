@@ -5,21 +5,21 @@
 use std::sync::Arc;
 
 use clap::Parser;
-use throng::cli::args::Command;
-use throng::cli::args::RunArgs;
-use throng::cli::Cli;
 use throng::core::{RunPlan, Snapshot};
+use throng::flags::RunArgs;
 use throng::report::RunResult;
 
 /// Parses `throng run ARGS...` exactly as the binary would.
 pub(crate) fn args(args: &[&str]) -> RunArgs {
-    let mut argv = vec!["throng", "run"];
-    argv.extend_from_slice(args);
-    let cli = Cli::try_parse_from(&argv).expect("flags parse");
-    let Command::Run(run) = cli.command else {
-        panic!("not a run")
-    };
-    run
+    parse(["throng", "run"].iter().chain(args)).expect("flags parse")
+}
+
+/// Parses a command line `throng run ...` (its first two words are those) as the binary would.
+pub(crate) fn parse<S: AsRef<str>>(
+    argv: impl IntoIterator<Item = S>,
+) -> Result<RunArgs, clap::Error> {
+    let words = argv.into_iter().skip(2).map(|w| w.as_ref().to_string());
+    RunArgs::try_parse_from(std::iter::once("throng run".to_string()).chain(words))
 }
 
 /// The plan and the HTTP driver `throng run ARGS...` would build (an `http://` URL).
@@ -27,6 +27,7 @@ pub(crate) fn setup(args: &[&str]) -> (RunPlan, throng::http::flags::UrlDriver) 
     let a = self::args(args);
     let plan = a.run.plan(&a.url).expect("load flags validate");
     let (driver, _) = a
+        .protocols
         .http
         .url_driver(&a.url, &a.request, &plan)
         .expect("flags validate");
@@ -50,11 +51,8 @@ pub(crate) async fn run_file(file: &std::path::Path, args: &[&str]) -> Arc<Snaps
         file.display().to_string(),
     ];
     argv.extend(args.iter().map(|s| s.to_string()));
-    let cli = Cli::try_parse_from(&argv).expect("flags parse");
-    let Command::Run(run) = cli.command else {
-        panic!("not a run")
-    };
-    let setup = throng::cli::scenario::build_scenario(&run).unwrap_or_else(|e| panic!("{e}"));
+    let run = parse(&argv).expect("flags parse");
+    let setup = throng::flags::scenario::build_scenario(&run).unwrap_or_else(|e| panic!("{e}"));
     throng::engine::run(setup.plan, Arc::new(setup.driver))
         .await
         .expect("run starts")
@@ -70,6 +68,7 @@ pub(crate) async fn grpc_driver(args: &[&str]) -> (RunPlan, throng::grpc::flags:
     let a = self::args(args);
     let mut plan = a.run.plan(&a.url).expect("load flags validate");
     let (driver, _) = a
+        .protocols
         .grpc
         .url_driver(&a.url, &a.request, &mut plan)
         .await

@@ -42,6 +42,10 @@ pub struct DriverReport {
     /// Counts by name (SQL: `transactions_rolled_back`), each of something the rows do not
     /// show.
     pub counts: Vec<(&'static str, u64)>,
+    /// What the run met that the user should hear of at its end, in words (SQL:
+    /// `transactions rolled back after a failed statement: 5`); a run with messages on says
+    /// them after its summary.
+    pub notes: Vec<String>,
 }
 
 /// What one request did. Drivers fill it in; the engine times it and records it.

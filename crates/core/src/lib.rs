@@ -39,3 +39,36 @@ pub use snapshot::{
 };
 pub use spec::LoadSpec;
 pub use status::{grpc_name, Status, StatusClass};
+
+/// The URL with its password replaced by `***`, in the user-info part and in a `password=`
+/// query parameter. Everything else is kept, so the message still names the database.
+pub fn redact(url: &str) -> String {
+    let mut out = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            // The last `@` ends the user info (a password may itself hold `@`).
+            let authority = match authority.rsplit_once('@') {
+                Some((info, host)) => match info.split_once(':') {
+                    Some((user, _)) => format!("{user}:***@{host}"),
+                    None => format!("{info}@{host}"),
+                },
+                None => authority.to_string(),
+            };
+            format!("{scheme}://{authority}{tail}")
+        }
+        None => url.to_string(),
+    };
+    if let Some(q) = out.find('?') {
+        let (head, query) = out.split_at(q + 1);
+        let query: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out = format!("{head}{}", query.join("&"));
+    }
+    out
+}

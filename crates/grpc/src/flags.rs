@@ -2,16 +2,18 @@
 //! `--connections`, ..., and the URL run they make with the shared request flags:
 //! `throng run grpc://…` as a one-step plan on its connections.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use clap::Args;
 use throng_core::step::{ClientOptions, OneStep, Render, StaticOnly};
-use throng_core::RunPlan;
+use throng_core::{RunPlan, Shard};
 use throng_run::flags::{
-    at_least_one, positive, ProtocolFlags, RequestFlags, BODY, HEADER, STREAMS,
+    at_least_one, positive, ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS,
 };
-use throng_run::RunError;
+use throng_run::{Run, RunError};
 use throng_scenario::template::Calls;
 
 use crate::{Descriptors, GrpcClient, GrpcConfig, GrpcError, GrpcOptions};
@@ -275,5 +277,36 @@ impl ProtocolFlags for GrpcFlags {
             protoset: self.protoset.clone(),
             connections: self.connections,
         }))
+    }
+
+    fn url_run<'a>(
+        &'a self,
+        url: &'a str,
+        request: &'a RequestFlags,
+        load: &'a RunFlags,
+        _shard: Shard,
+    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
+        Box::pin(async move {
+            let mut plan = load.plan(url)?;
+            let (driver, connections) = self.url_driver(url, request, &mut plan).await?;
+            Ok(UrlRun {
+                run: Run::new(plan, Arc::new(driver)),
+                connections,
+            })
+        })
+    }
+
+    fn fit_scenario(
+        &self,
+        plan: &mut RunPlan,
+        request: &RequestFlags,
+        targets: usize,
+    ) -> Result<u64, RunError> {
+        // Each gRPC target's calls on N connections in all, as for `throng run grpc://...`.
+        let Some(n) = self.connections else {
+            return Ok(0);
+        };
+        fit_connections(plan, Some(n), request.streams()?)?;
+        Ok((n * targets) as u64)
     }
 }

@@ -3,13 +3,15 @@
 //! one-step plan, its templated parts (`{{ seq() }}` in the path, a header or the body) rendered
 //! per call and the rest prepared once.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use clap::Args;
 use throng_core::step::{ClientOptions, OneStep, Render, StaticOnly};
-use throng_core::RunPlan;
-use throng_run::flags::{ProtocolFlags, RequestFlags, BODY, HEADER, STREAMS};
-use throng_run::RunError;
+use throng_core::{RunPlan, Shard};
+use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS};
+use throng_run::{Run, RunError};
 use throng_scenario::template::Calls;
 
 use crate::{HttpClient, HttpConfig, HttpOptions, PerCall};
@@ -231,5 +233,22 @@ impl ProtocolFlags for HttpFlags {
             http2: self.http2,
             keepalive: !self.no_keepalive,
         }))
+    }
+
+    fn url_run<'a>(
+        &'a self,
+        url: &'a str,
+        request: &'a RequestFlags,
+        load: &'a RunFlags,
+        _shard: Shard,
+    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
+        Box::pin(async move {
+            let plan = load.plan(url)?;
+            let (driver, connections) = self.url_driver(url, request, &plan)?;
+            Ok(UrlRun {
+                run: Run::new(plan, Arc::new(driver)),
+                connections,
+            })
+        })
     }
 }

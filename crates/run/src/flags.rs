@@ -17,7 +17,7 @@ use throng_report::{Format, Level, Threshold};
 
 use crate::{Grid, Run, RunError, Show};
 
-pub use crate::request::{positive, ProtocolFlags, RequestFlags, BODY, HEADER, STREAMS};
+pub use crate::request::{positive, ProtocolFlags, RequestFlags, UrlRun, BODY, HEADER, STREAMS};
 
 fn input(m: impl Into<String>) -> RunError {
     RunError::Input(m.into())
@@ -413,7 +413,7 @@ impl RunFlags {
     /// Everything the flags say, as a run of `driver` against `target` (named so in the
     /// result): the plan, the thresholds (on the driver's rows), the outputs checked writable,
     /// the shard and its start, the containers, the dashboard or progress line, signals.
-    pub fn run<D: Driver>(&self, target: &str, driver: Arc<D>) -> Result<Run<D>, RunError> {
+    pub fn run<D: Driver>(&self, target: &str, driver: Arc<D>) -> Result<Run, RunError> {
         let plan = self.plan(target)?;
         let thresholds = self.thresholds(&crate::labels(driver.as_ref()))?;
         #[allow(unused_mut)]
@@ -628,7 +628,7 @@ pub struct Outputs {
 impl Outputs {
     /// `run` with these outputs, the summary printed and Ctrl-C and SIGTERM handled, as the
     /// command line runs.
-    pub fn apply<D: Driver>(self, run: Run<D>) -> Run<D> {
+    pub fn apply(self, run: Run) -> Run {
         let mut run = run
             .shard(self.shard)
             .summary(true)

@@ -50,6 +50,8 @@ mod outputs;
 mod progress;
 #[cfg(feature = "clap")]
 mod request;
+#[cfg(feature = "clap")]
+pub mod results;
 mod samples;
 mod signals;
 
@@ -129,14 +131,36 @@ pub struct DatabaseReadings {
 /// Starts watching databases right before the load (see [`Run::databases`]).
 type StartDatabases = Box<dyn FnOnce() -> DatabaseReadings + Send>;
 
+/// Databases made ready to watch beside a run (read through their idle window), waiting for
+/// the run that starts them: the first [`Databases::take`] gets them, for [`Run::databases`].
+pub struct Databases(std::sync::Mutex<Option<StartDatabases>>);
+
+impl Databases {
+    /// Databases that `start` starts watching, right before the load.
+    pub fn new(start: impl FnOnce() -> DatabaseReadings + Send + 'static) -> Self {
+        Databases(std::sync::Mutex::new(Some(Box::new(start))))
+    }
+
+    /// What starts them, once; `None` after the first call.
+    pub fn take(&self) -> Option<impl FnOnce() -> DatabaseReadings + Send + 'static> {
+        self.0.lock().ok()?.take()
+    }
+}
+
+impl std::fmt::Debug for Databases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Databases").finish_non_exhaustive()
+    }
+}
+
 /// One run, as the command line makes it: build it, then [`Run::execute`].
 ///
 /// By default it runs headless and silent: no summary, no messages, no progress line, no
 /// signal handling; each is one call away ([`Run::summary`], [`Run::messages`], [`Run::show`],
 /// [`Run::stop_on_signals`]).
-pub struct Run<D: Driver> {
+pub struct Run {
     plan: RunPlan,
-    driver: Arc<D>,
+    driver: Arc<dyn Load>,
     thresholds: Vec<Threshold>,
     json: Option<PathBuf>,
     reports: Vec<(Format, PathBuf)>,
@@ -154,7 +178,7 @@ pub struct Run<D: Driver> {
     metrics: Option<throng_metrics::Exporter>,
 }
 
-impl<D: Driver> std::fmt::Debug for Run<D> {
+impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Run")
             .field("plan", &self.plan)
@@ -199,9 +223,45 @@ impl Finished {
     }
 }
 
-impl<D: Driver> Run<D> {
+/// A driver as a [`Run`] holds it, its type erased: what the run asks of it. A run of any
+/// protocol is then one type, so a protocol's crate can hand one to the command line.
+trait Load: Send + Sync {
+    fn step_urls(&self) -> Vec<String>;
+    fn labels(&self) -> Vec<String>;
+    fn report(&self) -> throng_core::DriverReport;
+    fn start(self: Arc<Self>, plan: RunPlan, extras: throng_engine::Extras) -> Starting;
+}
+
+/// The engine starting a run (see [`throng_engine::start_with`]).
+type Starting = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<throng_engine::RunHandle, throng_engine::EngineError>,
+            > + Send,
+    >,
+>;
+
+impl<D: Driver> Load for D {
+    fn step_urls(&self) -> Vec<String> {
+        Driver::step_urls(self)
+    }
+
+    fn labels(&self) -> Vec<String> {
+        labels(self)
+    }
+
+    fn report(&self) -> throng_core::DriverReport {
+        Driver::report(self)
+    }
+
+    fn start(self: Arc<Self>, plan: RunPlan, extras: throng_engine::Extras) -> Starting {
+        Box::pin(throng_engine::start_with(plan, self, extras))
+    }
+}
+
+impl Run {
     /// A run of `plan` with `driver`, headless and silent until told otherwise.
-    pub fn new(plan: RunPlan, driver: Arc<D>) -> Self {
+    pub fn new<D: Driver>(plan: RunPlan, driver: Arc<D>) -> Self {
         Run {
             plan,
             driver,
@@ -321,6 +381,11 @@ impl<D: Driver> Run<D> {
         &self.plan
     }
 
+    /// The labels of the driver's rows, as thresholds name them (see [`labels`]).
+    pub fn labels(&self) -> Vec<String> {
+        self.driver.labels()
+    }
+
     /// Runs to the end: the watchers first, then the load, then the outputs.
     pub async fn execute(mut self) -> Result<Finished, RunError> {
         if let Some(title) = &self.title {
@@ -370,14 +435,15 @@ impl<D: Driver> Run<D> {
         #[cfg(feature = "metrics")]
         let metric_labels = metrics::labels(&self.plan);
         let driver = self.driver.clone();
-        let handle = throng_engine::start_with(self.plan, self.driver, extras)
-            .await
-            .map_err(|e| match e {
-                throng_engine::EngineError::Setup(_) | throng_engine::EngineError::Thread(_) => {
-                    RunError::Runtime(e.to_string())
-                }
-                other => RunError::Input(other.to_string()),
-            })?;
+        let handle =
+            self.driver
+                .start(self.plan, extras)
+                .await
+                .map_err(|e| match e {
+                    throng_engine::EngineError::Setup(_)
+                    | throng_engine::EngineError::Thread(_) => RunError::Runtime(e.to_string()),
+                    other => RunError::Input(other.to_string()),
+                })?;
         #[cfg(feature = "metrics")]
         let exported = self
             .metrics
@@ -422,8 +488,9 @@ impl<D: Driver> Run<D> {
         if let Some(w) = exported {
             warnings.extend(w.finish(snapshot.clone()).await);
         }
-        let result =
-            throng_report::finish(&snapshot, &self.thresholds).with_report(driver.report());
+        let report = driver.report();
+        let notes = report.notes.clone();
+        let result = throng_report::finish(&snapshot, &self.thresholds).with_report(report);
         // On a grid's or a mix's dashboard, the summary waits until it has left the screen.
         let drawing = dashboard::Session::current()
             .map(|(s, _)| s)
@@ -444,6 +511,14 @@ impl<D: Driver> Run<D> {
             self.summary && drawing.is_none(),
             self.messages && drawing.is_none(),
         );
+        if self.messages {
+            for note in notes {
+                match &drawing {
+                    Some(s) => s.print(format!("{note}\n")),
+                    None => eprintln!("{note}"),
+                }
+            }
+        }
         if let Some(w) = writer {
             match w.await {
                 Ok(Ok(n)) if self.messages => eprintln!("{n} samples written"),

@@ -219,4 +219,59 @@ pub trait ProtocolFlags: Send + Sync {
         targets: usize,
         source: &str,
     ) -> Result<ClientOptions, RunError>;
+    /// The run of `url` (one of [`ProtocolFlags::schemes`]'): its plan from `load`'s flags,
+    /// its driver from these flags and `request`, made for `shard` (this process's share of
+    /// the plan), and checked against the target where the protocol can before any load (a
+    /// SQL statement that does not prepare is [`RunError::Input`]).
+    fn url_run<'a>(
+        &'a self,
+        url: &'a str,
+        request: &'a RequestFlags,
+        load: &'a crate::flags::RunFlags,
+        shard: throng_core::Shard,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<UrlRun, RunError>> + 'a>>;
+    /// Whether its flags watch servers beside any run, of whatever protocol (SQL's
+    /// `--db-stats`): their idle window is read from them, so `--idle` needs no container.
+    fn watches(&self) -> bool {
+        false
+    }
+    /// Checks the URLs of the servers it watches, connecting to none.
+    fn check_watched(&self, _request: &RequestFlags) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// The servers it watches, read through their idle window now and ready to be watched
+    /// through the load of a run of `url` ([`crate::Run::databases`]); `None` when it
+    /// watches none.
+    fn watch<'a>(
+        &'a self,
+        _request: &'a RequestFlags,
+        _load: &'a crate::flags::RunFlags,
+        _url: &'a str,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Option<crate::Databases>, RunError>> + 'a>,
+    > {
+        Box::pin(async { Ok(None) })
+    }
+    /// Keeps of the servers it watches those of one side of a grid: `pick` keeps a list's
+    /// entries that name no side (`URL`) and the side's own (`SIDE=URL`, as `URL`).
+    fn for_side(&mut self, _pick: &dyn Fn(&[String]) -> Vec<String>) {}
+    /// Fits a scenario's plan to these flags, for the file's `targets` of this protocol, and
+    /// returns the connections that adds (gRPC's `--connections`: N connections a target).
+    fn fit_scenario(
+        &self,
+        _plan: &mut throng_core::RunPlan,
+        _request: &RequestFlags,
+        _targets: usize,
+    ) -> Result<u64, RunError> {
+        Ok(0)
+    }
+}
+
+/// A run of a URL, as its protocol's flags made it ([`ProtocolFlags::url_run`]).
+#[derive(Debug)]
+pub struct UrlRun {
+    /// The run, headless and silent (the command line applies its outputs).
+    pub run: crate::Run,
+    /// The connections it opens at most (for the open-file limit).
+    pub connections: u64,
 }

@@ -429,6 +429,28 @@ impl Driver for SqlDriver {
                 ("transactions_retried", self.retried()),
                 ("reconnects", self.reconnects()),
             ],
+            notes: [
+                (
+                    "connections lost and reopened during the run",
+                    self.reconnects(),
+                ),
+                (
+                    "transactions rolled back after a failed statement",
+                    self.rolled_back(),
+                ),
+                (
+                    "transactions retried after a deadlock or serialization failure",
+                    self.retried(),
+                ),
+                (
+                    "transactions open when the run ended (rolled back by the database)",
+                    self.open_at_end(),
+                ),
+            ]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(what, n)| format!("{what}: {n}"))
+            .collect(),
         }
     }
 }

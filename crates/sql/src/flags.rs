@@ -4,13 +4,15 @@
 //! against the database before any load. Each library error is told here in the flags that set
 //! what it names.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 
 use clap::Args;
 use throng_core::step::ClientOptions;
 use throng_core::Shard;
-use throng_run::flags::{ProtocolFlags, RequestFlags};
-use throng_run::RunError;
+use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun};
+use throng_run::{Run, RunError};
 
 use crate::{OltpOptions, SqlConfig, SqlDriver, SqlError, Workload};
 
@@ -132,6 +134,57 @@ impl ProtocolFlags for SqlFlags {
             None => Ok(options),
         }
     }
+
+    fn url_run<'a>(
+        &'a self,
+        url: &'a str,
+        request: &'a RequestFlags,
+        load: &'a RunFlags,
+        shard: Shard,
+    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
+        Box::pin(async move {
+            // `seq()` counts this shard's share of the run.
+            let driver = self.url_driver(url, request, shard)?;
+            let mut plan = load.plan(url).map_err(|e| match e {
+                // The URL's password is in no message.
+                RunError::Input(m) => {
+                    RunError::Input(crate::redact(&m).replace(url, driver.shown()))
+                }
+                other => other,
+            })?;
+            plan.target = driver.shown().to_string();
+            let connections = plan.peak_concurrency();
+            check(&driver).await?;
+            if let (Some(path), false) = (driver.path(), load.quiet) {
+                eprintln!("{}: {path}", driver.shown());
+            }
+            Ok(UrlRun {
+                run: Run::new(plan, std::sync::Arc::new(driver)),
+                connections,
+            })
+        })
+    }
+
+    fn watches(&self) -> bool {
+        !self.db_stats.is_empty()
+    }
+
+    fn check_watched(&self, request: &RequestFlags) -> Result<(), RunError> {
+        crate::command::db_stats(self, request).map(|_| ())
+    }
+
+    fn watch<'a>(
+        &'a self,
+        request: &'a RequestFlags,
+        load: &'a RunFlags,
+        url: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<Option<throng_run::Databases>, RunError>> + 'a>> {
+        Box::pin(crate::command::watch(self, request, load, url))
+    }
+
+    fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {
+        self.db_stats = pick(&self.db_stats);
+    }
 }
 
 fn workload(v: &str) -> Result<String, String> {
@@ -233,33 +286,6 @@ impl SqlFlags {
 /// [`RunError::Runtime`]; a statement that does not prepare, [`RunError::Input`].
 pub async fn check(driver: &SqlDriver) -> Result<(), RunError> {
     driver.check().await.map_err(told)
-}
-
-/// What a run of `driver` met that its result does not say in its rows, for the messages at its
-/// end: connections reopened, transactions rolled back, retried, or open when it ended.
-pub fn notes(driver: &SqlDriver) -> Vec<String> {
-    [
-        (
-            "connections lost and reopened during the run",
-            driver.reconnects(),
-        ),
-        (
-            "transactions rolled back after a failed statement",
-            driver.rolled_back(),
-        ),
-        (
-            "transactions retried after a deadlock or serialization failure (--retry-on)",
-            driver.retried(),
-        ),
-        (
-            "transactions open when the run ended (rolled back by the database)",
-            driver.open_at_end(),
-        ),
-    ]
-    .into_iter()
-    .filter(|(_, n)| *n > 0)
-    .map(|(what, n)| format!("{what}: {n}"))
-    .collect()
 }
 
 /// The library's error, told in the flags that set what it names.

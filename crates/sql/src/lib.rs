@@ -33,6 +33,8 @@
 mod classify;
 mod client;
 mod codec;
+#[cfg(feature = "clap")]
+pub mod command;
 mod config;
 mod conn;
 mod dist;

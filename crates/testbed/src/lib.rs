@@ -27,6 +27,8 @@ mod grpc_bank;
 mod grpc_target;
 mod http_target;
 mod proxy;
+#[cfg(feature = "clap")]
+pub mod serve;
 
 pub use bank::{BankError, BankService, RunningService, Storage};
 pub use db::{DbError, MariaDb, Postgres, DB_NAME, DB_PASSWORD, DB_USER};

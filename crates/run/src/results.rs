@@ -1,15 +1,17 @@
-//! `throng compare` (results side by side, regression thresholds against the first) and
-//! `throng report` (a result in another format), and `run --report FORMAT:FILE`.
+//! The commands on results written before (the `clap` feature): `throng compare` (results
+//! side by side, regression thresholds against the first), `throng report` (a result in
+//! another format) and `throng merge` (the results of a plan's shards as one result). Each
+//! returns its exit code.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use throng_report::{
-    compare, comparison_markdown, render_comparison, render_comparison_html, render_report, Format,
-    Regression, RunResult, Side,
+    compare, comparison_markdown, merge, render_comparison, render_comparison_html, render_report,
+    render_summary, Format, Regression, RunResult, Side,
 };
 
-use super::{CliError, EXIT_OK, EXIT_THRESHOLDS};
+use crate::{RunError, EXIT_OK, EXIT_THRESHOLDS};
 
 /// Flags of `throng compare`.
 #[derive(Debug, Clone, Args)]
@@ -62,12 +64,17 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-fn usage(m: impl Into<String>) -> CliError {
-    CliError::Usage(m.into())
+fn usage(m: impl Into<String>) -> RunError {
+    RunError::Input(m.into())
+}
+
+/// Checks before any work that the file a flag names can be written.
+fn writable(flag: &str, path: &Path) -> Result<(), RunError> {
+    crate::check_writable(path).map_err(|e| usage(format!("{flag} {e}")))
 }
 
 /// Reads a result file; a missing or malformed one is a usage error naming it.
-pub fn read_result(path: &Path) -> Result<RunResult, CliError> {
+pub fn read_result(path: &Path) -> Result<RunResult, RunError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| usage(format!("{}: cannot read the result: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| {
@@ -82,7 +89,7 @@ pub fn read_result(path: &Path) -> Result<RunResult, CliError> {
 
 /// The sides of a comparison from `NAME=FILE` or `FILE` arguments, in order of first mention
 /// (a grid's result brings a column per level and side), and whether a grid had levels.
-fn sides(results: &[String]) -> Result<(Vec<Side>, bool), CliError> {
+fn sides(results: &[String]) -> Result<(Vec<Side>, bool), RunError> {
     let mut sides: Vec<Side> = Vec::new();
     let mut levelled = false;
     for arg in results {
@@ -133,7 +140,7 @@ fn sides(results: &[String]) -> Result<(Vec<Side>, bool), CliError> {
 }
 
 /// Runs `throng compare`: prints the comparison, evaluates the regression thresholds.
-pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
+pub fn run_compare(a: &CompareArgs) -> Result<u8, RunError> {
     let regressions = a
         .thresholds
         .iter()
@@ -149,7 +156,7 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
         )));
     }
     if let Some(path) = &a.json {
-        super::writable("--json", path)?;
+        writable("--json", path)?;
     }
     let (sides, levelled) = sides(&a.results)?;
     let c = compare(&sides, a.force || levelled).map_err(|e| usage(e.to_string()))?;
@@ -194,22 +201,20 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, CliError> {
     if let Some(path) = &a.json {
         let doc = serde_json::json!({ "comparison": c, "thresholds": results });
         let text = serde_json::to_string_pretty(&doc)
-            .map_err(|e| CliError::Runtime(anyhow::anyhow!("the comparison as JSON: {e}")))?;
-        std::fs::write(path, text).map_err(|e| {
-            CliError::Runtime(anyhow::anyhow!("cannot write {}: {e}", path.display()))
-        })?;
+            .map_err(|e| RunError::Runtime(format!("the comparison as JSON: {e}")))?;
+        std::fs::write(path, text)
+            .map_err(|e| RunError::Runtime(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(code)
 }
 
 /// Writes `result` in `format` to `path` (and its secondary documents beside it).
-pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), CliError> {
-    throng_run::write_report(result, format, path)
-        .map_err(|e| CliError::Runtime(anyhow::anyhow!(e)))
+pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), RunError> {
+    crate::write_report(result, format, path).map_err(RunError::Runtime)
 }
 
 /// Runs `throng report`.
-pub fn run_report(a: &ReportArgs) -> Result<u8, CliError> {
+pub fn run_report(a: &ReportArgs) -> Result<u8, RunError> {
     let format: Format = a
         .format
         .parse()
@@ -240,9 +245,8 @@ pub fn run_report(a: &ReportArgs) -> Result<u8, CliError> {
             }
         };
         match &a.output {
-            Some(p) => std::fs::write(p, text).map_err(|e| {
-                CliError::Runtime(anyhow::anyhow!("cannot write {}: {e}", p.display()))
-            })?,
+            Some(p) => std::fs::write(p, text)
+                .map_err(|e| RunError::Runtime(format!("cannot write {}: {e}", p.display())))?,
             None => print!("{text}"),
         }
         return Ok(EXIT_OK);
@@ -260,4 +264,100 @@ pub fn run_report(a: &ReportArgs) -> Result<u8, CliError> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// Flags of `throng merge`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:
+  throng merge shard-0.json shard-1.json shard-2.json
+  throng merge shard-*.json --json merged.json --threshold 'p99<250ms'
+
+Each shard of the plan must be there once (run with --shard I/N). Exit codes: 0 passed,
+2 usage or input error (a missing or repeated shard, shards of different plans), 99 a
+threshold failed.")]
+pub struct MergeArgs {
+    /// The shards' result files (`throng run --shard I/N --json FILE`), or logs holding their
+    /// results as lines (`--json -`, then `kubectl logs` or `docker service logs`).
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+    /// Write the merged result to this file (`-`: on standard output, as one line).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// A pass/fail condition on the merged result, as for `throng run` (repeatable).
+    #[arg(long = "threshold")]
+    pub thresholds: Vec<String>,
+}
+
+/// The results in a file: a result file (`--json FILE`), or logs holding results as lines
+/// (`--json -` collected by `kubectl logs` or `docker service logs`, whose lines may carry a
+/// prefix before the JSON).
+fn read_results(path: &std::path::Path) -> Result<Vec<throng_report::RunResult>, RunError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| RunError::Input(format!("{}: cannot read the result: {e}", path.display())))?;
+    if let Ok(one) = serde_json::from_str(&text) {
+        return Ok(vec![one]);
+    }
+    let found: Vec<throng_report::RunResult> = text
+        .lines()
+        .filter_map(|l| l.find('{').and_then(|i| serde_json::from_str(&l[i..]).ok()))
+        .collect();
+    if found.is_empty() {
+        // Say what is wrong with it as one result.
+        return read_result(path).map(|r| vec![r]);
+    }
+    Ok(found)
+}
+
+/// Runs `throng merge`.
+pub fn run_merge(a: &MergeArgs) -> Result<u8, RunError> {
+    if let Some(path) = &a.json {
+        writable("--json", path)?;
+    }
+    let mut results = Vec::new();
+    let mut files = Vec::new();
+    for p in &a.results {
+        let found = read_results(p)?;
+        files.extend(std::iter::repeat_n(p.clone(), found.len()));
+        results.extend(found);
+    }
+    let mut merged = merge(&results).map_err(|e| {
+        // Positions become the user's file names.
+        let mut m = e.to_string();
+        for (i, p) in files.iter().enumerate().rev() {
+            m = m.replace(&format!("result {}", i + 1), &p.display().to_string());
+            m = m.replace(
+                &format!("results {} and", i + 1),
+                &format!("{} and", p.display()),
+            );
+            m = m.replace(
+                &format!("and {} are", i + 1),
+                &format!("and {} are", p.display()),
+            );
+        }
+        RunError::Input(m)
+    })?;
+    let labels: Vec<String> = merged.labels.iter().map(|l| l.label.clone()).collect();
+    let thresholds = crate::flags::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
+    merged.thresholds = thresholds.iter().map(|t| t.evaluate(&merged)).collect();
+    if a.json.as_deref() == Some(std::path::Path::new("-")) {
+        eprint!("{}", render_summary(&merged));
+    } else {
+        print!("{}", render_summary(&merged));
+    }
+    if a.json.as_deref() == Some(std::path::Path::new("-")) {
+        let text = serde_json::to_string(&merged)
+            .map_err(|e| RunError::Runtime(format!("the merged result as JSON: {e}")))?;
+        println!("{text}");
+    } else if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&merged)
+            .map_err(|e| RunError::Runtime(format!("the merged result as JSON: {e}")))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| RunError::Runtime(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("merged result written to {}", path.display());
+    }
+    Ok(if merged.passed() {
+        EXIT_OK
+    } else {
+        EXIT_THRESHOLDS
+    })
 }

@@ -5,18 +5,18 @@ use std::path::Path;
 
 use throng_core::RunPlan;
 use throng_report::Threshold;
-use throng_run::flags::{parse_thresholds, ProtocolFlags};
+use throng_run::flags::parse_thresholds;
 use throng_scenario::{ClientOptions, ScenarioDriver};
 
-use super::args::RunArgs;
-use super::CliError;
+use throng_run::RunError;
+
+use super::RunArgs;
 
 /// Whether the run's target is a scenario file rather than a URL.
 pub fn is_scenario(target: &str) -> bool {
     let t = weighted(target).0.to_ascii_lowercase();
-    (t.ends_with(".yaml") || t.ends_with(".yml"))
-        && !t.starts_with("http://")
-        && !t.starts_with("https://")
+    // A URL is no file, whatever its path ends with.
+    (t.ends_with(".yaml") || t.ends_with(".yml")) && !t.contains("://")
 }
 
 /// A validated scenario run.
@@ -35,8 +35,8 @@ pub struct ScenarioSetup {
     pub start: Option<std::time::Duration>,
 }
 
-fn usage(m: impl Into<String>) -> CliError {
-    CliError::Usage(m.into())
+fn usage(m: impl Into<String>) -> RunError {
+    RunError::Input(m.into())
 }
 
 /// The environment variable that overrides target `name`: `THRONG_TARGET_` and the name in upper
@@ -62,7 +62,7 @@ pub fn override_targets(
     a: &RunArgs,
     scenario: &mut throng_scenario::Scenario,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<(), CliError> {
+) -> Result<(), RunError> {
     let mut named = Vec::new();
     for spec in &a.targets {
         let (name, url) = spec.split_once('=').ok_or_else(|| {
@@ -92,7 +92,7 @@ pub fn override_targets(
 }
 
 /// Loads, validates and compiles a scenario run.
-pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, CliError> {
+pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, RunError> {
     let protocols = crate::protocols();
     let scenario = if a.mix.is_empty() && weighted(&a.url).1.is_none() {
         throng_scenario::load(Path::new(&a.url), &protocols)
@@ -137,7 +137,7 @@ fn weighted(spec: &str) -> (&str, Option<&str>) {
 pub fn build_from(
     a: &RunArgs,
     mut scenario: throng_scenario::Scenario,
-) -> Result<ScenarioSetup, CliError> {
+) -> Result<ScenarioSetup, RunError> {
     override_targets(a, &mut scenario, |k| std::env::var(k).ok())?;
     if let Some(seed) = a.seed {
         if scenario.flows.is_empty() {
@@ -166,12 +166,11 @@ pub fn build_from(
     }
     let containers = a
         .run
-        .containers(&scenario.containers, !a.sql.db_stats.is_empty())?;
+        .containers(&scenario.containers, a.protocols.watches())?;
     // Each protocol adds its own options for the file's targets of it, and refuses its flags
     // that mean nothing for the file.
     let mut options = a.request.options()?;
-    let protocols: [&dyn ProtocolFlags; 3] = [&a.http, &a.grpc, &a.sql];
-    for p in protocols {
+    for p in a.protocols.all() {
         let targets = scenario
             .targets
             .iter()
@@ -187,12 +186,9 @@ pub fn build_from(
         &options,
         containers,
     )?;
-    // Each gRPC target's calls on N connections in all, as for `throng run grpc://...`.
-    if let Some(n) = a.grpc.connections {
-        let streams = a.request.streams()?;
-        throng_grpc::flags::fit_connections(&mut setup.plan, Some(n), streams)?;
-        let targets = scenario_targets(&setup, a.grpc.protocol());
-        setup.connections += (n * targets) as u64;
+    for p in a.protocols.all() {
+        let targets = scenario_targets(&setup, p.protocol());
+        setup.connections += p.fit_scenario(&mut setup.plan, &a.request, targets)?;
     }
     Ok(setup)
 }
@@ -218,7 +214,7 @@ pub fn assemble(
     extra: &[String],
     options: &ClientOptions,
     containers: Option<throng_run::Containers>,
-) -> Result<ScenarioSetup, CliError> {
+) -> Result<ScenarioSetup, RunError> {
     let mut labels: Vec<String> = scenario.steps.iter().map(|s| s.label.clone()).collect();
     labels.extend(scenario.groups.iter().map(|g| g.label.clone()));
     let file_thresholds = scenario.thresholds.clone();
