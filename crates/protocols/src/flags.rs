@@ -89,6 +89,7 @@ pub struct ProtocolArgs {
 impl ProtocolArgs {
     /// Each protocol's flags, HTTP's first.
     pub fn all(&self) -> Vec<&dyn ProtocolFlags> {
+        #[allow(unused_mut)] // HTTP's alone without the features
         let mut all: Vec<&dyn ProtocolFlags> = vec![&self.http];
         #[cfg(feature = "grpc")]
         all.push(&self.grpc);
@@ -99,6 +100,7 @@ impl ProtocolArgs {
 
     /// The same, to change.
     pub fn all_mut(&mut self) -> Vec<&mut dyn ProtocolFlags> {
+        #[allow(unused_mut)]
         let mut all: Vec<&mut dyn ProtocolFlags> = vec![&mut self.http];
         #[cfg(feature = "grpc")]
         all.push(&mut self.grpc);
