@@ -23,18 +23,7 @@ fn deadlocking(url: &str, table: &str, retry: bool) -> Ran {
         true => ("$1::int", "SELECT pg_sleep(0.05)"),
         false => ("?", "SELECT SLEEP(0.05)"),
     };
-    let setup = [
-        format!("DROP TABLE IF EXISTS {table}"),
-        format!("CREATE TABLE {table} (id INT PRIMARY KEY, v INT NOT NULL)"),
-        format!("INSERT INTO {table} VALUES (1, 0), (2, 0)"),
-    ];
-    block_on(async {
-        let mut c = open(url).await;
-        for sql in &setup {
-            c.raw(sql).await.expect(sql);
-        }
-        c.close().await;
-    });
+    two_rows(url, table);
     let first = format!("UPDATE {table} SET v = v + 1 WHERE id = {ph} % 2 + 1");
     let second = format!("UPDATE {table} SET v = v + 1 WHERE id = ({ph} + 1) % 2 + 1");
     let dir = tempfile::tempdir().expect("dir");
@@ -75,6 +64,31 @@ fn deadlocking(url: &str, table: &str, retry: bool) -> Ran {
     let sum_sql = format!("SELECT SUM(v) AS s FROM {table}");
     let sum = sum_of(url, &sum_sql);
     Ran { result, sum }
+}
+
+/// A fresh table of two rows, both 0.
+fn two_rows(url: &str, table: &str) {
+    let setup = [
+        format!("DROP TABLE IF EXISTS {table}"),
+        format!("CREATE TABLE {table} (id INT PRIMARY KEY, v INT NOT NULL)"),
+        format!("INSERT INTO {table} VALUES (1, 0), (2, 0)"),
+    ];
+    block_on(async {
+        let mut c = open(url).await;
+        for sql in &setup {
+            c.raw(sql).await.expect(sql);
+        }
+        c.close().await;
+    });
+}
+
+/// The shared PostgreSQL, looking for deadlocks after 100 ms rather than deadlock_timeout's
+/// default 1 s (for this test's connections: its user is the server's superuser).
+fn quick_deadlocks() -> String {
+    format!(
+        "{}?options=-c%20deadlock_timeout%3D100ms",
+        Postgres::shared().expect("PostgreSQL").url()
+    )
 }
 
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -163,13 +177,7 @@ fn deadlocks_are_retried_and_counted(url: &str, code: &str) {
 
 #[test]
 fn deadlocks_on_postgres_are_retried_with_retry_on() {
-    // PostgreSQL looks for deadlocks after deadlock_timeout (1 s by default): 100 ms for this
-    // test's connections (its user is the server's superuser).
-    let url = format!(
-        "{}?options=-c%20deadlock_timeout%3D100ms",
-        Postgres::shared().expect("PostgreSQL").url()
-    );
-    deadlocks_are_retried_and_counted(&url, "40P01");
+    deadlocks_are_retried_and_counted(&quick_deadlocks(), "40P01");
 }
 
 #[test]
@@ -190,17 +198,7 @@ fn scenario_deadlocks_are_retried(url: &str, code: &str) {
     let dir = tempfile::tempdir().expect("dir");
     for retry in [true, false] {
         let table = format!("scenario_retry_{retry}");
-        block_on(async {
-            let mut c = open(url).await;
-            for sql in [
-                format!("DROP TABLE IF EXISTS {table}"),
-                format!("CREATE TABLE {table} (id INT PRIMARY KEY, v INT NOT NULL)"),
-                format!("INSERT INTO {table} VALUES (1, 0), (2, 0)"),
-            ] {
-                c.raw(&sql).await.expect("setup");
-            }
-            c.close().await;
-        });
+        two_rows(url, &table);
         let key = match retry {
             true => ", retry_on: [deadlock]",
             false => "",
@@ -268,11 +266,7 @@ steps:
 
 #[test]
 fn scenario_deadlocks_on_postgres_are_retried_with_retry_on() {
-    let url = format!(
-        "{}?options=-c%20deadlock_timeout%3D100ms",
-        Postgres::shared().expect("PostgreSQL").url()
-    );
-    scenario_deadlocks_are_retried(&url, "40P01");
+    scenario_deadlocks_are_retried(&quick_deadlocks(), "40P01");
 }
 
 #[test]
