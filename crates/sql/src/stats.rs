@@ -353,6 +353,12 @@ impl DbStats {
 /// The statement that reads `pg_stat_statements`: its `calls` in the URL's database by the
 /// statements' first keyword (after comments and opening parentheses), the reader's own left
 /// out; a `WITH` statement's text comes with it, for [`with_kind`] to read its kind.
+///
+/// Its cost is reading the statements' texts (the extension keeps them in a file): measured on
+/// PostgreSQL 15, 16-21 ms a reading with 3,300 distinct statements of 116 kB in all, 65 ms with
+/// 3,000 of 8 kB each; without the texts (`pg_stat_statements(false)`) 4 ms, but then every
+/// statement's row would cross the wire each second to be told apart here. A load's handful of
+/// statements costs well under a millisecond.
 fn by_kind_sql() -> String {
     format!(
         r"{MARK} SELECT kind, CASE WHEN kind = 'WITH' THEN query END AS text,
