@@ -357,8 +357,7 @@ impl DbStats {
 /// Its cost is reading the statements' texts (the extension keeps them in a file): measured on
 /// PostgreSQL 15, 16-21 ms a reading with 3,300 distinct statements of 116 kB in all, 65 ms with
 /// 3,000 of 8 kB each; without the texts (`pg_stat_statements(false)`) 4 ms, but then every
-/// statement's row would cross the wire each second to be told apart here. A load's handful of
-/// statements costs well under a millisecond.
+/// statement's row would cross the wire each second to be told apart here.
 fn by_kind_sql() -> String {
     format!(
         r"{MARK} SELECT kind, CASE WHEN kind = 'WITH' THEN query END AS text,
