@@ -54,7 +54,11 @@ fn readings_each_second(url: &str, commits: &str) {
     // The CSV and HTML reports carry the database's figures, the load's total among them.
     let csv = std::fs::read_to_string(dir.path().join("r.databases.csv")).expect("databases csv");
     assert!(
-        csv.starts_with("database,counter,idle_per_s,load_per_s,load_total,per_request\r\n"),
+        // The transaction's row is a flow: the counters per transaction too.
+        csv.starts_with(
+            "database,counter,idle_per_s,load_per_s,load_total,per_request,\
+             per_flow:oltp_read_only\r\n"
+        ),
         "{csv}"
     );
     let commit_line = csv
@@ -251,4 +255,221 @@ fn rolled_back_and_open_transactions_are_counted_apart() {
         assert!(text(&o).contains(said), "{}", text(&o));
         assert!(!text(&o).contains(not_said), "{}", text(&o));
     }
+}
+
+/// A scenario whose every flow is one transaction of known statements: an INSERT, two SELECTs
+/// (one a `WITH` statement), an UPDATE and a DELETE of one row, `?` or `$1` its placeholder.
+fn kinds_scenario(dir: &std::path::Path, url: &str, placeholder: &str) -> std::path::PathBuf {
+    let p = placeholder;
+    let yaml = format!(
+        r#"
+targets:
+  db: {url}
+load:
+  users: 2
+  iterations: 5
+steps:
+  - group: flow
+    steps:
+      - label: begin
+        sql: {{ target: db, query: BEGIN }}
+      - label: insert
+        sql: {{ target: db, query: "INSERT INTO kinds (id, v) VALUES ({p}, 1)", params: ["{{{{ user * 1000 + iteration }}}}"] }}
+      - label: select
+        sql: {{ target: db, query: "SELECT v FROM kinds WHERE id = {p}", params: ["{{{{ user * 1000 + iteration }}}}"] }}
+      - label: with select
+        sql: {{ target: db, query: "WITH k AS (SELECT v FROM kinds WHERE id = {p}) SELECT v FROM k", params: ["{{{{ user * 1000 + iteration }}}}"] }}
+      - label: update
+        sql: {{ target: db, query: "UPDATE kinds SET v = v + 1 WHERE id = {p}", params: ["{{{{ user * 1000 + iteration }}}}"] }}
+      - label: delete
+        sql: {{ target: db, query: "DELETE FROM kinds WHERE id = {p}", params: ["{{{{ user * 1000 + iteration }}}}"] }}
+      - label: commit
+        sql: {{ target: db, query: COMMIT }}
+"#
+    );
+    let file = dir.join("kinds.yaml");
+    std::fs::write(&file, yaml).expect("the scenario");
+    file
+}
+
+/// Runs one statement on the database through throng.
+fn statement(url: &str, sql: &str) {
+    let o = throng(&["run", url, "--sql", sql, "-n", "1", "-c", "1", "--no-tui"]);
+    assert_eq!(o.status.code(), Some(0), "{sql}: {}", text(&o));
+}
+
+/// The kinds scenario with the database read: the run's output and its JSON result.
+fn run_kinds(
+    url: &str,
+    dir: &std::path::Path,
+    placeholder: &str,
+    name: &str,
+) -> (String, serde_json::Value) {
+    let file = kinds_scenario(dir, url, placeholder);
+    let result = dir.join(format!("{name}.json"));
+    let o = throng(&[
+        "run",
+        file.to_str().expect("path"),
+        "--db-stats",
+        url,
+        "--no-tui",
+        "--json",
+        result.to_str().expect("path"),
+        "--report",
+        &format!("markdown:{}", dir.join("r.md").display()),
+        "--report",
+        &format!("csv:{}", dir.join("r.csv").display()),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r =
+        serde_json::from_str(&std::fs::read_to_string(&result).expect("the result")).expect("JSON");
+    (text(&o), r)
+}
+
+/// Statements by kind under the same names on PostgreSQL (pg_stat_statements' calls by kind,
+/// the reader's own left out) and MariaDB (`Com_select` ...), exact: 10 flows of one INSERT,
+/// two SELECTs, one UPDATE, one DELETE; and the database's transactions per flow: one COMMIT
+/// each. Without pg_stat_statements in the database they are said to be not available, with
+/// what enables them. The comparison of the two results shows both.
+#[test]
+fn statements_by_kind_and_transactions_per_flow_on_both_databases() {
+    let pg = Postgres::start().expect("a PostgreSQL of this test's own");
+    let my = MariaDb::start().expect("a MariaDB of this test's own");
+    let dir = tempfile::tempdir().expect("dir");
+    let (pg_url, my_url) = (pg.url(), my.url());
+    for url in [&pg_url, &my_url] {
+        statement(url, "CREATE TABLE kinds (id INT PRIMARY KEY, v INT)");
+    }
+    // The extension is not created yet: not available, and said so once, with the fix.
+    let (said, r) = run_kinds(&pg_url, dir.path(), "$1", "postgres");
+    assert_eq!(
+        said.matches(
+            "(not available): calls, calls_select, calls_insert, calls_update, calls_delete"
+        )
+        .count(),
+        1,
+        "{said}"
+    );
+    assert!(
+        said.contains("pg_stat_statements, which is not created in this database")
+            && said.contains("CREATE EXTENSION pg_stat_statements"),
+        "{said}"
+    );
+    assert!(said.contains("statements by kind: not available"), "{said}");
+    let db = &r["databases"][0];
+    assert_eq!(db["statements_by_kind"], serde_json::json!([]), "{db}");
+    assert!(db["statements"].is_null(), "{db}");
+
+    statement(&pg_url, "CREATE EXTENSION pg_stat_statements");
+    let (pg_said, pg_r) = run_kinds(&pg_url, dir.path(), "$1", "postgres");
+    assert!(!pg_said.contains("not available"), "{pg_said}");
+    let md = std::fs::read_to_string(dir.path().join("r.md")).expect("markdown");
+    let csv = std::fs::read_to_string(dir.path().join("r.databases.csv")).expect("csv");
+    let (my_said, my_r) = run_kinds(&my_url, dir.path(), "?", "mariadb");
+    for (said, r) in [(&pg_said, &pg_r), (&my_said, &my_r)] {
+        let db = &r["databases"][0];
+        let kinds: Vec<(&str, u64)> = db["statements_by_kind"]
+            .as_array()
+            .expect("kinds")
+            .iter()
+            .map(|k| {
+                (
+                    k["name"].as_str().expect("a name"),
+                    k["load_total"].as_u64().expect("a total"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("selects", 20),
+                ("inserts", 10),
+                ("updates", 10),
+                ("deletes", 10)
+            ],
+            "{db}"
+        );
+        assert!(
+            said.contains("statements by kind under load  selects 20 ("),
+            "{said}"
+        );
+        let flow = &db["flows"][0];
+        assert_eq!(flow["flow"], "flow", "{db}");
+        assert_eq!(flow["completed"], 10, "{db}");
+        assert!(
+            said.contains("database transactions per completed flow (10 completed)"),
+            "{said}"
+        );
+        // Per request: 70 requests (BEGIN and COMMIT are steps).
+        let per_request = db["committed"]["per_request"]
+            .as_f64()
+            .expect("per request");
+        let committed = flow["committed"].as_f64().expect("committed per flow");
+        assert!((per_request * 70.0 - committed * 10.0).abs() < 1e-9, "{db}");
+    }
+    // MariaDB counts COMMIT statements: exactly one a flow.
+    let my_db = &my_r["databases"][0];
+    assert_eq!(my_db["flows"][0]["committed"], 1.0, "{my_db}");
+    assert_eq!(my_db["flows"][0]["transactions"], 1.0, "{my_db}");
+    // PostgreSQL counts every transaction: one a flow, and beside them the reader's own (two
+    // statements a reading) and a statement's first preparation on a connection (an implicit
+    // transaction: 5 statements on each user's connection and on the one that checks them).
+    let pg_db = &pg_r["databases"][0];
+    let readings = pg_db["samples"].as_array().expect("readings").len() as f64;
+    let committed = pg_db["flows"][0]["committed"].as_f64().expect("committed");
+    let others = committed * 10.0 - 10.0;
+    assert!(
+        (0.0..=2.0 * readings + 5.0 * 3.0).contains(&others),
+        "{committed}: {pg_db}"
+    );
+    // Its statements are pg_stat_statements' calls, the reader's left out: 7 a flow exactly.
+    assert_eq!(pg_db["statements"]["load_total"], 70, "{pg_db}");
+    // The reports name them as the summary does.
+    assert!(
+        md.contains("| selects") && md.contains("| Per flow") && md.contains("| committed"),
+        "{md}"
+    );
+    assert!(
+        csv.lines()
+            .next()
+            .is_some_and(|h| h.ends_with(",per_request,per_flow:flow"))
+            && csv
+                .lines()
+                .any(|l| l.contains(",selects,") && l.contains(",20,")),
+        "{csv}"
+    );
+    // And `throng compare` sets the two databases side by side, by kind and per flow.
+    let side = |name: &str| {
+        format!(
+            "{name}={}",
+            dir.path().join(format!("{name}.json")).display()
+        )
+    };
+    let o = throng(&[
+        "compare",
+        &side("postgres"),
+        &side("mariadb"),
+        "--force",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for column in [
+        "| Per flow",
+        "| Selects/s load",
+        "| Inserts/s load",
+        "| Updates/s load",
+        "| Deletes/s load",
+    ] {
+        assert!(out.contains(column), "{column}: {out}");
+    }
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| postgres ") || l.starts_with("| mariadb "))
+        .filter(|l| l.contains("127.0.0.1"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    // MariaDB's transactions per flow: 1.00, in the column after per request.
+    assert!(rows[1].contains("| 1.00 |"), "{out}");
 }

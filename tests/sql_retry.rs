@@ -23,18 +23,7 @@ fn deadlocking(url: &str, table: &str, retry: bool) -> Ran {
         true => ("$1::int", "SELECT pg_sleep(0.05)"),
         false => ("?", "SELECT SLEEP(0.05)"),
     };
-    let setup = [
-        format!("DROP TABLE IF EXISTS {table}"),
-        format!("CREATE TABLE {table} (id INT PRIMARY KEY, v INT NOT NULL)"),
-        format!("INSERT INTO {table} VALUES (1, 0), (2, 0)"),
-    ];
-    block_on(async {
-        let mut c = open(url).await;
-        for sql in &setup {
-            c.raw(sql).await.expect(sql);
-        }
-        c.close().await;
-    });
+    two_rows(url, table);
     let first = format!("UPDATE {table} SET v = v + 1 WHERE id = {ph} % 2 + 1");
     let second = format!("UPDATE {table} SET v = v + 1 WHERE id = ({ph} + 1) % 2 + 1");
     let dir = tempfile::tempdir().expect("dir");
@@ -75,6 +64,31 @@ fn deadlocking(url: &str, table: &str, retry: bool) -> Ran {
     let sum_sql = format!("SELECT SUM(v) AS s FROM {table}");
     let sum = sum_of(url, &sum_sql);
     Ran { result, sum }
+}
+
+/// A fresh table of two rows, both 0.
+fn two_rows(url: &str, table: &str) {
+    let setup = [
+        format!("DROP TABLE IF EXISTS {table}"),
+        format!("CREATE TABLE {table} (id INT PRIMARY KEY, v INT NOT NULL)"),
+        format!("INSERT INTO {table} VALUES (1, 0), (2, 0)"),
+    ];
+    block_on(async {
+        let mut c = open(url).await;
+        for sql in &setup {
+            c.raw(sql).await.expect(sql);
+        }
+        c.close().await;
+    });
+}
+
+/// The shared PostgreSQL, looking for deadlocks after 100 ms rather than deadlock_timeout's
+/// default 1 s (for this test's connections: its user is the server's superuser).
+fn quick_deadlocks() -> String {
+    format!(
+        "{}?options=-c%20deadlock_timeout%3D100ms",
+        Postgres::shared().expect("PostgreSQL").url()
+    )
 }
 
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -163,17 +177,99 @@ fn deadlocks_are_retried_and_counted(url: &str, code: &str) {
 
 #[test]
 fn deadlocks_on_postgres_are_retried_with_retry_on() {
-    // PostgreSQL looks for deadlocks after deadlock_timeout (1 s by default): 100 ms for this
-    // test's connections (its user is the server's superuser).
-    let url = format!(
-        "{}?options=-c%20deadlock_timeout%3D100ms",
-        Postgres::shared().expect("PostgreSQL").url()
-    );
-    deadlocks_are_retried_and_counted(&url, "40P01");
+    deadlocks_are_retried_and_counted(&quick_deadlocks(), "40P01");
 }
 
 #[test]
 fn deadlocks_on_mariadb_are_retried_with_retry_on() {
     // InnoDB finds a deadlock at once and answers 1213, SQLSTATE 40001.
     deadlocks_are_retried_and_counted(&MariaDb::shared().expect("MariaDB").url(), "40001");
+}
+
+/// The same deadlocks in a scenario: a group of `sql:` steps (BEGIN, two updates in opposite
+/// orders, COMMIT) whose updates say `retry_on: deadlock` runs again from the group's first step
+/// after each, until all 16 transactions commit; without it each deadlock ends its iteration.
+fn scenario_deadlocks_are_retried(url: &str, code: &str) {
+    let pg = url.starts_with("postgres");
+    let (ph, sleep) = match pg {
+        true => ("$1::int", "SELECT pg_sleep(0.05)"),
+        false => ("?", "SELECT SLEEP(0.05)"),
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    for retry in [true, false] {
+        let table = format!("scenario_retry_{retry}");
+        two_rows(url, &table);
+        let key = match retry {
+            true => ", retry_on: [deadlock]",
+            false => "",
+        };
+        let yaml = format!(
+            r#"
+targets:
+  db: "{url}"
+load:
+  users: 2
+  iterations: 8
+  duration: 60s
+steps:
+  - group: transfer
+    steps:
+      - label: begin
+        sql: {{ target: db, query: BEGIN }}
+      - label: first
+        sql: {{ target: db, query: "UPDATE {table} SET v = v + 1 WHERE id = {ph} % 2 + 1", params: ["{{{{ user }}}}"]{key} }}
+      - label: sleep
+        sql: {{ target: db, query: "{sleep}" }}
+      - label: second
+        sql: {{ target: db, query: "UPDATE {table} SET v = v + 1 WHERE id = ({ph} + 1) % 2 + 1", params: ["{{{{ user }}}}"]{key} }}
+      - label: commit
+        sql: {{ target: db, query: COMMIT }}
+"#
+        );
+        let file = dir.path().join(format!("{table}.yaml"));
+        std::fs::write(&file, yaml).expect("scenario");
+        let json = dir.path().join(format!("{table}.json"));
+        let o = throng(&[
+            "run",
+            file.to_str().expect("path"),
+            "--no-tui",
+            "--quiet",
+            "--json",
+            json.to_str().expect("path"),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("JSON");
+        let deadlocks = r["status_codes"][format!("sqlstate {code}")]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(
+            deadlocks >= 1,
+            "no deadlock happened: {}",
+            r["status_codes"]
+        );
+        let group = r["labels"]
+            .as_array()
+            .and_then(|l| l.iter().find(|l| l["label"] == "transfer"))
+            .unwrap_or_else(|| panic!("no group row: {}", r["labels"]));
+        let ok = committed(group);
+        assert_eq!(group["errors"].as_u64(), Some(deadlocks), "{group}");
+        let sum = sum_of(url, &format!("SELECT SUM(v) AS s FROM {table}"));
+        match retry {
+            // Every deadlock ran its transaction again: all 16 committed.
+            true => assert_eq!((ok, sum), (16, 32), "{group}"),
+            // Every deadlock ended its iteration: 16 passes, some of them failed.
+            false => assert_eq!((ok + deadlocks, sum), (16, 2 * ok as i64), "{group}"),
+        }
+    }
+}
+
+#[test]
+fn scenario_deadlocks_on_postgres_are_retried_with_retry_on() {
+    scenario_deadlocks_are_retried(&quick_deadlocks(), "40P01");
+}
+
+#[test]
+fn scenario_deadlocks_on_mariadb_are_retried_with_retry_on() {
+    scenario_deadlocks_are_retried(&MariaDb::shared().expect("MariaDB").url(), "40001");
 }

@@ -12,8 +12,13 @@ pub struct DatabaseInfo {
     pub counters: Vec<String>,
     /// The counters whose sum is the database's transactions (committed and rolled back).
     pub transactions: Vec<usize>,
+    /// The counters whose sum is its committed transactions.
+    pub commits: Vec<usize>,
     /// The counter of the database's statements, if it keeps one (MySQL's `Questions`).
     pub statements: Option<usize>,
+    /// Its statements by kind, where it counts them: each kind's name, the same on every
+    /// database (`selects`, `inserts`, `updates`, `deletes`), and its counter.
+    pub kinds: Vec<(String, usize)>,
 }
 
 /// One reading of one database's counters.
@@ -98,7 +103,9 @@ mod tests {
                 name: "db".into(),
                 counters: vec!["commit".into(), "rollback".into(), "questions".into()],
                 transactions: vec![0, 1],
+                commits: vec![0],
                 statements: Some(2),
+                kinds: Vec::new(),
             },
             samples: vec![
                 s(-1.0, [10, 0, 100]),

@@ -69,6 +69,10 @@ pub struct Outcome {
     /// Go on with the rest of the iteration even though this step failed (by default a failure
     /// skips the rest of the iteration).
     pub proceed: bool,
+    /// The step's failure undid the unit of work it was in, to be run again from its first
+    /// step (a SQL transaction rolled back by a deadlock under `retry_on`): the iteration goes
+    /// on there (a scenario goes back to the first step of the step's group, or of its flow).
+    pub again: bool,
     /// Think time: pause this long after the step, outside its timing.
     pub pause: Option<std::time::Duration>,
     /// The parts of the reply, each timed from the one before (the first from the request's

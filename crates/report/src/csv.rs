@@ -132,22 +132,26 @@ pub fn render_csv_series(r: &RunResult) -> String {
     out
 }
 
-/// The databases read with `--db-stats`: a line per database and counter (its transactions and
-/// statements first), rates per second idle and under load, the load's total and per request.
+/// The databases read with `--db-stats`: a line per database and counter (its transactions,
+/// committed transactions, statements and statements by kind first), rates per second idle and
+/// under load, the load's total, per request and per completed pass of each flow (a column
+/// `per_flow:FLOW` each).
 pub fn render_csv_databases(r: &RunResult) -> String {
     let mut out = String::new();
-    line(
-        &mut out,
-        &[
-            "database",
-            "counter",
-            "idle_per_s",
-            "load_per_s",
-            "load_total",
-            "per_request",
-        ]
-        .map(String::from),
-    );
+    let mut head: Vec<String> = [
+        "database",
+        "counter",
+        "idle_per_s",
+        "load_per_s",
+        "load_total",
+        "per_request",
+    ]
+    .map(String::from)
+    .to_vec();
+    if let Some(d) = r.databases.first() {
+        head.extend(d.flows.iter().map(|f| format!("per_flow:{}", f.flow)));
+    }
+    line(&mut out, &head);
     for d in &r.databases {
         for row in d.rows(|v| v.to_string()) {
             let mut fields = vec![d.name.clone()];

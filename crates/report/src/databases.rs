@@ -22,8 +22,23 @@ pub struct DatabaseResult {
     pub requests: u64,
     /// The database's transactions (committed and rolled back) per second: idle, under load.
     pub transactions: Rates,
-    /// The database's statements per second, when it counts them (MySQL's `Questions`).
+    /// The database's committed transactions (PostgreSQL's `xact_commit`, MySQL's
+    /// `Com_commit`); absent from results of throng before it told them apart.
+    #[serde(default)]
+    pub committed: Option<Rates>,
+    /// The database's statements per second, when it counts them (MySQL's `Questions`,
+    /// PostgreSQL's `calls` of `pg_stat_statements`).
     pub statements: Option<Rates>,
+    /// Its statements by kind, named the same on every database (`selects`, `inserts`,
+    /// `updates`, `deletes`): MySQL's `Com_select` ..., PostgreSQL's `pg_stat_statements` calls
+    /// by the statement's kind. Empty where the database does not count them (PostgreSQL
+    /// without `pg_stat_statements`): not available, never 0.
+    #[serde(default)]
+    pub statements_by_kind: Vec<CounterResult>,
+    /// The run's flows (its groups of steps, a mix's flows), each with the database's
+    /// transactions per completed pass; empty for a run without flows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowCost>,
     /// The database's transactions in each second of the load (from its readings), when it
     /// was read at least twice from the load's start.
     #[serde(default)]
@@ -36,6 +51,21 @@ pub struct DatabaseResult {
     /// it read databases once a second.
     #[serde(default)]
     pub samples: Vec<DatabaseSample>,
+}
+
+/// The database's transactions per completed pass of one flow: its transactions over the load
+/// divided by the flow's passes, so the cost of one flow where every iteration is that flow (a
+/// mix's flows share one database, which cannot tell them apart).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowCost {
+    /// The flow (its row's label).
+    pub flow: String,
+    /// Its passes that ended during the load (succeeded or failed; not aborted).
+    pub completed: u64,
+    /// The database's transactions (committed and rolled back) per completed pass.
+    pub transactions: f64,
+    /// The database's committed transactions per completed pass, where it tells them apart.
+    pub committed: Option<f64>,
 }
 
 /// How a per-second rate spread over the readings of the load.
@@ -81,8 +111,14 @@ impl Spread {
 impl DatabaseResult {
     /// The result of one database's readings: the idle rates from its first reading to its last
     /// before the load, the load's from there to its last reading (taken after the load);
-    /// `load_seconds` and `requests` are the load's.
-    pub fn from_series(d: &DatabaseSeries, load_seconds: f64, requests: u64) -> DatabaseResult {
+    /// `load_seconds` and `requests` are the load's, `flows` its flows and their completed
+    /// passes.
+    pub fn from_series(
+        d: &DatabaseSeries,
+        load_seconds: f64,
+        requests: u64,
+        flows: &[(String, u64)],
+    ) -> DatabaseResult {
         let split = d.samples.partition_point(|s| s.t < 0.0);
         let empty = DatabaseSample::default();
         let start = d.samples.first().unwrap_or(&empty);
@@ -101,13 +137,36 @@ impl DatabaseResult {
             )
         };
         let load = &d.samples[split.saturating_sub(1)..];
+        let transactions = rates(&d.info.transactions);
+        let committed = (!d.info.commits.is_empty()).then(|| rates(&d.info.commits));
+        let per = |total: u64, passes: u64| total as f64 / passes as f64;
         DatabaseResult {
             name: d.info.name.clone(),
             idle_seconds,
             load_seconds,
             requests,
-            transactions: rates(&d.info.transactions),
+            transactions,
+            committed,
             statements: d.info.statements.map(|i| rates(&[i])),
+            statements_by_kind: d
+                .info
+                .kinds
+                .iter()
+                .map(|(name, i)| CounterResult {
+                    name: name.clone(),
+                    rates: rates(&[*i]),
+                })
+                .collect(),
+            flows: flows
+                .iter()
+                .filter(|(_, passes)| *passes > 0)
+                .map(|(flow, passes)| FlowCost {
+                    flow: flow.clone(),
+                    completed: *passes,
+                    transactions: per(transactions.load_total, *passes),
+                    committed: committed.map(|c| per(c.load_total, *passes)),
+                })
+                .collect(),
             transactions_per_second: Spread::of(load, &d.info.transactions),
             counters: d
                 .info
@@ -171,12 +230,13 @@ impl Rates {
 }
 
 impl DatabaseResult {
-    /// Its figures as rows, `name, idle/s, load/s, load total, per request`, through `num` (the
-    /// reports round, the CSV keeps every digit): the transactions, the statements where the
-    /// database counts them, then each counter.
+    /// Its figures as rows, `name, idle/s, load/s, load total, per request`, then per
+    /// completed pass of each flow, through `num` (the reports round, the CSV keeps every
+    /// digit): the transactions, the committed ones, the statements and the statements by kind
+    /// where the database counts them, then each counter.
     pub(crate) fn rows(&self, num: impl Fn(f64) -> String) -> Vec<Vec<String>> {
         let row = |name: &str, r: &Rates| {
-            vec![
+            let mut row = vec![
                 name.to_string(),
                 num(r.idle_per_s),
                 num(r.load_per_s),
@@ -185,12 +245,32 @@ impl DatabaseResult {
                     0 => "-".to_string(),
                     _ => num(r.per_request),
                 },
-            ]
+            ];
+            row.extend(
+                self.flows
+                    .iter()
+                    .map(|f| num(r.load_total as f64 / f.completed as f64)),
+            );
+            row
         };
         let mut rows = vec![row("transactions", &self.transactions)];
+        rows.extend(self.committed.iter().map(|c| row("committed", c)));
         rows.extend(self.statements.iter().map(|s| row("statements", s)));
-        rows.extend(self.counters.iter().map(|c| row(&c.name, &c.rates)));
+        rows.extend(
+            self.statements_by_kind
+                .iter()
+                .chain(&self.counters)
+                .map(|c| row(&c.name, &c.rates)),
+        );
         rows
+    }
+
+    /// The header of [`DatabaseResult::rows`]: [`DatabaseResult::HEADER`], then `Per FLOW`
+    /// for each flow.
+    pub(crate) fn header(&self) -> Vec<String> {
+        let mut h: Vec<String> = Self::HEADER.map(String::from).to_vec();
+        h.extend(self.flows.iter().map(|f| format!("Per {}", f.flow)));
+        h
     }
 
     /// Its heading in the Markdown and HTML reports.
@@ -234,6 +314,29 @@ pub fn render_databases(dbs: &[DatabaseResult]) -> String {
                 d.transactions.per_request
             );
         }
+        for f in &d.flows {
+            let _ = write!(
+                out,
+                "\n  database transactions per completed {} ({} completed): {:.2}",
+                f.flow, f.completed, f.transactions
+            );
+            if let Some(c) = f.committed {
+                let _ = write!(out, ", committed {c:.2}");
+            }
+        }
+        match d.statements_by_kind.as_slice() {
+            [] => out.push_str("\n  statements by kind: not available"),
+            kinds => {
+                out.push_str("\n  statements by kind under load");
+                for k in kinds {
+                    let _ = write!(
+                        out,
+                        "  {} {} ({:.1}/s)",
+                        k.name, k.rates.load_total, k.rates.load_per_s
+                    );
+                }
+            }
+        }
         if let Some(p) = &d.transactions_per_second {
             let _ = write!(
                 out,
@@ -241,21 +344,25 @@ pub fn render_databases(dbs: &[DatabaseResult]) -> String {
                 p.median, p.max, p.intervals
             );
         }
-        let _ = writeln!(
+        let _ = write!(
             out,
             "\n  {:<22} {:>12} {:>12} {:>14} {:>12}",
             "counter", "idle/s", "load/s", "load total", "per request"
         );
-        for c in &d.counters {
-            let per = match d.requests {
-                0 => "-".to_string(),
-                _ => format!("{:.2}", c.rates.per_request),
-            };
-            let _ = writeln!(
+        for f in &d.flows {
+            let _ = write!(out, " {:>12}", format!("per {}", f.flow));
+        }
+        out.push('\n');
+        for row in d.rows(|v| format!("{v:.2}")) {
+            let _ = write!(
                 out,
-                "  {:<22} {:>12.1} {:>12.1} {:>14} {per:>12}",
-                c.name, c.rates.idle_per_s, c.rates.load_per_s, c.rates.load_total
+                "  {:<22} {:>12} {:>12} {:>14}",
+                row[0], row[1], row[2], row[3]
             );
+            for cell in &row[4..] {
+                let _ = write!(out, " {cell:>12}");
+            }
+            out.push('\n');
         }
     }
     out
@@ -275,8 +382,29 @@ pub struct DatabaseRow {
     pub transactions_load: f64,
     /// Its transactions per request of the load.
     pub per_request: f64,
+    /// Its transactions per completed pass of each flow, by flow.
+    pub per_flow: Vec<(String, f64)>,
     /// Its statements per second under the load, when it counts them.
     pub statements_load: Option<f64>,
+    /// Its statements by kind per second under the load (`selects`, ...), where it counts them.
+    pub kinds_load: Vec<(String, f64)>,
+}
+
+/// The mean of some figures (0 of none).
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The mean of named figures over the results that have them, names in their first order.
+fn means<'a>(named: impl Iterator<Item = (&'a str, f64)>) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, Vec<f64>)> = Vec::new();
+    for (name, v) in named {
+        match out.iter_mut().find(|(n, _)| n == name) {
+            Some((_, vs)) => vs.push(v),
+            None => out.push((name.to_string(), vec![v])),
+        }
+    }
+    out.into_iter().map(|(n, vs)| (n, mean(&vs))).collect()
 }
 
 /// The rows of one side's databases, over its rounds' results.
@@ -287,7 +415,6 @@ pub(crate) fn database_rows(side: &str, runs: &[crate::RunResult]) -> Vec<Databa
             names.push(&d.name);
         }
     }
-    let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
     names
         .into_iter()
         .map(|name| {
@@ -299,39 +426,79 @@ pub(crate) fn database_rows(side: &str, runs: &[crate::RunResult]) -> Vec<Databa
                 .iter()
                 .filter_map(|d| d.statements.as_ref().map(|s| s.load_per_s))
                 .collect();
+            let of = |f: fn(&DatabaseResult) -> f64| {
+                mean(&seen.iter().map(|d| f(d)).collect::<Vec<_>>())
+            };
             DatabaseRow {
                 side: side.to_string(),
                 name: name.to_string(),
-                transactions_idle: mean(seen.iter().map(|d| d.transactions.idle_per_s).collect()),
-                transactions_load: mean(seen.iter().map(|d| d.transactions.load_per_s).collect()),
-                per_request: mean(seen.iter().map(|d| d.transactions.per_request).collect()),
-                statements_load: (!statements.is_empty()).then(|| mean(statements)),
+                transactions_idle: of(|d| d.transactions.idle_per_s),
+                transactions_load: of(|d| d.transactions.load_per_s),
+                per_request: of(|d| d.transactions.per_request),
+                per_flow: means(
+                    seen.iter()
+                        .flat_map(|d| d.flows.iter().map(|f| (f.flow.as_str(), f.transactions))),
+                ),
+                statements_load: (!statements.is_empty()).then(|| mean(&statements)),
+                kinds_load: means(seen.iter().flat_map(|d| {
+                    d.statements_by_kind
+                        .iter()
+                        .map(|k| (k.name.as_str(), k.rates.load_per_s))
+                })),
             }
         })
         .collect()
 }
 
-/// A comparison's table of databases: a header, then a row each.
+/// A comparison's table of databases: a header, then a row each. The statements by kind and
+/// the flows have a column each where any side has them; a side without them shows `-`.
 pub(crate) fn database_table(rows: &[DatabaseRow]) -> Vec<Vec<String>> {
-    let mut out = vec![[
+    let kinds = means(
+        rows.iter()
+            .flat_map(|r| r.kinds_load.iter().map(|(n, v)| (n.as_str(), *v))),
+    );
+    let flows = means(
+        rows.iter()
+            .flat_map(|r| r.per_flow.iter().map(|(n, v)| (n.as_str(), *v))),
+    );
+    let mut head: Vec<String> = [
         "Side",
         "Database",
         "Transactions/s idle",
         "Transactions/s load",
         "Per request",
-        "Statements/s load",
     ]
     .map(String::from)
-    .to_vec()];
+    .to_vec();
+    head.extend(flows.iter().map(|(f, _)| format!("Per {f}")));
+    head.push("Statements/s load".into());
+    head.extend(kinds.iter().map(|(k, _)| format!("{}/s load", capital(k))));
+    let mut out = vec![head];
+    let cell = |list: &[(String, f64)], name: &str, digits: usize| {
+        list.iter()
+            .find(|(n, _)| n == name)
+            .map_or("-".into(), |(_, v)| format!("{v:.digits$}"))
+    };
     out.extend(rows.iter().map(|r| {
-        vec![
+        let mut row = vec![
             r.side.clone(),
             r.name.clone(),
             format!("{:.1}", r.transactions_idle),
             format!("{:.1}", r.transactions_load),
             format!("{:.2}", r.per_request),
-            r.statements_load.map_or("-".into(), |s| format!("{s:.1}")),
-        ]
+        ];
+        row.extend(flows.iter().map(|(f, _)| cell(&r.per_flow, f, 2)));
+        row.push(r.statements_load.map_or("-".into(), |s| format!("{s:.1}")));
+        row.extend(kinds.iter().map(|(k, _)| cell(&r.kinds_load, k, 1)));
+        row
     }));
     out
+}
+
+/// `selects` as `Selects`.
+fn capital(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }

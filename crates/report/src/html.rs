@@ -396,7 +396,7 @@ pub fn render_html(r: &RunResult) -> String {
     }
     for d in &r.databases {
         let _ = writeln!(b, "<h2>{}</h2>", esc(&d.heading()));
-        let mut rows = vec![crate::DatabaseResult::HEADER.map(String::from).to_vec()];
+        let mut rows = vec![d.header()];
         rows.extend(d.rows(|v| format!("{v:.1}")));
         b.push_str(&html_table(&rows));
     }

@@ -29,7 +29,9 @@ pub use compare::{
     Figure, FigureRow, LabelComparison, NoiseMethod, Side, Verdict,
 };
 pub use csv::{render_csv_databases, render_csv_series, render_csv_table};
-pub use databases::{render_databases, CounterResult, DatabaseResult, DatabaseRow, Rates, Spread};
+pub use databases::{
+    render_databases, CounterResult, DatabaseResult, DatabaseRow, FlowCost, Rates, Spread,
+};
 pub use grid::{
     grid_csv, grid_markdown, grid_schema, merge_concurrent, merge_rounds, read_grid, render_grid,
     Capacity, Coordinates, GridResult, GridRun, Level, LevelContainer, LevelRow, GRID_KIND,

@@ -75,7 +75,7 @@ pub fn render_markdown(r: &RunResult) -> String {
     }
     for d in &r.databases {
         let _ = writeln!(out, "\n{}\n", d.heading());
-        let mut rows = vec![crate::DatabaseResult::HEADER.map(String::from).to_vec()];
+        let mut rows = vec![d.header()];
         rows.extend(d.rows(|v| format!("{v:.1}")));
         out.push_str(&table(&rows));
     }

@@ -410,6 +410,12 @@ impl RunResult {
                 }
             })
             .collect();
+        let flows: Vec<(String, u64)> = s
+            .labels
+            .iter()
+            .filter(|l| l.group)
+            .map(|l| (l.label.clone(), l.completed()))
+            .collect();
         RunResult {
             schema_version: SCHEMA_VERSION,
             throng_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -455,7 +461,10 @@ impl RunResult {
             databases: s
                 .databases
                 .iter()
-                .map(|d| DatabaseResult::from_series(d, secs, s.total.samples - s.total.dropped))
+                .map(|d| {
+                    let requests = s.total.samples - s.total.dropped;
+                    DatabaseResult::from_series(d, secs, requests, &flows)
+                })
                 .collect(),
             holds,
             connection: None,

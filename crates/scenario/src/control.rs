@@ -30,8 +30,13 @@ pub struct Block {
 /// Where a user's iteration is: what picks and loops need between steps.
 #[derive(Debug, Default)]
 pub(crate) struct Position {
+    /// The first step of this iteration's flow.
+    first: usize,
     /// The last step of this iteration's flow.
     pub last: usize,
+    /// The last step's failure undid its unit of work (a SQL transaction under `retry_on`,
+    /// [`throng_core::Outcome::again`]): the next step is its group's first, or the flow's.
+    pub redo: bool,
     /// Per block, the passes made in its current loop.
     passes: Vec<u32>,
     /// Per block, whether a pass through it is under way (groups).
@@ -69,7 +74,9 @@ impl Reader<'_> {
 impl Position {
     /// Starts an iteration over the steps `flow`.
     pub(crate) fn start(&mut self, blocks: usize, flow: &GroupInfo) -> usize {
+        self.first = flow.first;
         self.last = flow.last;
+        self.redo = false;
         self.passes.clear();
         self.passes.resize(blocks, 0);
         self.inside.clear();
@@ -115,6 +122,15 @@ impl Position {
     ) -> Option<usize> {
         let mut step = match after {
             None => first,
+            Some(s) if std::mem::take(&mut self.redo) => {
+                // Its group's pass goes on from the group's first step (a retry is no new
+                // pass of a repeated group), or the flow starts again.
+                let group = blocks
+                    .iter()
+                    .enumerate()
+                    .find(|(b, x)| x.group && self.inside[*b] && (x.first..=x.last).contains(&s));
+                return Some(group.map_or(self.first, |(_, x)| x.first));
+            }
             Some(s) => {
                 // The step's own loop first.
                 let own = blocks.iter().position(|b| !b.group && b.first == s);

@@ -637,7 +637,8 @@ impl Driver for ScenarioDriver {
                 o
             }
         };
-        outcome.proceed = st.proceed;
+        outcome.proceed = st.proceed || outcome.again;
+        s.pos.redo = outcome.again;
         if let Some((lo, hi)) = st.think {
             outcome.pause = Some(if hi > lo {
                 rand::rng().random_range(lo..=hi)

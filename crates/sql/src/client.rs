@@ -327,12 +327,13 @@ impl SqlClient {
                 if lost(&e) {
                     s.conn = None;
                     s.in_tx = false;
-                } else if s.in_tx && self.retry.covers(o.status) {
+                } else if s.in_tx && step.retry.unwrap_or(self.retry).covers(o.status) {
                     // The transaction is gone on the server; the next step is its first again.
                     if crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await {
                         self.counters.retried.fetch_add(1, Ordering::Relaxed);
                         s.retry = true;
                         o.proceed = true;
+                        o.again = true;
                     }
                 }
                 let reply = (want && o.status != Status::None).then(|| Reply {

@@ -154,6 +154,7 @@ impl SqlDriver {
                             },
                             begin: false,
                             commit: false,
+                            retry: None,
                         };
                         (step, kind.label().to_string())
                     })

@@ -51,19 +51,10 @@ impl Monitor {
     }
 
     /// What the idle readings found missing: per database, the counters its server does not
-    /// keep (not available, so left out rather than shown as 0), in a line to print.
+    /// keep (not available, so left out rather than shown as 0), in a line to print, with what
+    /// enables PostgreSQL's statement counts ([`DbStats::note`]).
     pub fn notes(&self) -> Vec<String> {
-        self.dbs
-            .iter()
-            .filter(|d| !d.missing().is_empty())
-            .map(|d| {
-                format!(
-                    "--db-stats {}: counters this server does not keep (not available): {}",
-                    d.shown(),
-                    d.missing().join(", ")
-                )
-            })
-            .collect()
+        self.dbs.iter().filter_map(DbStats::note).collect()
     }
 
     /// Marks the start of the load (`t = 0` of the readings) and starts reading once a second:

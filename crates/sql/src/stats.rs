@@ -5,10 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use throng_core::Status;
+
 use crate::conn::{Conn, Target};
 use crate::url::Dialect;
 
-/// PostgreSQL's counters, as `pg_stat_database` names them.
+/// PostgreSQL's counters: `pg_stat_database`'s as it names them, then the statements that
+/// the `pg_stat_statements` extension counts ([`STATEMENTS`]).
 const PG: &[&str] = &[
     "xact_commit",
     "xact_rollback",
@@ -20,7 +23,35 @@ const PG: &[&str] = &[
     "blks_read",
     "blks_hit",
     "deadlocks",
+    "calls",
+    "calls_select",
+    "calls_insert",
+    "calls_update",
+    "calls_delete",
 ];
+
+/// Where PostgreSQL's statement counters start in [`PG`]: `pg_stat_statements`' `calls` of
+/// the URL's database, all of them, then by the statement's kind (its first keyword; a `WITH`
+/// statement's is the keyword after its common table expressions). The reader's own
+/// statements are left out: they start with [`MARK`].
+const STATEMENTS: usize = 10;
+
+/// The comment every statement of the reader starts with, so that `pg_stat_statements` (which
+/// keeps a statement's text, its leading comment too) tells them from the load's.
+const MARK: &str = "/* throng --db-stats */";
+
+/// The statements by kind, in the figures' uniform names (the same on every server), and the
+/// counters that give them on PostgreSQL and on MySQL/MariaDB.
+const KINDS: [(&str, &str, &str); 4] = [
+    ("selects", "calls_select", "Com_select"),
+    ("inserts", "calls_insert", "Com_insert"),
+    ("updates", "calls_update", "Com_update"),
+    ("deletes", "calls_delete", "Com_delete"),
+];
+
+/// What enables PostgreSQL's statement counters, said when they are not available.
+const ENABLE: &str = "shared_preload_libraries = 'pg_stat_statements' in postgresql.conf (a \
+                      restart), then CREATE EXTENSION pg_stat_statements in the database";
 
 /// MySQL's and MariaDB's, as `SHOW GLOBAL STATUS` names them: transactions, the storage
 /// engines' commits, statements (all, then by kind), rows. MariaDB (10.11) keeps no
@@ -57,6 +88,9 @@ pub struct DbStats {
     /// The counters this server keeps (their places in [`PG`] or [`MY`]), known from the
     /// first reading.
     kept: Option<Vec<usize>>,
+    /// Why PostgreSQL's statement counters are not available (`pg_stat_statements` not
+    /// created in the database, or not loaded), known from the first reading.
+    unavailable: Option<String>,
 }
 
 /// Counter values, in [`DbStats::names`] order.
@@ -78,6 +112,7 @@ impl DbStats {
             conn: None,
             timeout: connect_timeout,
             kept: None,
+            unavailable: None,
         })
     }
 
@@ -132,9 +167,34 @@ impl DbStats {
     }
 
     /// The counter whose delta is the database's statements, if it keeps one (MySQL's
-    /// `Questions`; PostgreSQL counts no statements without an extension).
+    /// `Questions`; PostgreSQL's `calls` of `pg_stat_statements`, without which it counts
+    /// none).
     pub fn statements(&self) -> Option<usize> {
-        self.place("Questions")
+        self.place("Questions").or_else(|| self.place("calls"))
+    }
+
+    /// The statements by kind, where the server counts them: the uniform name of each
+    /// (`selects`, `inserts`, `updates`, `deletes`) and the place of its counter (MySQL's
+    /// `Com_select`, PostgreSQL's `calls_select`).
+    pub fn kinds(&self) -> Vec<(String, usize)> {
+        KINDS
+            .iter()
+            .filter_map(|(name, pg, my)| {
+                let place = self.place(match self.dialect() {
+                    Dialect::Postgres => pg,
+                    _ => my,
+                })?;
+                Some((name.to_string(), place))
+            })
+            .collect()
+    }
+
+    /// The counters of committed transactions: `xact_commit`, `Com_commit`.
+    pub fn commits(&self) -> Vec<usize> {
+        ["xact_commit", "Com_commit"]
+            .iter()
+            .filter_map(|n| self.place(n))
+            .collect()
     }
 
     /// This database as the snapshot knows it ([`throng_core::DatabaseInfo`]).
@@ -143,8 +203,32 @@ impl DbStats {
             name: self.shown().to_string(),
             counters: self.names().iter().map(|n| n.to_string()).collect(),
             transactions: self.transactions(),
+            commits: self.commits(),
             statements: self.statements(),
+            kinds: self.kinds(),
         }
+    }
+
+    /// What the first reading found not available, in a line to print once (none when the
+    /// server keeps every counter): the counters left out, and on PostgreSQL without
+    /// `pg_stat_statements` what enables its statement counts.
+    pub fn note(&self) -> Option<String> {
+        let missing = self.missing();
+        if missing.is_empty() {
+            return None;
+        }
+        let mut line = format!(
+            "--db-stats {}: counters this server does not keep (not available): {}",
+            self.shown(),
+            missing.join(", ")
+        );
+        if let Some(why) = &self.unavailable {
+            line.push_str(&format!(
+                "; statements, and statements by kind (selects, inserts, updates, deletes), are \
+                 counted by pg_stat_statements, which {why}: to count them, set {ENABLE}"
+            ));
+        }
+        Some(line)
     }
 
     /// Reads the counters now (connecting first if need be; a lost connection is reopened at
@@ -175,13 +259,14 @@ impl DbStats {
             self.conn = Some(c);
         }
         let names = self.all();
+        let first = self.kept.is_none();
         let Some(conn) = self.conn.as_mut() else {
             return Err("no connection".into());
         };
         let sql: Arc<str> = match self.target.dialect() {
             Dialect::Postgres => Arc::from(format!(
-                "SELECT {} FROM pg_stat_database WHERE datname = current_database()",
-                PG.join(", ")
+                "{MARK} SELECT {} FROM pg_stat_database WHERE datname = current_database()",
+                PG[..STATEMENTS].join(", ")
             )),
             _ => Arc::from(format!(
                 "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
@@ -191,14 +276,24 @@ impl DbStats {
                     .join(", ")
             )),
         };
-        let done = match conn.run(&sql, &[], true).await {
-            Ok(d) => d,
-            Err(e) => {
-                self.conn = None;
-                return Err(self
-                    .target
-                    .scrub(&crate::failure(&e).message.unwrap_or_default()));
+        let by_kind =
+            self.target.dialect() == Dialect::Postgres && (first || self.unavailable.is_none());
+        let mut statements = None;
+        let read = async {
+            let done = conn.run(&sql, &[], true).await?;
+            if by_kind {
+                statements = Some(conn.run(&Arc::from(by_kind_sql()), &[], true).await);
             }
+            Ok(done)
+        };
+        let failed = |this: &mut DbStats, e: &crate::error::DbError| {
+            this.conn = None;
+            this.target
+                .scrub(&crate::failure(e).message.unwrap_or_default())
+        };
+        let done = match read.await {
+            Ok(d) => d,
+            Err(e) => return Err(failed(self, &e)),
         };
         let number = |v: &serde_json::Value| match v {
             serde_json::Value::Number(n) => n.as_u64(),
@@ -212,8 +307,31 @@ impl DbStats {
                     .data
                     .first()
                     .ok_or("pg_stat_database has no row for the database")?;
-                for (i, n) in names.iter().enumerate() {
+                for (i, n) in names[..STATEMENTS].iter().enumerate() {
                     read[i] = row.get(*n).and_then(number);
+                }
+                match statements {
+                    Some(Ok(done)) => {
+                        let sums = sum_by_kind(&done.data, number);
+                        read[STATEMENTS..].copy_from_slice(&sums.map(Some));
+                    }
+                    Some(Err(e)) => {
+                        let status = crate::failure(&e).status;
+                        // 42P01: the extension is not created in this database; 55000: it
+                        // is, but the server did not load its library at start.
+                        let why = match status {
+                            Status::Sql(c) if &c == b"42P01" => "is not created in this database",
+                            Status::Sql(c) if &c == b"55000" => {
+                                "is not in shared_preload_libraries"
+                            }
+                            _ => return Err(failed(self, &e)),
+                        };
+                        if !first {
+                            return Err(failed(self, &e));
+                        }
+                        self.unavailable = Some(why.to_string());
+                    }
+                    None => {}
                 }
             }
             _ => {
@@ -229,5 +347,165 @@ impl DbStats {
             .kept
             .get_or_insert_with(|| (0..names.len()).filter(|&i| read[i].is_some()).collect());
         Ok(kept.iter().map(|&i| read[i].unwrap_or(0)).collect())
+    }
+}
+
+/// The statement that reads `pg_stat_statements`: its `calls` in the URL's database by the
+/// statements' first keyword (after comments and opening parentheses), the reader's own left
+/// out; a `WITH` statement's text comes with it, for [`with_kind`] to read its kind.
+///
+/// Its cost is reading the statements' texts (the extension keeps them in a file): measured on
+/// PostgreSQL 15, 16-21 ms a reading with 3,300 distinct statements of 116 kB in all, 65 ms with
+/// 3,000 of 8 kB each; without the texts (`pg_stat_statements(false)`) 4 ms, but then every
+/// statement's row would cross the wire each second to be told apart here.
+fn by_kind_sql() -> String {
+    format!(
+        r"{MARK} SELECT kind, CASE WHEN kind = 'WITH' THEN query END AS text,
+  sum(calls)::int8 AS calls
+FROM (SELECT calls, query, upper((regexp_match(query,
+    '^(?:\s|/\*(?:[^*]|\*+[^*/])*\*+/|--[^\n]*|\()*([[:alpha:]]+)'))[1]) AS kind
+  FROM pg_stat_statements
+  WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND query NOT LIKE '{MARK}%') s
+GROUP BY 1, 2"
+    )
+}
+
+/// The statement counters from [`by_kind_sql`]'s rows: all calls, then the calls of each of
+/// [`KINDS`].
+fn sum_by_kind(
+    rows: &[serde_json::Value],
+    number: impl Fn(&serde_json::Value) -> Option<u64>,
+) -> [u64; 5] {
+    let mut sums = [0u64; 5];
+    for row in rows {
+        let calls = row.get("calls").and_then(&number).unwrap_or(0);
+        let mut kind = row.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+        if kind == "WITH" {
+            kind = row
+                .get("text")
+                .and_then(|t| t.as_str())
+                .and_then(with_kind)
+                .unwrap_or_default();
+        }
+        sums[0] += calls;
+        if let Some(k) = ["SELECT", "INSERT", "UPDATE", "DELETE"]
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case(kind))
+        {
+            sums[k + 1] += calls;
+        }
+    }
+    sums
+}
+
+/// The kind of a `WITH` statement: the first statement keyword outside parentheses after its
+/// common table expressions (`WITH a AS (SELECT ...) DELETE FROM t ...` is a DELETE), quotes
+/// and comments skipped.
+fn with_kind(text: &str) -> Option<&'static str> {
+    const MAIN: [&str; 7] = [
+        "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "VALUES", "TABLE",
+    ];
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut seen_with) = (0, 0usize, false);
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'(' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$')
+                {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                if depth > 0 {
+                    continue;
+                }
+                if !seen_with {
+                    seen_with = word.eq_ignore_ascii_case("WITH");
+                    if !seen_with {
+                        return None;
+                    }
+                } else if let Some(k) = MAIN.iter().find(|k| k.eq_ignore_ascii_case(word)) {
+                    return Some(k);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_with_statement_is_of_its_main_statement_s_kind() {
+        for (text, kind) in [
+            ("WITH a AS (SELECT 1) SELECT * FROM a", Some("SELECT")),
+            (
+                "WITH a AS (SELECT $1 AS x), b AS (UPDATE t SET v = v + $2 RETURNING id) \
+                 DELETE FROM t WHERE id IN (SELECT x FROM a)",
+                Some("DELETE"),
+            ),
+            (
+                "with recursive \"t(\" (n) as materialized (values (1) union all select n + 1 \
+                 from \"t(\" where n < 5) -- ( select\n/* ) update */ insert into u select n from \"t(\"",
+                Some("INSERT"),
+            ),
+            ("WITH a AS (DELETE FROM t RETURNING *) UPDATE u SET x = 1", Some("UPDATE")),
+            ("SELECT 1", None),
+            ("WITH a AS (SELECT 1", None),
+        ] {
+            assert_eq!(with_kind(text), kind, "{text}");
+        }
+    }
+
+    #[test]
+    fn calls_add_up_by_kind_and_in_all() {
+        let rows = serde_json::json!([
+            {"kind": "SELECT", "text": null, "calls": 7},
+            {"kind": "INSERT", "text": null, "calls": "3"},
+            {"kind": "BEGIN", "text": null, "calls": 4},
+            {"kind": "WITH", "text": "WITH a AS (SELECT 1) UPDATE t SET x = 1", "calls": 2},
+            {"kind": "WITH", "text": "WITH a AS (SELECT 1) SELECT 2", "calls": 1},
+            {"kind": null, "text": null, "calls": 1},
+            {"kind": "delete", "text": null, "calls": 5},
+        ]);
+        let number = |v: &serde_json::Value| match v {
+            serde_json::Value::Number(n) => n.as_u64(),
+            serde_json::Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        let rows = rows.as_array().unwrap();
+        assert_eq!(sum_by_kind(rows, number), [23, 8, 3, 2, 5]);
     }
 }

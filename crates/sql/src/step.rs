@@ -16,7 +16,11 @@
 //! The reply is `{"rows": [{column: value}], "row_count": N, "affected": N}` as JSON, and the
 //! first row's columns as metadata (text). Steps run in autocommit unless a `sql: BEGIN` step
 //! opens a transaction on the user's connection (ended by a `COMMIT` or `ROLLBACK` step); one
-//! left open by a failed iteration is rolled back before the next.
+//! left open by a failed iteration is rolled back before the next. A step's `retry_on:
+//! [deadlock, serialization]` is `--retry-on` for its statement: when it fails so inside a
+//! transaction, the transaction is rolled back, counted as retried, and the scenario runs again
+//! from the first step of the step's group (or of its flow), through
+//! [`throng_core::Outcome::again`].
 
 use std::sync::Arc;
 
@@ -68,6 +72,8 @@ pub struct SqlStep {
     pub(crate) begin: bool,
     /// `COMMIT` after it, if a transaction is open.
     pub(crate) commit: bool,
+    /// A scenario step's own `retry_on`, over its client's.
+    pub(crate) retry: Option<crate::Retry>,
 }
 
 impl SqlStep {
@@ -89,7 +95,33 @@ impl SqlStep {
             work,
             begin: false,
             commit: false,
+            retry: None,
         }
+    }
+}
+
+/// A step's `retry_on`: the failures that roll its transaction back and run it again, as
+/// `--retry-on` takes them (`deadlock, serialization`) or as a list of their names.
+fn retry_on(node: &Node) -> Result<crate::Retry, StepError> {
+    let list = match &node.value {
+        NodeValue::String(s) => s.clone(),
+        NodeValue::List(items) => items
+            .iter()
+            .map(|i| i.text("retry_on"))
+            .collect::<Result<Vec<_>, _>>()?
+            .join(","),
+        _ => String::new(),
+    };
+    match crate::Retry::parse(&list) {
+        Ok(r) if r != crate::Retry::default() => Ok(r),
+        Ok(_) => Err(StepError::at(
+            node.at,
+            format!(
+                "retry_on: expected failures to retry, one or more of {}",
+                crate::Retry::NAMES.join(", ")
+            ),
+        )),
+        Err(e) => Err(StepError::at(node.at, format!("retry_on: {e}"))),
     }
 }
 
@@ -129,7 +161,7 @@ impl Protocol for SqlProtocol {
         if let NodeValue::String(q) = &request.value {
             return Ok(SqlStep::statement(q, Vec::new(), request.at));
         }
-        let f = request.fields("sql", &["query", "params"])?;
+        let f = request.fields("sql", &["query", "params", "retry_on"])?;
         let q = f.require("query", "a sql step")?;
         let query = q.text("query")?;
         if query.contains("{{") || query.contains("{%") {
@@ -168,7 +200,9 @@ impl Protocol for SqlProtocol {
                 });
             }
         }
-        Ok(SqlStep::statement(&query, params, q.at))
+        let mut step = SqlStep::statement(&query, params, q.at);
+        step.retry = f.get("retry_on").map(retry_on).transpose()?;
+        Ok(step)
     }
 
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
@@ -253,6 +287,14 @@ mod tests {
                 serde_json::json!({"query": "SELECT {{ a }}"}),
                 "holds no template",
             ),
+            (
+                serde_json::json!({"query": "x", "retry_on": "deadlocks"}),
+                "retry_on: \"deadlocks\" is not a failure to retry",
+            ),
+            (
+                serde_json::json!({"query": "x", "retry_on": []}),
+                "one or more of deadlock, serialization",
+            ),
         ] {
             let e = p.compile(&node(bad), &mut Plain).unwrap_err();
             assert!(e.message.contains(says), "{}", e.message);
@@ -267,5 +309,19 @@ mod tests {
             Status::Sql(*b"23505")
         );
         assert!(p.status(&node(serde_json::json!("4001"))).is_err());
+        for (retry_on, serialization) in [
+            (serde_json::json!("deadlock"), false),
+            (serde_json::json!(["deadlock", "serialization"]), true),
+        ] {
+            let step = p
+                .compile(
+                    &node(serde_json::json!({"query": "UPDATE t SET v = 1", "retry_on": retry_on})),
+                    &mut Plain,
+                )
+                .unwrap();
+            let retry = step.retry.expect("retry_on");
+            assert!(retry.deadlock);
+            assert_eq!(retry.serialization, serialization);
+        }
     }
 }

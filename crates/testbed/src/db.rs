@@ -140,7 +140,8 @@ fn self_signed(dir: &Path) -> Result<(), DbError> {
         .map_err(|e| fail(e.to_string()))
 }
 
-/// A throwaway PostgreSQL.
+/// A throwaway PostgreSQL. It loads `pg_stat_statements` (`--db-stats` reads statements by
+/// kind from it once a test has run `CREATE EXTENSION pg_stat_statements`).
 pub struct Postgres {
     port: u16,
     dir: PathBuf,
@@ -306,7 +307,8 @@ impl Postgres {
         let d = self.dir.display().to_string();
         let mut opts = format!(
             "-p {} -k {d} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=300",
+             -c full_page_writes=off -c max_connections=300 \
+             -c shared_preload_libraries=pg_stat_statements",
             self.port
         );
         if self.tls {

@@ -195,7 +195,9 @@ pub(crate) fn with_database() -> Snapshot {
                 "Questions".into(),
             ],
             transactions: vec![0, 1],
+            commits: vec![0],
             statements: Some(2),
+            kinds: Vec::new(),
         },
         samples,
     }];
