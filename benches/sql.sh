@@ -33,7 +33,8 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$pgbin/initdb" ] || { echo "install postgresql (apt-get install postgresql)"; exit 2; }
 command -v pgbench >/dev/null || { echo "install pgbench (apt-get install postgresql-contrib)"; exit 2; }
 [ -x /usr/sbin/mariadbd ] || { echo "install mariadb-server (apt-get install mariadb-server)"; exit 2; }
-if [ "$SYSBENCH" = 1 ]; then
+# sysbench only for the parts that run it.
+if [ "$SYSBENCH" = 1 ] && { has pg || has mariadb; }; then
   command -v sysbench >/dev/null || { echo "install sysbench (apt-get install sysbench), or SYSBENCH=0"; exit 2; }
 fi
 command -v openssl >/dev/null || { echo "install openssl (apt-get install openssl)"; exit 2; }

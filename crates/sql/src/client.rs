@@ -294,6 +294,7 @@ impl SqlClient {
                 use rand::Rng as _;
                 let t = match kind {
                     crate::oltp::Kind::Inserts => pair.0,
+                    _ if tables.len() == 1 => 0,
                     _ => rng.random_range(0..tables.len() as u32),
                 };
                 pair.0 = t;
