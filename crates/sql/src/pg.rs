@@ -5,7 +5,9 @@
 //! its metadata behind an `Arc`) and passed it through a stream: about 800,000 instructions
 //! for a sysbench read-only transaction (some 310 rows), against 173,000 for sysbench's whole
 //! client. So the loop that reads a statement's results is ours: a row the load does not keep
-//! is a length read and skipped, with no message built for it.
+//! is a length read and skipped, with no message built for it. So are the Bind, Execute and
+//! Sync each execution sends (`bind`): through the kept crate's writer they took 840 of a
+//! point select's 9,700 instructions.
 //!
 //! What it speaks: `sslmode` disable (and allow), prefer, require, verify-ca and verify-full
 //! (TLS through throng-net's rustls, the bytes counted as they cross the wire); the startup
