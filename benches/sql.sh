@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SQL benchmark: throng against pgbench and sysbench on the same throwaway databases, taking
 # turns, in one run. Prints transactions/s and load-generator CPU seconds per million
-# transactions for each, and throng's ratios (of the medians, and the median of each round's own):
+# transactions for each (with its user and system parts), and throng's ratios (of the medians,
+# and the median of each round's own):
 #   - PostgreSQL: `pgbench -S -c C -j 2 -T D` against `throng run URL --workload oltp_point_select -c C`,
 #     in the clear (part pgbench) and over TLS (part pgbench-tls: sslmode=require on both sides;
 #     the server has `ssl = on`, so every other part asks for the clear: PGSSLMODE=disable)
@@ -33,7 +34,8 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$pgbin/initdb" ] || { echo "install postgresql (apt-get install postgresql)"; exit 2; }
 command -v pgbench >/dev/null || { echo "install pgbench (apt-get install postgresql-contrib)"; exit 2; }
 [ -x /usr/sbin/mariadbd ] || { echo "install mariadb-server (apt-get install mariadb-server)"; exit 2; }
-if [ "$SYSBENCH" = 1 ]; then
+# sysbench only for the parts that run it.
+if [ "$SYSBENCH" = 1 ] && { has pg || has mariadb; }; then
   command -v sysbench >/dev/null || { echo "install sysbench (apt-get install sysbench), or SYSBENCH=0"; exit 2; }
 fi
 command -v openssl >/dev/null || { echo "install openssl (apt-get install openssl)"; exit 2; }
@@ -102,8 +104,16 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR
 tps() { json "$1" "next((l['ok_per_s'] for l in r['labels'] if l['group']), r['labels'][0]['ok_per_s'])"; }
 errs() { json "$1" "r['total']['errors']"; }
 
-declare -A TPS CPU
-add() { TPS[$1]="${TPS[$1]:-} $2"; CPU[$1]="${CPU[$1]:-} $3"; }
+declare -A TPS CPU USR SYS
+# A run's TPS and CPU per million transactions, and the user and system parts of that CPU (the
+# last measurement's, from measure's file): the kernel's share is most of a point select's.
+add() {
+  TPS[$1]="${TPS[$1]:-} $2"; CPU[$1]="${CPU[$1]:-} $3"
+  local u s
+  read -r u s < <(tail -1 "$work/time")
+  USR[$1]="${USR[$1]:-} $(per_million "$u" "$2" "$DURATION")"
+  SYS[$1]="${SYS[$1]:-} $(per_million "$s" "$2" "$DURATION")"
+}
 
 throng_round() { # name url workload [binary]
   local cpu t
@@ -163,8 +173,8 @@ for round in $(seq "$ROUNDS"); do
 done
 
 echo
-echo "medians of $ROUNDS rounds, $CONNS connections, ${DURATION}s each, $SIZE rows; CPU = client user+system seconds per million transactions"
-printf '%-34s %12s %14s\n' "" "TPS" "CPU s/M trx"
+echo "medians of $ROUNDS rounds, $CONNS connections, ${DURATION}s each, $SIZE rows; CPU = client user+system seconds per million transactions (each part's median apart)"
+printf '%-34s %12s %14s %8s %8s\n' "" "TPS" "CPU s/M trx" "user" "system"
 for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" "before oltp_point_select (pg)" \
          "pgbench -S (pg, TLS)" "throng oltp_point_select (pg, TLS)" "before oltp_point_select (pg, TLS)" \
          "sysbench oltp_read_only (pg)" "throng oltp_read_only (pg)" \
@@ -172,7 +182,8 @@ for k in "pgbench -S (pg)" "throng oltp_point_select (pg)" "before oltp_point_se
          "sysbench oltp_read_only (mariadb)" "throng oltp_read_only (mariadb)" \
          "sysbench oltp_write_only (mariadb)" "throng oltp_write_only (mariadb)"; do
   [ -n "${TPS[$k]:-}" ] || continue
-  printf '%-34s %12.0f %14s\n' "$k" "$(echo "${TPS[$k]}" | median)" "$(echo "${CPU[$k]}" | median)"
+  printf '%-34s %12.0f %14s %8s %8s\n' "$k" "$(echo "${TPS[$k]}" | median)" "$(echo "${CPU[$k]}" | median)" \
+    "$(echo "${USR[$k]}" | median)" "$(echo "${SYS[$k]}" | median)"
 done
 # The median of the rounds' own ratios: each round's two runs are back to back, so a machine that
 # drifts between rounds (a shared one does) moves both sides of a ratio together.

@@ -346,7 +346,17 @@ impl<D: Driver> Drop for AbortGuard<'_, D> {
 pub(crate) fn run<D: Driver>(worker: usize, shared: Arc<Shared<D>>, rt: tokio::runtime::Runtime) {
     let local = new_local(worker, shared);
     let set = tokio::task::LocalSet::new();
-    let index = set.block_on(&rt, drive(local.clone()));
+    // The worker's loop is a task of its own. As the set's main future it was polled, every
+    // branch of its `select!`, each time any user's task woke: about 950 of the 9,700
+    // instructions of a PostgreSQL point select at one user (callgrind).
+    let task = set.spawn_local(drive(local.clone()));
+    let joined = set.block_on(&rt, task);
+    let index = match joined.map_err(tokio::task::JoinError::try_into_panic) {
+        Ok(index) => index,
+        Err(Ok(panic)) => std::panic::resume_unwind(panic),
+        // Cancelled: nothing aborts it, and the set outlives it.
+        Err(Err(_)) => 0,
+    };
     // Dropping the set drops any task still alive, so the guards count them.
     drop(set);
     // The last interval must arrive: wait for room rather than drop it.

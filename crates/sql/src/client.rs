@@ -8,14 +8,19 @@
 //! [`Retry`] a transaction that meets a deadlock or a serialization failure is rolled back
 //! and run again from its first step ([`SqlSession::take_retry`]), counted apart.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use throng_core::step::{Client, Render, Reply, StepError};
 use throng_core::{ErrorClass, Outcome, Status};
+use tokio::task::coop;
+use tokio::time::Sleep;
 
 use crate::classify::{failure, lost};
 use crate::conn::{Conn, Done, Target};
@@ -109,6 +114,9 @@ pub struct SqlSession {
     pair: (u32, i64),
     /// A retried failure rolled the transaction back: run it again from its first step.
     retry: bool,
+    /// The step timeout's timer, made at the session's first step and moved on at each
+    /// later one (see [`Deadline`]).
+    deadline: Deadline,
     counters: Arc<Counters>,
 }
 
@@ -286,6 +294,7 @@ impl SqlClient {
                 use rand::Rng as _;
                 let t = match kind {
                     crate::oltp::Kind::Inserts => pair.0,
+                    _ if tables.len() == 1 => 0,
                     _ => rng.random_range(0..tables.len() as u32),
                 };
                 pair.0 = t;
@@ -312,7 +321,10 @@ impl SqlClient {
         step: &SqlStep,
         want: bool,
     ) -> (Outcome, Option<Reply>) {
-        match tokio::time::timeout(self.timeout, Self::run(s, step, &self.oltp, want)).await {
+        let mut timer = s.deadline.start(self.timeout);
+        let result = within(&mut timer, Self::run(s, step, &self.oltp, want)).await;
+        s.deadline.0 = Some(timer);
+        match result {
             Ok(Ok((ops, done))) => {
                 let outcome = Outcome {
                     status: OK,
@@ -375,6 +387,47 @@ impl SqlClient {
     }
 }
 
+/// A session's step timeout: one timer, reset at each step. `tokio::time::timeout` made a
+/// timer per step, put it into the runtime's timer wheel (under its lock) and took it out again
+/// (under its lock) when the step was done; a timer moved to a later deadline is an atomic
+/// store, and the wheel moves it when its earlier deadline comes.
+#[derive(Default)]
+struct Deadline(Option<Pin<Box<Sleep>>>);
+
+impl Deadline {
+    /// The timer, set to `timeout` from now; the session holds none until it is put back (a
+    /// step cut off by the end of the run drops it, and the next one makes another).
+    fn start(&mut self, timeout: Duration) -> Pin<Box<Sleep>> {
+        let at = tokio::time::Instant::now() + timeout;
+        match self.0.take() {
+            Some(mut t) => {
+                t.as_mut().reset(at);
+                t
+            }
+            None => Box::pin(tokio::time::sleep_until(at)),
+        }
+    }
+}
+
+/// `f`, unless `timer` ends first (`Err(())`), as `tokio::time::timeout` does: a future that
+/// used up the task's budget does not keep the timer from being read.
+async fn within<F: Future>(timer: &mut Pin<Box<Sleep>>, f: F) -> Result<F::Output, ()> {
+    let mut f = std::pin::pin!(f);
+    std::future::poll_fn(|cx| {
+        let had_budget = coop::has_budget_remaining();
+        if let Poll::Ready(v) = f.as_mut().poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        let elapsed = if had_budget && !coop::has_budget_remaining() {
+            std::pin::pin!(coop::unconstrained(timer.as_mut())).poll(cx)
+        } else {
+            timer.as_mut().poll(cx)
+        };
+        elapsed.map(Err)
+    })
+    .await
+}
+
 /// A statement's reply as checks and extraction read it: `{"rows": [...], "row_count": N,
 /// "affected": N}`, and the first row's columns as metadata.
 fn reply(done: Done) -> Reply {
@@ -421,6 +474,7 @@ impl Client for SqlClient {
             args: Vec::with_capacity(8),
             pair: (0, 0),
             retry: false,
+            deadline: Deadline::default(),
             counters: self.counters.clone(),
         }
     }
