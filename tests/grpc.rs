@@ -791,17 +791,7 @@ async fn users_waiting_for_a_connection_share_its_failure() {
 /// `cargo test` builds the examples beside the tests.
 #[test]
 fn the_grpc_example_runs_on_the_library_alone() {
-    let exe = std::env::current_exe().expect("the test's path");
-    let example = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .map(|dir| dir.join("examples").join("grpc"))
-        .expect("the target directory");
-    assert!(
-        example.exists(),
-        "{}: build it (cargo test builds every example; cargo build --example grpc)",
-        example.display()
-    );
+    let example = crate::common::example("grpc");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
     let out = std::process::Command::new(&example)

@@ -847,3 +847,48 @@ async fn mariadb_parameters_keep_or_change_their_types() {
         .expect("runs");
     assert_eq!(done.data[0]["v"], "[1]");
 }
+
+/// `examples/sql.rs`, SQL from the library alone, run as a user runs it: on a PostgreSQL of its
+/// own (no URL given) and on MariaDB. Every one of its 2,000 transfers committed (deadlocks run
+/// again, counted apart), the money of the accounts kept (it exits 1 otherwise), its thresholds
+/// held, the JSON result written with the transaction's row and the database's own counters
+/// beside it. `cargo test` builds the examples beside the tests.
+#[test]
+fn the_sql_example_runs_on_the_library_alone() {
+    let example = crate::common::example("sql");
+    let maria = MariaDb::shared().expect("MariaDB starts").url();
+    for url in [None, Some(maria)] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("result.json");
+        let out = std::process::Command::new(&example)
+            .args(url.iter())
+            .arg(&json)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("the example runs");
+        let said = crate::common::said(&out);
+        assert_eq!(out.status.code(), Some(0), "{url:?}: {said}");
+        assert!(
+            said.contains("the accounts hold 100000 in all, of 100000 at the start"),
+            "{said}"
+        );
+        let result: throng::report::RunResult =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let transfer = result
+            .labels
+            .iter()
+            .find(|l| l.label == "transfer")
+            .unwrap_or_else(|| panic!("a transfer row: {said}"));
+        assert_eq!(transfer.samples, 2_000, "{said}");
+        assert_eq!(transfer.errors, 0, "{said}");
+        assert!(result.passed(), "{said}");
+        let db = &result.databases;
+        assert_eq!(db.len(), 1, "{said}");
+        let committed = db[0].committed.as_ref().expect("committed transactions");
+        assert!(
+            committed.load_total >= 2_000,
+            "{url:?}: the database committed {} under the load: {said}",
+            committed.load_total
+        );
+    }
+}

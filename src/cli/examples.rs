@@ -75,15 +75,10 @@ fn readme_examples_parse() {
                     && run.request.cacert.is_none()
                     && run.url.contains("127.0.0.1")
                 {
-                    if run.url.starts_with("grpc") {
-                        run.protocols
-                            .grpc
-                            .config(&run.url, &run.request)
-                            .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
-                    } else if run.url.starts_with("http") {
-                        run.protocols
-                            .http
-                            .url_driver(&run.url, &run.request, &plan)
+                    let protocol = crate::protocols().for_url(&run.url).map(|p| p.name());
+                    if let Some(flags) = protocol.and_then(|p| run.protocols.of(p)) {
+                        flags
+                            .check_offline(&run.url, &run.request, &plan)
                             .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
                     }
                 }

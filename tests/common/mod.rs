@@ -154,6 +154,23 @@ pub(crate) fn throng_bin(args: &[&str]) -> std::process::Output {
         .expect("the binary runs")
 }
 
+/// The built example `name` (`examples/NAME.rs`): `cargo test` builds every example beside the
+/// tests, in the target directory's `examples/`.
+pub(crate) fn example(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    let example = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|dir| dir.join("examples").join(name))
+        .expect("the target directory");
+    assert!(
+        example.exists(),
+        "{}: build it (cargo test builds every example; cargo build --example {name})",
+        example.display()
+    );
+    example
+}
+
 /// Standard output then standard error, as text.
 pub(crate) fn said(o: &std::process::Output) -> String {
     format!(

@@ -247,6 +247,16 @@ impl ProtocolFlags for GrpcFlags {
         &[HEADER, BODY, STREAMS]
     }
 
+    fn check_offline(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+        _plan: &RunPlan,
+    ) -> Result<(), RunError> {
+        self.check_url(request)?;
+        self.config(url, request).map(|_| ())
+    }
+
     fn scenario_options(
         &self,
         options: ClientOptions,

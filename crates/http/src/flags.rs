@@ -211,6 +211,16 @@ impl ProtocolFlags for HttpFlags {
         Ok(())
     }
 
+    fn check_offline(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+        plan: &RunPlan,
+    ) -> Result<(), RunError> {
+        self.check_url(request)?;
+        self.url_driver(url, request, plan).map(|_| ())
+    }
+
     fn scenario_options(
         &self,
         options: ClientOptions,

@@ -210,6 +210,18 @@ pub trait ProtocolFlags: Send + Sync {
     fn check_url(&self, _request: &RequestFlags) -> Result<(), RunError> {
         Ok(())
     }
+    /// Checks all that a URL run of `url` (with `plan`, from `load`'s flags) needs from these
+    /// flags and `request` without reaching the target: what [`ProtocolFlags::url_run`] would
+    /// refuse before connecting (HTTP's request, gRPC's call and message text, SQL's
+    /// statements and parameters), said the same way. [`ProtocolFlags::check_url`] by default.
+    fn check_offline(
+        &self,
+        _url: &str,
+        request: &RequestFlags,
+        _plan: &throng_core::RunPlan,
+    ) -> Result<(), RunError> {
+        self.check_url(request)
+    }
     /// Its options for a scenario's targets, added to `options`; `targets` is how many of
     /// the scenario's targets are this protocol's, and a flag that then means nothing (one
     /// for a URL run only, or for targets the file has none of) is refused, naming `source`.

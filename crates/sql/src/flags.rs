@@ -120,6 +120,15 @@ impl ProtocolFlags for SqlFlags {
         &[]
     }
 
+    fn check_offline(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+        _plan: &throng_core::RunPlan,
+    ) -> Result<(), RunError> {
+        self.url_driver(url, request, Shard::WHOLE).map(|_| ())
+    }
+
     fn scenario_options(
         &self,
         options: ClientOptions,
