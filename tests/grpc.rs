@@ -350,6 +350,17 @@ fn bad_input_exits_2_naming_the_problem() {
             "serves no reflection".into(),
         ),
         (vec![&url], "needs --call".into()),
+        // A mistyped row, said before the server (here one that serves no reflection) is asked.
+        (
+            vec![
+                &bare_url,
+                "--call",
+                "helloworld.Greeter/SayHello",
+                "--threshold",
+                "p99{helloworld.Greeter/SayHelo}<1s",
+            ],
+            "no step or group is labelled \"helloworld.Greeter/SayHelo\"".into(),
+        ),
         (
             vec![&url, "--call", "helloworld.Greeter/SayHello", "-k"],
             "apply to grpcs:// targets".into(),

@@ -268,6 +268,21 @@ fn bad_input_exits_2_naming_the_problem() {
             1,
             "refused",
         ),
+        // The mistyped label first: it needs no database.
+        (
+            vec![
+                "run",
+                &unreachable,
+                "--sql",
+                "SELECT 1",
+                "-n",
+                "1",
+                "--threshold",
+                "p99{SELEC 1}<1s",
+            ],
+            2,
+            "SELEC 1",
+        ),
         (
             vec![
                 "run",

@@ -298,6 +298,11 @@ impl ProtocolFlags for GrpcFlags {
     ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
         Box::pin(async move {
             let mut plan = load.plan(url)?;
+            // A threshold naming no row the call can have is bad input (exit 2), said before
+            // the server is asked for its descriptors (one that cannot be reached is exit 1);
+            // the rows are checked again once the method is known.
+            let label = self.config(url, request)?.label();
+            load.thresholds(&[crate::step::messages_label(&label), label])?;
             let (driver, connections) = self.url_driver(url, request, &mut plan).await?;
             Ok(UrlRun {
                 run: Run::new(plan, Arc::new(driver)),

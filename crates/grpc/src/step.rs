@@ -507,7 +507,7 @@ impl Client for GrpcClient {
     /// once its method is; a step whose target's reflection could not be asked has none).
     fn parts(&self, step: &GrpcStep, label: &str) -> Option<String> {
         match step.resolved.get()? {
-            Ok((method, _)) if method.server_streams() => Some(format!("{label} (messages)")),
+            Ok((method, _)) if method.server_streams() => Some(messages_label(label)),
             _ => None,
         }
     }
@@ -535,6 +535,11 @@ impl Client for GrpcClient {
             _ => Ok(()),
         }
     }
+}
+
+/// The row of a streaming step's reply messages: `LABEL (messages)`.
+pub(crate) fn messages_label(label: &str) -> String {
+    format!("{label} (messages)")
 }
 
 #[cfg(test)]

@@ -163,6 +163,9 @@ impl ProtocolFlags for SqlFlags {
             })?;
             plan.target = driver.shown().to_string();
             let connections = plan.peak_concurrency();
+            // A threshold naming no row of these statements is bad input (exit 2), said before
+            // the database is reached (one that cannot be is exit 1).
+            load.thresholds(&throng_run::labels(&driver))?;
             check(&driver).await?;
             if let (Some(path), false) = (driver.path(), load.quiet) {
                 eprintln!("{}: {path}", driver.shown());
