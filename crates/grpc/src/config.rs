@@ -194,16 +194,11 @@ impl GrpcConfig {
 
     /// `host:port` of the URL (443 for `grpcs://` without a port, 80 for `grpc://`).
     pub fn authority(&self) -> String {
-        let host = self.url.host().unwrap_or_default();
-        let port = self
-            .url
-            .port_u16()
-            .unwrap_or(if self.is_tls() { 443 } else { 80 });
-        if host.contains(':') && !host.starts_with('[') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        }
+        throng_net::authority(
+            self.url.host().unwrap_or_default(),
+            self.url.port_u16(),
+            self.is_tls(),
+        )
     }
 
     /// The row label.

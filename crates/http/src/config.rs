@@ -111,16 +111,11 @@ impl HttpConfig {
 
     /// `host:port` of the URL, with the scheme's default port.
     pub fn authority(&self) -> String {
-        let host = self.url.host().unwrap_or_default();
-        let port = self
-            .url
-            .port_u16()
-            .unwrap_or(if self.is_tls() { 443 } else { 80 });
-        if host.contains(':') && !host.starts_with('[') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        }
+        throng_net::authority(
+            self.url.host().unwrap_or_default(),
+            self.url.port_u16(),
+            self.is_tls(),
+        )
     }
 
     /// The label of the one step.

@@ -80,3 +80,28 @@ pub async fn handshake(tcp: CountedTcp, (config, name): &TlsTarget) -> std::io::
     let s = connector.connect(name.clone(), tcp).await?;
     Ok(Stream::Tls(Box::new(s)))
 }
+/// The `host:port` a URL names: its own port, or 443 with TLS and 80 without (the defaults of
+/// HTTP's and gRPC's schemes); an IPv6 host in brackets.
+pub fn authority(host: &str, port: Option<u16>, tls: bool) -> String {
+    let port = port.unwrap_or(if tls { 443 } else { 80 });
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::authority;
+
+    #[test]
+    fn an_authority_has_its_port_or_the_schemes_and_an_ipv6_host_in_brackets() {
+        assert_eq!(authority("127.0.0.1", Some(8080), false), "127.0.0.1:8080");
+        assert_eq!(authority("example.test", None, false), "example.test:80");
+        assert_eq!(authority("example.test", None, true), "example.test:443");
+        // http::Uri gives an IPv6 host with its brackets; a bare one gets them.
+        assert_eq!(authority("[::1]", Some(9), true), "[::1]:9");
+        assert_eq!(authority("::1", None, true), "[::1]:443");
+    }
+}
