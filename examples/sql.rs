@@ -1,8 +1,9 @@
 //! SQL driven from the library, with no command line: a throwaway PostgreSQL (Debian's server,
 //! started in a temporary directory as the tests start theirs) or the database you name, a
 //! table of 100 accounts made on the driver's own connection, and a transfer between two random
-//! accounts as one transaction of two statements: 10 users, 200 transfers each, deadlocks
-//! rolled back and run again (as sysbench does), the database's own counters read beside the
+//! accounts as one transaction of two statements: 10 users, 200 transfers each, a deadlock
+//! rolled back and run again as sysbench does (the attempt stays a failure, in Error %, and
+//! the retry is counted apart), the database's own counters read beside the
 //! load, through `Run` with thresholds, the summary and a JSON result. At the end the example
 //! reads the accounts' sum back: a transfer moves money, it never makes or loses any.
 //!
