@@ -117,7 +117,7 @@ pub enum Show {
 
 /// Databases watched beside the load: readings of their own counters through it, and the last
 /// ones after it (a database publishes what the load did a little later). The `sql` crate's
-/// `Monitor::watch_load` makes one.
+/// `Monitor::watch_load` makes one: `.databases(move || monitor.watch_load(settle).into())`.
 pub struct DatabaseReadings {
     /// The readings, as they come; the channel closes after the last one.
     pub events: mpsc::Receiver<DatabaseEvent>,
@@ -126,6 +126,23 @@ pub struct DatabaseReadings {
     pub load_ended: oneshot::Sender<()>,
     /// Once the channel has closed: what went wrong while watching, to tell the user.
     pub warnings: tokio::task::JoinHandle<Vec<String>>,
+}
+
+/// The readings, the end of the load to tell, and the warnings, as a watcher returns them.
+type Watching = (
+    mpsc::Receiver<DatabaseEvent>,
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<Vec<String>>,
+);
+
+impl From<Watching> for DatabaseReadings {
+    fn from((events, load_ended, warnings): Watching) -> Self {
+        DatabaseReadings {
+            events,
+            load_ended,
+            warnings,
+        }
+    }
 }
 
 /// Starts watching databases right before the load (see [`Run::databases`]).

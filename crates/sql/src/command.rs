@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use throng_run::flags::{positive, RequestFlags, RunFlags};
-use throng_run::{DatabaseReadings, Databases, RunError};
+use throng_run::{Databases, RunError};
 
 use crate::flags::SqlFlags;
 use crate::monitor::Monitor;
@@ -151,11 +151,6 @@ pub(crate) async fn watch(
         eprintln!("{note}");
     }
     Ok(Some(Databases::new(move || {
-        let (events, load_ended, warnings) = monitor.watch_load(settle);
-        DatabaseReadings {
-            events,
-            load_ended,
-            warnings,
-        }
+        monitor.watch_load(settle).into()
     })))
 }
