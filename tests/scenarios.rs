@@ -360,3 +360,111 @@ async fn a_library_flow_with_a_custom_step() {
     assert!(throng::core::Percentiles::of(&row(&s, "double it").latency).min >= 2000);
     assert_eq!(s.total.errors, 0, "{:?}", s.errors);
 }
+
+/// Each row keeps its failures by class: a flow of a step whose check fails and a step whose
+/// target refuses connections, run as two shards by the binary. The JSON rows, the summary's
+/// "by label" lines and the merge of the shards each say which step failed how; the classes of
+/// the rows add up to the run's, and the flow's row counts each failed pass once, by its first
+/// failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_row_keeps_its_failures_by_class_through_json_summary_and_merge() {
+    use std::collections::BTreeMap;
+    let bank = BankService::default().start().await.unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"
+targets:
+  bank: http://127.0.0.1:8080
+  dead: http://127.0.0.1:{closed}
+on_failure: continue
+steps:
+  - label: create
+    request: {{ target: bank, method: POST, path: /client/new/50 }}
+    extract:
+      id: {{ jsonpath: $.id }}
+  - group: flow
+    steps:
+      - label: wrong balance
+        request: {{ target: bank, path: "/client/{{{{ id }}}}/balance" }}
+        checks:
+          - jsonpath: $.balance
+            equals: 51
+      - label: nobody home
+        request: {{ target: dead, path: / }}
+"#
+    );
+    let file = scenario_at(dir.path(), "classes.yaml", &text, &bank.url());
+    let file = file.to_str().unwrap();
+    let classes = |r: &throng::report::RunResult, label: &str| -> BTreeMap<String, u64> {
+        r.labels
+            .iter()
+            .find(|l| l.label == label)
+            .unwrap_or_else(|| panic!("no row {label}"))
+            .errors_by_class
+            .clone()
+    };
+    let read = |path: &Path| -> throng::report::RunResult {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let want = |pairs: &[(&str, u64)]| -> BTreeMap<String, u64> {
+        pairs.iter().map(|(c, n)| (c.to_string(), *n)).collect()
+    };
+    let mut shards = Vec::new();
+    for i in 0..2 {
+        let json = dir.path().join(format!("s{i}.json"));
+        let shard = format!("{i}/2");
+        let out = common::throng(&[
+            "run",
+            file,
+            "-c",
+            "2",
+            "-i",
+            "5",
+            "--shard",
+            &shard,
+            "--no-tui",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let said = common::said(&out);
+        assert_eq!(out.status.code(), Some(0), "{said}");
+        assert!(said.contains("  by label\n"), "{said}");
+        let line = |label: &str| {
+            said.lines()
+                .find(|l| l.trim_start().starts_with(label) && !l.contains('%'))
+                .unwrap_or_else(|| panic!("no {label} line under Errors: {said}"))
+                .to_string()
+        };
+        assert!(line("wrong balance").ends_with("   check 5"), "{said}");
+        assert!(line("nobody home").ends_with("   connect 5"), "{said}");
+        let r = read(&json);
+        assert_eq!(classes(&r, "create"), BTreeMap::new());
+        assert_eq!(classes(&r, "wrong balance"), want(&[("check", 5)]));
+        assert_eq!(classes(&r, "nobody home"), want(&[("connect", 5)]));
+        // The flow failed every pass, first at its check.
+        assert_eq!(classes(&r, "flow"), want(&[("check", 5)]));
+        // The steps' classes are the run's.
+        let run: BTreeMap<String, u64> = r
+            .errors
+            .iter()
+            .map(|e| (e.class.clone(), e.count))
+            .collect();
+        assert_eq!(run, want(&[("check", 5), ("connect", 5)]));
+        shards.push(json.to_str().unwrap().to_string());
+    }
+    let merged = dir.path().join("merged.json");
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(String::as_str));
+    args.extend(["--json", merged.to_str().unwrap()]);
+    let out = common::throng(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    let r = read(&merged);
+    assert_eq!(classes(&r, "wrong balance"), want(&[("check", 10)]));
+    assert_eq!(classes(&r, "nobody home"), want(&[("connect", 10)]));
+    assert_eq!(classes(&r, "flow"), want(&[("check", 10)]));
+}

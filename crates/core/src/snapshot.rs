@@ -83,6 +83,9 @@ pub struct LabelStats {
     /// Latency of the other failures (refused connects, resets, TLS, protocol, HTTP status,
     /// checks), µs: timed apart, because a fast failure must not make a broken target look fast.
     pub failed: Histogram<u64>,
+    /// Failures by class, indexed by [`crate::ErrorClass::index`] (they add up to `errors`): a
+    /// step's own; for a group, the class of each failed pass's first failure.
+    pub classes: [u64; crate::ErrorClass::ALL.len()],
 }
 
 impl LabelStats {
@@ -102,6 +105,7 @@ impl LabelStats {
             latency: crate::histogram::new(),
             service: crate::histogram::new(),
             failed: crate::histogram::new(),
+            classes: [0; crate::ErrorClass::ALL.len()],
         }
     }
 
@@ -118,6 +122,18 @@ impl LabelStats {
         let _ = self.latency.add(&other.latency);
         let _ = self.service.add(&other.service);
         let _ = self.failed.add(&other.failed);
+        for (mine, theirs) in self.classes.iter_mut().zip(other.classes) {
+            *mine += theirs;
+        }
+    }
+
+    /// Its failures by class, the classes that failed only, in [`crate::ErrorClass::ALL`]'s
+    /// order.
+    pub fn errors_by_class(&self) -> impl Iterator<Item = (crate::ErrorClass, u64)> + '_ {
+        crate::ErrorClass::ALL
+            .iter()
+            .map(|c| (*c, self.classes[c.index()]))
+            .filter(|(_, n)| *n > 0)
     }
 
     /// Requests that succeeded.

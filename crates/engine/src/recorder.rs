@@ -235,6 +235,7 @@ impl Recorder {
         if let Some(class) = outcome.error {
             row.errors += 1;
             let i = class.index();
+            row.classes[i] += 1;
             self.errors[i] += 1;
             if self.samples[i].is_none() {
                 self.samples[i] = Some(outcome.message.unwrap_or_else(|| class.name().to_string()));
@@ -306,6 +307,7 @@ impl Recorder {
             );
         }
         let i = ErrorClass::Aborted.index();
+        row.classes[i] += 1;
         self.errors[i] += 1;
         if self.samples[i].is_none() {
             self.samples[i] = Some(
@@ -322,8 +324,9 @@ impl Recorder {
             return;
         };
         r.samples += 1;
-        if pass.failed.is_some() {
+        if let Some(class) = pass.failed {
             r.errors += 1;
+            r.classes[class.index()] += 1;
         }
         r.bytes_sent += pass.bytes.0;
         r.bytes_received += pass.bytes.1;
@@ -360,6 +363,7 @@ impl Recorder {
         row.errors += n;
         row.dropped += n;
         let i = ErrorClass::Dropped.index();
+        row.classes[i] += n;
         self.errors[i] += n;
         if self.samples[i].is_none() {
             self.samples[i] = Some(

@@ -399,6 +399,19 @@ impl Families {
         if r.group || r.parts {
             return;
         }
+        // Each class at 0 until one fails, as throng_errors; summed over the labels, by class,
+        // they are throng_errors.
+        for class in throng_core::ErrorClass::ALL {
+            let mut l = labels.clone();
+            l.push(("class".into(), class.name().to_string()));
+            self.add(
+                "throng_label_errors",
+                "Failed requests of each label by error class (by class over the labels: throng_errors).",
+                None,
+                l,
+                Value::Count(r.classes[class.index()]),
+            );
+        }
         let bytes: [(&'static str, &'static str, u64); 2] = [
             (
                 "throng_sent",

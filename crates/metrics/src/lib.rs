@@ -497,6 +497,7 @@ mod tests {
         // The next scrape sees the next snapshot: nothing is cached between scrapes.
         s.labels[0].samples = 3;
         s.labels[0].errors = 1;
+        s.labels[0].classes[throng_core::ErrorClass::Timeout.index()] = 1;
         throng_core::histogram::record(&mut s.labels[0].latency, 2_000);
         tx.send_replace(Arc::new(s));
         let text = get(addr, "/metrics");
@@ -507,6 +508,8 @@ mod tests {
             "throng_latency_seconds_bucket{le=\"+Inf\",testid=\"t1\",side=\"go\",label=\"GET /\"} 1\n",
             "# TYPE throng_latency_seconds histogram\n",
             "# UNIT throng_latency_seconds seconds\n",
+            "throng_label_errors_total{testid=\"t1\",side=\"go\",label=\"GET /\",class=\"timeout\"} 1\n",
+            "throng_label_errors_total{testid=\"t1\",side=\"go\",label=\"GET /\",class=\"connect\"} 0\n",
         ] {
             assert!(text.contains(line), "{line} in {text}");
         }

@@ -48,6 +48,15 @@ pub(crate) fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeErr
     s.parts = l.parts;
     s.samples = l.samples;
     s.errors = l.errors;
+    for (name, n) in &l.errors_by_class {
+        // A class this build does not know (a newer throng's) is still in `errors`.
+        if let Some(c) = throng_core::ErrorClass::ALL
+            .iter()
+            .find(|c| c.name() == name)
+        {
+            s.classes[c.index()] = *n;
+        }
+    }
     s.aborted = l.aborted;
     s.dropped = l.dropped;
     s.operations = l.operations;

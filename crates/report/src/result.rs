@@ -77,6 +77,11 @@ pub struct LabelResult {
     /// in `samples` and `errors`, class `dropped`; timed in no histogram).
     #[serde(default)]
     pub dropped: u64,
+    /// Its failures by class (`connect`, `timeout`, `status`, ...: the names of the run's
+    /// `errors`), adding up to `errors`; absent when none failed, and from results of throng
+    /// before it kept them per row.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by_class: BTreeMap<String, u64>,
     /// `errors / samples` (0 to 1).
     pub error_rate: f64,
     /// Completed requests (succeeded or failed; not aborted) per second of the run.
@@ -142,6 +147,10 @@ impl LabelResult {
             errors: s.errors,
             aborted: s.aborted,
             dropped: s.dropped,
+            errors_by_class: s
+                .errors_by_class()
+                .map(|(c, n)| (c.name().to_string(), n))
+                .collect(),
             error_rate: s.error_rate(),
             throughput: per_second(s.completed(), d),
             ok_per_s: per_second(s.succeeded(), d),

@@ -196,6 +196,26 @@ pub fn render_summary(r: &RunResult) -> String {
         for e in &r.errors {
             let _ = writeln!(out, "  {:<12} {:>10}   {}", e.class, e.count, e.sample);
         }
+        // Which request failed how, when more than one did (a flow's groups repeat their
+        // steps' failures, and parts have none of their own).
+        let failing: Vec<&LabelResult> = r
+            .labels
+            .iter()
+            .filter(|l| !l.group && !l.parts && !l.errors_by_class.is_empty())
+            .collect();
+        if failing.len() > 1 {
+            let width = failing.iter().map(|l| l.label.width()).max().unwrap_or(0);
+            let _ = writeln!(out, "  by label");
+            for l in failing {
+                let classes: Vec<String> = l
+                    .errors_by_class
+                    .iter()
+                    .map(|(c, n)| format!("{c} {n}"))
+                    .collect();
+                let label = pad_right(&l.label, width);
+                let _ = writeln!(out, "    {label}   {}", classes.join(", "));
+            }
+        }
     }
     out.push_str(&crate::render_containers(&r.containers));
     out.push_str(&crate::render_databases(&r.databases));
