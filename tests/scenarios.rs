@@ -433,15 +433,31 @@ steps:
         ]);
         let said = common::said(&out);
         assert_eq!(out.status.code(), Some(0), "{said}");
-        assert!(said.contains("  by label\n"), "{said}");
-        let line = |label: &str| {
-            said.lines()
-                .find(|l| l.trim_start().starts_with(label) && !l.contains('%'))
-                .unwrap_or_else(|| panic!("no {label} line under Errors: {said}"))
-                .to_string()
+        // Under Errors, a row per failing step and a column per class that failed.
+        let by: Vec<&str> = said
+            .lines()
+            .skip_while(|l| *l != "  by label")
+            .skip(1)
+            .take(3)
+            .collect();
+        assert_eq!(by.len(), 3, "{said}");
+        let header: Vec<&str> = by[0].split_whitespace().collect();
+        assert_eq!(header[0], "Label", "{said}");
+        let cells = |label: &str| -> BTreeMap<String, u64> {
+            let line = by
+                .iter()
+                .find_map(|l| l.trim_start().strip_prefix(label))
+                .unwrap_or_else(|| panic!("no {label} row under Errors: {said}"));
+            let counts = line.split_whitespace().map(|n| n.parse::<u64>().unwrap());
+            header[1..]
+                .iter()
+                .zip(counts)
+                .filter(|(_, n)| *n > 0)
+                .map(|(c, n)| (c.to_string(), n))
+                .collect()
         };
-        assert!(line("wrong balance").ends_with("   check 5"), "{said}");
-        assert!(line("nobody home").ends_with("   connect 5"), "{said}");
+        assert_eq!(cells("wrong balance"), want(&[("check", 5)]), "{said}");
+        assert_eq!(cells("nobody home"), want(&[("connect", 5)]), "{said}");
         let r = read(&json);
         assert_eq!(classes(&r, "create"), BTreeMap::new());
         assert_eq!(classes(&r, "wrong balance"), want(&[("check", 5)]));
@@ -467,4 +483,36 @@ steps:
     assert_eq!(classes(&r, "wrong balance"), want(&[("check", 10)]));
     assert_eq!(classes(&r, "nobody home"), want(&[("connect", 10)]));
     assert_eq!(classes(&r, "flow"), want(&[("check", 10)]));
+    // The reports show the same table.
+    let out = common::throng(&["report", merged.to_str().unwrap(), "--format", "markdown"]);
+    let md = common::said(&out);
+    assert_eq!(out.status.code(), Some(0), "{md}");
+    let table = md
+        .split("Errors by label:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{md}"));
+    let row = |label: &str| -> Vec<String> {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} |")))
+            .unwrap_or_else(|| panic!("no {label} row: {md}"));
+        line.split('|').map(|c| c.trim().to_string()).collect()
+    };
+    let head = row("Label");
+    let col = |class: &str| head.iter().position(|h| h == class).unwrap();
+    assert_eq!(row("wrong balance")[col("check")], "10", "{md}");
+    assert_eq!(row("wrong balance")[col("connect")], "0", "{md}");
+    assert_eq!(row("nobody home")[col("connect")], "10", "{md}");
+    let html = dir.path().join("r.html");
+    let out = common::throng(&[
+        "report",
+        merged.to_str().unwrap(),
+        "--format",
+        "html",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h3>By label</h3>"), "{page}");
 }

@@ -381,6 +381,11 @@ pub fn render_html(r: &RunResult) -> String {
         );
         b.push_str("<h2>Errors</h2>\n");
         b.push_str(&html_table(&rows));
+        let by_label = crate::errors_by_label(r);
+        if !by_label.is_empty() {
+            b.push_str("<h3>By label</h3>\n");
+            b.push_str(&html_table(&by_label));
+        }
     }
     if let Some(c) = &r.connection {
         let _ = writeln!(b, "<p>connections: <code>{}</code></p>", esc(c));

@@ -48,7 +48,7 @@ pub use result::{
     schema, ChangeResult, ErrorResult, HoldResult, LabelResult, LagResult, Point, RunResult, Stats,
     SCHEMA_VERSION,
 };
-pub use table::{render_summary, render_table};
+pub use table::{errors_by_label, render_summary, render_table};
 pub use threshold::{Metric, Op, Threshold, ThresholdError, ThresholdResult};
 
 /// A finished run's result: the snapshot's numbers (the changes made while it ran included),

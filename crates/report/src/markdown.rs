@@ -72,6 +72,11 @@ pub fn render_markdown(r: &RunResult) -> String {
         );
         out.push('\n');
         out.push_str(&table(&rows));
+        let by_label = crate::errors_by_label(r);
+        if !by_label.is_empty() {
+            out.push_str("\nErrors by label:\n\n");
+            out.push_str(&table(&by_label));
+        }
     }
     for d in &r.databases {
         let _ = writeln!(out, "\n{}\n", d.heading());

@@ -8,6 +8,37 @@ use crate::{LabelResult, RunResult};
 
 use throng_core::row::{ms, Row, COLUMNS as HEADERS};
 
+/// Which step failed how, when more than one did: a header (`Label`, then each class that
+/// failed, in the run's order) and a row of counts per failing step; empty when one step or
+/// none failed (the run's errors say it all then). A flow's row repeats its steps' failures
+/// and a parts row has none of its own, so neither is listed. The summary, the Markdown and
+/// the HTML reports show it under the run's errors.
+pub fn errors_by_label(r: &RunResult) -> Vec<Vec<String>> {
+    let failing: Vec<&LabelResult> = r
+        .labels
+        .iter()
+        .filter(|l| !l.group && !l.parts && !l.errors_by_class.is_empty())
+        .collect();
+    if failing.len() < 2 {
+        return Vec::new();
+    }
+    let classes: Vec<&str> = r
+        .errors
+        .iter()
+        .map(|e| e.class.as_str())
+        .filter(|c| failing.iter().any(|l| l.errors_by_class.contains_key(*c)))
+        .collect();
+    let header = std::iter::once("Label".to_string()).chain(classes.iter().map(|c| c.to_string()));
+    let mut rows = vec![header.collect()];
+    for l in failing {
+        let counts = classes
+            .iter()
+            .map(|c| l.errors_by_class.get(*c).copied().unwrap_or(0).to_string());
+        rows.push(std::iter::once(l.label.clone()).chain(counts).collect());
+    }
+    rows
+}
+
 /// `s` padded with spaces to `width` terminal columns. Labels are user text: `查询余额` is four
 /// characters but eight columns, so counting characters would push the columns after it out of
 /// line.
@@ -196,24 +227,18 @@ pub fn render_summary(r: &RunResult) -> String {
         for e in &r.errors {
             let _ = writeln!(out, "  {:<12} {:>10}   {}", e.class, e.count, e.sample);
         }
-        // Which request failed how, when more than one did (a flow's groups repeat their
-        // steps' failures, and parts have none of their own).
-        let failing: Vec<&LabelResult> = r
-            .labels
-            .iter()
-            .filter(|l| !l.group && !l.parts && !l.errors_by_class.is_empty())
-            .collect();
-        if failing.len() > 1 {
-            let width = failing.iter().map(|l| l.label.width()).max().unwrap_or(0);
+        let by_label = errors_by_label(r);
+        if !by_label.is_empty() {
+            let widths: Vec<usize> = (0..by_label[0].len())
+                .map(|c| by_label.iter().map(|row| row[c].width()).max().unwrap_or(0))
+                .collect();
             let _ = writeln!(out, "  by label");
-            for l in failing {
-                let classes: Vec<String> = l
-                    .errors_by_class
-                    .iter()
-                    .map(|(c, n)| format!("{c} {n}"))
-                    .collect();
-                let label = pad_right(&l.label, width);
-                let _ = writeln!(out, "    {label}   {}", classes.join(", "));
+            for row in &by_label {
+                let mut line = format!("    {}", pad_right(&row[0], widths[0]));
+                for (cell, w) in row.iter().zip(&widths).skip(1) {
+                    let _ = write!(line, "   {cell:>w$}");
+                }
+                let _ = writeln!(out, "{line}");
             }
         }
     }
