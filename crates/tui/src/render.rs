@@ -13,8 +13,8 @@ use crate::format;
 use crate::state::{View, ViewState};
 use crate::widgets::{
     ContainersPanel, ContainersView, DatabasesPanel, ErrorsPanel, Footer, GridView, Header,
-    LabelTable, LatencyPanel, Metric, MixTable, SeriesChart, Spectrum, StatusPanel, TabBar,
-    TrafficPanel, WorkloadsChart,
+    LabelErrorsPanel, LabelTable, LatencyPanel, Metric, MixTable, SeriesChart, Spectrum,
+    StatusPanel, TabBar, TrafficPanel, WorkloadsChart,
 };
 
 /// The narrowest terminal the dashboard draws in.
@@ -273,17 +273,21 @@ fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, scroll: usize) {
     }
 }
 
-/// Errors on top, status codes below, then errors over time.
+/// Errors on top, which step failed how (when more than one did), status codes below, then
+/// errors over time.
 fn errors(area: Rect, buf: &mut Buffer, snap: &Snapshot) {
     let errors = (snap.errors.len() as u16 + 3).max(4);
+    let by_label = LabelErrorsPanel { snap };
     let statuses = (snap.statuses.len() as u16 + 2).max(3);
-    let [e, s, chart] = Layout::vertical([
+    let [e, l, s, chart] = Layout::vertical([
         Constraint::Length(errors),
+        Constraint::Length(by_label.height()),
         Constraint::Length(statuses),
         Constraint::Min(0),
     ])
     .areas(area);
     ErrorsPanel { snap }.render(e, buf);
+    by_label.render(l, buf);
     StatusPanel { snap }.render(s, buf);
     if chart.height >= 6 {
         SeriesChart {

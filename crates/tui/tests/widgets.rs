@@ -8,7 +8,8 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use throng_core::Percentiles;
 use throng_tui::widgets::{
-    ContainersPanel, DatabasesPanel, ErrorsPanel, Footer, LabelTable, LatencyPanel, StatusPanel,
+    ContainersPanel, DatabasesPanel, ErrorsPanel, Footer, LabelErrorsPanel, LabelTable,
+    LatencyPanel, StatusPanel,
 };
 use throng_tui::{format, render, Board, View, ViewState};
 
@@ -333,4 +334,40 @@ fn label_table_aligns_wide_labels_by_display_width() {
     assert_eq!(buf[(1 + 16, 3)].symbol(), "明", "{row}");
     assert_eq!(buf[(1 + 18, 3)].symbol(), "细", "{row}");
     assert_eq!(ends[0][0], 1 + 20 + 1 + 10, "{lines:#?}");
+}
+
+#[test]
+fn errors_by_label_show_which_step_failed_how_when_more_than_one_did() {
+    use throng_core::ErrorClass;
+    let mut snap = common::closed();
+    snap.labels[0].classes[ErrorClass::Timeout.index()] = 12;
+    snap.labels[1].classes[ErrorClass::HttpStatus.index()] = 30;
+    // The flow's row repeats its steps' failures: not a row of its own here.
+    snap.labels[2].classes[ErrorClass::HttpStatus.index()] = 30;
+    let panel = LabelErrorsPanel { snap: &snap };
+    assert_eq!(panel.height(), 2 + 3);
+    let lines = draw(panel, 60, 5);
+    assert!(lines[0].contains("Errors by label"), "{lines:#?}");
+    let words = |line: &str| -> Vec<String> {
+        line.trim_matches(|c: char| c == '│' || c.is_whitespace())
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        words(&lines[1]),
+        ["label", "timeout", "http_status"],
+        "{lines:#?}"
+    );
+    assert_eq!(words(&lines[2]), ["GET", "/", "12", "0"], "{lines:#?}");
+    assert_eq!(
+        words(&lines[3]),
+        ["POST", "/orders", "0", "30"],
+        "{lines:#?}"
+    );
+    assert!(!lines.concat().contains("order flow"), "{lines:#?}");
+
+    // One failing step: the run's errors say it all, and the panel takes no room.
+    snap.labels[0].classes = [0; ErrorClass::ALL.len()];
+    assert_eq!(LabelErrorsPanel { snap: &snap }.height(), 0);
 }

@@ -1,11 +1,14 @@
-//! Errors by class with a sample message, and the status-code distribution.
+//! Errors by class with a sample message, which step failed how, and the status-code
+//! distribution.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Flex, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
-use throng_core::{Snapshot, StatusClass};
+use throng_core::{ErrorClass, LabelStats, Snapshot, StatusClass};
+
+use unicode_width::UnicodeWidthStr as _;
 
 use crate::format;
 
@@ -70,6 +73,86 @@ impl Widget for ErrorsPanel<'_> {
         .column_spacing(1)
         .block(block)
         .render(area, buf);
+    }
+}
+
+/// Which step failed how, when more than one did: a row per failing step, a column per class
+/// that failed (as the reports' errors by label). A flow's row repeats its steps' failures and
+/// a parts row has none of its own, so neither is listed.
+pub struct LabelErrorsPanel<'a> {
+    /// The run.
+    pub snap: &'a Snapshot,
+}
+
+impl<'a> LabelErrorsPanel<'a> {
+    /// The failing steps, and the classes that failed among them, in [`ErrorClass::ALL`]'s
+    /// order; no step unless at least two failed.
+    fn failing(&self) -> (Vec<&'a LabelStats>, Vec<ErrorClass>) {
+        let steps: Vec<&LabelStats> = self
+            .snap
+            .labels
+            .iter()
+            .filter(|l| !l.group && !l.parts && l.errors_by_class().next().is_some())
+            .collect();
+        if steps.len() < 2 {
+            return (Vec::new(), Vec::new());
+        }
+        let classes = ErrorClass::ALL
+            .into_iter()
+            .filter(|c| steps.iter().any(|l| l.classes[c.index()] > 0))
+            .collect();
+        (steps, classes)
+    }
+
+    /// Rows it takes, borders and header included; 0 when it has nothing to show.
+    pub fn height(&self) -> u16 {
+        match self.failing().0.len() {
+            0 => 0,
+            n => n as u16 + 3,
+        }
+    }
+}
+
+impl Widget for LabelErrorsPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let (steps, classes) = self.failing();
+        if steps.is_empty() {
+            return;
+        }
+        let rows = steps.iter().map(|l| {
+            let counts = classes.iter().map(|c| {
+                let n = l.classes[c.index()];
+                let cell = Cell::from(Line::from(format::count(n)).right_aligned());
+                match n {
+                    0 => cell.fg(Color::DarkGray),
+                    _ => cell.fg(Color::Red),
+                }
+            });
+            Row::new(std::iter::once(Cell::from(l.label.clone())).chain(counts))
+        });
+        // The labels' own width (display columns: labels are user text), the counts beside them.
+        let label = steps
+            .iter()
+            .map(|l| l.label.width())
+            .max()
+            .unwrap_or(0)
+            .max(5) as u16;
+        let widths = std::iter::once(Constraint::Length(label)).chain(
+            classes
+                .iter()
+                .map(|c| Constraint::Length(c.name().len().max(8) as u16)),
+        );
+        let header = std::iter::once(Cell::from("label")).chain(
+            classes
+                .iter()
+                .map(|c| Cell::from(Line::from(c.name()).right_aligned())),
+        );
+        Table::new(rows, widths)
+            .header(Row::new(header).style(Style::new().fg(Color::Cyan).bold()))
+            .column_spacing(3)
+            .flex(Flex::Start)
+            .block(block(" Errors by label "))
+            .render(area, buf);
     }
 }
 

@@ -17,7 +17,7 @@ pub mod traffic;
 pub use charts::{Metric, SeriesChart};
 pub use containers::{ContainersPanel, ContainersView};
 pub use databases::DatabasesPanel;
-pub use errors::{ErrorsPanel, StatusPanel};
+pub use errors::{ErrorsPanel, LabelErrorsPanel, StatusPanel};
 pub use footer::Footer;
 pub use grid::GridView;
 pub use header::{Header, TabBar};
