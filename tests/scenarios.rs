@@ -516,3 +516,42 @@ steps:
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h3>By label</h3>"), "{page}");
 }
+
+/// `on_failure: continue` holds for a step whose target refuses its connection as for one whose
+/// request fails: the next step runs (it used to end the iteration, so a healthy target after a
+/// dead one was never reached); without it, the iteration stops at the refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_goes_on_to_the_next_step_under_on_failure_continue() {
+    let bank = BankService::default().start().await.unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"
+targets:
+  dead: http://127.0.0.1:{closed}
+  bank: http://127.0.0.1:8080
+on_failure: continue
+steps:
+  - label: refused
+    request: {{ target: dead, path: / }}
+  - label: fine
+    request: {{ target: bank, method: POST, path: /client/new/50 }}
+"#
+    );
+    let file = scenario_at(dir.path(), "refused.yaml", &text, &bank.url());
+    let s = run_file(&file, &["-c", "2", "-i", "3"]).await;
+    assert_eq!(row(&s, "refused").samples, 6);
+    assert_eq!(common::errors_of(&s, ErrorClass::Connect), 6);
+    assert_eq!(row(&s, "fine").samples, 6);
+    assert_eq!(row(&s, "fine").errors, 0);
+
+    let stop = text.replacen("on_failure: continue\n", "", 1);
+    let file = scenario_at(dir.path(), "stop.yaml", &stop, &bank.url());
+    let s = run_file(&file, &["-c", "2", "-i", "3"]).await;
+    assert_eq!(row(&s, "refused").samples, 6);
+    assert_eq!(row(&s, "fine").samples, 0);
+}

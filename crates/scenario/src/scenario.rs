@@ -601,14 +601,20 @@ impl Driver for ScenarioDriver {
 
     /// Connects the step's target only: a target's connection is opened by the first step that
     /// needs it, so a target that refuses shows on its own steps' rows (a client's session that
-    /// is connected already returns at once).
+    /// is connected already returns at once). The step's `on_failure` holds for its connection
+    /// as for its request: with `continue`, a refused target's step fails and the next runs.
     async fn connect(&self, s: &mut ScenarioSession, step: usize) -> Result<(), Outcome> {
-        match self.scenario.steps.get(step).map(|st| &st.kind) {
-            Some(StepKind::Request(r)) => {
-                self.clients[r.target]
-                    .connect(&mut *s.sessions[r.target])
-                    .await
-            }
+        let Some(st) = self.scenario.steps.get(step) else {
+            return Ok(());
+        };
+        match &st.kind {
+            StepKind::Request(r) => self.clients[r.target]
+                .connect(&mut *s.sessions[r.target])
+                .await
+                .map_err(|mut failed| {
+                    failed.proceed = st.proceed;
+                    failed
+                }),
             _ => Ok(()),
         }
     }
