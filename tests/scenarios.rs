@@ -370,11 +370,7 @@ async fn a_library_flow_with_a_custom_step() {
 async fn each_row_keeps_its_failures_by_class_through_json_summary_and_merge() {
     use std::collections::BTreeMap;
     let bank = BankService::default().start().await.unwrap();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = common::closed_port();
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         r#"
@@ -523,11 +519,7 @@ steps:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_connection_goes_on_to_the_next_step_under_on_failure_continue() {
     let bank = BankService::default().start().await.unwrap();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = common::closed_port();
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         r#"

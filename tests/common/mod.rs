@@ -171,6 +171,15 @@ pub(crate) fn example(name: &str) -> std::path::PathBuf {
     example
 }
 
+/// A port on 127.0.0.1 that nothing listens on (bound, then let go): its connections are
+/// refused.
+pub(crate) fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 /// Standard output then standard error, as text.
 pub(crate) fn said(o: &std::process::Output) -> String {
     format!(

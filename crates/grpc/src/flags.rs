@@ -302,7 +302,7 @@ impl ProtocolFlags for GrpcFlags {
             // the server is asked for its descriptors (one that cannot be reached is exit 1);
             // the rows are checked again once the method is known.
             let label = self.config(url, request)?.label();
-            load.thresholds(&[crate::step::messages_label(&label), label])?;
+            load.thresholds(&[label.clone(), crate::step::messages_label(&label)])?;
             let (driver, connections) = self.url_driver(url, request, &mut plan).await?;
             Ok(UrlRun {
                 run: Run::new(plan, Arc::new(driver)),

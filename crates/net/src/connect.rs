@@ -80,6 +80,7 @@ pub async fn handshake(tcp: CountedTcp, (config, name): &TlsTarget) -> std::io::
     let s = connector.connect(name.clone(), tcp).await?;
     Ok(Stream::Tls(Box::new(s)))
 }
+
 /// The `host:port` a URL names: its own port, or 443 with TLS and 80 without (the defaults of
 /// HTTP's and gRPC's schemes); an IPv6 host in brackets.
 pub fn authority(host: &str, port: Option<u16>, tls: bool) -> String {
