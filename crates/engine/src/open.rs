@@ -134,7 +134,9 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         // less than `EARLY`: never from later than its start, so no latency is less than its
         // service time.
         let now = Instant::now();
-        let ticket = if at > now + EARLY {
+        // The first arrivals after a warm-up wait for their own time: handed out early, they
+        // would count from before the measurement they belong to.
+        let ticket = if at > now + EARLY || (at >= sh.measure && now < sh.measure) {
             unpaced = 0;
             tokio::select! {
                 biased;
@@ -151,7 +153,7 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
             at.min(now)
         };
         arrivals_left -= 1;
-        local.rec.borrow_mut().record_scheduled(1);
+        local.rec.borrow_mut().record_scheduled(1, at);
         if sh.stopping() {
             // Due, but the run stopped meanwhile: never sent.
             local
@@ -174,12 +176,27 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
                 Some(e) => now.min(e),
                 None => now,
             };
+            // Those due in the warm-up are skipped apart: the measurement counts none of them.
+            let warm_end = sh.plan.warmup.as_secs_f64();
+            let warming = match real < warm_end {
+                true => schedule.skip_until(
+                    base_prev + (until.min(warm_end) - real) * factor,
+                    arrivals_left,
+                ),
+                false => 0,
+            };
+            arrivals_left -= warming;
             let skipped = schedule.skip_until(base_prev + (until - real) * factor, arrivals_left);
             arrivals_left -= skipped;
             {
+                // This arrival and those skipped before the warm-up's end are on its side of
+                // the boundary (the recorder ignores them in a warm-up); the rest are due after.
                 let mut rec = local.rec.borrow_mut();
-                rec.record_scheduled(skipped);
-                rec.record_dropped(1 + skipped);
+                rec.record_scheduled(warming, at);
+                rec.record_dropped(1 + warming, at);
+                let last = sh.start + Duration::from_secs_f64(until);
+                rec.record_scheduled(skipped, last);
+                rec.record_dropped(skipped, last);
             }
             unpaced = 0;
             tokio::task::yield_now().await;

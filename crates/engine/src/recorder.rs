@@ -81,6 +81,8 @@ pub struct Recorder {
     /// The user whose request is recorded next, and its worker's users alive then (see
     /// [`Recorder::user`]).
     user: (u64, u64),
+    /// Where the measurement starts (see [`Recorder::measure_from`]).
+    from: Option<Instant>,
 }
 
 fn micros(d: std::time::Duration) -> u64 {
@@ -137,7 +139,23 @@ impl Recorder {
             unstarted: 0,
             log: None,
             user: (0, 0),
+            from: None,
         }
+    }
+
+    /// The one place that decides what a run counts: a request (or arrival, or group pass) due
+    /// before `from` belongs to the warm-up, whenever it ends, and every record call ignores it;
+    /// one due at or after `from` is the measurement's, however early it was handed out. So
+    /// the measured run holds exactly what was due after the warm-up ended, and its open-loop
+    /// arrivals add up (`scheduled = started + dropped + unstarted`) with or without one.
+    pub fn measure_from(&mut self, from: Instant) {
+        self.from = Some(from);
+    }
+
+    /// Whether what was due at `due` is part of the measurement.
+    #[inline]
+    pub fn measured(&self, due: Instant) -> bool {
+        self.from.is_none_or(|f| due >= f)
     }
 
     /// Records the parts of step `i`'s replies in row `rows[i]` (see `Driver::parts`).
@@ -196,6 +214,9 @@ impl Recorder {
         ended: Instant,
         outcome: Outcome,
     ) {
+        if !self.measured(intended) {
+            return;
+        }
         if self.log.is_some() {
             // A failure's message is copied (failures only: a success allocates nothing).
             let message = outcome.error.and(outcome.message.clone());
@@ -274,6 +295,9 @@ impl Recorder {
         started: Option<Instant>,
         now: Instant,
     ) {
+        if !self.measured(intended) {
+            return;
+        }
         self.aborted += 1;
         if started.is_none() {
             self.unstarted += 1;
@@ -320,6 +344,9 @@ impl Recorder {
     /// Records one pass through a group of steps (row `row`), failed or not: its bytes are those
     /// of its steps.
     pub(crate) fn record_group(&mut self, row: usize, pass: &GroupPass, ended: Instant) {
+        if !self.measured(pass.due) {
+            return;
+        }
         let Some(r) = self.labels.get_mut(row) else {
             return;
         };
@@ -345,6 +372,9 @@ impl Recorder {
     /// Records when an open-loop arrival actually started.
     #[inline]
     pub fn record_lag(&mut self, intended: Instant, started: Instant) {
+        if !self.measured(intended) {
+            return;
+        }
         let lag = micros(started.saturating_duration_since(intended));
         histogram::record(&mut self.lag, lag);
         if lag > self.late_after_us {
@@ -352,9 +382,13 @@ impl Recorder {
         }
     }
 
-    /// Counts `n` arrivals dropped because the queue was full: failures of class `dropped` of
-    /// the first step, never sent and so timed in no histogram (and not kept as samples).
-    pub fn record_dropped(&mut self, n: u64) {
+    /// Counts `n` arrivals dropped because the queue was full, the last of them due at `due`:
+    /// failures of class `dropped` of the first step, never sent and so timed in no histogram
+    /// (and not kept as samples). The caller splits a batch at the warm-up's end.
+    pub fn record_dropped(&mut self, n: u64, due: Instant) {
+        if n == 0 || !self.measured(due) {
+            return;
+        }
         self.dropped = self.dropped.saturating_add(n);
         let Some(row) = self.labels.first_mut() else {
             return;
@@ -374,8 +408,12 @@ impl Recorder {
         }
     }
 
-    /// Counts `n` arrivals whose time came (started, dropped or left queued, later).
-    pub fn record_scheduled(&mut self, n: u64) {
+    /// Counts `n` arrivals whose time came (started, dropped or left queued, later), the last
+    /// of them due at `due`.
+    pub fn record_scheduled(&mut self, n: u64, due: Instant) {
+        if !self.measured(due) {
+            return;
+        }
         self.scheduled = self.scheduled.saturating_add(n);
     }
 

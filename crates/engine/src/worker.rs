@@ -31,8 +31,9 @@ pub(crate) struct Shared<D> {
     /// How many worker threads run the plan.
     pub workers: usize,
     pub start: Instant,
-    /// When the measurement starts: `start` plus the plan's warm-up. What a worker recorded
-    /// before is discarded at that instant; connections stay open.
+    /// When the measurement starts: `start` plus the plan's warm-up. What was due before it is
+    /// the warm-up's, whenever it ends, and the recorder ignores it
+    /// ([`Recorder::measure_from`]); connections stay open.
     pub measure: Instant,
     /// When a closed loop stops by the clock. The open loop ends with its schedule instead, so
     /// that every arrival due before the end is started (or dropped, or counted as aborted).
@@ -281,14 +282,6 @@ impl<D: Driver> Local<D> {
         }
     }
 
-    /// Drops what was recorded so far (the warm-up's requests): the measurement starts now.
-    pub(crate) fn discard(&self) {
-        let _ = self
-            .rec
-            .borrow_mut()
-            .take(self.worker, 0, false, self.active.get());
-    }
-
     /// Sends this second's interval; when the aggregator is behind, it is counted as lost.
     pub(crate) fn flush(&self, index: u64) {
         let iv = self
@@ -389,6 +382,9 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
     let state = shared.driver.worker_of(worker, shared.workers);
     let mut rec = Recorder::new(shared.labels.clone(), shared.plan.late_after);
     rec.parts_rows(shared.parts_row.clone());
+    if shared.measure > shared.start {
+        rec.measure_from(shared.measure);
+    }
     if shared.keep_samples {
         rec.keep_samples(shared.measure, worker);
     }
@@ -406,10 +402,6 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
 
 /// Counts what is left at the end; the last interval.
 fn last_interval<D: Driver>(local: &Rc<Local<D>>, index: u64) -> Interval {
-    if Instant::now() < local.shared.measure {
-        // Stopped while warming up: nothing was measured.
-        local.discard();
-    }
     // Arrivals still queued were due and never sent: aborted, at the age they reached.
     if let Some(queue) = local.queue.borrow_mut().take() {
         let now = Instant::now();
@@ -489,7 +481,6 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
     };
     let mut ticker =
         tokio::time::interval_at(sh.measure + Duration::from_secs(1), Duration::from_secs(1));
-    let mut warming = sh.measure > sh.start;
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let far = sh.start + Duration::from_secs(86_400 * 365);
     let deadline = sh.deadline.unwrap_or(far);
@@ -510,10 +501,6 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
         tokio::select! {
             biased;
             _ = sh.abort.cancelled() => break,
-            _ = sleep_until(sh.measure), if warming => {
-                warming = false;
-                local.discard();
-            }
             _ = ticker.tick() => {
                 local.flush(index);
                 index += 1;

@@ -577,9 +577,9 @@ async fn a_reply_in_parts_fills_its_own_row_and_not_the_total() {
 }
 
 /// A warm-up runs the load and records none of it: 1 user at 10 ms a request, 1 s of warm-up,
-/// then 2 s measured. The driver is called for all three seconds, the result holds the last two
-/// (the request in flight at the warm-up's end is the measurement's), and the run's seconds and
-/// series are the measurement's.
+/// then 2 s measured. The driver is called for all three seconds, the result holds the requests
+/// sent in the last two (`tests/warmup.rs` checks the boundary over many plans), and the run's
+/// seconds and series are the measurement's.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_warm_up_runs_the_load_and_records_none_of_it() {
     let mut plan = closed(Users::Fixed(1), Some(Duration::from_secs(2)), None);
