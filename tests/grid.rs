@@ -579,3 +579,41 @@ async fn a_signal_ends_the_grid_after_its_run_and_writes_what_ran() {
         Some(t.requests())
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cooldown_without_a_grid_a_level_given_twice_and_a_negative_duration_are_refused() {
+    let t = delayed(0).await;
+    common::refused(&[
+        (
+            vec![&t.url(), "--cooldown", "2s"],
+            "--cooldown 2s: a pause between the runs of a sweep, rounds or A/B sides".into(),
+        ),
+        (
+            vec![&t.url(), "--sweep", "users=2,2"],
+            "the level 2 is given twice".into(),
+        ),
+    ]);
+    // clap took `-1s` for a flag of its own (and told to write `-- -1`).
+    for (flag, end, value) in [
+        ("-z", "-n", "1"),
+        ("--warmup", "-z", "1s"),
+        ("--cooldown", "-n", "1"),
+    ] {
+        let out = throng(&[
+            "run",
+            &t.url(),
+            "--sweep",
+            "users=1",
+            end,
+            value,
+            flag,
+            "-1s",
+            "--no-tui",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(err.contains("cannot be negative"), "{flag}: {err}");
+        assert!(err.contains(flag), "{flag}: {err}");
+    }
+    assert_eq!(t.requests(), 0, "nothing was sent");
+}

@@ -29,8 +29,27 @@ fn usage(m: impl Into<String>) -> CliError {
 /// The sides when `--target NAME=URL` flags ask for an A/B run: with `throng run URL` every
 /// `--target` is a side; with a scenario file of one target, names that are not the file's
 /// targets are sides. `None` when the run is a single one (no `--target`, or a scenario's
-/// targets pointed elsewhere).
+/// targets pointed elsewhere); a single run refuses `--cooldown`, which it would accept and
+/// ignore (there is no second run to pause before).
 pub(crate) fn sides(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
+    let sides = sides_of(a)?;
+    if sides.is_none() && !a.run.is_grid() && a.with.is_empty() && cooldown(a) {
+        return Err(usage(format!(
+            "--cooldown {}: a pause between the runs of a sweep, rounds or A/B sides; this is \
+             one run (add --sweep, --rounds or --target SIDE=URL twice, or drop --cooldown)",
+            a.run.cooldown
+        )));
+    }
+    Ok(sides)
+}
+
+/// Whether `--cooldown` asks for a pause (its default is none; a bad value counts, so that it
+/// is refused rather than ignored).
+fn cooldown(a: &RunArgs) -> bool {
+    throng_core::stages::parse_duration(&a.run.cooldown).map_or(true, |d| !d.is_zero())
+}
+
+fn sides_of(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
     if a.targets.is_empty() {
         return Ok(None);
     }
@@ -326,9 +345,14 @@ fn run_error(e: CliError) -> throng_run::RunError {
 /// Every workload is checked before any starts.
 pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> {
     one_process(&out, "--with")?;
-    if a.run.is_grid() || a.run.until.is_some() || !a.targets.is_empty() && sides(a)?.is_some() {
+    if a.run.is_grid()
+        || a.run.until.is_some()
+        || cooldown(a)
+        || !a.targets.is_empty() && sides(a)?.is_some()
+    {
         return Err(usage(
-            "--with runs workloads at the same time: not with --sweep, --rounds or A/B sides",
+            "--with runs workloads at the same time: not with --sweep, --rounds, --cooldown or \
+             A/B sides",
         ));
     }
     let stem = |f: &str| {

@@ -100,6 +100,16 @@ impl Level {
         if out.is_empty() || out.len() > 1000 {
             return Err(format!("{text:?}: a sweep takes 1 to 1000 levels"));
         }
+        // A level given twice would run again as a row of its own, the same load twice
+        // passing for two levels of the curve.
+        for (i, v) in out.iter().enumerate() {
+            if out[..i].contains(v) {
+                return Err(format!(
+                    "{text:?}: the level {v} is given twice; each level runs once (--rounds \
+                     runs every level again)"
+                ));
+            }
+        }
         Ok(out
             .into_iter()
             .map(|v| match kind {
@@ -803,8 +813,12 @@ mod tests {
             "users=1..10",
             "users=1..100000:1",
             "users=ten",
+            "users=2,2",
+            "users=10,5..20:5",
         ] {
             assert!(Level::parse_sweep(bad).is_err(), "{bad} parsed");
         }
+        let twice = Level::parse_sweep("rate=1000,1500,1000").unwrap_err();
+        assert!(twice.contains("the level 1000 is given twice"), "{twice}");
     }
 }

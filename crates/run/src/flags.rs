@@ -41,7 +41,7 @@ pub struct RunFlags {
     #[arg(short = 'n', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
     pub requests: Option<u64>,
     /// Stop after this long (e.g. 30s, 2m, 1h).
-    #[arg(short = 'z', long, help_heading = "Load")]
+    #[arg(short = 'z', long, help_heading = "Load", allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// Closed loop: stop each user after this many iterations.
     #[arg(short = 'i', long, help_heading = "Load", value_parser = at_least_one::<u64>, allow_negative_numbers = true)]
@@ -50,7 +50,7 @@ pub struct RunFlags {
     #[arg(long, help_heading = "Load", conflicts_with_all = ["users", "rate", "rate_stages"], allow_hyphen_values = true)]
     pub user_stages: Option<String>,
     /// Closed loop: pause after each iteration (e.g. 100ms).
-    #[arg(long, help_heading = "Load")]
+    #[arg(long, help_heading = "Load", allow_hyphen_values = true)]
     pub think_time: Option<String>,
     /// Open loop: arrivals per second, whatever the target's speed.
     #[arg(
@@ -76,7 +76,12 @@ pub struct RunFlags {
     pub queue: Option<u32>,
     /// Run the load this long before measuring (each level of a sweep too): nothing of it is
     /// recorded, and connections stay open into the measurement, which lasts -z.
-    #[arg(long, value_name = "DURATION", help_heading = "Load")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Load",
+        allow_hyphen_values = true
+    )]
     pub warmup: Option<String>,
 
     /// Run the plan at each of these levels, one after the other, as one result with a row per
@@ -93,7 +98,12 @@ pub struct RunFlags {
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>, allow_negative_numbers = true, help_heading = "Levels")]
     pub rounds: u32,
     /// Pause between two runs of a sweep or an A/B run (e.g. 5s).
-    #[arg(long, default_value = "0s", help_heading = "Levels")]
+    #[arg(
+        long,
+        default_value = "0s",
+        help_heading = "Levels",
+        allow_hyphen_values = true
+    )]
     pub cooldown: String,
 
     /// Run shard I of N of the plan (I counts from 0): closed loop, the users u with
@@ -165,7 +175,12 @@ pub struct RunFlags {
     pub container_labels: Vec<String>,
     /// Sample the containers (--container) and databases (--db-stats) this long before the load
     /// starts, for the idle row (e.g. 10s; databases: 1s by default).
-    #[arg(long, value_name = "DURATION", help_heading = "Containers")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Containers",
+        allow_hyphen_values = true
+    )]
     pub idle: Option<String>,
 
     /// Serve live metrics for Prometheus at http://ADDR/metrics while the run goes (HOST:PORT,
