@@ -361,3 +361,59 @@ async fn tls_with_a_ca_file_and_alpn_h2() {
     let s = run(&[&url, "-c", "1", "-n", "5"]).await;
     assert_eq!(errors_of(&s, ErrorClass::Tls), 5, "{:?}", s.errors);
 }
+
+/// A warm-up's requests reach the target and none of them is in the result, not even those
+/// still in flight when it ends: 5 users against 100 ms answers for 1 s of warm-up and 2 s
+/// measured send at most 20 requests each in the measurement (100), where the requests that
+/// crossed the boundary made 105.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_up_keeps_its_requests_in_flight_out_of_the_result() {
+    let target = HttpTarget {
+        delay: Delay::Fixed(Duration::from_millis(100)),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "-c", "5", "-z", "2s", "--warmup", "1s"]).await;
+    assert!((90..=100).contains(&s.total.samples), "{}", s.total.samples);
+    // The warm-up's (about 50) reached the server.
+    let warm = target.requests() - s.total.samples;
+    assert!((40..=60).contains(&warm), "{warm} sent in the warm-up");
+}
+
+/// The open loop with a warm-up: the measurement holds exactly its schedule's arrivals (20/s
+/// for 2 s: 40), each started, dropped or left queued, against a target that serves them all
+/// and against one whose 4 seats at 50 ms hold 80 of the 160 a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_loop_warm_up_keeps_the_arrivals_adding_up() {
+    let target = HttpTarget {
+        delay: Delay::Fixed(Duration::from_millis(100)),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "-q", "20", "-z", "2s", "--warmup", "1s"]).await;
+    let lag = s.lag.as_ref().unwrap();
+    assert_eq!((lag.scheduled, lag.started(), lag.dropped), (40, 40, 0));
+    assert_eq!(s.total.samples, 40);
+
+    let full = HttpTarget {
+        delay: Delay::Fixed(Duration::from_millis(50)),
+        capacity: Some(4),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", full.url());
+    let s = run(&[&url, "-c", "20", "-q", "160", "-z", "2s", "--warmup", "1s"]).await;
+    let lag = s.lag.as_ref().unwrap();
+    assert_eq!(lag.scheduled, 320);
+    assert_eq!(lag.started() + lag.dropped + lag.unstarted, 320);
+    assert_eq!(s.total.samples, 320);
+    assert!(lag.dropped > 0, "the queue never filled: {lag:?}");
+}
