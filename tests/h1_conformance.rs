@@ -386,6 +386,41 @@ async fn a_malformed_response_is_a_protocol_error_and_its_connection_is_dropped(
     }
 }
 
+/// A head over 64 KiB is a `protocol` error however it arrives. A 100,000-byte header written
+/// at once was read whole and counted a 200 (the limit was checked only while the head was
+/// still incomplete, and the read buffer doubled past it in one read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_over_64_kib_is_a_protocol_error_in_one_write_or_many() {
+    let mut wire = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-big: ".to_vec();
+    wire.extend(std::iter::repeat_n(b'b', 100_000));
+    wire.extend_from_slice(b"\r\n\r\nok");
+    for split in [0, 8192] {
+        let wire = wire.clone();
+        let raw = Raw::start(
+            None,
+            Arc::new(move |_, _| Reply {
+                wire: wire.clone(),
+                split,
+                then: Then::KeepOpen,
+            }),
+        );
+        let url = format!("{}/", raw.url());
+        let s = common::run(&[&url, "-c", "1", "-n", "5"]).await;
+        assert_eq!(
+            (
+                s.total.samples,
+                s.total.errors,
+                errors_of(&s, ErrorClass::Protocol)
+            ),
+            (5, 5, 5),
+            "split {split}: {:?}",
+            s.errors
+        );
+        // Each refused response drops its connection.
+        assert_eq!((raw.counts().0, raw.counts().1), (5, 5), "split {split}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_body_streams_through_and_is_counted() {
     let size = 10 * 1024 * 1024;

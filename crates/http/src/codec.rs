@@ -240,6 +240,10 @@ impl ResponseReader {
             .allow_multiple_spaces_in_response_status_delimiters(true)
             .parse_response_with_uninit_headers(&mut resp, buf, &mut slots);
         let len = match parsed {
+            // Checked complete as well as partial: a head over the limit may arrive in one read.
+            Ok(httparse::Status::Complete(n)) if n > MAX_HEAD => {
+                return Err(malformed("response head over 64 KiB"))
+            }
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
                 return Err(malformed("response head over 64 KiB"))
@@ -494,6 +498,42 @@ mod tests {
         assert!(
             matches!(read(&many, 4096, false, true).0, Err(ReadError::Malformed(m)) if m.contains("more than 100"))
         );
+    }
+
+    /// A head of `size` bytes in all (a status line, one long header, the blank line), then
+    /// a body of two bytes.
+    fn head_of(size: usize) -> Vec<u8> {
+        let start = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-a: ";
+        let mut wire = start.to_vec();
+        wire.extend(std::iter::repeat_n(b'b', size - start.len() - 4));
+        wire.extend_from_slice(b"\r\n\r\nok");
+        wire
+    }
+
+    /// The head's limit holds however the head arrives: whole in one read (a 100,000-byte
+    /// header was accepted so, the limit being checked only while the head was incomplete), or
+    /// in pieces that do or do not end at the limit.
+    #[test]
+    fn a_head_over_64_kib_is_refused_in_one_read_or_many() {
+        for size in [MAX_HEAD + 1, MAX_HEAD + 2, 100_000] {
+            let wire = head_of(size);
+            for step in [wire.len(), 100_000, MAX_HEAD + 1, MAX_HEAD, 4096, 1000] {
+                match read(&wire, step, false, true).0 {
+                    Err(ReadError::Malformed(m)) => assert!(m.contains("64 KiB"), "{m}"),
+                    other => panic!(
+                        "{size}-byte head in {step}-byte reads: {:?}",
+                        other.map(|r| r.status)
+                    ),
+                }
+            }
+        }
+        // At the limit exactly, it is read, whole or in pieces.
+        let wire = head_of(MAX_HEAD);
+        for step in [wire.len(), MAX_HEAD, MAX_HEAD - 1, 4096, 1000] {
+            let (r, left) = read(&wire, step, false, true);
+            let r = r.unwrap_or_else(|e| panic!("{step}: {e:?}"));
+            assert_eq!((r.status, r.body.as_slice(), left), (200, &b"ok"[..], 0));
+        }
     }
 
     #[test]
