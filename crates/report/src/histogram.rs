@@ -46,7 +46,7 @@ pub(crate) fn render_histogram(h: &Histogram<u64>) -> String {
         bounds.pop();
     }
     let most = counts.iter().copied().max().unwrap_or(1).max(1);
-    let labels: Vec<String> = bounds.iter().map(|b| ms(b / 1000.0)).collect();
+    let labels = labels(&bounds);
     let lw = labels.iter().map(String::len).max().unwrap_or(0);
     let cw = counts
         .iter()
@@ -65,6 +65,28 @@ pub(crate) fn render_histogram(h: &Histogram<u64>) -> String {
         let _ = writeln!(out, "  {label:>lw$} [{count:>cw$}] {bar}{tail}");
     }
     out
+}
+
+/// The bounds (µs) as labels in ms, as the summary writes latencies where that tells them all
+/// apart; else all with the fewest decimals that do (100 to 113 ms in bars of 1.3 ms read `101`,
+/// `101`, `102`, `102` with none). A bound is a microsecond or more above the one before, so
+/// three decimals always do.
+fn labels(bounds: &[f64]) -> Vec<String> {
+    let distinct = |l: &[String]| l.windows(2).all(|w| w[0] != w[1]);
+    let plain: Vec<String> = bounds.iter().map(|b| ms(b / 1000.0)).collect();
+    if distinct(&plain) {
+        return plain;
+    }
+    let fixed = |d: usize| -> Vec<String> {
+        bounds
+            .iter()
+            .map(|b| format!("{:.d$}", b / 1000.0))
+            .collect()
+    };
+    (1..=3)
+        .map(fixed)
+        .find(|l| distinct(l))
+        .unwrap_or_else(|| fixed(3))
 }
 
 #[cfg(test)]
@@ -100,6 +122,40 @@ mod tests {
         assert!(lines[BARS + 1].trim_start().starts_with("200"), "{text}");
         assert!(lines[1].contains(&"■".repeat(40)), "{text}");
         assert!(render_histogram(&new()).is_empty());
+    }
+
+    #[test]
+    fn every_bound_of_a_narrow_range_reads_differently() {
+        let mut h = new();
+        // 100 ms to 104 ms and one of 113 ms: bars of 0.4 ms to the p99, which whole
+        // milliseconds print twice over (`101`, `101`, `102`, `102`).
+        for ms in 100..=104u64 {
+            for _ in 0..100 {
+                record(&mut h, ms * 1000);
+            }
+        }
+        record(&mut h, 113_000);
+        let text = render_histogram(&h);
+        let labels: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(labels.len(), BARS + 1, "{text}");
+        for w in labels.windows(2) {
+            assert_ne!(w[0], w[1], "{text}");
+        }
+        assert_eq!(labels[..2], ["100.4", "100.8"], "{text}");
+        // Bounds far apart keep the summary's own way of writing them.
+        let mut wide = new();
+        for ms in [1u64, 50, 150] {
+            record(&mut wide, ms * 1000);
+        }
+        assert!(
+            render_histogram(&wide).contains("\n   150 ["),
+            "{}",
+            render_histogram(&wide)
+        );
     }
 
     #[test]
