@@ -314,9 +314,10 @@ fn bad_thresholds_exit_2_with_the_reason() {
             threshold,
         ]);
         assert!(
-            err.contains(&format!("--threshold threshold `{threshold}`: ")) && err.contains(needle),
+            err.contains(&format!("--threshold `{threshold}`: ")) && err.contains(needle),
             "{threshold}: {err}"
         );
+        assert!(!err.contains("threshold threshold"), "{threshold}: {err}");
     }
     let (_dir, file) = scenario_file(
         "targets:\n  api: http://127.0.0.1:1\nthresholds:\n  - p99<250\nsteps:\n  - label: x\n    request:\n      path: /\n",

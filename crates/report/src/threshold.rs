@@ -58,9 +58,11 @@ pub struct Threshold {
 /// The forms, for messages that cannot point at one part.
 const FORMS: &str = "write e.g. `p99<250ms`, `error_rate<1%`, `rps>=500`, `p95{GET /}<10ms`";
 
-/// Why a threshold did not parse.
+/// Why a threshold did not parse. The message starts at the threshold as written: its place
+/// goes before it (`--threshold`, `--until`, `x.yaml:4:5: threshold`), so the word is not said
+/// twice.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("threshold `{text}`: {reason}")]
+#[error("`{text}`: {reason}")]
 pub struct ThresholdError {
     /// As written.
     pub text: String,

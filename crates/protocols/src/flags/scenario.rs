@@ -229,7 +229,7 @@ pub fn assemble(
     for (text, place) in &file_thresholds {
         thresholds.extend(parse_thresholds(
             std::slice::from_ref(text),
-            &format!("{place}:"),
+            &format!("{place}: threshold"),
             &labels,
         )?);
     }
