@@ -38,9 +38,10 @@ pub fn render(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) 
     render_board(area, buf, snap, &Board::default(), state);
 }
 
-/// Renders the dashboard of the run in focus, `snap`, on `board` (its grid, the workloads
-/// beside it) into `buf`. Reads nothing but its arguments, so the same inputs give the same
-/// screen.
+/// Renders the dashboard of `snap` on `board` (its grid, the workloads beside it) into `buf`:
+/// `snap` is the run in focus, or in a mix every workload [`merge`](crate::merge)d (what
+/// [`Live::snapshot`](crate::Live::snapshot) gives), which every view then shows. Reads nothing
+/// but its arguments, so the same inputs give the same screen.
 pub fn render_board(
     area: Rect,
     buf: &mut Buffer,
@@ -67,7 +68,7 @@ pub fn render_board(
     };
     TabBar { snap, board, view }.render(tabs, buf);
     match (view, &board.grid) {
-        (View::Labels, _) => labels(body, buf, snap, state.scroll),
+        (View::Labels, _) => labels(body, buf, snap, board, state.scroll),
         (View::Errors, _) => errors(body, buf, snap),
         (View::Containers, _) => ContainersView {
             containers: &snap.containers,
@@ -76,7 +77,7 @@ pub fn render_board(
         .render(body, buf),
         (View::Grid, Some(grid)) => GridView { grid, snap }.render(body, buf),
         (View::Mix, _) => mix(body, buf, snap, board, state.scroll),
-        _ => overview(body, buf, snap, state),
+        _ => overview(body, buf, snap, board, state),
     }
     Footer { snap, board, state }.render(footer, buf);
 }
@@ -84,7 +85,7 @@ pub fn render_board(
 /// Latency, traffic and the percentile spectrum on the left, charts on the right; under them
 /// the label table with every row it needs, then errors and status codes, containers,
 /// databases. The charts take what is left, so they grow last.
-fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
+fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, state: &ViewState) {
     let top_min = LatencyPanel::height(snap);
     let mut left = area.height.saturating_sub(top_min);
     let containers = match snap.containers.is_empty() {
@@ -147,7 +148,7 @@ fn overview(area: Rect, buf: &mut Buffer, snap: &Snapshot, state: &ViewState) {
     if spectrum > 0 {
         Spectrum { snap }.render(spectrum_area, buf);
     }
-    render_charts(charts, buf, snap, spectrum == 0);
+    render_charts(charts, buf, snap, board, spectrum == 0);
 
     LabelTable {
         snap,
@@ -180,11 +181,9 @@ const SPECTRUM_MIN: u16 = 8;
 /// The mix: a row per workload and flow, then each workload's throughput (and p99, when tall)
 /// over time.
 fn mix(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usize) {
-    let (total, _) = MixTable::total(&board.workloads);
     let table = MixTable {
         workloads: &board.workloads,
         snap,
-        total: &total,
         scroll,
     };
     let want = table.height();
@@ -220,40 +219,54 @@ fn mix(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usi
     }
 }
 
+/// Latency over time: the run's percentiles, or in a mix each workload's p99 (the workloads'
+/// seconds hold percentiles, which do not add up into the mix's).
+fn latency_chart(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board) {
+    if board.is_mix() {
+        WorkloadsChart {
+            workloads: &board.workloads,
+            metric: Metric::Latency,
+        }
+        .render(area, buf);
+    } else {
+        SeriesChart {
+            series: snap.series.as_slice(),
+            changes: &snap.changes,
+            metric: Metric::Latency,
+        }
+        .render(area, buf);
+    }
+}
+
 /// Two charts stacked when tall (and the spectrum under them when `spectrum` and taller still),
 /// side by side when wide, else the throughput chart alone.
-fn render_charts(area: Rect, buf: &mut Buffer, snap: &Snapshot, spectrum: bool) {
-    let series = snap.series.as_slice();
+fn render_charts(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, spectrum: bool) {
     let throughput = SeriesChart {
-        series,
+        series: snap.series.as_slice(),
         changes: &snap.changes,
         metric: Metric::Throughput,
     };
-    let latency = SeriesChart {
-        series,
-        changes: &snap.changes,
-        metric: Metric::Latency,
-    };
+    let latency = |area, buf: &mut Buffer| latency_chart(area, buf, snap, board);
     if spectrum && area.height >= 3 * SPECTRUM_MIN {
         let [a, b, c] = Layout::vertical([Constraint::Ratio(1, 3); 3]).areas(area);
         throughput.render(a, buf);
-        latency.render(b, buf);
+        latency(b, buf);
         Spectrum { snap }.render(c, buf);
     } else if area.height >= 14 {
         let [a, b] = Layout::vertical([Constraint::Ratio(1, 2); 2]).areas(area);
         throughput.render(a, buf);
-        latency.render(b, buf);
+        latency(b, buf);
     } else if area.width >= 60 {
         let [a, b] = Layout::horizontal([Constraint::Ratio(1, 2); 2]).areas(area);
         throughput.render(a, buf);
-        latency.render(b, buf);
+        latency(b, buf);
     } else {
         throughput.render(area, buf);
     }
 }
 
 /// The full table; below it, when there is room, latency over time.
-fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, scroll: usize) {
+fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usize) {
     let want = LabelTable::height(snap);
     let chart = if area.height >= want + 8 {
         area.height - want
@@ -264,12 +277,7 @@ fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, scroll: usize) {
         Layout::vertical([Constraint::Min(0), Constraint::Length(chart)]).areas(area);
     LabelTable { snap, scroll }.render(table, buf);
     if chart > 0 {
-        SeriesChart {
-            series: snap.series.as_slice(),
-            changes: &snap.changes,
-            metric: Metric::Latency,
-        }
-        .render(rest, buf);
+        latency_chart(rest, buf, snap, board);
     }
 }
 

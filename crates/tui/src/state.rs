@@ -76,7 +76,7 @@ impl View {
 }
 
 /// What the caller should do to the run after a key.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// Stop the run: no new work, in-flight requests finish, then the summary.
     Stop,
@@ -88,6 +88,9 @@ pub enum Command {
     ScaleRate(f64),
     /// Add users to the closed loop (remove when negative).
     AddUsers(i64),
+    /// In a mix, each workload's own change, in the board's order (`None`: none for it): `+`
+    /// and `-` change every workload by its own tenth.
+    Each(Vec<Option<Command>>),
 }
 
 /// The open-loop rate step of `+` and `-`.
@@ -105,8 +108,11 @@ pub struct ViewState {
     pub paused: bool,
     /// The open-loop rate multiplier this UI has applied.
     pub rate_factor: f64,
-    /// Users this UI has added to (or removed from) the closed loop.
+    /// Users this UI has added to (or removed from) the closed loop; in a mix, to all its
+    /// workloads together.
     pub user_delta: i64,
+    /// In a mix, the users this UI has added to each workload, in the board's order.
+    pub deltas: Vec<i64>,
     /// The user asked the run to stop; waiting for requests in flight.
     pub stopping: bool,
 }
@@ -119,6 +125,7 @@ impl Default for ViewState {
             paused: false,
             rate_factor: 1.0,
             user_delta: 0,
+            deltas: Vec::new(),
             stopping: false,
         }
     }
@@ -130,8 +137,10 @@ impl ViewState {
         self.update_in(key, snap, &Board::default())
     }
 
-    /// Applies one key, `snap` being the run in focus on `board`. Returns what the run should
-    /// do, if anything.
+    /// Applies one key, `snap` being what the dashboard shows on `board` (the run in focus, or
+    /// a mix's workloads merged). Returns what the run should do, if anything: `q` and `p` are
+    /// for every run on the board, `+` and `-` for the run in focus or, in a mix, for every
+    /// workload ([`Command::Each`]).
     pub fn update_in(&mut self, key: KeyEvent, snap: &Snapshot, board: &Board) -> Option<Command> {
         if key.kind == KeyEventKind::Release {
             return None;
@@ -163,8 +172,8 @@ impl ViewState {
                 self.scroll = self.scroll.saturating_sub(1);
                 None
             }
-            KeyCode::Char('+') | KeyCode::Char('=') => self.more(snap, true),
-            KeyCode::Char('-') | KeyCode::Char('_') => self.more(snap, false),
+            KeyCode::Char('+') | KeyCode::Char('=') => self.more(snap, board, true),
+            KeyCode::Char('-') | KeyCode::Char('_') => self.more(snap, board, false),
             KeyCode::Char('p') | KeyCode::Char(' ') if !self.stopping => {
                 self.paused = !self.paused;
                 Some(Command::SetPaused(self.paused))
@@ -197,31 +206,45 @@ impl ViewState {
     }
 
     /// `+` (more) or `-` (less): the rate by 10% in the open loop, users by 10% (at least one)
-    /// in the closed loop, never below one user.
-    fn more(&mut self, snap: &Snapshot, up: bool) -> Option<Command> {
+    /// in the closed loop, never below one user; in a mix, each workload by its own tenth.
+    fn more(&mut self, snap: &Snapshot, board: &Board, up: bool) -> Option<Command> {
         if self.stopping {
             return None;
         }
-        match &snap.plan.model {
-            LoadModel::Open(_) => {
-                let by = if up { RATE_STEP } else { 1.0 / RATE_STEP };
-                self.rate_factor *= by;
-                Some(Command::ScaleRate(by))
+        if !board.is_mix() {
+            let cmd = step(snap, self.user_delta, up)?;
+            match cmd {
+                Command::ScaleRate(by) => self.rate_factor *= by,
+                Command::AddUsers(n) => self.user_delta += n,
+                _ => {}
             }
-            LoadModel::Closed(c) => {
-                let users = match c.users {
-                    Users::Fixed(n) => (i64::from(n) + self.user_delta).max(0),
-                    Users::Stages(_) => snap.active as i64,
-                };
-                let step = (users / 10).max(1);
-                let n = if up { step } else { -step.min(users - 1) };
-                if n == 0 {
-                    return None;
-                }
-                self.user_delta += n;
-                Some(Command::AddUsers(n))
-            }
+            return Some(cmd);
         }
+        self.deltas.resize(board.workloads.len(), 0);
+        let mut deltas = std::mem::take(&mut self.deltas);
+        let mut scaled = false;
+        let each: Vec<Option<Command>> = board
+            .workloads
+            .iter()
+            .zip(deltas.iter_mut())
+            .map(|(w, delta)| {
+                let cmd = step(&w.snap, *delta, up)?;
+                scaled |= matches!(cmd, Command::ScaleRate(_));
+                if let Command::AddUsers(n) = cmd {
+                    *delta += n;
+                }
+                Some(cmd)
+            })
+            .collect();
+        self.deltas = deltas;
+        self.user_delta = self.deltas.iter().sum();
+        // One factor for every open loop of the mix, so the one figure says what it is.
+        if scaled {
+            self.rate_factor *= if up { RATE_STEP } else { 1.0 / RATE_STEP };
+        }
+        each.iter()
+            .any(Option::is_some)
+            .then_some(Command::Each(each))
     }
 
     /// Users now in the closed loop with fixed users, counting this UI's changes.
@@ -232,6 +255,28 @@ impl ViewState {
                 Users::Stages(_) => None,
             },
             LoadModel::Open(_) => None,
+        }
+    }
+}
+
+/// One run's change for `+` (`up`) or `-`, `delta` being the users this UI has added to it:
+/// the rate by 10% in the open loop; in the closed loop, users by a tenth of those running (at
+/// least one), never below one; `None` when there is nothing to change.
+fn step(snap: &Snapshot, delta: i64, up: bool) -> Option<Command> {
+    match &snap.plan.model {
+        LoadModel::Open(_) => Some(Command::ScaleRate(if up {
+            RATE_STEP
+        } else {
+            1.0 / RATE_STEP
+        })),
+        LoadModel::Closed(c) => {
+            let users = match c.users {
+                Users::Fixed(n) => (i64::from(n) + delta).max(0),
+                Users::Stages(_) => snap.active as i64,
+            };
+            let step = (users / 10).max(1);
+            let n = if up { step } else { -step.min(users - 1) };
+            (n != 0).then_some(Command::AddUsers(n))
         }
     }
 }

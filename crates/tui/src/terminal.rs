@@ -63,14 +63,30 @@ fn injected_panic() {
     }
 }
 
-/// Carries out a command on the run.
-pub fn apply(cmd: Command, control: &Control, stop: &dyn Fn()) {
+/// Carries out a command on the runs of the board, the one in focus first: stopping and pausing
+/// are every run's, a change of load the focused run's, or each workload's own in a mix.
+pub fn apply(cmd: &Command, runs: &[LiveRun]) {
+    let on = |cmd: &Command, run: &LiveRun| match cmd {
+        Command::Stop => (run.stop)(),
+        Command::SetPaused(p) => run.control.set_paused(*p),
+        Command::ScaleRate(by) => run.control.scale_rate(*by),
+        Command::AddUsers(n) => run.control.add_users(*n),
+        Command::Leave | Command::Each(_) => {}
+    };
     match cmd {
-        Command::Stop => stop(),
-        Command::Leave => {}
-        Command::SetPaused(p) => control.set_paused(p),
-        Command::ScaleRate(by) => control.scale_rate(by),
-        Command::AddUsers(n) => control.add_users(n),
+        Command::Stop | Command::SetPaused(_) => runs.iter().for_each(|r| on(cmd, r)),
+        Command::Each(each) => {
+            for (cmd, run) in each.iter().zip(runs) {
+                if let Some(cmd) = cmd {
+                    on(cmd, run);
+                }
+            }
+        }
+        _ => {
+            if let Some(first) = runs.first() {
+                on(cmd, first);
+            }
+        }
     }
 }
 
@@ -126,12 +142,22 @@ impl Live {
             },
         }
     }
+
+    /// What the dashboard shows: the run in focus, or every workload of a mix merged into one
+    /// snapshot ([`merge`](crate::merge)), so no view shows the first workload alone.
+    pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
+        match self.runs.as_slice() {
+            [] => None,
+            [one] => Some(one.snap.clone()),
+            _ => crate::merge(&self.board().workloads).map(Arc::new),
+        }
+    }
 }
 
 /// Shows the dashboard until [`Live::done`] (or the channel closes), or the user presses `q`
 /// twice. Nothing is drawn before the first run arrives: a grid that fails before its first
-/// run never touches the terminal. The keys steer the run in focus; `q` and `p` act on every
-/// run on the board.
+/// run never touches the terminal. `q` and `p` act on every run on the board; `+` and `-` on
+/// the run in focus, or on every workload of a mix.
 ///
 /// Only call this when stdout is a terminal: it switches it to raw mode and the alternate screen,
 /// and restores both before it returns.
@@ -154,6 +180,7 @@ pub async fn run(mut live: watch::Receiver<Live>) -> io::Result<Exit> {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut now = live.borrow_and_update().clone();
     let mut board = now.board();
+    let mut shown = now.snapshot();
     let mut state = ViewState {
         view: View::first(&board),
         ..ViewState::default()
@@ -172,14 +199,15 @@ pub async fn run(mut live: watch::Receiver<Live>) -> io::Result<Exit> {
                 state.paused = first.control.is_paused();
                 state.rate_factor = first.control.rate_factor();
                 state.user_delta = 0;
+                state.deltas.clear();
                 focus = Some(first.control.clone());
             }
         }
         tokio::select! {
             _ = tick.tick() => {
                 if dirty {
-                    if let Some(first) = now.runs.first() {
-                        guard.terminal.draw(|f| draw_board(f, &first.snap, &board, &state))?;
+                    if let Some(snap) = &shown {
+                        guard.terminal.draw(|f| draw_board(f, snap, &board, &state))?;
                     }
                     dirty = false;
                     injected_panic();
@@ -190,17 +218,9 @@ pub async fn run(mut live: watch::Receiver<Live>) -> io::Result<Exit> {
             }
             event = events.next(), if input => match event {
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
-                    let Some(first) = now.runs.first() else { continue };
-                    if let Some(cmd) = state.update_in(key, &first.snap, &board) {
-                        match cmd {
-                            // Stopping and pausing are the whole board's.
-                            Command::Stop | Command::SetPaused(_) => {
-                                for r in &now.runs {
-                                    apply(cmd, &r.control, &*r.stop);
-                                }
-                            }
-                            _ => apply(cmd, &first.control, &*first.stop),
-                        }
+                    let Some(snap) = &shown else { continue };
+                    if let Some(cmd) = state.update_in(key, snap, &board) {
+                        apply(&cmd, &now.runs);
                         if cmd == Command::Leave {
                             break;
                         }
@@ -221,6 +241,7 @@ pub async fn run(mut live: watch::Receiver<Live>) -> io::Result<Exit> {
                     let had_grid = now.grid.is_some();
                     now = live.borrow_and_update().clone();
                     board = now.board();
+                    shown = now.snapshot();
                     if !had_grid && now.grid.is_some() {
                         state.view = View::Grid;
                     }

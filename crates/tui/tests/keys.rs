@@ -4,7 +4,7 @@
 mod common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use throng_tui::{Command, View, ViewState};
+use throng_tui::{merge, Board, Command, View, ViewState};
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
@@ -161,4 +161,54 @@ fn no_changes_while_stopping_and_releases_ignored() {
     assert_eq!(s.update(ch('+'), &snap), None);
     assert_eq!(s.update(ch('p'), &snap), None);
     assert!((s.rate_factor - 1.0).abs() < 1e-9);
+}
+
+/// In a mix, `+` and `-` change every workload, each by its own tenth (the browsing's 50
+/// users by 5, the orders' rate by 10%), and `p` pauses the whole board.
+#[test]
+fn in_a_mix_plus_minus_change_every_workload_and_p_pauses_them_all() {
+    let workloads = common::mix();
+    let board = Board {
+        grid: None,
+        workloads: workloads.clone(),
+    };
+    let snap = merge(&workloads).unwrap();
+    let mut s = ViewState::default();
+    assert_eq!(
+        s.update_in(ch('+'), &snap, &board),
+        Some(Command::Each(vec![
+            Some(Command::AddUsers(5)),
+            Some(Command::ScaleRate(1.1)),
+        ]))
+    );
+    assert_eq!(s.deltas, [5, 0]);
+    assert_eq!(s.user_delta, 5);
+    assert!((s.rate_factor - 1.1).abs() < 1e-9);
+    // 55 users now: a tenth is 5.
+    assert_eq!(
+        s.update_in(ch('-'), &snap, &board),
+        Some(Command::Each(vec![
+            Some(Command::AddUsers(-5)),
+            Some(Command::ScaleRate(1.0 / 1.1)),
+        ]))
+    );
+    assert_eq!(s.deltas, [0, 0]);
+    assert!((s.rate_factor - 1.0).abs() < 1e-9);
+    assert_eq!(
+        s.update_in(ch('p'), &snap, &board),
+        Some(Command::SetPaused(true))
+    );
+    // A workload at one user keeps it; the other still changes.
+    let mut s = ViewState {
+        deltas: vec![-49, 0],
+        ..ViewState::default()
+    };
+    assert_eq!(
+        s.update_in(ch('-'), &snap, &board),
+        Some(Command::Each(vec![
+            None,
+            Some(Command::ScaleRate(1.0 / 1.1))
+        ]))
+    );
+    assert_eq!(s.deltas, [-49, 0]);
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use throng_core::Snapshot;
-use throng_tui::{draw, draw_board, Board, View, ViewState};
+use throng_tui::{draw, draw_board, merge, Board, View, ViewState};
 
 fn screen(snap: &Snapshot, state: &ViewState, width: u16, height: u16) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
@@ -128,10 +128,86 @@ fn mix_at_every_size() {
         grid: None,
         workloads: workloads.clone(),
     };
+    let merged = merge(&workloads).unwrap();
     for (w, h) in SIZES {
         insta::assert_snapshot!(
             format!("mix_{w}x{h}"),
-            board_screen(&workloads[0].snap, &board, View::Mix, w, h)
+            board_screen(&merged, &board, View::Mix, w, h)
+        );
+    }
+}
+
+/// A mix whose second workload fails every request: the header, the Errors view, the status
+/// codes and the Labels table count its failures (the first workload alone had none), each row
+/// and sample under its workload's name; the footer says the keys act on every workload.
+#[test]
+fn every_view_of_a_mix_shows_every_workload() {
+    let workloads = common::mix_failing();
+    let board = Board {
+        grid: None,
+        workloads: workloads.clone(),
+    };
+    let merged = merge(&workloads).unwrap();
+    let text = |v| format!("{:?}", board_screen(&merged, &board, v, 120, 40));
+    // 4,000 failures of 28,000 requests: 24,000 browsing, 4,000 to the one that is down.
+    let overview = text(View::Overview);
+    assert!(overview.contains("total 28,000"), "{overview}");
+    assert!(overview.contains("errors 4,000 (14.29%)"), "{overview}");
+    assert!(overview.contains("down: GET /health"), "{overview}");
+    assert!(overview.contains("p99 ms by workload"), "{overview}");
+    for keys in ["stop all", "all workloads ±10%", "pause all"] {
+        assert!(overview.contains(keys), "{keys}:\n{overview}");
+    }
+    let errors = text(View::Errors);
+    assert!(errors.contains("Errors: 4,000"), "{errors}");
+    assert!(!errors.contains("No errors."), "{errors}");
+    assert!(errors.contains("down: 503 Service Unavailable"), "{errors}");
+    // A status row's count and share.
+    let status = |code: &str| -> Vec<String> {
+        let row = errors
+            .lines()
+            .find(|l| l.contains(&format!("│{code} ")))
+            .unwrap_or_else(|| panic!("no {code} row:\n{errors}"));
+        row.split_whitespace()
+            .skip(1)
+            .take(2)
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(status("200"), ["24,000", "85.71%"], "{errors}");
+    assert_eq!(status("503"), ["4,000", "14.29%"], "{errors}");
+    let labels = text(View::Labels);
+    for row in [
+        "browse: GET /",
+        "browse: POST /orders",
+        "> browse: order flow",
+        "down: GET /health",
+    ] {
+        assert!(labels.contains(row), "{row}:\n{labels}");
+    }
+    let total = labels
+        .lines()
+        .find(|l| l.contains("│TOTAL "))
+        .unwrap_or_else(|| panic!("no TOTAL row:\n{labels}"));
+    assert!(
+        total.contains(" 28000 ") && total.contains("14.29%"),
+        "{total}"
+    );
+}
+
+/// The views of a mix as the user sees them: every workload's rows, errors and status codes.
+#[test]
+fn mix_views() {
+    let workloads = common::mix_failing();
+    let board = Board {
+        grid: None,
+        workloads: workloads.clone(),
+    };
+    let merged = merge(&workloads).unwrap();
+    for v in [View::Overview, View::Labels, View::Errors] {
+        insta::assert_snapshot!(
+            format!("mix_{}", v.title().to_lowercase()),
+            board_screen(&merged, &board, v, 120, 40)
         );
     }
 }

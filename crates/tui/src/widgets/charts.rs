@@ -193,6 +193,12 @@ pub fn paused_spans(changes: &[Change]) -> Vec<(f64, f64)> {
     out
 }
 
+/// Whether a second has a latency: some request was timed in it (a failure is timed apart, so
+/// a second of failures only has none).
+pub(crate) fn timed(p: &SeriesPoint) -> bool {
+    p.requests > 0 && p.max > 0
+}
+
 /// Whether the second that ends at `t` lies wholly in a pause (nothing was scheduled in it).
 fn paused_at(spans: &[(f64, f64)], t: f64) -> bool {
     spans
@@ -204,15 +210,15 @@ impl Widget for SeriesChart<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let spans = paused_spans(self.changes);
         let paused = |p: &SeriesPoint| paused_at(&spans, p.t);
-        // A paused second has no throughput to speak of, and a second without a response has
-        // no latency: both are gaps, not zeros.
+        // A paused second has no throughput to speak of, and a second without a timed response
+        // has no latency: both are gaps, not zeros.
         let pts = |f: &dyn Fn(&SeriesPoint) -> Option<f64>| -> Vec<(f64, Option<f64>)> {
             self.series
                 .iter()
                 .map(|p| (p.t, if paused(p) { None } else { f(p) }))
                 .collect()
         };
-        let latency = |v: u64| move |p: &SeriesPoint| (p.requests > 0).then_some(v as f64);
+        let latency = |v: u64| move |p: &SeriesPoint| timed(p).then_some(v as f64);
         let (title, lines) = match self.metric {
             Metric::Throughput => (
                 "Throughput /s",

@@ -31,7 +31,10 @@ impl Widget for Footer<'_> {
                 what(" leave now"),
             ]
         } else {
+            // In a mix every key acts on every workload, and says so.
+            let mix = self.board.is_mix();
             let more = match self.snap.plan.model {
+                _ if mix => " all workloads ±10% ",
                 LoadModel::Open(_) => " rate ±10% ",
                 LoadModel::Closed(_) => " users ±10% ",
             };
@@ -40,14 +43,15 @@ impl Widget for Footer<'_> {
                 1 => " Tab 1 ".to_string(),
                 n => format!(" Tab 1-{n} "),
             };
-            let pause = if self.state.paused {
-                " resume "
-            } else {
-                " pause "
+            let pause = match (self.state.paused, mix) {
+                (true, false) => " resume ",
+                (false, false) => " pause ",
+                (true, true) => " resume all ",
+                (false, true) => " pause all ",
             };
             vec![
                 key(" q ".into()),
-                what(" stop "),
+                what(if mix { " stop all " } else { " stop " }),
                 key(views),
                 what(" views "),
                 key(" +/- ".into()),

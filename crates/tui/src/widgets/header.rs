@@ -36,37 +36,28 @@ impl Header<'_> {
         Span::styled(text, Style::new().fg(Color::Black).bg(color).bold())
     }
 
-    /// Progress as a ratio and a label.
+    /// Progress as a ratio and a label: in a mix, as far as its least advanced workload, out of
+    /// the longest one's time when every workload has a planned time.
     fn progress(&self) -> (f64, String) {
-        let s = self.snap;
-        let elapsed = format::duration(s.elapsed);
-        if let Some(planned) = s.plan.planned_duration() {
-            let left = planned.saturating_sub(s.elapsed);
-            let ratio = s.elapsed.as_secs_f64() / planned.as_secs_f64().max(1e-9);
-            return (
-                ratio,
-                format!(
-                    "{elapsed} of {}, {} left",
-                    format::duration(planned),
-                    format::duration(left)
-                ),
-            );
+        if !self.board.is_mix() {
+            return progress(self.snap);
         }
-        let requests = match &s.plan.model {
-            LoadModel::Closed(c) => c.requests,
-            LoadModel::Open(o) => o.requests,
-        };
-        match requests {
-            Some(n) if n > 0 => (
-                s.total.samples as f64 / n as f64,
-                format!(
-                    "{elapsed}, {} of {} requests",
-                    format::count(s.total.samples),
-                    format::count(n)
-                ),
+        let each: Vec<&Snapshot> = self.board.workloads.iter().map(|w| &*w.snap).collect();
+        let ratio = each
+            .iter()
+            .map(|s| progress(s).0)
+            .fold(f64::INFINITY, f64::min);
+        let elapsed = format::duration(self.snap.elapsed);
+        let planned: Option<Vec<_>> = each.iter().map(|s| s.plan.planned_duration()).collect();
+        let label = match planned.and_then(|p| p.into_iter().max()) {
+            Some(planned) => format!(
+                "{elapsed} of {}, {} left",
+                format::duration(planned),
+                format::duration(planned.saturating_sub(self.snap.elapsed))
             ),
-            _ => (0.0, elapsed),
-        }
+            None => elapsed,
+        };
+        (ratio, label)
     }
 
     /// Users or in flight, achieved against target rate, totals.
@@ -76,6 +67,17 @@ impl Header<'_> {
         let label = Style::new().fg(Color::DarkGray);
         let mut spans = Vec::new();
         match &s.plan.model {
+            // A mix's users and rates are each workload's, in the title.
+            _ if self.board.is_mix() => {
+                spans.push(Span::styled("rate ", label));
+                spans.push(Span::raw(format!("{} req/s", format::count(point.requests))).bold());
+                if self.state.user_delta != 0 {
+                    spans.push(Span::raw(format!(" (users {:+})", self.state.user_delta)));
+                }
+                if (self.state.rate_factor - 1.0).abs() > 1e-9 {
+                    spans.push(Span::raw(format!(" (x{:.2})", self.state.rate_factor)));
+                }
+            }
             LoadModel::Closed(_) => {
                 spans.push(Span::styled("users ", label));
                 spans.push(Span::raw(format::count(s.active)).bold());
@@ -183,5 +185,37 @@ impl Widget for TabBar<'_> {
             .highlight_style(Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD))
             .divider("│")
             .render(area, buf);
+    }
+}
+
+/// A run's progress as a ratio and a label: by its planned time, else by its request count.
+fn progress(s: &Snapshot) -> (f64, String) {
+    let elapsed = format::duration(s.elapsed);
+    if let Some(planned) = s.plan.planned_duration() {
+        let left = planned.saturating_sub(s.elapsed);
+        let ratio = s.elapsed.as_secs_f64() / planned.as_secs_f64().max(1e-9);
+        return (
+            ratio,
+            format!(
+                "{elapsed} of {}, {} left",
+                format::duration(planned),
+                format::duration(left)
+            ),
+        );
+    }
+    let requests = match &s.plan.model {
+        LoadModel::Closed(c) => c.requests,
+        LoadModel::Open(o) => o.requests,
+    };
+    match requests {
+        Some(n) if n > 0 => (
+            s.total.samples as f64 / n as f64,
+            format!(
+                "{elapsed}, {} of {} requests",
+                format::count(s.total.samples),
+                format::count(n)
+            ),
+        ),
+        _ => (0.0, elapsed),
     }
 }

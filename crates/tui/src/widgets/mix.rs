@@ -1,15 +1,15 @@
 //! A mix as it goes: a row per workload (its load model is in the header) and, under each,
 //! a row per flow, then the TOTAL of them all; the same columns as the per-label table.
 
-use std::time::Duration;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::Widget;
-use throng_core::{LabelStats, Snapshot};
+use throng_core::Snapshot;
 
-use super::charts::{legend_block, line_chart, nice_ceiling, segments, Metric, Series, PALETTE};
+use super::charts::{
+    legend_block, line_chart, nice_ceiling, segments, timed, Metric, Series, PALETTE,
+};
 use super::labels::{Aggregate, TableRow, GROUP};
 use crate::board::Workload;
 
@@ -17,26 +17,13 @@ use crate::board::Workload;
 pub struct MixTable<'a> {
     /// The workloads; empty for a single run, whose flows are then the rows.
     pub workloads: &'a [Workload],
-    /// The run in focus.
+    /// The run, or in a mix its workloads merged ([`crate::merge`]): its TOTAL is the table's.
     pub snap: &'a Snapshot,
-    /// The TOTAL of every workload (see [`MixTable::total`]).
-    pub total: &'a LabelStats,
     /// Rows skipped from the top.
     pub scroll: usize,
 }
 
 impl<'a> MixTable<'a> {
-    /// Every workload's requests added together, and the longest one's time: the TOTAL row.
-    pub fn total(workloads: &[Workload]) -> (LabelStats, Duration) {
-        let mut total = LabelStats::new("TOTAL");
-        let mut secs = Duration::ZERO;
-        for w in workloads {
-            total.add(&w.snap.total);
-            secs = secs.max(w.snap.elapsed);
-        }
-        (total, secs)
-    }
-
     /// The table's rows.
     fn table(&self) -> Aggregate<'a> {
         fn flows<'s>(s: &'s Snapshot, indent: &str) -> Vec<TableRow<'s>> {
@@ -52,12 +39,9 @@ impl<'a> MixTable<'a> {
                 .collect()
         }
         let mut rows = Vec::new();
-        let (title, total) = if self.workloads.is_empty() {
+        let title = if self.workloads.is_empty() {
             rows.extend(flows(self.snap, ""));
-            (
-                "Flows",
-                TableRow::total("TOTAL", &self.snap.total, self.snap.elapsed),
-            )
+            "Flows"
         } else {
             for w in self.workloads {
                 // The load model is in the header: the label column stays narrow.
@@ -69,16 +53,16 @@ impl<'a> MixTable<'a> {
                 });
                 rows.extend(flows(w.snap.as_ref(), "  "));
             }
-            let secs = self.workloads.iter().map(|w| w.snap.elapsed).max();
-            (
-                "Workloads and their flows",
-                TableRow::total("TOTAL", self.total, secs.unwrap_or_default()),
-            )
+            "Workloads and their flows"
         };
         Aggregate {
             title,
             rows,
-            total: Some(total),
+            total: Some(TableRow::total(
+                "TOTAL",
+                &self.snap.total,
+                self.snap.elapsed,
+            )),
             scroll: self.scroll,
         }
     }
@@ -110,14 +94,14 @@ impl Widget for WorkloadsChart<'_> {
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                // A second without a response has no latency: a gap.
+                // A second without a timed response has no latency: a gap.
                 let points = w
                     .snap
                     .series
                     .iter()
                     .map(|p| match self.metric {
                         Metric::Throughput => (p.t, Some(p.requests as f64)),
-                        Metric::Latency => (p.t, (p.requests > 0).then_some(p.p99 as f64 / 1000.0)),
+                        Metric::Latency => (p.t, timed(p).then_some(p.p99 as f64 / 1000.0)),
                     })
                     .collect();
                 Series {

@@ -12,6 +12,9 @@ use throng_core::{
     RunPlan, SeriesPoint, Snapshot, Users,
 };
 
+/// When every fixture's run started: the same instant, so a mix's seconds line up.
+const STARTED: std::time::SystemTime = std::time::UNIX_EPOCH;
+
 fn closed_plan() -> RunPlan {
     RunPlan::new(
         "http://127.0.0.1:8080/",
@@ -88,6 +91,7 @@ fn base(plan: RunPlan, rate: f64) -> Snapshot {
     ];
     // The last label is a group: one row per flow of the two steps.
     let mut s = Snapshot::empty(Arc::new(plan), &labels, 1);
+    s.started_at = STARTED;
     s.elapsed = Duration::from_secs(12);
     fill(&mut s.labels[0], 18_000, 900, 2_000, 12);
     fill(&mut s.labels[1], 6_000, 1_500, 4_000, 30);
@@ -324,4 +328,83 @@ pub(crate) fn paused() -> Snapshot {
         },
     ];
     s
+}
+
+/// A workload whose every request fails: 4,000 requests answered 503, 12 s into a 30 s run at
+/// 500 a second (an open loop), one step.
+pub(crate) fn down() -> Snapshot {
+    let plan = RunPlan::new(
+        "down.yaml",
+        LoadModel::Open(OpenLoop {
+            rate: Rate::Constant(500.0),
+            arrivals: Arrivals::Even,
+            max_in_flight: 100,
+            queue: 100,
+            requests: None,
+            duration: Some(Duration::from_secs(30)),
+        }),
+    );
+    let mut s = Snapshot::empty(Arc::new(plan), &["GET /health".to_string()], 0);
+    s.started_at = STARTED;
+    s.elapsed = Duration::from_secs(12);
+    let row = &mut s.labels[0];
+    for i in 0..4_000u64 {
+        record(&mut row.failed, 200 + i % 50);
+    }
+    row.samples = 4_000;
+    row.errors = 4_000;
+    row.classes[ErrorClass::HttpStatus.index()] = 4_000;
+    let row = row.clone();
+    if let Some(lag) = s.lag.as_mut() {
+        for i in 0..4_000u64 {
+            record(&mut lag.lag, 10 + i % 90);
+        }
+        lag.scheduled = 4_000;
+    }
+    s.total.add(&row);
+    s.last.samples = 500;
+    s.last.errors = 500;
+    s.errors = vec![ErrorStat {
+        class: ErrorClass::HttpStatus,
+        count: 4_000,
+        sample: "503 Service Unavailable".into(),
+    }];
+    s.statuses = vec![(throng_core::Status::Http(503), 4_000)];
+    s.series = Arc::new(
+        (1..=12)
+            .map(|t| SeriesPoint {
+                t: t as f64,
+                requests: 500,
+                errors: 500,
+                target_rate: 500.0,
+                ..SeriesPoint::default()
+            })
+            .collect(),
+    );
+    s
+}
+
+/// A mix whose second workload fails every request: browsing by 50 users, then `down`.
+pub(crate) fn mix_failing() -> Vec<throng_tui::Workload> {
+    let mut browse = closed();
+    // The browsing itself is clean, so every failure on screen is the second workload's.
+    for l in browse
+        .labels
+        .iter_mut()
+        .chain([&mut browse.total, &mut browse.last])
+    {
+        l.errors = 0;
+    }
+    browse.errors.clear();
+    browse.statuses = vec![(throng_core::Status::Http(200), 24_000)];
+    vec![
+        throng_tui::Workload {
+            name: "browse".into(),
+            snap: Arc::new(browse),
+        },
+        throng_tui::Workload {
+            name: "down".into(),
+            snap: Arc::new(down()),
+        },
+    ]
 }
