@@ -617,3 +617,102 @@ async fn a_cooldown_without_a_grid_a_level_given_twice_and_a_negative_duration_a
     }
     assert_eq!(t.requests(), 0, "nothing was sent");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_cut_short_by_a_signal_is_marked_and_never_the_capacity() {
+    use std::io::BufRead as _;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let t = delayed(1).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = |name: &str| dir.path().join(name);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args([
+            "run",
+            &t.url(),
+            "--sweep",
+            "users=1,2,4",
+            "-z",
+            "2s",
+            "--threshold",
+            "p99<1s",
+            "--no-tui",
+        ])
+        .arg("--json")
+        .arg(file("g.json"))
+        .arg("--report")
+        .arg(format!("markdown:{}", file("g.md").display()))
+        .arg("--report")
+        .arg(format!("html:{}", file("g.html").display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("throng starts");
+    // The second level has started (the first ran its whole 2 s): stop it 300 ms in.
+    let stderr = child.stderr.take().expect("stderr");
+    let said = tokio::task::spawn_blocking(move || {
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let mut seen = String::new();
+        for line in lines.by_ref() {
+            let line = line.expect("a line");
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("run 2 of at most 3") {
+                return (true, seen, lines);
+            }
+        }
+        (false, seen, lines)
+    });
+    let (started, seen, rest) = tokio::time::timeout(Duration::from_secs(20), said)
+        .await
+        .expect("the second level starts within 20 s")
+        .expect("joins");
+    assert!(started, "{seen}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let drain = tokio::task::spawn_blocking(move || rest.map_while(Result::ok).count());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("joins")
+        .expect("throng ends");
+    drain.await.expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let g = json(&file("g.json"));
+    let rows = g["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{g}");
+    assert_eq!(rows[0]["passed"], true);
+    assert_eq!(rows[1]["passed"], true, "its part met the threshold");
+    assert!(rows[0].get("cut").is_none(), "the first level ran whole");
+    assert_eq!(rows[1]["cut"], true);
+    assert_eq!(
+        g["capacity"][0]["level"]["users"], 1,
+        "a level cut short is never the capacity: {g}"
+    );
+    assert!(stdout.contains("capacity: 1 user at p99<1s"), "{stdout}");
+    let cut = |text: &str, row: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no row {row:?}: {text}"));
+        assert!(line.contains("pass (cut short)"), "{line}");
+    };
+    cut(&stdout, "2 ");
+    let md = std::fs::read_to_string(file("g.md")).expect("markdown");
+    cut(&md, "| 2 |");
+    assert!(
+        !md.lines()
+            .any(|l| l.starts_with("| 1 |") && l.contains("cut")),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(file("g.html")).expect("html");
+    assert_eq!(html.matches("cut short").count(), 2, "the row and its note");
+    assert!(
+        md.contains("2 users: cut short (stopped before its end), so never the capacity"),
+        "{md}"
+    );
+}

@@ -209,10 +209,15 @@ pub struct LevelRow {
     /// Whether this row crossed the `until` condition, ending its side's sweep.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub crossed: bool,
+    /// Whether the level was cut short: a run of it stopped before its planned end (a signal,
+    /// `q` on the dashboard) or a round of it never ran. Its figures are of less than the
+    /// level's load, so it is never the capacity.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
-/// The capacity of one side: the highest level that met the thresholds before the first that
-/// did not.
+/// The capacity of one side: the highest level that met the thresholds over its whole run,
+/// before the first that did not (or was cut short).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Capacity {
     /// The side, in an A/B run.
@@ -354,6 +359,7 @@ impl LevelRow {
             db_tps: None,
             passed: None,
             crossed: false,
+            cut: false,
         }
     }
 
@@ -399,6 +405,7 @@ impl LevelRow {
             db_tps,
             passed,
             crossed: false,
+            cut: runs.iter().any(|r| r.interrupted),
         };
         Ok((row, merged))
     }
@@ -428,7 +435,10 @@ impl GridResult {
                 .iter()
                 .map(|side| {
                     let mine = rows.iter().filter(|r| &r.side == side);
-                    let met: Vec<&LevelRow> = mine.take_while(|r| r.passed == Some(true)).collect();
+                    // A level cut short met its thresholds over part of its load only.
+                    let met: Vec<&LevelRow> = mine
+                        .take_while(|r| r.passed == Some(true) && !r.cut)
+                        .collect();
                     Capacity {
                         side: side.clone(),
                         level: met.last().and_then(|r| r.level),
@@ -555,6 +565,18 @@ impl GridResult {
              run, which are counted apart"
                 .into(),
         );
+        for r in self.rows.iter().filter(|r| r.cut) {
+            let at: Vec<String> = r
+                .level
+                .map(|l| l.to_string())
+                .into_iter()
+                .chain(r.side.clone())
+                .collect();
+            out.push(format!(
+                "{}: cut short (stopped before its end), so never the capacity",
+                at.join(", ")
+            ));
+        }
         if self.interrupted {
             out.push("stopped early: the grid holds what ran".into());
         }
@@ -569,7 +591,9 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
     let sides = rows.iter().any(|r| r.side.is_some());
     let containers = rows.iter().any(|r| !r.containers.is_empty());
     let db = rows.iter().any(|r| r.db_tps.is_some());
-    let judged = rows.iter().any(|r| r.passed.is_some() || r.crossed);
+    let judged = rows
+        .iter()
+        .any(|r| r.passed.is_some() || r.crossed || r.cut);
     let mut header: Vec<String> = Vec::new();
     if let Some(l) = levels {
         header.push(match l {
@@ -657,6 +681,9 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
             };
             if r.crossed {
                 s = format!("{s} (until)").trim().to_string();
+            }
+            if r.cut {
+                s = format!("{s} (cut short)").trim().to_string();
             }
             row.push(s);
         }

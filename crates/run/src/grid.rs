@@ -321,6 +321,9 @@ impl Grid {
                     LevelRow::of(&at, &mine, &self.thresholds).map_err(|e| {
                         RunError::Runtime(format!("the rounds of {}: {e}", at.title(1)))
                     })?;
+                // A stop between two rounds leaves the level short of rounds, as cut as a run
+                // stopped midway.
+                row.cut |= mine.len() < self.rounds as usize;
                 if let Some(u) = &self.until {
                     let r = u.evaluate(&merged);
                     if r.passed || r.observed.is_none() {
@@ -528,6 +531,9 @@ fn row_line(r: &LevelRow) -> String {
     }
     if r.crossed {
         s.push_str(" (crossed the until condition: this side's sweep ends here)");
+    }
+    if r.cut {
+        s.push_str(" (cut short: never the capacity)");
     }
     s
 }
