@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use common::{delayed, result, run, throng};
 use throng::core::{ClosedLoop, Driver, LoadModel, Outcome, RunPlan, StepInfo, Users};
-use throng::report::{compare, Figure, NoiseMethod, Regression, RunResult, Side, Verdict};
+use throng::report::{
+    compare, render_comparison, Figure, NoiseMethod, Regression, RunResult, Side, Verdict,
+};
 
 /// A target whose requests take `ms` on the run's clock, give or take a spread of up to 0.5 ms
 /// that repeats request by request: the same `ms` gives the same run, to the microsecond.
@@ -46,11 +48,16 @@ impl Driver for Synthetic {
 /// One closed-loop run of 4 users for 4 seconds against a synthetic target of `ms`, on tokio's
 /// paused clock (it takes no wall time, and its timings are exact).
 async fn measure(ms: u64) -> RunResult {
+    measure_for(ms, 4).await
+}
+
+/// The same for `secs` seconds.
+async fn measure_for(ms: u64, secs: u64) -> RunResult {
     let model = LoadModel::Closed(ClosedLoop {
         users: Users::Fixed(4),
         requests: None,
         iterations: None,
-        duration: Some(Duration::from_secs(4)),
+        duration: Some(Duration::from_secs(secs)),
         think_time: None,
     });
     let driver = Arc::new(Synthetic {
@@ -171,6 +178,58 @@ async fn a_slower_target_is_beyond_noise_and_the_same_target_is_within_it() {
     let table: Vec<&str> = md.lines().take_while(|l| l.starts_with('|')).collect();
     assert_eq!(table.len(), 2 + Figure::ALL.len(), "{md}");
     assert!(table.iter().all(|l| l.matches(" | ").count() == 2), "{md}");
+}
+
+/// Every cell's verdict of a comparison.
+fn verdicts(c: &throng::report::Comparison) -> Vec<Verdict> {
+    c.labels
+        .iter()
+        .flat_map(|l| &l.rows)
+        .flat_map(|r| r.cells.iter().map(|c| c.verdict))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn too_few_rounds_or_seconds_are_said_rather_than_judged() {
+    let (a, b) = (measure(2).await, measure(6).await);
+    let rounds = |name: &str, r: &RunResult, n: usize| Side {
+        name: name.into(),
+        runs: vec![r.clone(); n],
+    };
+    // Two rounds a side: three times the latency is neither within the noise nor beyond it,
+    // and the legend says why instead of explaining marks that no cell has.
+    let c = compare(&[rounds("a", &a, 2), rounds("b", &b, 2)], false).expect("compares");
+    assert_eq!(c.method, NoiseMethod::Rounds);
+    assert!(verdicts(&c).iter().all(|v| *v == Verdict::Unknown), "{c:?}");
+    let text = render_comparison(&c);
+    assert!(
+        text.contains("the rounds (2 and 2) are too few to judge (--rounds 3 or more)"),
+        "{text}"
+    );
+    assert!(!text.contains("beyond the noise"), "{text}");
+    assert!(!text.contains('*') && !text.contains('~'), "{text}");
+
+    // Three rounds a side are judged, and the legend is the test's.
+    let c = compare(&[rounds("a", &a, 3), rounds("b", &b, 3)], false).expect("compares");
+    assert!(verdicts(&c).contains(&Verdict::Beyond), "{c:?}");
+    let text = render_comparison(&c);
+    assert!(
+        text.contains(
+            "* beyond the noise, ~ within it: Welch's t-test at 95% over the rounds (3 and 3)"
+        ),
+        "{text}"
+    );
+
+    // One run a side of two seconds: too short for its seconds' spread.
+    let (a, b) = (measure_for(2, 2).await, measure_for(6, 2).await);
+    let c = compare(&[side("a", &a), side("b", &b)], false).expect("compares");
+    assert!(verdicts(&c).iter().all(|v| *v == Verdict::Unknown), "{c:?}");
+    let text = render_comparison(&c);
+    assert!(
+        text.contains("not judged against the noise: the runs have fewer than three whole seconds"),
+        "{text}"
+    );
+    assert!(!text.contains("beyond the noise"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -531,7 +590,7 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
     assert_eq!(b.requests(), 200, "two rounds of 100 on b");
     assert!(stdout.contains("a (baseline)"), "{stdout}");
     assert!(
-        stdout.contains("Welch's t-test at 95% over the rounds (2 and 2)"),
+        stdout.contains("the rounds (2 and 2) are too few to judge"),
         "{stdout}"
     );
     // The grid's result keeps every run with its coordinates, and `throng compare` reads it
