@@ -304,6 +304,62 @@ async fn results_of_different_plans_are_refused_unless_forced_and_bad_input_exit
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_against_a_sweep_of_other_plans_is_refused_and_a_sweeps_own_levels_are_not() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let t = delayed(1).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let run4 = write(
+        dir.path(),
+        "four.json",
+        &result(&*run(&[&t.url(), "-c", "4", "-n", "40"]).await),
+    );
+    let sweep = dir.path().join("sweep.json").display().to_string();
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "--sweep",
+        "users=1,2,3",
+        "-n",
+        "30",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &sweep,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+
+    // A 4-user run against 1, 2 and 3 users: every % would be against another plan.
+    for args in [
+        vec!["compare", &run4, &sweep],
+        vec!["compare", &sweep, &run4],
+    ] {
+        let out = throng(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            common::said(&out)
+        );
+        assert!(err.contains("did not run the same plan"), "{err}");
+        assert!(err.contains(&format!("(of {sweep})")), "{err}");
+        assert!(err.contains("4 users"), "{err}");
+        assert!(out.stdout.is_empty(), "no table: {}", common::said(&out));
+    }
+    // The sweep's own levels are compared with its first, as they always were, and --force
+    // compares the run with them anyway.
+    let out = throng(&["compare", &sweep]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 user (baseline)"),
+        "{}",
+        common::said(&out)
+    );
+    let out = throng(&["compare", &run4, &sweep, "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_report_format_reads_back_to_the_runs_numbers() {
     let _one = ONE_AT_A_TIME.lock().await;
     let t = delayed(1).await;

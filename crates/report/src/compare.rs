@@ -405,6 +405,19 @@ fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
 /// Compares `sides`, the first being the baseline. Results of different plans or steps are
 /// refused, naming what differs, unless `force`.
 pub fn compare(sides: &[Side], force: bool) -> Result<Comparison, CompareError> {
+    compare_columns(sides, &[], force)
+}
+
+/// As [`compare`], for sides read from files: `grids[i]` names the grid result that side `i` is
+/// a column of (none for a run's result, or past the list's end). The columns of one grid at
+/// several levels ran different plans by design, so they are compared with a baseline of their
+/// own grid as they are; every other side must have run the baseline's plan (a 4-user run
+/// against the 1, 2 and 3 users of a sweep is refused, unless `force`).
+pub fn compare_columns(
+    sides: &[Side],
+    grids: &[Option<String>],
+    force: bool,
+) -> Result<Comparison, CompareError> {
     if sides.len() < 2 {
         return Err(CompareError::Shape(
             "a comparison needs at least two results".into(),
@@ -414,15 +427,22 @@ pub fn compare(sides: &[Side], force: bool) -> Result<Comparison, CompareError> 
         return Err(CompareError::Shape(format!("{} has no run", s.name)));
     }
     let base = &sides[0].runs[0];
+    let grid = |i: usize| grids.get(i).and_then(Option::as_deref);
     if !force {
-        for s in sides {
+        for (i, s) in sides.iter().enumerate() {
+            if i > 0 && grid(i).is_some() && grid(i) == grid(0) {
+                continue;
+            }
             for r in &s.runs {
                 let d = differences(base, r);
                 if !d.is_empty() {
+                    let of = |i: usize| grid(i).map_or(String::new(), |f| format!(" (of {f})"));
                     return Err(CompareError::Different(format!(
-                        "{} and {} did not run the same plan: {} (--force compares them anyway)",
+                        "{}{} and {}{} did not run the same plan: {} (--force compares them anyway)",
                         sides[0].name,
+                        of(0),
                         s.name,
+                        of(i),
                         d.join("; ")
                     )));
                 }

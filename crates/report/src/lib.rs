@@ -25,8 +25,8 @@ mod table;
 mod threshold;
 
 pub use compare::{
-    compare, comparison_markdown, render_comparison, Cell, CompareError, Comparison, ContainerRow,
-    Figure, FigureRow, LabelComparison, NoiseMethod, Side, Verdict,
+    compare, compare_columns, comparison_markdown, render_comparison, Cell, CompareError,
+    Comparison, ContainerRow, Figure, FigureRow, LabelComparison, NoiseMethod, Side, Verdict,
 };
 pub use csv::{render_csv_databases, render_csv_series, render_csv_table};
 pub use databases::{

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use throng_report::{
-    compare, comparison_markdown, merge, render_comparison, render_comparison_html, render_report,
-    render_summary, Format, Regression, RunResult, Side,
+    compare_columns, comparison_markdown, merge, render_comparison, render_comparison_html,
+    render_report, render_summary, Format, Regression, RunResult, Side,
 };
 
 use crate::{RunError, EXIT_OK, EXIT_THRESHOLDS};
@@ -88,10 +88,11 @@ pub fn read_result(path: &Path) -> Result<RunResult, RunError> {
 }
 
 /// The sides of a comparison from `NAME=FILE` or `FILE` arguments, in order of first mention
-/// (a grid's result brings a column per level and side), and whether a grid had levels.
-fn sides(results: &[String]) -> Result<(Vec<Side>, bool), RunError> {
+/// (a grid's result brings a column per level and side), and the grid file each side is a
+/// column of, if any.
+fn sides(results: &[String]) -> Result<(Vec<Side>, Vec<Option<String>>), RunError> {
     let mut sides: Vec<Side> = Vec::new();
-    let mut levelled = false;
+    let mut grids: Vec<Option<String>> = Vec::new();
     for arg in results {
         let (name, file) = match arg.split_once('=') {
             Some((n, f)) if !n.is_empty() && !Path::new(arg).exists() => (n.to_string(), f),
@@ -115,8 +116,10 @@ fn sides(results: &[String]) -> Result<(Vec<Side>, bool), RunError> {
                 ))
             })?;
             // Each level and side a column; levels are different plans by design.
-            levelled |= grid.rows.iter().any(|r| r.level.is_some());
-            sides.extend(grid.columns());
+            let columns = grid.columns();
+            grids.resize(sides.len(), None);
+            grids.extend(columns.iter().map(|_| Some(file.to_string())));
+            sides.extend(columns);
             continue;
         }
         let result = read_result(Path::new(file))?;
@@ -136,7 +139,8 @@ fn sides(results: &[String]) -> Result<(Vec<Side>, bool), RunError> {
             }),
         }
     }
-    Ok((sides, levelled))
+    grids.resize(sides.len(), None);
+    Ok((sides, grids))
 }
 
 /// Runs `throng compare`: prints the comparison, evaluates the regression thresholds.
@@ -158,8 +162,8 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, RunError> {
     if let Some(path) = &a.json {
         writable("--json", path)?;
     }
-    let (sides, levelled) = sides(&a.results)?;
-    let c = compare(&sides, a.force || levelled).map_err(|e| usage(e.to_string()))?;
+    let (sides, grids) = sides(&a.results)?;
+    let c = compare_columns(&sides, &grids, a.force).map_err(|e| usage(e.to_string()))?;
     for r in &regressions {
         if let Some(l) = r.label() {
             if !c.labels.iter().any(|x| x.label == l) {
