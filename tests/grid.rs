@@ -71,6 +71,10 @@ async fn a_sweep_finds_the_capacity_of_a_target_that_serves_four_at_a_time() {
     let passed: Vec<bool> = rows.iter().map(|r| r["passed"] == true).collect();
     assert_eq!(passed, [true, true, false, false], "{stdout}");
     assert_eq!(rows[3]["crossed"], true);
+    assert!(
+        rows[3].get("unmeasured").is_none(),
+        "p50 was measured there"
+    );
     assert_eq!(
         g["capacity"][0]["level"]["users"], 4,
         "the highest level that met p50<75ms"
@@ -715,4 +719,43 @@ async fn a_level_cut_short_by_a_signal_is_marked_and_never_the_capacity() {
         md.contains("2 users: cut short (stopped before its end), so never the capacity"),
         "{md}"
     );
+}
+
+#[test]
+fn until_on_a_target_with_nothing_to_measure_says_so() {
+    let port = common::closed_port();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("g.json");
+    let out = throng(&[
+        "run",
+        &format!("http://127.0.0.1:{port}/"),
+        "--sweep",
+        "users=1,2",
+        "-n",
+        "4",
+        "--until",
+        "p99>500ms",
+        "--no-tui",
+        "--json",
+        &file.display().to_string(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    let g = json(&file);
+    let rows = g["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "the sweep ended at its first level: {g}");
+    assert_eq!(rows[0]["crossed"], true);
+    assert_eq!(rows[0]["unmeasured"], true);
+    assert!(
+        stdout.contains(
+            "nothing could be measured for p99>500ms at 1 user (0 of 4 requests succeeded): its \
+             sweep ended there"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("crossed p99>500ms"),
+        "p99 was never measured: {stdout}"
+    );
+    assert!(stdout.contains("(until: nothing measured)"), "{stdout}");
 }

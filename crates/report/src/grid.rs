@@ -209,6 +209,11 @@ pub struct LevelRow {
     /// Whether this row crossed the `until` condition, ending its side's sweep.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub crossed: bool,
+    /// Whether the `until` condition found nothing to measure at this level (no request
+    /// succeeded, as against a refused port): the side's sweep ends as if it had crossed, and
+    /// the result says that nothing could be measured rather than that it crossed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unmeasured: bool,
     /// Whether the level was cut short: a run of it stopped before its planned end (a signal,
     /// `q` on the dashboard) or a round of it never ran. Its figures are of less than the
     /// level's load, so it is never the capacity.
@@ -359,6 +364,7 @@ impl LevelRow {
             db_tps: None,
             passed: None,
             crossed: false,
+            unmeasured: false,
             cut: false,
         }
     }
@@ -405,6 +411,7 @@ impl LevelRow {
             db_tps,
             passed,
             crossed: false,
+            unmeasured: false,
             cut: runs.iter().any(|r| r.interrupted),
         };
         Ok((row, merged))
@@ -541,7 +548,15 @@ impl GridResult {
             for r in self.rows.iter().filter(|r| r.crossed) {
                 let side = r.side.as_ref().map_or(String::new(), |s| format!("{s} "));
                 let level = r.level.map_or(String::new(), |l| format!(" at {l}"));
-                out.push(format!("{side}crossed {u}{level}: its sweep ended there"));
+                out.push(match r.unmeasured {
+                    true => format!(
+                        "{side}nothing could be measured for {u}{level} ({} of {} requests \
+                         succeeded): its sweep ended there",
+                        r.total.samples.saturating_sub(r.total.errors),
+                        r.total.samples
+                    ),
+                    false => format!("{side}crossed {u}{level}: its sweep ended there"),
+                });
             }
         }
         if self.rows.iter().any(|r| !r.containers.is_empty()) {
@@ -680,7 +695,11 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
                 None => String::new(),
             };
             if r.crossed {
-                s = format!("{s} (until)").trim().to_string();
+                let why = match r.unmeasured {
+                    true => "(until: nothing measured)",
+                    false => "(until)",
+                };
+                s = format!("{s} {why}").trim().to_string();
             }
             if r.cut {
                 s = format!("{s} (cut short)").trim().to_string();

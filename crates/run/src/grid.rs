@@ -328,6 +328,7 @@ impl Grid {
                     let r = u.evaluate(&merged);
                     if r.passed || r.observed.is_none() {
                         row.crossed = true;
+                        row.unmeasured = r.observed.is_none();
                         ended.push(side.clone());
                     }
                 }
@@ -529,8 +530,12 @@ fn row_line(r: &LevelRow) -> String {
     if r.aborted > 0 {
         s.push_str(&format!(", {} aborted at the end", r.aborted));
     }
-    if r.crossed {
-        s.push_str(" (crossed the until condition: this side's sweep ends here)");
+    match (r.crossed, r.unmeasured) {
+        (true, true) => s.push_str(
+            " (nothing could be measured for the until condition: this side's sweep ends here)",
+        ),
+        (true, false) => s.push_str(" (crossed the until condition: this side's sweep ends here)"),
+        _ => {}
     }
     if r.cut {
         s.push_str(" (cut short: never the capacity)");
