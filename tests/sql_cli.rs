@@ -85,6 +85,47 @@ fn statements_run_with_parameters_and_a_transaction_row() {
 }
 
 #[test]
+fn quiet_keeps_the_notes_of_a_run_and_loses_only_the_progress_line() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("sqlite://{}/q.db?mode=rwc", dir.path().display());
+    let o = throng(&[
+        "run",
+        &url,
+        "--sql",
+        "CREATE TABLE acc (id INTEGER PRIMARY KEY, v INTEGER)",
+        "-n",
+        "1",
+        "--no-tui",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The first transaction inserts id 1; the four after it fail on the key and roll back.
+    let o = throng(&[
+        "run",
+        &url,
+        "--sql",
+        "INSERT INTO acc (id, v) VALUES (1, 0)",
+        "--sql",
+        "UPDATE acc SET v = v + 1",
+        "--transaction",
+        "-c",
+        "1",
+        "-i",
+        "5",
+        "--no-tui",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        err.contains("transactions rolled back after a failed statement: 4"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{url}: sqlx")), "the connection: {err}");
+    assert!(!err.contains(" req/s "), "no progress line: {err}");
+}
+
+#[test]
 fn oltp_prepare_run_and_cleanup_from_the_command_line() {
     let url = MariaDb::shared().expect("MariaDB").url();
     let o = throng(&["sql", "cleanup", &url, "--tables", "1"]);

@@ -144,7 +144,8 @@ pub struct RunFlags {
     /// Never start the live dashboard (print a progress line on stderr instead).
     #[arg(long, help_heading = "Output")]
     pub no_tui: bool,
-    /// Print no progress line.
+    /// Print no progress line, nor where outputs were written (warnings and the run's notes
+    /// stay).
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
 

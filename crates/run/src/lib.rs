@@ -528,7 +528,9 @@ impl Run {
             self.summary && drawing.is_none(),
             self.messages && drawing.is_none(),
         );
-        if self.messages {
+        // The driver's notes are facts of this run (a SQL run's transactions rolled back), said
+        // with its summary: `--quiet` loses the progress line and the files' messages, not them.
+        if self.summary {
             for note in notes {
                 match &drawing {
                     Some(s) => s.print(format!("{note}\n")),

@@ -167,7 +167,9 @@ impl ProtocolFlags for SqlFlags {
             // the database is reached (one that cannot be is exit 1).
             load.thresholds(&throng_run::labels(&driver))?;
             check(&driver).await?;
-            if let (Some(path), false) = (driver.path(), load.quiet) {
+            // How the run connects (TLS, login) is said even with --quiet, which loses only the
+            // progress line and the files' messages.
+            if let Some(path) = driver.path() {
                 eprintln!("{}: {path}", driver.shown());
             }
             Ok(UrlRun {
