@@ -759,3 +759,106 @@ fn until_on_a_target_with_nothing_to_measure_says_so() {
     );
     assert!(stdout.contains("(until: nothing measured)"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sides_in_rounds_say_which_figures_are_per_round_and_which_all_rounds() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (a, b) = (delayed(1).await, delayed(1).await);
+    let out = throng(&[
+        "run",
+        "http://127.0.0.1/",
+        "--target",
+        &format!("a={}", a.url()),
+        "--target",
+        &format!("b={}", b.url()),
+        "-c",
+        "1",
+        "-n",
+        "20",
+        "--rounds",
+        "2",
+        "--no-tui",
+        "--quiet",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    assert_eq!((a.requests(), b.requests()), (40, 40));
+    // The comparison's Samples are a round's (20), the table's every round's (40): each says so.
+    let compared = stdout
+        .find("Per round: each figure is the mean of a side's rounds (2 and 2)")
+        .unwrap_or_else(|| panic!("no label over the comparison: {stdout}"));
+    let samples = stdout[compared..]
+        .lines()
+        .find(|l| l.starts_with("Samples"))
+        .expect("the comparison's Samples");
+    assert_eq!(
+        samples.split_whitespace().nth(1),
+        Some("20"),
+        "a round's: {samples}"
+    );
+    let table = stdout.find("grid: ").expect("the level table");
+    assert!(table > compared, "{stdout}");
+    for side in ["a ", "b "] {
+        let row = stdout[table..]
+            .lines()
+            .find(|l| l.starts_with(side))
+            .expect("the side's row");
+        assert_eq!(row.split_whitespace().nth(2), Some("40"), "{row}");
+    }
+    assert!(
+        stdout[table..].contains(
+            "all rounds: each row merges its 2 rounds (samples summed, percentiles of every \
+             request in them)"
+        ),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workloads_without_thresholds_have_no_verdict_in_total() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (shop, api) = (delayed(1).await, delayed(1).await);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let write = |name: &str, url: String| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "targets:\n  t: {url}\nload:\n  users: 1\n  requests: 5\nsteps:\n  - label: get\n    request:\n      path: /\n"
+            ),
+        )
+        .expect("writes");
+        path.display().to_string()
+    };
+    let (browse, orders) = (
+        write("browse.yaml", shop.url()),
+        write("orders.yaml", api.url()),
+    );
+    let file = dir.path().join("w.json");
+    let out = throng(&[
+        "run",
+        &browse,
+        "--with",
+        &orders,
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &file.display().to_string(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    let g = json(&file);
+    let rows = g["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3, "{g}");
+    assert_eq!(rows[2]["side"], "TOTAL");
+    assert_eq!(rows[2]["total"]["samples"], 10);
+    for r in rows {
+        assert!(r.get("passed").is_none(), "no threshold anywhere: {r}");
+    }
+    let table = stdout.find("grid: ").expect("the table of workloads");
+    let total = stdout[table..]
+        .lines()
+        .find(|l| l.starts_with("TOTAL"))
+        .unwrap_or_else(|| panic!("no TOTAL row: {stdout}"));
+    assert!(!total.contains("pass"), "{total}");
+}

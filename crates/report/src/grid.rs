@@ -575,6 +575,12 @@ impl GridResult {
                 names.join(", ")
             ));
         }
+        if let Some(n) = self.rows.iter().map(|r| r.rounds).max().filter(|&n| n > 1) {
+            out.push(format!(
+                "all rounds: each row merges its {n} rounds (samples summed, percentiles of every \
+                 request in them)"
+            ));
+        }
         out.push(
             "latencies in ms; Error %: failures other than the requests aborted at the end of a \
              run, which are counted apart"
