@@ -429,3 +429,99 @@ fn a_sweep_is_one_dashboard_with_its_level_table_filling_in() {
     assert_eq!(json["runs"].as_array().map(Vec::len), Some(3));
     assert_eq!(json["capacity"][0]["level"]["users"], 4);
 }
+
+/// The header's `errors N (P%)`, as numbers.
+fn header_errors(screen: &str) -> Option<(u64, f64)> {
+    let line = screen.lines().find(|l| l.contains(" total "))?;
+    let (_, rest) = line.split_once("errors ")?;
+    let (count, rest) = rest.split_once(" (")?;
+    let (percent, _) = rest.split_once("%)")?;
+    Some((count.replace(',', "").parse().ok()?, percent.parse().ok()?))
+}
+
+/// A mix of two workloads where the second fails every request (a 503): the header counts its
+/// failures, the Errors view and the status codes show them as its own, the Labels table has
+/// both workloads' rows; `+` changes both workloads, as the footer says.
+#[test]
+fn a_mix_shows_every_workload_on_every_view() {
+    let (_rt, url, target) = target();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The same rate each, so about half of all requests fail.
+    let file = |name: &str, label: &str, path: &str| {
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            format!(
+                "targets:\n  t: {url}\nload:\n  rate: 40\n  duration: 60s\nsteps:\n  - label: \
+                 {label}\n    request:\n      path: {path}\n"
+            ),
+        )
+        .expect("a scenario file");
+    };
+    file("m1", "page", "/");
+    file("m2", "broken", "/status/503");
+    let mut pty = Pty::spawn(
+        &["run", "m1.yaml", "--with", "m2.yaml", "--json", "w.json"],
+        dir.path(),
+    );
+    let screen = pty.wait_for(Duration::from_secs(30), "the second's failures", |s| {
+        header_errors(s).is_some_and(|(n, _)| n >= 40)
+    });
+    let (_, percent) = header_errors(&screen).expect("the header's errors");
+    assert!(
+        (30.0..70.0).contains(&percent),
+        "half the requests fail: {percent}%\n{screen}"
+    );
+    assert!(screen.contains("m1 40.0/s · m2 40.0/s"), "{screen}");
+    assert!(screen.contains("all workloads ±10%"), "{screen}");
+
+    pty.press(b"3");
+    let errors = pty.wait_for(Duration::from_secs(10), "the Errors view", |s| {
+        s.contains("Status codes")
+    });
+    assert!(!errors.contains("No errors."), "{errors}");
+    assert!(errors.contains("http_status"), "{errors}");
+    assert!(
+        errors.contains("m2: HTTP 503"),
+        "the sample names its workload:\n{errors}"
+    );
+    assert!(errors.contains("│503 "), "{errors}");
+    assert!(errors.contains("│200 "), "{errors}");
+
+    pty.press(b"2");
+    let labels = pty.wait_for(Duration::from_secs(10), "the Labels view", |s| {
+        s.contains("Received KB/s")
+    });
+    let row = |label: &str| {
+        labels
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("no {label} row:\n{labels}"))
+            .to_string()
+    };
+    assert!(row("m2: broken").contains("100.00%"), "{labels}");
+    assert!(row("m1: page").contains(" 0.00%"), "{labels}");
+
+    pty.press(b"+");
+    pty.wait_for(Duration::from_secs(10), "the rate changed", |s| {
+        s.contains("(x1.10)")
+    });
+    pty.press(b"q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status:?}");
+    let text = std::fs::read_to_string(dir.path().join("w.json")).expect("w.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    // `+` reached both workloads.
+    for i in 0..2 {
+        let changes = json["runs"][i]["result"]["changes"]
+            .as_array()
+            .expect("changes");
+        assert!(
+            changes.iter().any(|c| c["what"] == "rate x1.10"),
+            "workload {i}: {changes:?}"
+        );
+    }
+    let total = &json["rows"][2];
+    assert_eq!(total["side"], "TOTAL");
+    assert!(total["total"]["errors"].as_u64().expect("errors") >= 40);
+    assert!(target.requests() > 0);
+}

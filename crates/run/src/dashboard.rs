@@ -497,6 +497,54 @@ mod live {
             assert_eq!(between.running, None);
             assert_eq!(between.table.len(), 2);
         }
+
+        /// What a mix's dashboard shows is what its JSON says: the workloads' live merge has the
+        /// TOTAL that `merge_concurrent` makes of their results, failures by class included.
+        #[test]
+        fn a_mix_on_the_dashboard_has_the_total_of_its_result() {
+            let fine = snapshot(4, 3_000, 2_000);
+            let mut down = (*snapshot(2, 0, 1)).clone();
+            down.elapsed = std::time::Duration::from_secs(3);
+            let mut label = down.labels[0].clone();
+            for _ in 0..500 {
+                throng_core::histogram::record(&mut label.failed, 300);
+            }
+            label.samples = 500;
+            label.errors = 500;
+            label.classes[throng_core::ErrorClass::Connect.index()] = 500;
+            down.labels[0] = label.clone();
+            down.total = throng_core::LabelStats {
+                label: "TOTAL".into(),
+                ..label
+            };
+            down.errors = vec![throng_core::ErrorStat {
+                class: throng_core::ErrorClass::Connect,
+                count: 500,
+                sample: "connection refused".into(),
+            }];
+            let down = Arc::new(down);
+            let workloads =
+                [("fine", &fine), ("down", &down)].map(|(name, snap)| throng_tui::Workload {
+                    name: name.into(),
+                    snap: (*snap).clone(),
+                });
+            let shown = throng_tui::merge(&workloads).expect("a merge");
+            let live = RunResult::from_snapshot(&shown);
+            let results = [&fine, &down].map(|s| RunResult::from_snapshot(s));
+            let json =
+                throng_report::merge_concurrent(&[&results[0], &results[1]]).expect("a TOTAL");
+            assert_eq!(live.total, json.total);
+            assert_eq!(live.total.samples, 3_500);
+            assert_eq!(live.total.errors, 500);
+            let classes = |r: &RunResult| -> Vec<(String, u64)> {
+                r.errors
+                    .iter()
+                    .map(|e| (format!("{:?}", e.class), e.count))
+                    .collect()
+            };
+            assert_eq!(classes(&live), classes(&json));
+            assert_eq!(classes(&live).len(), 1);
+        }
     }
 }
 
