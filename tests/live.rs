@@ -525,3 +525,38 @@ fn a_mix_shows_every_workload_on_every_view() {
     assert!(total["total"]["errors"].as_u64().expect("errors") >= 40);
     assert!(target.requests() > 0);
 }
+
+/// A mix of files (`a.yaml@7 b.yaml@3`) is named by every file, on the dashboard's header and
+/// in the summary after it, not by its first alone.
+#[test]
+fn a_mix_of_files_is_named_by_every_file() {
+    let (_rt, url, _target) = target();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, path) in [("a", "/a"), ("b", "/b")] {
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            format!(
+                "targets:\n  t: {url}\nload:\n  users: 1\n  duration: 60s\nsteps:\n  - label: \
+                 {name}\n    request:\n      path: {path}\n"
+            ),
+        )
+        .expect("a scenario file");
+    }
+    let mut pty = Pty::spawn(&["run", "a.yaml@7", "b.yaml@3"], dir.path());
+    let screen = pty.wait_for(Duration::from_secs(30), "the running mix", |s| {
+        s.contains("RUNNING")
+    });
+    assert!(
+        screen
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("a.yaml@7 b.yaml@3")),
+        "{screen}"
+    );
+    pty.press(b"q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status:?}");
+    pty.raw_once(b"TOTAL");
+    let after = pty.contents();
+    assert!(after.contains("-> a.yaml@7 b.yaml@3"), "{after}");
+}

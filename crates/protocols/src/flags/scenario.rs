@@ -190,6 +190,15 @@ pub fn build_from(
         let targets = scenario_targets(&setup, p.protocol());
         setup.connections += p.fit_scenario(&mut setup.plan, &a.request, targets)?;
     }
+    // A mix of files runs them all: its target (the summary's, the JSON's, the dashboard's
+    // header) names every one, not the first alone.
+    if !a.mix.is_empty() {
+        setup.plan.target = std::iter::once(&a.url)
+            .chain(&a.mix)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
     Ok(setup)
 }
 
