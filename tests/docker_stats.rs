@@ -515,3 +515,95 @@ fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
     assert!(p50.ends_with('*'), "{stdout}");
     assert!(stdout.contains("CPU load"), "{stdout}");
 }
+
+#[test]
+fn a_sweep_reads_its_container_idle_once_before_the_first_load_and_once_after_the_last() {
+    require_engine();
+    let pid = std::process::id();
+    let (name, image) = (
+        format!("throng-it-ladder-{pid}"),
+        format!("throng-it-ladder:{pid}"),
+    );
+    let _cleanup = Cleanup {
+        containers: vec![name.clone()],
+        image: image.clone(),
+    };
+    let _ctx = build_image(&image);
+    let port = run_container(&name, &image);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("ladder.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["run", &format!("http://127.0.0.1:{port}/")])
+        .args(["--sweep", "users=1,2,3", "-n", "100", "--idle", "2s"])
+        .args(["--container", &name, "--no-tui"])
+        .args(["--json", json.to_str().expect("utf-8")])
+        .output()
+        .expect("throng runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    let container = |i: usize| doc["runs"][i]["result"]["containers"][0].clone();
+    let idle_readings = |i: usize| {
+        container(i)["samples"]
+            .as_array()
+            .expect("samples")
+            .iter()
+            .filter(|s| f(&s["t"]) < 0.0)
+            .count()
+    };
+    // 2 s before the first level; before the later ones only the first complete reading
+    // (the totals' start), which follows a load and is no idle figure.
+    assert!(idle_readings(0) >= 2, "{}", container(0));
+    assert!(container(0)["idle"].is_object());
+    for i in [1, 2] {
+        assert!(idle_readings(i) < idle_readings(0), "{}", container(i));
+        assert!(container(i)["idle"].is_null(), "{}", container(i));
+    }
+    // Once after the last load, kept in the last run.
+    assert!(container(0).get("idle_after").is_none());
+    assert!(container(1).get("idle_after").is_none());
+    assert!(
+        container(2)["idle_after"]["samples"].as_u64() >= Some(1),
+        "{}",
+        container(2)
+    );
+    let compared = Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["compare", json.to_str().expect("utf-8")])
+        .output()
+        .expect("throng compare runs");
+    let table = String::from_utf8_lossy(&compared.stdout);
+    assert!(compared.status.success(), "{table}");
+    // Side, Container, Image (2 cells), CPU idle, CPU load, Memory idle (2 cells), Memory idle
+    // after load (2 cells), Memory load (2 cells).
+    let memory = |level: &str| -> (String, String) {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(level) && l.contains(&name))
+            .unwrap_or_else(|| panic!("no container row for {level}: {table}"));
+        let cells: Vec<&str> = line[level.len()..].split_whitespace().collect();
+        let cells = &cells[3..];
+        let (idle, rest) = match cells[2] {
+            "-" => ("-".to_string(), &cells[3..]),
+            v => (format!("{v} {}", cells[3]), &cells[4..]),
+        };
+        let after = match rest[0] {
+            "-" => "-".to_string(),
+            v => format!("{v} {}", rest[1]),
+        };
+        (idle, after)
+    };
+    let (first, middle, last) = (memory("1 user "), memory("2 users "), memory("3 users "));
+    assert!(
+        first.0.ends_with("MiB") && first.1 == "-",
+        "{first:?}: {table}"
+    );
+    assert_eq!(middle, ("-".to_string(), "-".to_string()), "{table}");
+    assert!(
+        last.0 == "-" && last.1.ends_with("MiB"),
+        "{last:?}: {table}"
+    );
+}

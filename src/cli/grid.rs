@@ -187,6 +187,12 @@ fn cell_args(a: &RunArgs, at: &Coordinates, sides: &[AbSide]) -> Result<RunArgs,
     if let Some(level) = at.level {
         r.run = a.run.at_level(level);
     }
+    // `--idle` samples a side's containers once before its first run, and the grid once more
+    // after the last (`Grid::idle`): before a later run they are just out of a load, and 8
+    // levels were 8 idle periods.
+    if at.round > 1 || at.level != a.run.levels()?.first().copied() {
+        r.run.idle = None;
+    }
     // `--container go=web-go` is this side's when it names a side; a plain name is every
     // side's. The same for `--db-stats go=postgres://...`.
     let side = at.side.as_deref();
@@ -272,11 +278,19 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
             Ok(_) => {}
         }
     }
+    // Checked by the first side's run above.
+    let idle = a
+        .run
+        .idle
+        .as_deref()
+        .and_then(|d| throng_core::stages::parse_duration(d).ok())
+        .unwrap_or_default();
     let grid = a
         .run
         .grid(&labels)?
         .with_thresholds(thresholds)
-        .sides(names);
+        .sides(names)
+        .idle(idle);
     let finished = grid
         .execute(|at, title| {
             let out = &out;

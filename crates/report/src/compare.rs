@@ -578,13 +578,18 @@ fn container_rows(sides: &[Side]) -> Vec<ContainerRow> {
                 cpu_idle: fresh.and_then(|c| c.idle.as_ref().map(|u| u.cpu_mean)),
                 cpu_load: avg(&|c| c.load.as_ref().map(|u| u.cpu_mean)),
                 mem_idle: fresh.and_then(|c| c.idle.as_ref().map(|u| u.mem_mean)),
-                mem_idle_after: {
-                    let v: Vec<f64> = seen
-                        .iter()
-                        .skip(1)
-                        .filter_map(|c| c.idle.as_ref().map(|u| u.mem_mean as f64))
-                        .collect();
-                    (!v.is_empty()).then(|| mean(&v) as u64)
+                // A grid's one reading after its last load, else (runs of separate files)
+                // the idle readings before the later rounds.
+                mem_idle_after: match seen.last().and_then(|c| c.idle_after.as_ref()) {
+                    Some(u) => Some(u.mem_mean),
+                    None => {
+                        let v: Vec<f64> = seen
+                            .iter()
+                            .skip(1)
+                            .filter_map(|c| c.idle.as_ref().map(|u| u.mem_mean as f64))
+                            .collect();
+                        (!v.is_empty()).then(|| mean(&v) as u64)
+                    }
                 },
                 mem_load: avg(&|c| c.load.as_ref().map(|u| u.mem_mean as f64)).map(|m| m as u64),
             });

@@ -61,6 +61,11 @@ pub struct ContainerResult {
     pub idle: Option<Usage>,
     /// Readings while the load ran.
     pub load: Option<Usage>,
+    /// Readings after the load, with none following: in a grid (a sweep, rounds, A/B sides),
+    /// taken once after its last run and kept in each side's last run. The idle readings of a
+    /// grid's later runs follow a load, so only its first run of a side has `idle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_after: Option<Usage>,
     /// The memory limit (the host's memory when the container has none), bytes.
     pub mem_limit: u64,
     /// Network bytes received during the load, all interfaces.
@@ -94,6 +99,7 @@ impl ContainerResult {
             image_size: c.info.image_size,
             idle: Usage::of(idle),
             load: Usage::of(load),
+            idle_after: None,
             mem_limit: end.mem_limit,
             net_rx: end.net_rx.saturating_sub(base.net_rx),
             net_tx: end.net_tx.saturating_sub(base.net_tx),
@@ -188,7 +194,11 @@ pub fn render_containers(containers: &[ContainerResult]) -> String {
             "limit",
         ];
         let mut rows = vec![header.map(String::from)];
-        for (label, u) in [("idle", &c.idle), ("under load", &c.load)] {
+        let mut phases = vec![("idle", &c.idle), ("under load", &c.load)];
+        if c.idle_after.is_some() {
+            phases.push(("idle after load", &c.idle_after));
+        }
+        for (label, u) in phases {
             let row = match u {
                 Some(u) => [
                     label.to_string(),
@@ -327,6 +337,21 @@ mod tests {
             text.contains("sampling stopped during the run: exited (code 137)"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_idle_reading_after_the_load_is_a_row_of_its_own() {
+        let mut r = ContainerResult::from_series(&series());
+        assert!(!render_containers(std::slice::from_ref(&r)).contains("idle after load"));
+        r.idle_after = Usage::of(&[reading(30.0, 0.25, 4096, 0)]);
+        let text = render_containers(&[r]);
+        let after = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("idle after load"))
+            .expect("the row");
+        let cells: Vec<&str> = after.split_whitespace().collect();
+        assert_eq!(cells[3..6], ["1", "0.25", "0.25"], "{text}");
+        assert!(after.contains("4.00KiB"), "{after}");
     }
 
     #[test]

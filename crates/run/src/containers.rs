@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use throng_core::ContainerEvent;
+use throng_core::{ContainerEvent, ContainerSample};
 use throng_docker::{Client, DockerError, Monitor, Sampling, Selection};
 use tokio::sync::mpsc;
 
@@ -51,6 +51,46 @@ impl Containers {
         }
         Ok(monitor.start(self.idle).await)
     }
+}
+
+/// Samples the containers of these ids for `idle` with no load (at least their first complete
+/// reading, about a second): a grid's one idle reading after its last load. Each container's
+/// usage over the period, by id; a container that has stopped since is an error.
+pub(crate) async fn idle_reading(
+    ids: &[String],
+    idle: Duration,
+) -> Result<Vec<(String, throng_report::Usage)>, RunError> {
+    let client = Client::from_env().await.map_err(docker_error)?;
+    let selection = Selection {
+        containers: ids.to_vec(),
+        labels: Vec::new(),
+    };
+    let monitor = Monitor::resolve(client, &selection)
+        .await
+        .map_err(docker_error)?;
+    let (mut sampling, mut events) = monitor.start(idle).await;
+    // Marking a start flushes the readings held so far (negative `t`) at once; the first one
+    // after it, or a pause longer than the flush takes, ends the period.
+    sampling.load_starts_now();
+    let mut readings: Vec<(String, Vec<ContainerSample>)> = Vec::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_millis(500), events.recv()).await;
+        match next {
+            Ok(Some(ContainerEvent::Sample(id, s))) if s.t < 0.0 => {
+                match readings.iter_mut().find(|(i, _)| *i == id) {
+                    Some((_, v)) => v.push(s),
+                    None => readings.push((id, vec![s])),
+                }
+            }
+            Ok(Some(ContainerEvent::Info(_) | ContainerEvent::Gone(..))) => {}
+            _ => break,
+        }
+    }
+    drop(sampling);
+    Ok(readings
+        .into_iter()
+        .filter_map(|(id, s)| throng_report::Usage::of(&s).map(|u| (id, u)))
+        .collect())
 }
 
 /// Validates the flags; `None` when no container is selected. `databases`: `--db-stats` reads

@@ -29,6 +29,7 @@ pub struct Grid {
     sides: Vec<String>,
     rounds: u32,
     cooldown: Duration,
+    idle: Duration,
     thresholds: Vec<Threshold>,
     until: Option<Threshold>,
     json: Option<PathBuf>,
@@ -113,6 +114,15 @@ impl Grid {
     /// does not fall on the next.
     pub fn cooldown(mut self, cooldown: Duration) -> Self {
         self.cooldown = cooldown;
+        self
+    }
+
+    /// How long the runs' containers are sampled idle after the grid's last load (`--idle`; at
+    /// least their first complete reading, about a second). That reading is the grid's one
+    /// idle reading after a load: the idle readings before its later runs follow a load too,
+    /// so only a side's first run keeps its `idle`.
+    pub fn idle(mut self, idle: Duration) -> Self {
+        self.idle = idle;
         self
     }
 
@@ -289,9 +299,17 @@ impl Grid {
                 };
                 failures.extend(finished.failures.iter().cloned());
                 interrupted = finished.result.interrupted;
+                let mut result = finished.result;
+                // Before a side's later runs its containers are not idle but just out of the
+                // previous load: read as idle, level 2's column showed level 1's aftermath.
+                if runs.iter().any(|r| r.at.side == at.side) {
+                    for c in &mut result.containers {
+                        c.idle = None;
+                    }
+                }
                 runs.push(GridRun {
                     at: (*at).clone(),
-                    result: finished.result,
+                    result,
                 });
                 if interrupted {
                     break;
@@ -337,6 +355,11 @@ impl Grid {
                 session.grid_rows(&rows);
             }
         }
+        // A grid stopped by a signal ends now, without another reading.
+        #[cfg(feature = "docker")]
+        if !interrupted {
+            self.idle_after(&mut runs, &say).await;
+        }
         let result = GridResult::new(
             runs,
             rows,
@@ -345,6 +368,48 @@ impl Grid {
             interrupted,
         );
         Ok(GridFinished { result, failures })
+    }
+
+    /// The idle reading after the last load: every side's containers at once, kept in each
+    /// side's last run (`idle_after`). A container gone since gives a message, not a failure.
+    #[cfg(feature = "docker")]
+    async fn idle_after(&self, runs: &mut [GridRun], say: &impl Fn(String)) {
+        let mut last: Vec<usize> = Vec::new();
+        for (i, r) in runs.iter().enumerate() {
+            match last.iter_mut().find(|j| runs[**j].at.side == r.at.side) {
+                Some(j) => *j = i,
+                None => last.push(i),
+            }
+        }
+        let mut ids: Vec<String> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for c in last.iter().flat_map(|&i| &runs[i].result.containers) {
+            if c.gone.is_none() && !ids.contains(&c.id) {
+                ids.push(c.id.clone());
+                names.push(c.name.clone());
+            }
+        }
+        if ids.is_empty() {
+            return;
+        }
+        say(format!(
+            "sampling {} for {} after the last load",
+            names.join(", "),
+            humantime::format_duration(self.idle.max(Duration::from_secs(1)))
+        ));
+        match crate::containers::idle_reading(&ids, self.idle).await {
+            Ok(usage) => {
+                for &i in &last {
+                    for c in &mut runs[i].result.containers {
+                        c.idle_after = usage
+                            .iter()
+                            .find(|(id, _)| *id == c.id)
+                            .map(|(_, u)| u.clone());
+                    }
+                }
+            }
+            Err(e) => say(format!("no idle reading after the last load: {e}")),
+        }
     }
 
     /// Runs several workloads at once, as k6's scenarios: each its own [`crate::Run`] (its own
