@@ -475,3 +475,138 @@ fn a_report_to_dash_goes_to_standard_output() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Label  Samples"));
     assert!(!dir.path().join("-").exists(), "no file named -");
 }
+
+/// The JSON rows of a grid's sides: (side, samples, errors, bytes sent).
+fn side_rows(path: &std::path::Path) -> Vec<(String, u64, u64, u64)> {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let n = |k: &str| r["total"][k].as_u64().unwrap();
+            (
+                r["side"].as_str().unwrap().to_string(),
+                n("samples"),
+                n("errors"),
+                n("bytes_sent"),
+            )
+        })
+        .collect()
+}
+
+/// Sides of HTTP and gRPC: `-d` with `--call` is the call's message, not the body of the HTTP
+/// side's GET (which sent 2 KB a request); with `-m POST` it is the HTTP side's body too.
+#[test]
+fn a_grpc_sides_message_is_not_the_body_of_the_http_sides_get() {
+    let (rt, h) = target();
+    let g = rt
+        .block_on(throng::testbed::GrpcTarget::default().start())
+        .unwrap();
+    let body = format!(r#"{{"name":"{}"}}"#, "x".repeat(2000));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ab.json");
+    let (side_h, side_g) = (format!("http={}/", h.url()), format!("grpc={}", g.url()));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "http://127.0.0.1/",
+            "--target",
+            &side_h,
+            "--target",
+            &side_g,
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "-d",
+            &body,
+            "-c",
+            "1",
+            "-n",
+            "20",
+            "--no-tui",
+            "--quiet",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let out = throng(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+        side_rows(&json)
+    };
+    let rows = run(&[]);
+    let (http, grpc) = (&rows[0], &rows[1]);
+    assert_eq!(
+        (http.0.as_str(), http.1, http.2),
+        ("http", 20, 0),
+        "{rows:?}"
+    );
+    assert_eq!(
+        (grpc.0.as_str(), grpc.1, grpc.2),
+        ("grpc", 20, 0),
+        "{rows:?}"
+    );
+    assert!(http.3 / 20 < 1000, "a GET without the message: {rows:?}");
+    assert!(grpc.3 / 20 > 2000, "the message on every call: {rows:?}");
+    assert_eq!(g.calls(), 20);
+
+    let rows = run(&["-m", "POST"]);
+    assert!(rows[0].3 / 20 > 2000, "the POST's body: {rows:?}");
+    assert!(rows[1].3 / 20 > 2000, "the call's message: {rows:?}");
+}
+
+/// `--http2=SIDE` speaks HTTP/2 to the sides it names and HTTP/1.1 to the others, so the two
+/// can be compared; `--http2` alone with two HTTP sides is refused (it ran HTTP/2 twice).
+#[test]
+fn http2_goes_to_the_sides_it_names() {
+    let (rt, one) = target();
+    let two = rt.block_on(HttpTarget::default().start()).unwrap();
+    let (h1, h2) = (format!("h1={}/", one.url()), format!("h2={}/", two.url()));
+    let sides = ["http://127.0.0.1/", "--target", &h1, "--target", &h2];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run"];
+        args.extend(sides);
+        // One worker thread: HTTP/2 connections are a worker's.
+        args.extend([
+            "-c",
+            "4",
+            "-n",
+            "40",
+            "--threads",
+            "1",
+            "--no-tui",
+            "--quiet",
+        ]);
+        args.extend(extra);
+        let out = throng(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    };
+    // HTTP/1.1: a connection a user; HTTP/2: the four users share one.
+    run(&["--http2=h2"]);
+    assert_eq!((one.connections(), two.connections()), (4, 1));
+    // --streams is the HTTP/2 side's: two users a connection there, none asked of h1.
+    run(&["--http2=h2", "--streams", "2"]);
+    assert_eq!((one.connections(), two.connections()), (8, 3));
+    assert_eq!((one.requests(), two.requests()), (80, 80));
+
+    let with = |extra: &[&'static str]| -> Vec<&str> {
+        sides.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    common::refused(&[
+        (
+            with(&["--http2"]),
+            "--http2 with the HTTP sides h1, h2: name those that speak HTTP/2 as --http2=h2 \
+             (the others speak HTTP/1.1), or --http2=h1,h2 for every one"
+                .into(),
+        ),
+        (
+            with(&["--http2=h3"]),
+            "--http2=h3: no side is named h3 (the HTTP sides are h1, h2)".into(),
+        ),
+        (
+            vec![sides[0], "--http2=h2"],
+            "--http2=h2: names sides of an A/B run".into(),
+        ),
+    ]);
+    assert_eq!((one.requests(), two.requests()), (80, 80), "nothing sent");
+}

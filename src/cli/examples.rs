@@ -44,7 +44,7 @@ fn readme_examples_parse() {
         let words = shell_words(cmd);
         let cli =
             super::Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
-        if let super::args::Command::Run(run) = cli.command {
+        if let super::args::Command::Run(mut run) = cli.command {
             if scenario::is_scenario(&run.url) {
                 // With A/B sides the file's target is replaced by each side's (the grid checks
                 // that); each --with file is a plan of its own.
@@ -60,6 +60,17 @@ fn readme_examples_parse() {
                     scenario::build_scenario(&w).unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
                 }
             } else {
+                // A/B sides: the flags that name sides (`--http2=SIDE`) are checked against
+                // them, and the request below as that of a side they do not name.
+                let sides =
+                    super::grid::sides(&run).unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                if let Some(sides) = sides {
+                    super::runner::check_sides(&run, &sides)
+                        .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+                    for p in run.protocols.all_mut() {
+                        p.for_side(&|_| Vec::new());
+                    }
+                }
                 // The load flags always validate as printed (an example without an end used to
                 // slip through here); the request only where it reads no file and names no
                 // remote host.

@@ -31,7 +31,10 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
                 return super::grid::together(&a, out).await;
             }
             match super::grid::sides(&a)? {
-                Some(sides) => super::grid::run(&a, sides, out).await,
+                Some(sides) => {
+                    check_sides(&a, &sides)?;
+                    super::grid::run(&a, sides, out).await
+                }
                 None if a.run.is_grid() || a.run.until.is_some() => {
                     super::grid::run(&a, Vec::new(), out).await
                 }
@@ -148,11 +151,24 @@ fn given(a: &RunArgs) -> Vec<(&'static str, Vec<&'static str>)> {
 }
 
 /// The flags of `a` with those of protocols other than `protocol` taken back: one side's run
-/// in a grid whose sides speak several protocols (`--call` is the gRPC side's).
+/// in a grid whose sides speak several protocols (`--call` is the gRPC side's). `-d` goes to
+/// the sides whose protocol takes it as its request ([`ProtocolFlags::takes_body`]: gRPC's with
+/// `--call`, HTTP's with `-m` other than GET), to every reader only when none does: a gRPC
+/// message was once the body of the HTTP side's GET.
+///
+/// [`ProtocolFlags::takes_body`]: throng_run::flags::ProtocolFlags::takes_body
 pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
     let mut r = a.clone();
+    let all = a.protocols.all();
+    let body_to: Vec<&str> = all
+        .iter()
+        .filter(|p| p.reads().contains(&throng_run::flags::BODY) && p.takes_body())
+        .map(|p| p.protocol())
+        .collect();
     for (flag, to) in given(a) {
-        if !to.contains(&protocol) {
+        let elsewhere =
+            flag == throng_run::flags::BODY && !body_to.is_empty() && !body_to.contains(&protocol);
+        if !to.contains(&protocol) || elsewhere {
             r.request.clear(flag);
         }
     }
@@ -162,6 +178,24 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
         }
     }
     r
+}
+
+/// Checks the flags that name sides (`--http2=SIDE`) against the sides of an A/B run, before
+/// any load: each protocol's against the sides of its own and the others.
+pub(super) fn check_sides(a: &RunArgs, sides: &[super::grid::AbSide]) -> Result<(), CliError> {
+    let protocols = crate::protocols();
+    let of = |s: &super::grid::AbSide| protocols.for_url(&s.url).map(|p| p.name());
+    for p in a.protocols.all() {
+        let (mut own, mut others) = (Vec::new(), Vec::new());
+        for s in sides {
+            match of(s) == Some(p.protocol()) {
+                true => own.push(s.name.as_str()),
+                false => others.push(s.name.as_str()),
+            }
+        }
+        p.check_sides(&own, &others)?;
+    }
+    Ok(())
 }
 
 /// Checks that every protocol flag given applies to one of `protocols` at least (a grid's

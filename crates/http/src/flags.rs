@@ -26,20 +26,34 @@ pub struct HttpFlags {
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET", help_heading = "Request")]
     pub method: String,
-    /// Speak HTTP/2 (h2c prior knowledge over http://, ALPN h2 over https://).
-    #[arg(long, help_heading = "Request")]
-    pub http2: bool,
+    /// Speak HTTP/2 (h2c prior knowledge over http://, ALPN h2 over https://). A/B sides:
+    /// --http2=SIDE[,SIDE...] names the sides that speak it, the others HTTP/1.1 (one HTTP
+    /// side: --http2 alone).
+    #[arg(
+        long,
+        value_name = "SIDE",
+        num_args = 0..=1,
+        require_equals = true,
+        value_delimiter = ',',
+        help_heading = "Request"
+    )]
+    pub http2: Option<Vec<String>>,
     /// HTTP/1.1: open a new connection for every request.
     #[arg(long, visible_alias = "disable-keepalive", help_heading = "Request")]
     pub no_keepalive: bool,
+    /// `--streams` was given for other sides of an A/B run, which speak HTTP/2: this one's
+    /// HTTP/1.1 is no mistake.
+    #[arg(skip)]
+    streams_elsewhere: bool,
 }
 
 impl Default for HttpFlags {
     fn default() -> Self {
         HttpFlags {
             method: "GET".into(),
-            http2: false,
+            http2: None,
             no_keepalive: false,
+            streams_elsewhere: false,
         }
     }
 }
@@ -48,10 +62,29 @@ impl Default for HttpFlags {
 pub type UrlDriver = OneStep<HttpClient, Arc<dyn Render + Send + Sync>>;
 
 impl HttpFlags {
+    /// Whether HTTP/2 is spoken: `--http2` given (for an A/B run, [`ProtocolFlags::for_side`]
+    /// keeps it for the sides it names only).
+    pub fn speaks_http2(&self) -> bool {
+        self.http2.is_some()
+    }
+
+    /// The sides `--http2=SIDE,...` names that no [`ProtocolFlags::for_side`] took as its own:
+    /// refused, since a run of no such side cannot tell whether to speak HTTP/2.
+    fn unplaced(&self) -> Result<(), RunError> {
+        match &self.http2 {
+            Some(names) if !names.is_empty() => Err(input(format!(
+                "--http2={}: names sides of an A/B run (--target SIDE=URL), and this run has no \
+                 side of that name; --http2 alone speaks HTTP/2 to every HTTP target",
+                names.join(",")
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// The transport of `request` and these flags on a target's configuration: HTTP/2,
     /// keep-alive, timeouts, TLS trust.
     pub fn transport(&self, request: &RequestFlags, http: &mut HttpConfig) -> Result<(), RunError> {
-        http.http2 = self.http2;
+        http.http2 = self.speaks_http2();
         http.streams = request.streams()?;
         http.keepalive = !self.no_keepalive;
         http.timeout = request.timeout()?;
@@ -183,7 +216,7 @@ impl ProtocolFlags for HttpFlags {
         if !self.method.eq_ignore_ascii_case("GET") {
             given.push("-m/--method");
         }
-        if self.http2 {
+        if self.speaks_http2() {
             given.push("--http2");
         }
         if self.no_keepalive {
@@ -201,8 +234,9 @@ impl ProtocolFlags for HttpFlags {
     }
 
     fn check_url(&self, request: &RequestFlags) -> Result<(), RunError> {
+        self.unplaced()?;
         // HTTP/1.1 opens a connection per user: only HTTP/2 shares one among --streams users.
-        if request.streams.is_some() && !self.http2 {
+        if request.streams.is_some() && !self.speaks_http2() && !self.streams_elsewhere {
             return Err(input(
                 "--streams is how many users share an HTTP/2 connection: give --http2 too \
                  (HTTP/1.1 opens a connection per user: -c)",
@@ -221,6 +255,54 @@ impl ProtocolFlags for HttpFlags {
         self.url_driver(url, request, plan).map(|_| ())
     }
 
+    fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {
+        let Some(names) = self.http2.as_ref().filter(|n| !n.is_empty()) else {
+            return;
+        };
+        // As `SIDE=on` entries: `on` when this side is named, nothing for another side, the
+        // entry whole for a name that is no side (kept, for check_url to refuse).
+        let entries: Vec<String> = names.iter().map(|n| format!("{n}=on")).collect();
+        let kept = pick(&entries);
+        let unknown: Vec<String> = kept
+            .iter()
+            .filter_map(|e| e.strip_suffix("=on").map(str::to_string))
+            .collect();
+        self.http2 = match (kept.iter().any(|e| e == "on"), unknown.is_empty()) {
+            (_, false) => Some(unknown),
+            (true, true) => Some(Vec::new()),
+            (false, true) => None,
+        };
+        self.streams_elsewhere = self.http2.is_none();
+    }
+
+    fn check_sides(&self, own: &[&str], others: &[&str]) -> Result<(), RunError> {
+        match &self.http2 {
+            None => Ok(()),
+            Some(names) if names.is_empty() && own.len() > 1 => Err(input(format!(
+                "--http2 with the HTTP sides {}: name those that speak HTTP/2 as --http2={} (the \
+                 others speak HTTP/1.1), or --http2={} for every one",
+                own.join(", "),
+                own[own.len() - 1],
+                own.join(",")
+            ))),
+            Some(names) => match names.iter().find(|n| !own.contains(&n.as_str())) {
+                Some(n) if others.contains(&n.as_str()) => Err(input(format!(
+                    "--http2={n}: side {n} is not an HTTP side (http://, https://)"
+                ))),
+                Some(n) => Err(input(format!(
+                    "--http2={n}: no side is named {n} (the HTTP sides are {})",
+                    own.join(", ")
+                ))),
+                None => Ok(()),
+            },
+        }
+    }
+
+    fn takes_body(&self) -> bool {
+        // A GET's body is no request of its own: with a gRPC side, `-d` is the call's message.
+        !self.method.eq_ignore_ascii_case("GET")
+    }
+
     fn scenario_options(
         &self,
         options: ClientOptions,
@@ -232,6 +314,7 @@ impl ProtocolFlags for HttpFlags {
                 "-m, -d and --label do not apply to a scenario file: its steps say what they send",
             ));
         }
+        self.unplaced()?;
         // Every header must be one HTTP can send, whichever targets the file has.
         let mut probe = HttpConfig::new("http://127.0.0.1/").map_err(|e| input(e.to_string()))?;
         for (name, value) in &options.headers {
@@ -240,7 +323,7 @@ impl ProtocolFlags for HttpFlags {
                 .map_err(|e| input(format!("-H {e}")))?;
         }
         Ok(options.with(HttpOptions {
-            http2: self.http2,
+            http2: self.speaks_http2(),
             keepalive: !self.no_keepalive,
         }))
     }

@@ -27,6 +27,7 @@ use throng_run::RunError;
   throng run 'postgres://bench:pw@localhost:5432/bench' --sql 'SELECT c FROM sbtest1 WHERE id = $1' --param 'rand_int(1, 10000)' -c 10 -z 30s
   throng run 'mysql://bench:pw@localhost:3306/bench' --workload oltp_read_write --table-size 100000 -c 16 -z 1m --db-stats 'mysql://bench:pw@localhost:3306/bench'
   throng run http://127.0.0.1/ --target a=http://127.0.0.1:8081/ --target b=http://127.0.0.1:8082/ -c 50 -z 30s --rounds 3
+  throng run http://127.0.0.1/ --target h1=http://127.0.0.1:8080/ --target h2=http://127.0.0.1:8080/ --http2=h2 -c 50 -z 30s --rounds 3
   throng run http://127.0.0.1:8080/ --sweep users=100..1000:100 -z 30s --warmup 10s --threshold 'p99<500ms' --until 'error_rate>5%'
   throng run http://127.0.0.1:8080/ -c 500 --sweep rate=2000,3000,5000,10000 -z 30s --json ladder.json
   throng run scenarios/workloads/browse.yaml --with scenarios/workloads/orders.yaml
@@ -56,7 +57,8 @@ pub struct RunArgs {
     /// environment variable `THRONG_TARGET_<NAME>` (upper case, other characters as _) does the
     /// same; the flag wins over it, and both over the file. A/B: with a URL (or a file of one
     /// target), two or more `--target SIDE=URL` run the same plan against each side in turn
-    /// and print the comparison.
+    /// and print the comparison; each side takes its own protocol's flags (`--call` and `-d`
+    /// the gRPC sides', `--http2=SIDE` the sides it names).
     #[arg(long = "target", value_name = "NAME=URL", help_heading = "Request")]
     pub targets: Vec<String>,
     /// Run this scenario file too, at the same time, as a workload of its own (its own `load:`

@@ -28,7 +28,9 @@ pub struct RequestFlags {
     /// A request header, 'name: value' (repeatable); gRPC: metadata.
     #[arg(short = 'H', long = "header", help_heading = "Request")]
     pub headers: Vec<String>,
-    /// The request body, or @FILE to read it from a file; gRPC: the message as JSON.
+    /// The request body, or @FILE to read it from a file; gRPC: the message as JSON. A/B sides
+    /// of HTTP and gRPC: the gRPC sides' message with --call (the HTTP sides' body with -m
+    /// other than GET).
     #[arg(short = 'd', long = "body", help_heading = "Request")]
     pub body: Option<String>,
     /// HTTP/2 and gRPC: how many users or in-flight requests share one connection [default:
@@ -264,9 +266,22 @@ pub trait ProtocolFlags: Send + Sync {
     > {
         Box::pin(async { Ok(None) })
     }
-    /// Keeps of the servers it watches those of one side of a grid: `pick` keeps a list's
-    /// entries that name no side (`URL`) and the side's own (`SIDE=URL`, as `URL`).
+    /// Keeps of the servers it watches, and of the flags that name sides (HTTP's
+    /// `--http2=SIDE`), those of one side of a grid: `pick` keeps a list's entries that name no
+    /// side (`URL`) and the side's own (`SIDE=URL`, as `URL`).
     fn for_side(&mut self, _pick: &dyn Fn(&[String]) -> Vec<String>) {}
+    /// Checks the flags that name sides against an A/B run's sides before any load: `own` are
+    /// the names of the sides of this protocol, `others` the rest.
+    fn check_sides(&self, _own: &[&str], _others: &[&str]) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// Whether `-d` is this protocol's request when an A/B run's sides speak several protocols
+    /// that read it: it goes to the sides of those that say so (gRPC's with `--call`: its
+    /// message), and to every reader only when none does. By default, whether any of its own
+    /// flags is given.
+    fn takes_body(&self) -> bool {
+        !self.given().is_empty()
+    }
     /// Fits a scenario's plan to these flags, for the file's `targets` of this protocol, and
     /// returns the connections that adds (gRPC's `--connections`: N connections a target).
     fn fit_scenario(
