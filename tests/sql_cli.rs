@@ -121,7 +121,10 @@ fn quiet_keeps_the_notes_of_a_run_and_loses_only_the_progress_line() {
         err.contains("transactions rolled back after a failed statement: 4"),
         "{err}"
     );
-    assert!(err.contains(&format!("{url}: sqlx")), "the connection: {err}");
+    assert!(
+        err.contains(&format!("{url}: sqlx")),
+        "the connection: {err}"
+    );
     assert!(!err.contains(" req/s "), "no progress line: {err}");
 }
 
