@@ -15,7 +15,7 @@ use throng::core::step::{
     Client, ClientOptions, Node, NodeValue, Protocol, Render, Reply, StepError, TemplateCompiler,
     Text,
 };
-use throng::core::{ErrorClass, Outcome, Status};
+use throng::core::{ErrorClass, Outcome, Status, StatusClass, StatusSpace};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
@@ -36,9 +36,21 @@ struct LineClient {
 #[derive(Default)]
 struct Conn(Option<BufReader<TcpStream>>);
 
-/// Its status: 0 for `OK` answers, 1 for `ERR` (as a gRPC-style code, which checks compare).
-const OK: Status = Status::Grpc(0);
-const ERR: Status = Status::Grpc(1);
+/// Its own space of statuses: `line OK` (0) and `line ERR` (1), which checks compare and
+/// reports print as they are, a success and a failure.
+static LINE: StatusSpace = StatusSpace {
+    name: "line",
+    write: |code, f| match code {
+        0 => f.write_str("line OK"),
+        _ => f.write_str("line ERR"),
+    },
+    class: |code| match code {
+        0 => StatusClass::Success,
+        _ => StatusClass::Failure,
+    },
+};
+const OK: Status = LINE.status(0);
+const ERR: Status = LINE.status(1);
 
 impl Protocol for Line {
     type Client = LineClient;
@@ -80,10 +92,6 @@ impl Protocol for Line {
             NodeValue::String(s) if s == "ERR" => Ok(ERR),
             _ => Err(StepError::at(expected.at, "a line status is OK or ERR")),
         }
-    }
-
-    fn is_status_failure(&self, class: ErrorClass) -> bool {
-        class == ErrorClass::Other
     }
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<LineClient, String> {
@@ -169,7 +177,7 @@ impl Client for LineClient {
             ..Outcome::default()
         };
         if status == ERR {
-            outcome.error = Some(ErrorClass::Other);
+            outcome.error = Some(ErrorClass::Status);
             outcome.message = Some("the server answered ERR".into());
         }
         let reply = want_reply.then(|| Reply {

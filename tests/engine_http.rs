@@ -6,7 +6,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::{errors_of, result, run};
-use throng::core::{ErrorClass, Percentiles, Status};
+use throng::core::{ErrorClass, Percentiles};
 use throng::testbed::{Delay, Fault, HttpTarget};
 
 fn ms(us: u64) -> f64 {
@@ -21,7 +21,7 @@ async fn closed_loop_sends_exactly_n_requests() {
     assert_eq!(s.total.samples, 1003);
     assert_eq!(target.requests(), 1003, "the server saw a different count");
     assert_eq!(s.total.errors, 0);
-    assert_eq!(s.statuses, vec![(Status::Http(200), 1003)]);
+    assert_eq!(s.statuses, vec![(throng::http::status::status(200), 1003)]);
     // One connection per user with keep-alive.
     assert_eq!(target.connections(), 7);
 }
@@ -289,8 +289,8 @@ async fn error_statuses_are_errors_with_their_code() {
     let target = HttpTarget::default().start().await.unwrap();
     let url = format!("{}/status/503", target.url());
     let s = run(&[&url, "-c", "2", "-n", "30"]).await;
-    assert_eq!(errors_of(&s, ErrorClass::HttpStatus), 30);
-    assert_eq!(s.statuses, vec![(Status::Http(503), 30)]);
+    assert_eq!(errors_of(&s, ErrorClass::Status), 30);
+    assert_eq!(s.statuses, vec![(throng::http::status::status(503), 30)]);
     assert_eq!(s.errors[0].sample, "HTTP 503");
     // An error status does not cost the connection.
     assert_eq!(target.connections(), 2);

@@ -76,7 +76,7 @@ fn cases() -> Vec<(&'static str, Server, Expect)> {
                 ..HttpTarget::default()
             }),
             Expect {
-                classes: &[HttpStatus],
+                classes: &[Status],
                 all_fail: true,
             },
         ),
@@ -303,7 +303,7 @@ async fn grpc_faults() -> GrpcFaults {
         (
             "HTTP/2 without gRPC",
             as_grpc(http2.url()),
-            &[GrpcStatus, Protocol][..],
+            &[Status, Protocol][..],
         ),
     ];
     GrpcFaults {

@@ -57,7 +57,7 @@ async fn unary_calls_are_counted_exactly_by_reflection_and_by_proto() {
     .await;
     assert_eq!(s.total.samples, 500);
     assert_eq!(s.total.errors, 0);
-    assert_eq!(status_count(&s, Status::Grpc(0)), 500);
+    assert_eq!(status_count(&s, throng::grpc::status::status(0)), 500);
     assert_eq!(t.calls(), 500, "the server answered every call and no more");
     // HTTP/2 framing: each call sends at least its 5-byte gRPC prefix and the 8-byte message,
     // plus headers.
@@ -98,8 +98,8 @@ async fn a_status_is_grpc_status_with_its_message() {
     ])
     .await;
     assert_eq!(s.total.samples, 20);
-    assert_eq!(errors_of(&s, ErrorClass::GrpcStatus), 20);
-    assert_eq!(status_count(&s, Status::Grpc(14)), 20);
+    assert_eq!(errors_of(&s, ErrorClass::Status), 20);
+    assert_eq!(status_count(&s, throng::grpc::status::status(14)), 20);
     let sample = s.errors[0].sample.clone();
     assert!(sample.contains("UNAVAILABLE"), "{sample}");
     assert!(sample.contains("the testbed answers status 14"), "{sample}");

@@ -135,7 +135,7 @@ async fn reflection_finds_health_through_v1alpha_and_unary_calls_count_exactly()
     let s = run(cfg, closed(8, Some(400), None)).await;
     assert_eq!(s.total.samples, 400);
     assert_eq!(s.total.errors, 0, "{:?}", s.errors);
-    assert_eq!(statuses(&s), [(Status::Grpc(0), 400)]);
+    assert_eq!(statuses(&s), [(throng::grpc::status::status(0), 400)]);
     assert!(
         s.total.bytes_received > 400 * 20,
         "{}",
@@ -149,8 +149,8 @@ async fn reflection_finds_health_through_v1alpha_and_unary_calls_count_exactly()
         Duration::from_secs(5),
     );
     let s = run(cfg, closed(2, Some(10), None)).await;
-    assert_eq!(errors_of(&s, ErrorClass::GrpcStatus), 10);
-    assert_eq!(statuses(&s), [(Status::Grpc(5), 10)]);
+    assert_eq!(errors_of(&s, ErrorClass::Status), 10);
+    assert_eq!(statuses(&s), [(throng::grpc::status::status(5), 10)]);
     assert!(
         s.errors[0].sample.contains("unknown service"),
         "{}",

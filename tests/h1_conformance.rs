@@ -716,7 +716,7 @@ async fn nginx() {
         assert_eq!(s.total.samples, n, "{what}");
         assert_eq!(s.total.errors, errors, "{what}: {:?}", s.errors);
         if errors > 0 {
-            assert_eq!(errors_of(&s, ErrorClass::HttpStatus), errors, "{what}");
+            assert_eq!(errors_of(&s, ErrorClass::Status), errors, "{what}");
         }
         let (requests, connections, read, written) = totals(&log);
         assert_eq!((requests, connections), (n, conns), "{what}: {log:?}");

@@ -487,7 +487,7 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
         }
     }
     assert!(n >= 10, "{n} queries");
-    let errors = p.query("sum(last_over_time(throng_errors_total{class=\"http_status\"}[5m]))");
+    let errors = p.query("sum(last_over_time(throng_errors_total{class=\"status\"}[5m]))");
     assert_eq!(errors[0].1, 50.0, "the 404 run's requests, one error each");
     let runs = p.query("count by (run) (last_over_time(throng_elapsed_seconds[5m]))");
     assert_eq!(runs.len(), 3, "each run's own label: {runs:?}");

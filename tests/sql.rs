@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng::core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Status, Users};
+use throng::core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Users};
 use throng::sql::{Conn, SqlConfig, SqlDriver, SqlError, Target, Workload};
 use throng::testbed::{MariaDb, Postgres};
 
@@ -94,7 +94,7 @@ async fn exact_counts_match_the_databases_own() {
         assert_eq!(count(&url, table).await, 300, "{name}: rows in the table");
         assert_eq!(
             snap.statuses,
-            vec![(Status::Sql(*b"00000"), 300)],
+            vec![(throng::sql::status::state(*b"00000"), 300)],
             "{name}: each success is SQLSTATE 00000"
         );
         c.raw(&format!("DROP TABLE {table}")).await.expect("drop");
@@ -124,12 +124,13 @@ async fn a_unique_violation_is_counted_by_its_sqlstate() {
         assert_eq!(snap.total.samples, 5, "{name}");
         assert_eq!(snap.total.errors, 4, "{name}");
         assert!(
-            snap.statuses.contains(&(Status::Sql(code), 4)),
+            snap.statuses
+                .contains(&(throng::sql::status::state(code), 4)),
             "{name}: {:?}",
             snap.statuses
         );
         let e = &snap.errors[0];
-        assert_eq!(e.class, throng::core::ErrorClass::Sql, "{name}");
+        assert_eq!(e.class, throng::core::ErrorClass::Status, "{name}");
         assert!(
             e.sample
                 .starts_with(std::str::from_utf8(&code).unwrap_or_default()),
@@ -399,8 +400,13 @@ async fn deadlocks_and_serialization_failures_are_classified() {
             .or(rb.err())
             .expect("one of them is the deadlock victim");
         let o = throng::sql::failure(&victim);
-        assert_eq!(o.status, Status::Sql(deadlock), "{name}: {:?}", o.message);
-        assert_eq!(o.error, Some(throng::core::ErrorClass::Sql));
+        assert_eq!(
+            o.status,
+            throng::sql::status::state(deadlock),
+            "{name}: {:?}",
+            o.message
+        );
+        assert_eq!(o.error, Some(throng::core::ErrorClass::Status));
         let _ = a.raw("ROLLBACK").await;
         let _ = b.raw("ROLLBACK").await;
         if name == "postgres" {
@@ -419,7 +425,12 @@ async fn deadlocks_and_serialization_failures_are_classified() {
                 .expect("b commits a change");
             let e = a.run(&upd(1), &[], false).await.unwrap_err();
             let o = throng::sql::failure(&e);
-            assert_eq!(o.status, Status::Sql(*b"40001"), "{:?}", o.message);
+            assert_eq!(
+                o.status,
+                throng::sql::status::state(*b"40001"),
+                "{:?}",
+                o.message
+            );
             a.raw("ROLLBACK").await.expect("rollback");
         }
         c.raw(&format!("DROP TABLE {table}")).await.expect("drop");
@@ -724,7 +735,7 @@ async fn mariadb_scripts_and_kept_rows_on_the_codec() {
         .unwrap_err();
     assert_eq!(
         throng::sql::failure(&e).status,
-        Status::sqlstate("23000").expect("a SQLSTATE")
+        throng::sql::status::sqlstate("23000").expect("a SQLSTATE")
     );
     let d = c
         .run(

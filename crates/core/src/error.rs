@@ -35,12 +35,10 @@ pub enum ErrorClass {
     Tls,
     /// The peer answered with something that is not the protocol (a garbage status line).
     Protocol,
-    /// An HTTP response with a status of 400 or above.
-    HttpStatus,
-    /// A gRPC response with a status other than OK.
-    GrpcStatus,
-    /// The database returned an error.
-    Sql,
+    /// The target answered with a status that says the request failed, in its protocol's terms
+    /// (an HTTP status of 400 or above, a gRPC status other than OK, a database's SQLSTATE
+    /// error): the statuses counted say which.
+    Status,
     /// A check on the response failed.
     Check,
     /// Anything that fits no other class.
@@ -49,7 +47,7 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Every class, in report order.
-    pub const ALL: [ErrorClass; 12] = [
+    pub const ALL: [ErrorClass; 10] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
         ErrorClass::Aborted,
@@ -57,9 +55,7 @@ impl ErrorClass {
         ErrorClass::Reset,
         ErrorClass::Tls,
         ErrorClass::Protocol,
-        ErrorClass::HttpStatus,
-        ErrorClass::GrpcStatus,
-        ErrorClass::Sql,
+        ErrorClass::Status,
         ErrorClass::Check,
         ErrorClass::Other,
     ];
@@ -74,11 +70,18 @@ impl ErrorClass {
             ErrorClass::Reset => "reset",
             ErrorClass::Tls => "tls",
             ErrorClass::Protocol => "protocol",
-            ErrorClass::HttpStatus => "http_status",
-            ErrorClass::GrpcStatus => "grpc_status",
-            ErrorClass::Sql => "sql",
+            ErrorClass::Status => "status",
             ErrorClass::Check => "check",
             ErrorClass::Other => "other",
+        }
+    }
+
+    /// The class of a name [`ErrorClass::name`] gives, or one an older throng wrote for a
+    /// failing status (`http_status`, `grpc_status`, `sql`), so that its results still merge.
+    pub fn from_name(name: &str) -> Option<ErrorClass> {
+        match name {
+            "http_status" | "grpc_status" | "sql" => Some(ErrorClass::Status),
+            _ => ErrorClass::ALL.into_iter().find(|c| c.name() == name),
         }
     }
 
@@ -114,5 +117,22 @@ impl ErrorClass {
 impl std::fmt::Display for ErrorClass {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_reads_back_and_older_status_names_are_status() {
+        for class in ErrorClass::ALL {
+            assert_eq!(ErrorClass::from_name(class.name()), Some(class));
+            assert_eq!(ErrorClass::ALL[class.index()], class);
+        }
+        for old in ["http_status", "grpc_status", "sql"] {
+            assert_eq!(ErrorClass::from_name(old), Some(ErrorClass::Status));
+        }
+        assert_eq!(ErrorClass::from_name("teleport"), None);
     }
 }

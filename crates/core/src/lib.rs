@@ -38,7 +38,7 @@ pub use snapshot::{
     Snapshot,
 };
 pub use spec::LoadSpec;
-pub use status::{grpc_name, Status, StatusClass};
+pub use status::{Status, StatusClass, StatusSpace};
 
 /// The URL with its password replaced by `***`, in the user-info part and in a `password=`
 /// query parameter. Everything else is kept, so the message still names the database.

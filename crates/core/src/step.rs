@@ -470,10 +470,6 @@ pub trait Protocol: Send + Sync + 'static {
     /// Reads a status check's expected value (`status: 200`, `status: UNAVAILABLE`).
     fn status(&self, expected: &Node) -> Result<Status, StepError>;
 
-    /// Whether a failure of this class means the target answered with a failing status, which a
-    /// status check replaces (HTTP's `http_status`, gRPC's `grpc_status`).
-    fn is_status_failure(&self, class: crate::ErrorClass) -> bool;
-
     /// A client for the target at `url`.
     fn client(&self, url: &str, options: &ClientOptions) -> Result<Self::Client, String>;
 }
@@ -717,8 +713,6 @@ pub trait StepProtocol: Send + Sync + 'static {
     ) -> Result<Arc<dyn StepCall>, StepError>;
     /// See [`Protocol::status`].
     fn status(&self, expected: &Node) -> Result<Status, StepError>;
-    /// See [`Protocol::is_status_failure`].
-    fn is_status_failure(&self, class: crate::ErrorClass) -> bool;
     /// See [`Protocol::client`].
     fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String>;
 }
@@ -754,10 +748,6 @@ impl<P: Protocol> StepProtocol for P {
 
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
         Protocol::status(self, expected)
-    }
-
-    fn is_status_failure(&self, class: crate::ErrorClass) -> bool {
-        Protocol::is_status_failure(self, class)
     }
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {

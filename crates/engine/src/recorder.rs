@@ -452,20 +452,32 @@ impl Recorder {
 mod tests {
     use super::*;
 
+    /// Two spaces of codes, as two protocols would declare them.
+    static WEB: throng_core::StatusSpace = throng_core::StatusSpace {
+        name: "web",
+        write: |c, f| write!(f, "{c}"),
+        class: |_| throng_core::StatusClass::Success,
+    };
+    static RPC: throng_core::StatusSpace = throng_core::StatusSpace {
+        name: "rpc",
+        write: |c, f| write!(f, "rpc {c}"),
+        class: |_| throng_core::StatusClass::Success,
+    };
+
     #[test]
     fn statuses_of_every_protocol_are_counted_each_as_it_is() {
         let mut r = Recorder::new(vec!["a".into()], std::time::Duration::from_millis(10));
         let t = Instant::now();
         let statuses = [
-            Status::Http(200),
-            Status::Http(200),
-            Status::Grpc(0),
-            Status::Http(200),
-            Status::Http(503),
-            Status::None,
-            Status::Grpc(0),
-            Status::Sql(*b"40001"),
-            Status::Http(200),
+            WEB.status(200),
+            WEB.status(200),
+            RPC.status(0),
+            WEB.status(200),
+            WEB.status(503),
+            Status::NONE,
+            RPC.status(0),
+            RPC.status(200),
+            WEB.status(200),
         ];
         for status in statuses {
             let outcome = Outcome {
@@ -479,10 +491,10 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (Status::Http(200), 4),
-                (Status::Http(503), 1),
-                (Status::Grpc(0), 2),
-                (Status::Sql(*b"40001"), 1),
+                (RPC.status(0), 2),
+                (RPC.status(200), 1),
+                (WEB.status(200), 4),
+                (WEB.status(503), 1),
             ]
         );
         // The next interval starts from none.

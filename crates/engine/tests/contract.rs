@@ -9,8 +9,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use throng_core::{
-    ClosedLoop, Driver, ErrorClass, LoadModel, Outcome, RunPlan, SetupError, Status, StepInfo,
-    Users,
+    ClosedLoop, Driver, ErrorClass, LoadModel, Outcome, RunPlan, SetupError, StatusClass,
+    StatusSpace, StepInfo, Users,
+};
+
+/// Two protocols' spaces of status codes, each with an OK of 0.
+static RPC: StatusSpace = StatusSpace {
+    name: "rpc",
+    write: |c, f| write!(f, "rpc {c}"),
+    class: |c| match c {
+        0 => StatusClass::Success,
+        _ => StatusClass::Failure,
+    },
+};
+static DB: StatusSpace = StatusSpace {
+    name: "db",
+    write: |c, f| write!(f, "db {c}"),
+    class: |c| match c {
+        0 => StatusClass::Success,
+        _ => StatusClass::Failure,
+    },
 };
 
 #[derive(Default)]
@@ -83,11 +101,11 @@ impl Driver for Recording {
     async fn execute(&self, s: &mut Session, step: usize) -> Outcome {
         self.calls.executes.fetch_add(1, Ordering::Relaxed);
         tokio::task::yield_now().await;
-        // Step 0 answers gRPC's OK (0), step 1 a SQLSTATE after three statements; the second
+        // Step 0 answers an RPC's OK (0), step 1 a database's after three statements; the second
         // step of every other iteration fails.
         if step == 0 {
             return Outcome {
-                status: Status::Grpc(0),
+                status: RPC.status(0),
                 ..Outcome::default()
             };
         }
@@ -96,7 +114,7 @@ impl Driver for Recording {
         } else {
             Outcome::default()
         };
-        o.status = Status::sqlstate("00000").unwrap();
+        o.status = DB.status(0);
         o.operations = 3;
         o
     }
@@ -153,14 +171,8 @@ async fn the_engine_keeps_the_contract() {
     );
     assert_eq!(s.total.samples, 24);
     assert_eq!(s.total.errors, 6);
-    // Statuses in their protocol's terms: gRPC's OK (0) is counted, not taken for "none".
-    assert_eq!(
-        s.statuses,
-        vec![
-            (Status::Grpc(0), 12),
-            (Status::sqlstate("00000").unwrap(), 12)
-        ]
-    );
+    // Statuses in their protocol's terms: an OK of 0 is counted, not taken for "none".
+    assert_eq!(s.statuses, vec![(DB.status(0), 12), (RPC.status(0), 12)]);
     // Operations beside requests: three statements a transaction.
     assert_eq!(s.labels[0].operations, 12);
     assert_eq!(s.labels[1].operations, 36);

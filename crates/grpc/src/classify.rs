@@ -1,5 +1,5 @@
 //! Transport failures to classes, walking `source()`: the socket's and TLS's through throng-net,
-//! h2's and hyper's here. (A status the server sent is `grpc_status`, DEADLINE_EXCEEDED a
+//! h2's and hyper's here. (A status the server sent is class `status`, DEADLINE_EXCEEDED a
 //! `timeout`: see the driver.) Reflection's calls go through tonic, which keeps a transport
 //! error as its status's source.
 

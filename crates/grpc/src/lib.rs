@@ -8,7 +8,7 @@
 //! else (tonic's client over hyper spawned a task and allocated buffers per call, and cost 60%
 //! more CPU a call; it stays for reflection's few calls). Connections are opened on throng-net's
 //! counting TCP stream, as the HTTP driver's are, so bytes include HTTP/2 framing, and failures
-//! are classified the same way; a status the server sent is `grpc_status` with the code by name
+//! are classified the same way; a status the server sent is class `status`, in gRPC's own status space ([`status::SPACE`]), with the code by name
 //! in the report.
 //!
 //! ```no_run
@@ -39,6 +39,7 @@ mod descriptors;
 pub mod flags;
 pub mod message;
 mod reflection;
+pub mod status;
 mod step;
 mod target;
 

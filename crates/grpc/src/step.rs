@@ -110,7 +110,7 @@ fn paths(node: &Node, what: &str, dir: &Path) -> Result<Vec<PathBuf>, StepError>
 
 /// gRPC status names, by code.
 fn code_of(name: &str) -> Option<u8> {
-    (0u8..=16).find(|c| throng_core::grpc_name(*c).eq_ignore_ascii_case(name))
+    (0u8..=16).find(|c| crate::status::name(*c).eq_ignore_ascii_case(name))
 }
 
 impl Protocol for GrpcProtocol {
@@ -213,17 +213,13 @@ impl Protocol for GrpcProtocol {
                 .or_else(|| code_of(s.trim())),
             _ => None,
         };
-        code.map(Status::Grpc).ok_or_else(|| {
+        code.map(crate::status::status).ok_or_else(|| {
             StepError::at(
                 expected.at,
                 "status must be a gRPC code, by name (OK, NOT_FOUND, UNAVAILABLE, ...) or \
                  number (0 to 16)",
             )
         })
-    }
-
-    fn is_status_failure(&self, class: ErrorClass) -> bool {
-        class == ErrorClass::GrpcStatus
     }
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<GrpcClient, String> {
@@ -594,15 +590,15 @@ mod tests {
         }
         assert_eq!(
             p.status(&node(serde_json::json!("OK"))).unwrap(),
-            Status::Grpc(0)
+            crate::status::status(0)
         );
         assert_eq!(
             p.status(&node(serde_json::json!("not_found"))).unwrap(),
-            Status::Grpc(5)
+            crate::status::status(5)
         );
         assert_eq!(
             p.status(&node(serde_json::json!(14))).unwrap(),
-            Status::Grpc(14)
+            crate::status::status(14)
         );
         assert!(p.status(&node(serde_json::json!(200))).is_err());
         assert!(p.status(&node(serde_json::json!("FINE"))).is_err());

@@ -286,11 +286,17 @@ impl Target {
                 None,
             ),
             Ok(Ok(answer)) => {
-                let reply = want_reply
-                    .then(|| reply(method, Status::Grpc(0), &answer.metadata, &answer.replies));
+                let reply = want_reply.then(|| {
+                    reply(
+                        method,
+                        crate::status::status(0),
+                        &answer.metadata,
+                        &answer.replies,
+                    )
+                });
                 (
                     Outcome {
-                        status: Status::Grpc(0),
+                        status: crate::status::status(0),
                         ..Outcome::default()
                     },
                     reply,
@@ -321,7 +327,7 @@ impl Target {
     }
 }
 
-/// A failed call's outcome: the server's status, as `grpc_status` (DEADLINE_EXCEEDED is a
+/// A failed call's outcome: the server's status, as class `status` (DEADLINE_EXCEEDED is a
 /// `timeout`), with its message as the sample.
 fn failure(
     method: &Method,
@@ -332,19 +338,19 @@ fn failure(
 ) -> (Outcome, Option<Reply>) {
     let class = match code {
         4 => ErrorClass::Timeout,
-        _ => ErrorClass::GrpcStatus,
+        _ => ErrorClass::Status,
     };
     let text = match message {
-        "" => throng_core::grpc_name(code).to_string(),
-        m => format!("{}: {m}", throng_core::grpc_name(code)),
+        "" => crate::status::name(code).to_string(),
+        m => format!("{}: {m}", crate::status::name(code)),
     };
     let outcome = Outcome {
-        status: Status::Grpc(code),
+        status: crate::status::status(code),
         error: Some(class),
         message: Some(text),
         ..Outcome::default()
     };
-    let reply = want_reply.then(|| reply(method, Status::Grpc(code), md, &[]));
+    let reply = want_reply.then(|| reply(method, crate::status::status(code), md, &[]));
     (outcome, reply)
 }
 

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::header::{CONNECTION, HOST};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
-use throng_core::{ErrorClass, Outcome, Status};
+use throng_core::{ErrorClass, Outcome};
 use tokio::time::timeout;
 
 use crate::classify::classify;
@@ -195,14 +195,14 @@ impl HttpDriver {
                 let status = resp.status;
                 let outcome = if status >= 400 {
                     Outcome {
-                        status: Status::Http(status),
-                        error: Some(ErrorClass::HttpStatus),
+                        status: crate::status::status(status),
+                        error: Some(ErrorClass::Status),
                         message: Some(format!("HTTP {status}")),
                         ..Outcome::default()
                     }
                 } else {
                     Outcome {
-                        status: Status::Http(status),
+                        status: crate::status::status(status),
                         ..Outcome::default()
                     }
                 };

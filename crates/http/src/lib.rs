@@ -18,6 +18,7 @@ mod config;
 mod driver;
 #[cfg(feature = "clap")]
 pub mod flags;
+pub mod status;
 mod step;
 mod url;
 

@@ -183,7 +183,7 @@ impl Protocol for HttpProtocol {
             _ => None,
         };
         match code {
-            Some(c @ 100..=599) => Ok(Status::Http(c as u16)),
+            Some(c @ 100..=599) => Ok(crate::status::status(c as u16)),
             _ => Err(StepError::at(
                 expected.at,
                 format!(
@@ -192,10 +192,6 @@ impl Protocol for HttpProtocol {
                 ),
             )),
         }
-    }
-
-    fn is_status_failure(&self, class: ErrorClass) -> bool {
-        class == ErrorClass::HttpStatus
     }
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<HttpClient, String> {
@@ -388,7 +384,7 @@ impl Client for HttpClient {
             },
         };
         let reply = resp.map(|r| Reply {
-            status: Status::Http(r.status),
+            status: crate::status::status(r.status),
             metadata: r
                 .headers
                 .iter()
@@ -467,7 +463,7 @@ mod tests {
         }
         assert_eq!(
             p.status(&node(serde_json::json!(201))).unwrap(),
-            Status::Http(201)
+            crate::status::status(201)
         );
         assert!(p.status(&node(serde_json::json!(600))).is_err());
         assert!(p.status(&node(serde_json::json!("OK"))).is_err());

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use throng_core::{Sample, Status};
+use throng_core::Sample;
 
 /// JMeter 5.6's default header.
 pub const JTL_HEADER: &str = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,\
@@ -38,10 +38,10 @@ pub fn jtl_line(
         .or(urls.last())
         .copied()
         .unwrap_or("");
-    let code = match s.status {
-        Status::None => String::new(),
-        Status::Http(c) => c.to_string(),
-        other => other.to_string(),
+    // As its protocol writes it (`200`, `grpc 14 UNAVAILABLE`); none is an empty code.
+    let code = match s.status.is_none() {
+        true => String::new(),
+        false => s.status.to_string(),
     };
     let message = match s.error {
         None => "OK".to_string(),

@@ -49,12 +49,10 @@ pub(crate) fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeErr
     s.samples = l.samples;
     s.errors = l.errors;
     for (name, n) in &l.errors_by_class {
-        // A class this build does not know (a newer throng's) is still in `errors`.
-        if let Some(c) = throng_core::ErrorClass::ALL
-            .iter()
-            .find(|c| c.name() == name)
-        {
-            s.classes[c.index()] = *n;
+        // A class this build does not know (a newer throng's) is still in `errors`; an older
+        // throng's name for a failing status is today's `status`.
+        if let Some(c) = throng_core::ErrorClass::from_name(name) {
+            s.classes[c.index()] += *n;
         }
     }
     s.aborted = l.aborted;

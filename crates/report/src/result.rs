@@ -9,7 +9,7 @@ use throng_core::{LabelStats, LoadModel, Percentiles, RunPlan, SeriesPoint, Snap
 use crate::{ContainerResult, DatabaseResult, ThresholdResult};
 
 /// The version of the JSON result's shape. Bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Latency statistics in milliseconds. With no samples (`count` 0) every figure is 0 and
 /// means nothing: tables print `-`, and a threshold on it fails.
@@ -173,7 +173,7 @@ impl LabelResult {
 /// One error class.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorResult {
-    /// The class (`connect`, `timeout`, `reset`, `tls`, `protocol`, `http_status`, ...).
+    /// The class (`connect`, `timeout`, `reset`, `tls`, `protocol`, `status`, ...).
     pub class: String,
     /// How many requests failed with it.
     pub count: u64,

@@ -12,7 +12,17 @@ use throng_core::step::{
     Client, ClientOptions, Node, NodeValue, Protocol, Protocols, Render, Reply, StepError,
     TemplateCompiler, Text,
 };
-use throng_core::{Driver, ErrorClass, Outcome, Status};
+use throng_core::{Driver, ErrorClass, Outcome, Status, StatusClass, StatusSpace};
+
+/// The echo protocol's statuses: 0 is OK, any other code a failure.
+static ECHO: StatusSpace = StatusSpace {
+    name: "echo",
+    write: |code, f| write!(f, "echo {code}"),
+    class: |code| match code {
+        0 => StatusClass::Success,
+        _ => StatusClass::Failure,
+    },
+};
 use throng_scenario::{compile_str, ScenarioDriver, StepKind};
 
 /// Replies with the rendered `say` text as `{"said": ...}`, status `code` (0 is OK).
@@ -59,16 +69,13 @@ impl Protocol for Echo {
     }
     fn status(&self, expected: &Node) -> Result<Status, StepError> {
         match &expected.value {
-            NodeValue::String(s) if s == "OK" => Ok(Status::Grpc(0)),
-            NodeValue::Number(n) => Ok(Status::Grpc(n.as_u64().unwrap_or(0) as u8)),
+            NodeValue::String(s) if s == "OK" => Ok(ECHO.status(0)),
+            NodeValue::Number(n) => Ok(ECHO.status(n.as_u64().unwrap_or(0))),
             _ => Err(StepError::at(
                 expected.at,
                 "an echo status is OK or a number",
             )),
         }
-    }
-    fn is_status_failure(&self, class: ErrorClass) -> bool {
-        class == ErrorClass::GrpcStatus
     }
     fn client(&self, _url: &str, _o: &ClientOptions) -> Result<EchoClient, String> {
         Ok(EchoClient {
@@ -103,15 +110,15 @@ impl Client for EchoClient {
     ) -> (Outcome, Option<Reply>) {
         let text = render.render(&say.text).expect("renders");
         let mut outcome = Outcome {
-            status: Status::Grpc(say.code),
+            status: ECHO.status(u64::from(say.code)),
             ..Outcome::default()
         };
         if say.code != 0 {
-            outcome.error = Some(ErrorClass::GrpcStatus);
+            outcome.error = Some(ErrorClass::Status);
             outcome.message = Some("not OK".into());
         }
         let reply = want.then(|| Reply {
-            status: Status::Grpc(say.code),
+            status: ECHO.status(u64::from(say.code)),
             metadata: vec![("x-said".into(), text.clone())],
             body: Default::default(),
             json: Some(serde_json::json!({ "said": text })),
@@ -173,17 +180,17 @@ async fn a_protocol_from_outside_gets_steps_checks_and_extraction() {
     assert!(driver.begin_iteration(&mut session));
     let hello = driver.execute(&mut session, 0).await;
     assert_eq!(hello.error, None, "{:?}", hello.message);
-    assert_eq!(hello.status, Status::Grpc(0));
+    assert_eq!(hello.status, ECHO.status(0));
     // The second step renders what the first extracted (from JSON and from metadata).
     let again = driver.execute(&mut session, 1).await;
     assert_eq!(again.error, None, "{:?}", again.message);
     // A status check that expects the failing status makes it a success...
     let refused = driver.execute(&mut session, 2).await;
     assert_eq!(refused.error, None, "{:?}", refused.message);
-    assert_eq!(refused.status, Status::Grpc(14));
+    assert_eq!(refused.status, ECHO.status(14));
     // ...and without one the protocol's failure stands.
     let failing = driver.execute(&mut session, 3).await;
-    assert_eq!(failing.error, Some(ErrorClass::GrpcStatus));
+    assert_eq!(failing.error, Some(ErrorClass::Status));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! deadlocks, serialization failures, unique violations and syntax errors count apart); I/O
 //! failures get the classes every protocol on TCP uses.
 
-use throng_core::{ErrorClass, Outcome, Status};
+use throng_core::{ErrorClass, Outcome};
 
 use crate::error::{DbError, Violation};
 
@@ -16,8 +16,8 @@ pub fn failure(e: &DbError) -> Outcome {
                 (None, None) => "HY000",
             };
             Outcome {
-                status: Status::sqlstate(code).unwrap_or_default(),
-                ..Outcome::failed(ErrorClass::Sql, format!("{code}: {}", db.message()))
+                status: crate::status::sqlstate(code).unwrap_or_default(),
+                ..Outcome::failed(ErrorClass::Status, format!("{code}: {}", db.message()))
             }
         }
         DbError::Io(io) => Outcome::failed(
@@ -63,10 +63,10 @@ mod lite {
         match e {
             sqlx::Error::Database(db) => {
                 let code = sqlstate(db.as_ref());
-                let status = Status::sqlstate(code).unwrap_or_default();
+                let status = crate::status::sqlstate(code).unwrap_or_default();
                 Outcome {
                     status,
-                    ..Outcome::failed(ErrorClass::Sql, format!("{code}: {}", db.message()))
+                    ..Outcome::failed(ErrorClass::Status, format!("{code}: {}", db.message()))
                 }
             }
             sqlx::Error::Io(io) => Outcome::failed(

@@ -30,7 +30,7 @@ use crate::param::{Context, Seq, Value};
 use crate::step::{Param, SqlStep, Work};
 
 /// The SQLSTATE of success.
-pub(crate) const OK: Status = Status::Sql(*b"00000");
+pub(crate) const OK: Status = crate::status::state(*b"00000");
 
 /// Which failures of a statement in a transaction roll it back and run it again, as sysbench's
 /// `--mysql-ignore-errors`/`--pgsql-ignore-errors` defaults do.
@@ -69,8 +69,8 @@ impl Retry {
     /// tells them apart (40P01, 40001).
     fn covers(self, status: Status) -> bool {
         match status {
-            Status::Sql(c) if &c == b"40P01" => self.deadlock,
-            Status::Sql(c) if &c == b"40001" => self.deadlock || self.serialization,
+            s if s == crate::status::state(*b"40P01") => self.deadlock,
+            s if s == crate::status::state(*b"40001") => self.deadlock || self.serialization,
             _ => false,
         }
     }
@@ -348,7 +348,7 @@ impl SqlClient {
                         o.again = true;
                     }
                 }
-                let reply = (want && o.status != Status::None).then(|| Reply {
+                let reply = (want && o.status != Status::NONE).then(|| Reply {
                     status: o.status,
                     ..Reply::default()
                 });
@@ -538,7 +538,9 @@ impl Client for SqlClient {
                     let o = failure(&e);
                     // 42601: PostgreSQL's (and SQLite's, as classified) syntax error; 42000:
                     // MySQL's (ER_PARSE_ERROR among others no later step can mend).
-                    if matches!(o.status, Status::Sql(c) if &c == b"42601" || &c == b"42000") {
+                    if o.status == crate::status::state(*b"42601")
+                        || o.status == crate::status::state(*b"42000")
+                    {
                         let why = self.target.scrub(&o.message.unwrap_or_default());
                         found = Err(StepError::at(s.at, format!("`{sql}`: {why}")));
                     } else {
@@ -573,10 +575,14 @@ mod tests {
         let both = Retry::parse("deadlock, serialization").unwrap();
         assert!(both.deadlock && both.serialization);
         let d = Retry::parse("deadlock").unwrap();
-        assert!(d.covers(Status::Sql(*b"40P01")) && d.covers(Status::Sql(*b"40001")));
+        assert!(
+            d.covers(crate::status::state(*b"40P01")) && d.covers(crate::status::state(*b"40001"))
+        );
         let s = Retry::parse("serialization").unwrap();
-        assert!(!s.covers(Status::Sql(*b"40P01")) && s.covers(Status::Sql(*b"40001")));
-        assert!(!both.covers(Status::Sql(*b"23505")));
+        assert!(
+            !s.covers(crate::status::state(*b"40P01")) && s.covers(crate::status::state(*b"40001"))
+        );
+        assert!(!both.covers(crate::status::state(*b"23505")));
         assert!(Retry::parse("deadlocks")
             .unwrap_err()
             .contains("deadlock, serialization"));

@@ -338,7 +338,7 @@ impl SqlDriver {
         let message = o.message.unwrap_or_default();
         Err(match o.error {
             // The database's own refusal (SQLite's too).
-            Some(ErrorClass::Sql) => SqlError::Statement {
+            Some(ErrorClass::Status) => SqlError::Statement {
                 label: label.to_string(),
                 message: target.scrub(&format!("{message} (the statement: {sql}){hint}")),
             },

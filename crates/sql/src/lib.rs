@@ -20,7 +20,7 @@
 //! second); BEGIN and COMMIT ride with the first and last step and count as operations, as
 //! sysbench counts them.
 //!
-//! Failures are classed by SQLSTATE ([`throng_core::Status::Sql`]): a deadlock (`40P01`), a
+//! Failures are classed by SQLSTATE ([`status::SPACE`]): a deadlock (`40P01`), a
 //! serialization failure (`40001`), a unique violation (`23505`) and a syntax error (`42601`)
 //! count apart. Passwords never leave the URL: every message, label and target shown goes
 //! through [`redact`].
@@ -51,6 +51,7 @@ mod options;
 pub mod param;
 mod pg;
 pub mod stats;
+pub mod status;
 mod step;
 mod tls;
 mod url;

@@ -5,8 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::Status;
-
 use crate::conn::{Conn, Target};
 use crate::url::Dialect;
 
@@ -320,8 +318,10 @@ impl DbStats {
                         // 42P01: the extension is not created in this database; 55000: it
                         // is, but the server did not load its library at start.
                         let why = match status {
-                            Status::Sql(c) if &c == b"42P01" => "is not created in this database",
-                            Status::Sql(c) if &c == b"55000" => {
+                            s if s == crate::status::state(*b"42P01") => {
+                                "is not created in this database"
+                            }
+                            s if s == crate::status::state(*b"55000") => {
                                 "is not in shared_preload_libraries"
                             }
                             _ => return Err(failed(self, &e)),

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use throng_core::step::{
     ClientOptions, Node, NodeValue, Place, Protocol, StepError, TemplateCompiler, Text,
 };
-use throng_core::{ErrorClass, Status};
+use throng_core::Status;
 
 use crate::client::SqlClient;
 use crate::conn::Target;
@@ -212,7 +212,7 @@ impl Protocol for SqlProtocol {
             NodeValue::Number(n) => format!("{n:0>5}"),
             _ => String::new(),
         };
-        Status::sqlstate(&text.to_uppercase()).ok_or_else(|| {
+        crate::status::sqlstate(&text.to_uppercase()).ok_or_else(|| {
             StepError::at(
                 expected.at,
                 format!(
@@ -221,10 +221,6 @@ impl Protocol for SqlProtocol {
                 ),
             )
         })
-    }
-
-    fn is_status_failure(&self, class: ErrorClass) -> bool {
-        class == ErrorClass::Sql
     }
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<SqlClient, String> {
@@ -302,11 +298,11 @@ mod tests {
         }
         assert_eq!(
             p.status(&node(serde_json::json!("40001"))).unwrap(),
-            Status::Sql(*b"40001")
+            crate::status::state(*b"40001")
         );
         assert_eq!(
             p.status(&node(serde_json::json!(23505))).unwrap(),
-            Status::Sql(*b"23505")
+            crate::status::state(*b"23505")
         );
         assert!(p.status(&node(serde_json::json!("4001"))).is_err());
         for (retry_on, serialization) in [

@@ -154,7 +154,7 @@ fn label_table_scrolls_but_keeps_total() {
 fn errors_and_status_codes() {
     let snap = common::closed();
     let errors = draw(ErrorsPanel { snap: &snap }, 80, 6).concat();
-    assert!(errors.contains("http_status"), "{errors}");
+    assert!(errors.contains("status"), "{errors}");
     assert!(errors.contains("503 Service Unavailable"), "{errors}");
     assert!(errors.contains("Errors: 42"), "{errors}");
     let status = draw(StatusPanel { snap: &snap }, 50, 4);
@@ -341,9 +341,9 @@ fn errors_by_label_show_which_step_failed_how_when_more_than_one_did() {
     use throng_core::ErrorClass;
     let mut snap = common::closed();
     snap.labels[0].classes[ErrorClass::Timeout.index()] = 12;
-    snap.labels[1].classes[ErrorClass::HttpStatus.index()] = 30;
+    snap.labels[1].classes[ErrorClass::Status.index()] = 30;
     // The flow's row repeats its steps' failures: not a row of its own here.
-    snap.labels[2].classes[ErrorClass::HttpStatus.index()] = 30;
+    snap.labels[2].classes[ErrorClass::Status.index()] = 30;
     let panel = LabelErrorsPanel { snap: &snap };
     assert_eq!(panel.height(), 2 + 3);
     let lines = draw(panel, 60, 5);
@@ -356,7 +356,7 @@ fn errors_by_label_show_which_step_failed_how_when_more_than_one_did() {
     };
     assert_eq!(
         words(&lines[1]),
-        ["label", "timeout", "http_status"],
+        ["label", "timeout", "status"],
         "{lines:#?}"
     );
     assert_eq!(words(&lines[2]), ["GET", "/", "12", "0"], "{lines:#?}");
