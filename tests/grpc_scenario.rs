@@ -134,7 +134,7 @@ async fn a_flow_mixes_http_and_grpc_steps() {
         .iter()
         .map(|(st, n)| format!("{st}={n}"))
         .collect();
-    assert_eq!(statuses, ["200=3", "grpc 0 OK=15", "grpc 5 NOT_FOUND=3"]);
+    assert_eq!(statuses, ["grpc 0 OK=15", "grpc 5 NOT_FOUND=3", "200=3"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -262,7 +262,7 @@ pub struct Snapshot {
     pub last: LabelStats,
     /// Errors by class.
     pub errors: Vec<ErrorStat>,
-    /// Response statuses and their counts, in order (HTTP, then gRPC, then SQLSTATEs).
+    /// Response statuses and their counts, in order (by status space's name, then code).
     pub statuses: Vec<(crate::Status, u64)>,
     /// Requests cut off by the end of the run (counted as errors of class `aborted` too).
     pub aborted: u64,
