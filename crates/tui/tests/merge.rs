@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::{ErrorClass, ErrorStat, RunState, Status};
+use throng_core::{ErrorClass, ErrorStat, RunState};
 use throng_tui::merge;
 
 #[test]
@@ -24,7 +24,7 @@ fn the_workloads_add_up_and_each_row_keeps_its_name() {
         m.total.failed.len(),
         a.total.failed.len() + b.total.failed.len()
     );
-    assert_eq!(m.total.classes[ErrorClass::HttpStatus.index()], 4_000);
+    assert_eq!(m.total.classes[ErrorClass::Status.index()], 4_000);
     assert_eq!(m.last.samples, a.last.samples + b.last.samples);
     let labels: Vec<&str> = m.labels.iter().map(|l| l.label.as_str()).collect();
     assert_eq!(
@@ -41,14 +41,17 @@ fn the_workloads_add_up_and_each_row_keeps_its_name() {
     assert_eq!(
         m.errors,
         [ErrorStat {
-            class: ErrorClass::HttpStatus,
+            class: ErrorClass::Status,
             count: 4_000,
             sample: "down: 503 Service Unavailable".into(),
         }]
     );
     assert_eq!(
         m.statuses,
-        [(Status::Http(200), 24_000), (Status::Http(503), 4_000)]
+        [
+            (common::HTTP.status(200), 24_000),
+            (common::HTTP.status(503), 4_000)
+        ]
     );
     assert_eq!(m.elapsed, Duration::from_secs(12));
     assert_eq!(m.plan.target, "http://127.0.0.1:8080/ + down.yaml");
@@ -69,7 +72,7 @@ fn the_same_class_from_two_workloads_is_one_row_with_the_first_sample() {
     let w = common::mix();
     let m = merge(&w).unwrap();
     assert_eq!(m.errors.len(), 2);
-    assert_eq!(m.errors[0].class, ErrorClass::HttpStatus);
+    assert_eq!(m.errors[0].class, ErrorClass::Status);
     assert_eq!(m.errors[0].count, 60);
     assert_eq!(m.errors[0].sample, "browse: 503 Service Unavailable");
     assert_eq!(m.total.errors, 84);

@@ -362,7 +362,7 @@ pub(crate) fn down() -> Snapshot {
     }
     row.samples = 4_000;
     row.errors = 4_000;
-    row.classes[ErrorClass::HttpStatus.index()] = 4_000;
+    row.classes[ErrorClass::Status.index()] = 4_000;
     let row = row.clone();
     if let Some(lag) = s.lag.as_mut() {
         for i in 0..4_000u64 {
@@ -374,11 +374,11 @@ pub(crate) fn down() -> Snapshot {
     s.last.samples = 500;
     s.last.errors = 500;
     s.errors = vec![ErrorStat {
-        class: ErrorClass::HttpStatus,
+        class: ErrorClass::Status,
         count: 4_000,
         sample: "503 Service Unavailable".into(),
     }];
-    s.statuses = vec![(throng_core::Status::Http(503), 4_000)];
+    s.statuses = vec![(HTTP.status(503), 4_000)];
     s.series = Arc::new(
         (1..=12)
             .map(|t| SeriesPoint {
@@ -405,7 +405,7 @@ pub(crate) fn mix_failing() -> Vec<throng_tui::Workload> {
         l.errors = 0;
     }
     browse.errors.clear();
-    browse.statuses = vec![(throng_core::Status::Http(200), 24_000)];
+    browse.statuses = vec![(HTTP.status(200), 24_000)];
     vec![
         throng_tui::Workload {
             name: "browse".into(),
