@@ -45,7 +45,7 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Compare(a) => Ok(throng_run::results::run_compare(&a)?),
         Command::Report(a) => Ok(throng_run::results::run_report(&a)?),
         Command::Merge(a) => Ok(throng_run::results::run_merge(&a)?),
-        Command::Serve(a) => match a.run().await {
+        Command::Serve(a) => match a.run(throng_run::wait_for_signal()).await {
             Ok(()) => Ok(EXIT_OK),
             Err(throng_testbed::serve::ServeError::Usage(m)) => Err(CliError::Usage(m)),
             Err(e) => Err(CliError::Runtime(e.into())),

@@ -40,6 +40,15 @@ pub use snapshot::{
 pub use spec::LoadSpec;
 pub use status::{Status, StatusClass, StatusSpace};
 
+/// A whole number of at least 1, with a message a person reads (clap's own says
+/// `invalid digit found in string` for `-3`).
+pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(v: &str) -> Result<T, String> {
+    match v.trim().parse::<T>() {
+        Ok(n) if n >= T::from(1) => Ok(n),
+        _ => Err(format!("must be a whole number of at least 1, not {v:?}")),
+    }
+}
+
 /// The URL with its password replaced by `***`, in the user-info part and in a `password=`
 /// query parameter. Everything else is kept, so the message still names the database.
 pub fn redact(url: &str) -> String {

@@ -212,14 +212,7 @@ pub struct RunFlags {
     pub metrics_labels: Vec<String>,
 }
 
-/// A whole number of at least 1, with a message a person reads (clap's own says
-/// `invalid digit found in string` for `-3`).
-pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(v: &str) -> Result<T, String> {
-    match v.trim().parse::<T>() {
-        Ok(n) if n >= T::from(1) => Ok(n),
-        _ => Err(format!("must be a whole number of at least 1, not {v:?}")),
-    }
-}
+pub use throng_core::at_least_one;
 
 /// A whole number of at least 0.
 fn whole<T: std::str::FromStr>(v: &str) -> Result<T, String> {

@@ -1,11 +1,12 @@
-//! `throng serve`: a testbed target on a port of its own until Ctrl-C or SIGTERM (the `clap`
-//! feature: its flags as a clap struct).
+//! `throng serve`: a testbed target on a port of its own until the caller says stop (the
+//! command line: Ctrl-C or SIGTERM), with its flags as a clap struct (the `clap` feature). It
+//! depends on no run machinery: the caller hands it what to wait for.
 
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use std::future::Future;
 use throng_core::stages::parse_duration;
-use throng_run::wait_for_signal;
 
 use crate::{Delay, Fault, HttpTarget};
 
@@ -57,7 +58,7 @@ pub struct ServeArgs {
     pub tls: bool,
     /// http: serve at most N requests at once, the others waiting their turn (a known
     /// capacity: N / --delay requests a second).
-    #[arg(long, value_name = "N", value_parser = throng_run::flags::at_least_one::<usize>)]
+    #[arg(long, value_name = "N", value_parser = throng_core::at_least_one::<usize>)]
     pub capacity: Option<usize>,
 }
 
@@ -86,9 +87,10 @@ pub enum FaultArg {
 }
 
 impl ServeArgs {
-    /// Serves the target until Ctrl-C or SIGTERM, saying where on standard output.
-    pub async fn run(self) -> Result<(), ServeError> {
-        serve(self).await
+    /// Serves the target until `stop` is ready (the command line's: Ctrl-C or SIGTERM),
+    /// saying where on standard output.
+    pub async fn run(self, stop: impl Future<Output = ()>) -> Result<(), ServeError> {
+        serve(self, stop).await
     }
 }
 
@@ -140,15 +142,15 @@ async fn listen(a: &ServeArgs) -> Result<tokio::net::TcpListener, ServeError> {
         .map_err(|e| ServeError::Usage(format!("cannot listen on {}:{}: {e}", a.host, a.port)))
 }
 
-async fn serve(a: ServeArgs) -> Result<(), ServeError> {
+async fn serve(a: ServeArgs, stop: impl Future<Output = ()>) -> Result<(), ServeError> {
     if a.target == ServeTarget::Bank {
-        return serve_bank(a).await;
+        return serve_bank(a, stop).await;
     }
     if a.db.is_some() {
         return Err(ServeError::Usage("--db applies to the bank only".into()));
     }
     if a.target == ServeTarget::Grpc {
-        return serve_grpc(a).await;
+        return serve_grpc(a, stop).await;
     }
     let shape = Shaping::of(&a)?;
     let target = HttpTarget {
@@ -169,12 +171,12 @@ async fn serve(a: ServeArgs) -> Result<(), ServeError> {
         println!("{pem}");
     }
     println!("serving on {}", running.url());
-    wait_for_signal().await;
+    stop.await;
     eprintln!("served {} requests", running.requests());
     Ok(())
 }
 
-async fn serve_bank(a: ServeArgs) -> Result<(), ServeError> {
+async fn serve_bank(a: ServeArgs, stop: impl Future<Output = ()>) -> Result<(), ServeError> {
     let shaping = a.delay.is_some() || a.stall.is_some() || a.fault.is_some() || a.tls;
     if shaping || a.status != 200 {
         return Err(ServeError::Usage(
@@ -208,7 +210,7 @@ async fn serve_bank(a: ServeArgs) -> Result<(), ServeError> {
     .await
     .map_err(|e| ServeError::Start(format!("starting the bank on {shown}: {e}")))?;
     println!("serving the bank on {} ({shown})", running.url());
-    wait_for_signal().await;
+    stop.await;
     eprintln!(
         "served {} requests ({} server errors)",
         running.requests(),
@@ -218,7 +220,7 @@ async fn serve_bank(a: ServeArgs) -> Result<(), ServeError> {
 }
 
 /// `throng serve grpc`: the testbed's greeter, with reflection and health.
-async fn serve_grpc(a: ServeArgs) -> Result<(), ServeError> {
+async fn serve_grpc(a: ServeArgs, stop: impl Future<Output = ()>) -> Result<(), ServeError> {
     use crate::GrpcTarget;
     let shape = Shaping::of(&a)?;
     // `--status` is HTTP's 200 by default; for gRPC it is a code from 0 (OK) to 16.
@@ -248,7 +250,7 @@ async fn serve_grpc(a: ServeArgs) -> Result<(), ServeError> {
         println!("{pem}");
     }
     println!("serving gRPC on {}", running.url());
-    wait_for_signal().await;
+    stop.await;
     eprintln!("served {} calls", running.calls());
     Ok(())
 }
