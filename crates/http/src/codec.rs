@@ -3,9 +3,12 @@
 //!
 //! The reader looks at three headers only (Content-Length, Transfer-Encoding, Connection) unless
 //! the caller keeps the response for checks and extractions. A body is framed by Content-Length,
-//! by the chunked coding (extensions and trailers skipped) or by the connection's close; HEAD
-//! responses, 1xx (skipped), 204 and 304 have none. A body that is not kept is consumed from the
-//! buffer as it arrives and never held, whatever its size.
+//! by the chunked coding (extensions skipped, trailers checked and skipped) or by the
+//! connection's close; HEAD responses, 1xx (skipped), 204 and 304 have none. A body that is not
+//! kept is consumed from the buffer as it arrives and never held, whatever its size.
+//!
+//! `differential.rs` holds the reader to hyper's client, response by generated response, and
+//! lists where it deliberately differs.
 
 use bytes::{Buf, BytesMut};
 use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
@@ -94,6 +97,7 @@ pub(crate) struct ResponseReader {
     state: State,
     started: bool,
     trailer_bytes: usize,
+    trailers: usize,
     /// The final status code (1xx responses skipped).
     pub(crate) status: u16,
     /// The connection cannot carry another request (HTTP/1.0, `Connection: close`, a body
@@ -115,6 +119,7 @@ impl ResponseReader {
             state: State::Head,
             started: false,
             trailer_bytes: 0,
+            trailers: 0,
             status: 0,
             close: false,
             headers: HeaderMap::new(),
@@ -165,21 +170,21 @@ impl ResponseReader {
                     return Ok(false);
                 }
                 State::ChunkEnd => {
+                    // Byte by byte: a wrong first byte is refused without waiting for a second.
+                    if !b"\r\n".starts_with(&buf[..buf.len().min(2)]) {
+                        return Err(malformed("chunk data not followed by CRLF"));
+                    }
                     if buf.len() < 2 {
                         return Ok(false);
-                    }
-                    if &buf[..2] != b"\r\n" {
-                        return Err(malformed("chunk data not followed by CRLF"));
                     }
                     buf.advance(2);
                     self.state = State::ChunkSize;
                 }
                 State::ChunkSize => {
-                    let Some(line) = line(buf)? else {
+                    let Some((size, len)) = chunk_line(buf)? else {
                         return Ok(false);
                     };
-                    let size = chunk_size(&buf[..line])?;
-                    buf.advance(line + 2);
+                    buf.advance(len);
                     self.state = match size {
                         0 => State::Trailers,
                         n => State::ChunkData(n),
@@ -190,13 +195,19 @@ impl ResponseReader {
                         return Ok(false);
                     };
                     let end = line + 2;
-                    buf.advance(end);
                     if line == 0 {
+                        buf.advance(end);
                         self.state = State::Done;
                     } else {
+                        trailer(&buf[..line])?;
+                        buf.advance(end);
                         self.trailer_bytes += end;
+                        self.trailers += 1;
                         if self.trailer_bytes > MAX_HEAD {
                             return Err(malformed("trailers over 64 KiB"));
+                        }
+                        if self.trailers > MAX_HEADERS {
+                            return Err(malformed(format!("more than {MAX_HEADERS} trailers")));
                         }
                     }
                 }
@@ -257,6 +268,10 @@ impl ResponseReader {
             Err(e) => return Err(malformed(format!("not an HTTP/1.1 response: {e}"))),
         };
         let code = resp.code.unwrap_or(0);
+        if code < 100 {
+            // Three digits, but no class (RFC 9110 section 15): hyper refuses them too.
+            return Err(malformed(format!("status code {code:03}")));
+        }
         if (100..200).contains(&code) {
             if code == 101 {
                 return Err(malformed(
@@ -266,86 +281,163 @@ impl ResponseReader {
             buf.advance(len);
             return Ok(true);
         }
-        let mut close = resp.version == Some(0);
-        let mut length: Option<u64> = None;
+        let http10 = resp.version == Some(0);
+        let (mut said_close, mut said_keep_alive) = (false, false);
+        let mut lengths = Vec::new();
         let mut coded = None;
         for h in resp.headers.iter() {
             let name = h.name.as_bytes();
             if name.eq_ignore_ascii_case(b"content-length") {
-                let n = content_length(h.value)?;
-                if length.is_some_and(|l| l != n) {
-                    return Err(malformed("two different Content-Length headers"));
-                }
-                length = Some(n);
+                lengths.push(h.value);
             } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
                 // The last coding decides: chunked is framed; anything else runs to the close.
                 let last = tokens(h.value).last().unwrap_or_default();
                 coded = Some(last.eq_ignore_ascii_case(b"chunked"));
             } else if name.eq_ignore_ascii_case(b"connection") {
                 for t in tokens(h.value) {
-                    if t.eq_ignore_ascii_case(b"close") {
-                        close = true;
-                    } else if t.eq_ignore_ascii_case(b"keep-alive") && resp.version == Some(0) {
-                        close = false;
-                    }
+                    said_close |= t.eq_ignore_ascii_case(b"close");
+                    said_keep_alive |= t.eq_ignore_ascii_case(b"keep-alive");
                 }
             }
         }
+        // A close anywhere wins over a keep-alive, in any order.
+        let mut close = said_close || (http10 && !said_keep_alive);
+        // The framing, in RFC 9112 section 6.3's order: a response that cannot have a body has
+        // none whatever its headers say (their values are not looked at); Transfer-Encoding
+        // overrides Content-Length (not looked at either); HTTP/1.0 has no Transfer-Encoding.
+        let state = if self.head_request || code == 204 || code == 304 {
+            State::Done
+        } else if let Some(chunked) = coded {
+            if http10 {
+                // RFC 9112 section 6.1: its framing is faulty.
+                return Err(malformed("Transfer-Encoding in an HTTP/1.0 response"));
+            }
+            if chunked {
+                State::ChunkSize
+            } else {
+                close = true;
+                State::UntilClose
+            }
+        } else {
+            let mut length: Option<u64> = None;
+            for value in lengths {
+                let n = content_length(value)?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(malformed("two different Content-Length headers"));
+                }
+                length = Some(n);
+            }
+            match length {
+                None => {
+                    close = true;
+                    State::UntilClose
+                }
+                Some(0) => State::Done,
+                Some(n) => State::Length(n),
+            }
+        };
         if self.keep {
             for h in resp.headers.iter() {
-                if let (Ok(n), Ok(v)) = (
-                    HeaderName::from_bytes(h.name.as_bytes()),
-                    HeaderValue::from_bytes(h.value),
-                ) {
+                let value = if h.value.contains(&b'\n') {
+                    HeaderValue::from_bytes(&unfold(h.value))
+                } else {
+                    HeaderValue::from_bytes(h.value)
+                };
+                if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(h.name.as_bytes()), value) {
                     self.headers.append(n, v);
                 }
             }
         }
         self.status = code;
         buf.advance(len);
-        self.state = if self.head_request || code == 204 || code == 304 {
-            State::Done
-        } else {
-            match (coded, length) {
-                (Some(true), _) => State::ChunkSize,
-                (Some(false), _) | (None, None) => {
-                    close = true;
-                    State::UntilClose
-                }
-                (None, Some(0)) => State::Done,
-                (None, Some(n)) => State::Length(n),
-            }
-        };
+        self.state = state;
         self.close = close;
         Ok(true)
     }
 }
 
+/// A folded header value (obsolete line folding) as one line: each fold and the white space
+/// around it become one space (RFC 9112 section 5.2), as hyper makes it.
+fn unfold(value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(value.len());
+    for (i, part) in value.split(|&b| b == b'\n').enumerate() {
+        let part = if i == 0 {
+            part.trim_ascii_end()
+        } else {
+            out.push(b' ');
+            part.trim_ascii()
+        };
+        out.extend_from_slice(part);
+    }
+    out
+}
+
 /// The length of the line at the start of `buf` without its line ending, when it is all there.
+/// Its end is CRLF; a CR not followed by LF is refused as soon as the byte after it arrives.
 fn line(buf: &[u8]) -> Result<Option<usize>, ReadError> {
-    match buf.iter().take(MAX_LINE).position(|&b| b == b'\n') {
-        Some(i) if i > 0 && buf[i - 1] == b'\r' => Ok(Some(i - 1)),
+    let seen = &buf[..buf.len().min(MAX_LINE)];
+    match seen.iter().position(|&b| b == b'\n' || b == b'\r') {
+        Some(i) if seen[i] == b'\r' => match seen.get(i + 1) {
+            Some(b'\n') => Ok(Some(i)),
+            Some(_) => Err(malformed("a CR not followed by LF in a chunk line")),
+            None if buf.len() >= MAX_LINE => Err(malformed("a chunk line over 4 KiB")),
+            None => Ok(None),
+        },
         Some(_) => Err(malformed("a chunk line not ended by CRLF")),
         None if buf.len() >= MAX_LINE => Err(malformed("a chunk line over 4 KiB")),
         None => Ok(None),
     }
 }
 
-/// A chunk-size line: hexadecimal digits, then optional extensions after `;`.
-fn chunk_size(line: &[u8]) -> Result<u64, ReadError> {
-    let digits = line.split(|&b| b == b';').next().unwrap_or_default();
-    let digits = digits.trim_ascii();
-    if digits.is_empty() || digits.len() > 15 {
-        return Err(malformed("a bad chunk size"));
-    }
+/// A chunk-size line at the start of `buf` (RFC 9112 section 7.1): hexadecimal digits (any
+/// number of leading zeros), optional spaces or tabs, optional extensions after `;` (not read),
+/// CRLF. Its size and length once it is all there; refused as soon as the bytes that came cannot
+/// begin one, as hyper refuses them.
+fn chunk_line(buf: &[u8]) -> Result<Option<(u64, usize)>, ReadError> {
+    let bad = || malformed("a bad chunk size");
     let mut n: u64 = 0;
-    for &d in digits {
-        let v = (d as char)
-            .to_digit(16)
-            .ok_or_else(|| malformed("a bad chunk size"))?;
-        n = n * 16 + u64::from(v);
+    let mut i = 0;
+    while let Some(v) = buf.get(i).and_then(|&b| (b as char).to_digit(16)) {
+        n = n
+            .checked_mul(16)
+            .and_then(|n| n.checked_add(u64::from(v)))
+            .ok_or_else(|| malformed("a chunk size over 2^64"))?;
+        i += 1;
     }
-    Ok(n)
+    if i == 0 && !buf.is_empty() {
+        return Err(bad());
+    }
+    while matches!(buf.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    if buf.get(i) == Some(&b';') {
+        i += buf[i..]
+            .iter()
+            .position(|&b| b == b'\r' || b == b'\n')
+            .unwrap_or(buf.len() - i);
+    }
+    if i >= MAX_LINE {
+        return Err(malformed("a chunk line over 4 KiB"));
+    }
+    match (buf.get(i), buf.get(i + 1)) {
+        (None, _) | (Some(b'\r'), None) => Ok(None),
+        (Some(b'\r'), Some(b'\n')) => Ok(Some((n, i + 2))),
+        _ => Err(bad()),
+    }
+}
+
+/// A trailer line is a field line (RFC 9112 section 7.1.2): a name of token characters, a
+/// colon, a value without control characters but tab. hyper refuses a trailer section that is
+/// not.
+fn trailer(line: &[u8]) -> Result<(), ReadError> {
+    let colon = line.iter().position(|&b| b == b':').unwrap_or(0);
+    let (name, value) = line.split_at(colon);
+    let token = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
+    let text = |b: &u8| *b == b'\t' || (*b >= b' ' && *b != 0x7f);
+    if name.is_empty() || !name.iter().all(token) || !value.iter().all(text) {
+        return Err(malformed("a trailer that is not a header line"));
+    }
+    Ok(())
 }
 
 /// A Content-Length value: digits, or the same digits repeated in a list.
@@ -368,6 +460,9 @@ fn content_length(value: &[u8]) -> Result<u64, ReadError> {
 fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value.split(|&b| b == b',').map(<[u8]>::trim_ascii)
 }
+
+#[cfg(test)]
+mod differential;
 
 #[cfg(test)]
 mod tests {
