@@ -819,11 +819,11 @@ pub fn grid_markdown(g: &GridResult) -> String {
 
 /// A grid's level table as CSV, every digit kept.
 pub fn grid_csv(g: &GridResult) -> String {
-    let mut out = String::new();
+    let mut out = crate::csv::Csv::report();
     for row in g.table_rows(true) {
-        crate::csv::line(&mut out, &row);
+        out.row(&row);
     }
-    out
+    out.finish()
 }
 
 /// The JSON Schema of [`GridResult`], as checked into the repository as `schema-grid.json`.

@@ -5,21 +5,13 @@
 //! `Latency` (JMeter's time to first byte) holds the service time (sent to last byte), and
 //! `Connect` is 0: a connection is opened before a user's first request, not timed in it.
 
-use std::fmt::Write as _;
-
 use throng_core::Sample;
+
+use crate::csv::Csv;
 
 /// JMeter 5.6's default header.
 pub const JTL_HEADER: &str = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,\
 dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect";
-
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
 
 /// One request as a JTL line (with its line break): `start_ms` is the run's start, epoch
 /// milliseconds; `labels` the run's step labels; `urls` each step's target (the run's target
@@ -52,22 +44,28 @@ pub fn jtl_line(
         (Some(_), Some(m)) => m.clone(),
         (Some(class), None) => class.name().to_string(),
     };
-    let mut line = String::with_capacity(128);
-    let _ = writeln!(
-        line,
-        "{},{},{},{},{},throng 1-{},text,{},{},{},{},{active},{active},{},{},0,0",
-        start_ms + s.due_us / 1000,
-        (s.latency_us + 500) / 1000,
-        field(label),
-        field(&code),
-        field(&message),
-        s.user + 1,
-        s.error.is_none(),
-        field(&failure),
-        s.bytes_received,
-        s.bytes_sent,
-        field(url),
-        (s.service_us + 500) / 1000,
-    );
-    line
+    let active = active.to_string();
+    // Quoted as every CSV throng writes (`Csv`), line ends as JMeter's own.
+    let mut line = Csv::new(::csv::Terminator::Any(b'\n'), 256);
+    let fields: [&str; 17] = [
+        &(start_ms + s.due_us / 1000).to_string(),
+        &((s.latency_us + 500) / 1000).to_string(),
+        label,
+        &code,
+        &message,
+        &format!("throng 1-{}", s.user + 1),
+        "text",
+        if s.error.is_none() { "true" } else { "false" },
+        &failure,
+        &s.bytes_received.to_string(),
+        &s.bytes_sent.to_string(),
+        &active,
+        &active,
+        url,
+        &((s.service_us + 500) / 1000).to_string(),
+        "0",
+        "0",
+    ];
+    line.row(fields);
+    line.finish()
 }
