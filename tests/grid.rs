@@ -862,3 +862,60 @@ async fn workloads_without_thresholds_have_no_verdict_in_total() {
         .unwrap_or_else(|| panic!("no TOTAL row: {stdout}"));
     assert!(!total.contains("pass"), "{total}");
 }
+
+/// `--json -` on a grid makes standard output the grid's document alone, as on a single run:
+/// each run's summary and the level table go to standard error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grid_with_json_to_standard_output_prints_only_the_json_there() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let t = delayed(1).await;
+    let out = throng(&[
+        "run",
+        &t.url(),
+        "--sweep",
+        "users=1,2",
+        "-n",
+        "10",
+        "--no-tui",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let g: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("standard output is not one JSON document ({e}): {stdout}"));
+    assert_eq!(g["kind"], "grid");
+    assert_eq!(g["rows"].as_array().map(Vec::len), Some(2), "{g}");
+    assert_eq!(t.requests(), 20);
+    // The summaries are not lost: standard error has each run's and the level table.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("TOTAL").count(), 2, "{err}");
+    assert!(err.contains("grid: "), "{err}");
+
+    // Workloads at once, the same.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let files: Vec<String> = ["browse", "orders"]
+        .iter()
+        .map(|name| {
+            let path = dir.path().join(format!("{name}.yaml"));
+            std::fs::write(
+                &path,
+                format!(
+                    "targets:\n  t: {}\nload:\n  users: 1\n  requests: 5\nsteps:\n  - label: {name}\n    request:\n      path: /\n",
+                    t.url()
+                ),
+            )
+            .expect("writes");
+            path.display().to_string()
+        })
+        .collect();
+    let out = throng(&[
+        "run", &files[0], "--with", &files[1], "--no-tui", "--json", "-",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let g: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("standard output is not one JSON document ({e}): {stdout}"));
+    assert_eq!(g["rows"].as_array().map(Vec::len), Some(3), "{g}");
+    assert_eq!(t.requests(), 30);
+}

@@ -23,6 +23,8 @@ mod live {
     use tokio::sync::watch;
     use tokio::task::JoinHandle;
 
+    use crate::outputs::Stream;
+
     tokio::task_local! {
         /// The session the runs of this task belong to, and the workload's name in it.
         static SESSION: (Arc<Session>, String);
@@ -37,7 +39,7 @@ mod live {
         panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
         panicked: tokio::sync::Notify,
         stopped: Arc<AtomicBool>,
-        deferred: Mutex<Vec<String>>,
+        deferred: Mutex<Vec<(Stream, String)>>,
         order: Mutex<Vec<String>>,
         grid: Mutex<Option<GridState>>,
     }
@@ -114,16 +116,16 @@ mod live {
                 .unwrap_or(false)
         }
 
-        /// Keeps `text` to print once the dashboard has left the screen (printed now if it is not
-        /// on it).
-        pub(crate) fn print(&self, text: String) {
+        /// Keeps `text` to print to `to` once the dashboard has left the screen (printed now if
+        /// it is not on it).
+        pub(crate) fn print(&self, text: String, to: Stream) {
             match self.drawing() {
                 true => {
                     if let Ok(mut d) = self.deferred.lock() {
-                        d.push(text);
+                        d.push((to, text));
                     }
                 }
-                false => print!("{text}"),
+                false => to.put(&text),
             }
         }
 
@@ -254,8 +256,8 @@ mod live {
                 .lock()
                 .map(|mut d| std::mem::take(&mut *d))
                 .unwrap_or_default();
-            for text in deferred {
-                print!("{text}");
+            for (to, text) in deferred {
+                to.put(&text);
             }
         }
 
@@ -578,8 +580,8 @@ mod live {
         pub(crate) fn drawing(&self) -> bool {
             false
         }
-        pub(crate) fn print(&self, text: String) {
-            print!("{text}");
+        pub(crate) fn print(&self, text: String, to: crate::outputs::Stream) {
+            to.put(&text);
         }
         pub(crate) async fn finish(&self) {}
         pub(crate) fn grid_run(&self, _: &Coordinates, _: &str, _: usize, _: usize) {}

@@ -227,7 +227,10 @@ impl Grid {
         // One dashboard for every run: the runs that show it join this session.
         let session = Session::new();
         session.grid(&self.thresholds, self.until.as_ref());
-        let done = self.cells_on(&session, &cells, &mut run).await;
+        // With the grid's document on standard output, its runs' summaries go to standard error.
+        let taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
+        let done =
+            crate::outputs::grid_document(taken, self.cells_on(&session, &cells, &mut run)).await;
         session.finish().await;
         let mut done = done?;
         self.write(&mut done);
@@ -438,7 +441,8 @@ impl Grid {
                 Box::pin(session.scope(name, crate::metrics::in_cell(at, f))) as Workload<'a>
             })
             .collect();
-        let ends = join_all(futures).await;
+        let taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
+        let ends = crate::outputs::grid_document(taken, join_all(futures)).await;
         session.finish().await;
         let mut runs: Vec<GridRun> = Vec::new();
         let mut failures = Vec::new();
@@ -496,7 +500,7 @@ impl Grid {
         let comparison = (self.sides.len() > 1 && self.levels.len() <= 1)
             .then(|| compare(&g.comparison_sides(self.levels.first().copied()), true).ok())
             .flatten();
-        let stdout_json = self.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+        let stdout_taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
         if self.summary {
             let mut text = String::new();
             if let Some(c) = &comparison {
@@ -505,7 +509,7 @@ impl Grid {
                 text.push('\n');
             }
             text.push_str(&render_grid(g));
-            match stdout_json {
+            match stdout_taken {
                 true => eprint!("\n{text}"),
                 false => print!("\n{text}"),
             }

@@ -512,8 +512,9 @@ impl Run {
         let drawing = dashboard::Session::current()
             .map(|(s, _)| s)
             .filter(|s| s.drawing());
+        let people = outputs::for_people(self.json.as_deref(), &self.reports);
         if let (Some(s), true) = (&drawing, self.summary) {
-            s.print(throng_report::render_summary(&result));
+            s.print(throng_report::render_summary(&result), people);
         }
         let mut finished = Finished {
             snapshot,
@@ -533,7 +534,7 @@ impl Run {
         if self.summary {
             for note in notes {
                 match &drawing {
-                    Some(s) => s.print(format!("{note}\n")),
+                    Some(s) => s.print(format!("{note}\n"), outputs::Stream::Err),
                     None => eprintln!("{note}"),
                 }
             }

@@ -1,6 +1,12 @@
 //! What a finished run leaves: the summary printed, the JSON result written (kept in a spare
 //! file if the disk fails at the end), other reports beside it.
+//!
+//! Standard output is either for people (the summary) or for a document (`--json -`, a report
+//! to `-`), never both: a document there is for a pipe or a scheduler's logs, which must read
+//! it whole. A grid's document takes standard output from its runs too (a task-local, as the
+//! metrics' cell), so their summaries go to standard error as a single run's do.
 
+use std::future::Future;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -8,6 +14,53 @@ use std::time::SystemTime;
 use throng_report::{render_report, render_summary, Format, RunResult};
 
 use crate::Finished;
+
+tokio::task_local! {
+    /// Set while the runs of a grid whose document goes to standard output run.
+    static GRID_TAKES_STDOUT: ();
+}
+
+/// Whether a document goes to standard output: the JSON result or a report written to `-`.
+pub(crate) fn takes_stdout(json: Option<&Path>, reports: &[(Format, PathBuf)]) -> bool {
+    let stdout = Some(Path::new("-"));
+    json == stdout || reports.iter().any(|(_, p)| Some(p.as_path()) == stdout)
+}
+
+/// Runs `f` (a grid's runs) with standard output kept for the grid's document when `taken`.
+pub(crate) async fn grid_document<F: Future>(taken: bool, f: F) -> F::Output {
+    match taken {
+        true => GRID_TAKES_STDOUT.scope((), f).await,
+        false => f.await,
+    }
+}
+
+/// Where a run's text for people goes: standard error when standard output holds a document,
+/// the run's own (`json`, `reports`) or its grid's.
+pub(crate) fn for_people(json: Option<&Path>, reports: &[(Format, PathBuf)]) -> Stream {
+    match takes_stdout(json, reports) || GRID_TAKES_STDOUT.try_with(|()| ()).is_ok() {
+        true => Stream::Err,
+        false => Stream::Out,
+    }
+}
+
+/// Standard output or standard error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    /// Standard output.
+    Out,
+    /// Standard error.
+    Err,
+}
+
+impl Stream {
+    /// Prints `text` as it is.
+    pub(crate) fn put(self, text: &str) {
+        match self {
+            Stream::Out => print!("{text}"),
+            Stream::Err => eprint!("{text}"),
+        }
+    }
+}
 
 /// Prints the summary, writes the JSON result and the reports; what fails goes to
 /// `finished.failures`.
@@ -20,16 +73,9 @@ pub(crate) fn write(
 ) {
     let result = &finished.result;
     let to_stdout = json == Some(Path::new("-"));
-    // Standard output holds the result or a report: the summary goes to standard error.
-    let stdout_taken = to_stdout || reports.iter().any(|(_, p)| p == Path::new("-"));
     if summary {
-        if stdout_taken {
-            // The result is standard output's (a shard's, for `kubectl logs`); the summary
-            // goes to standard error.
-            eprint!("{}", render_summary(result));
-        } else {
-            print!("{}", render_summary(result));
-        }
+        // With the result on standard output (a shard's, for `kubectl logs`), standard error.
+        for_people(json, reports).put(&render_summary(result));
     }
     let mut failures = Vec::new();
     match json {
