@@ -341,7 +341,8 @@ mod live {
             rows.extend(live);
             let table = GridResult::new(Vec::new(), rows.clone(), &g.thresholds, None, false)
                 .table_rows(false);
-            // Capacity and the sweep's end from the finished rows only.
+            // The summary's notes under its table (capacity, the sweep's end, a level cut
+            // short), from the finished rows only: a live row is no capacity yet.
             let notes = GridResult::new(
                 Vec::new(),
                 g.rows.clone(),
@@ -349,10 +350,7 @@ mod live {
                 g.until.as_ref(),
                 false,
             )
-            .notes()
-            .into_iter()
-            .filter(|n| n.starts_with("capacity") || n.contains("crossed"))
-            .collect();
+            .notes();
             let at = match g.total {
                 0 => String::new(),
                 t => format!("run {} of at most {t}: {}", g.n, g.title),
@@ -498,6 +496,42 @@ mod live {
             let between = session.grid_board(None).expect("a board");
             assert_eq!(between.running, None);
             assert_eq!(between.table.len(), 2);
+        }
+
+        /// The board's notes are the summary's: a sweep ended where nothing could be measured
+        /// (a refused port) and a level cut short are said there as in the text under the table.
+        #[test]
+        fn a_grid_board_has_every_note_the_summary_has() {
+            let session = Session::new();
+            let until: Threshold = "p99>500ms".parse().expect("a threshold");
+            session.grid(&[], Some(&until));
+            let at = |users| Coordinates {
+                level: Some(Level::Users(users)),
+                side: None,
+                round: 1,
+            };
+            let ran = RunResult::from_snapshot(&snapshot(1, 4, 2_000));
+            let (mut cut, _) = LevelRow::of(&at(1), &[&ran], &[]).expect("a row");
+            cut.cut = true;
+            let (mut refused, _) = LevelRow::of(&at(2), &[&ran], &[]).expect("a row");
+            refused.crossed = true;
+            refused.unmeasured = true;
+            refused.total.errors = refused.total.samples;
+            let rows = vec![cut, refused];
+            session.grid_rows(&rows);
+            let board = session.grid_board(None).expect("a board");
+            let summary = GridResult::new(Vec::new(), rows, &[], Some(&until), false).notes();
+            assert_eq!(board.notes, summary);
+            for says in [
+                "nothing could be measured for p99>500ms at 2 users (0 of 4 requests succeeded)",
+                "1 user: cut short",
+            ] {
+                assert!(
+                    board.notes.iter().any(|n| n.starts_with(says)),
+                    "{says}: {:?}",
+                    board.notes
+                );
+            }
         }
 
         /// What a mix's dashboard shows is what its JSON says: the workloads' live merge has the
