@@ -65,8 +65,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ))
     .await?;
     // Every statement prepared against the table before the load: a typo fails here, not
-    // 2,000 times.
-    driver.check().await?;
+    // 2,000 times. What it makes is the run's plan of steps.
+    let shown = driver.shown().to_string();
+    let steps = driver.check().await?;
 
     // The database's counters, read for a second before the load and each second of it.
     let monitor = Monitor::start(
@@ -80,8 +81,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         iterations: Some(200),
         ..LoadSpec::default()
     };
-    let plan = spec.plan(driver.shown(), &throng::core::spec::keys)?;
-    let mut run = throng::Run::new(plan, Arc::new(driver))
+    let plan = spec.plan(&shown, &throng::core::spec::keys)?;
+    let mut run = throng::Run::new(plan, Arc::new(steps))
         .thresholds(["p99{transfer}<2s".parse()?, "error_rate<1%".parse()?])
         // Read half a second after the load too: a database publishes its counts a little
         // after it counted them.

@@ -199,7 +199,7 @@ async fn the_four_call_kinds_answer_what_the_greeter_sends() {
         let (_, d) = driver(&args).await;
         let pool = Pool::default();
         let mut session = throng::core::Driver::session(&d, &pool, 0);
-        let kind = d.step().method().expect("known").kind;
+        let kind = d.step().expect("a step").method().expect("known").kind;
         let (outcome, reply) = d.send(&mut session, true).await;
         assert_eq!(outcome.error, None, "{:?}", outcome.message);
         (kind, reply.unwrap().json.unwrap())

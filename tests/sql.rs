@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use throng::core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Users};
-use throng::sql::{Conn, SqlConfig, SqlDriver, SqlError, Target, Workload};
+use throng::sql::{Conn, SqlConfig, SqlDriver, SqlError, SqlSteps, Target, Workload};
 use throng::testbed::{MariaDb, Postgres};
 
 fn databases() -> Vec<(&'static str, String, tempfile::TempDir)> {
@@ -46,10 +46,11 @@ fn closed(users: u32, requests: Option<u64>, iterations: Option<u64>) -> LoadMod
     })
 }
 
-async fn run(cfg: SqlConfig, model: LoadModel) -> (Arc<Snapshot>, Arc<SqlDriver>) {
-    let driver = Arc::new(SqlDriver::new(cfg).expect("driver"));
-    driver.check().await.expect("statements prepare");
-    let snap = throng::engine::run(RunPlan::new(driver.shown(), model), driver.clone())
+async fn run(cfg: SqlConfig, model: LoadModel) -> (Arc<Snapshot>, Arc<SqlSteps>) {
+    let driver = SqlDriver::new(cfg).expect("driver");
+    let shown = driver.shown().to_string();
+    let driver = Arc::new(driver.check().await.expect("statements prepare"));
+    let snap = throng::engine::run(RunPlan::new(&shown, model), driver.clone())
         .await
         .expect("run");
     (snap, driver)
@@ -450,8 +451,9 @@ async fn restarted_mid_run(
     cfg.params = vec!["rand_int(1, 10)".into()];
     cfg.connect_timeout = Duration::from_secs(1);
     cfg.timeout = Duration::from_secs(2);
-    let driver = Arc::new(SqlDriver::new(cfg).expect("driver"));
-    driver.check().await.expect("prepares");
+    let driver = SqlDriver::new(cfg).expect("driver");
+    let shown = driver.shown().to_string();
+    let driver = Arc::new(driver.check().await.expect("prepares"));
     let model = LoadModel::Closed(ClosedLoop {
         users: Users::Fixed(4),
         requests: None,
@@ -468,7 +470,7 @@ async fn restarted_mid_run(
     let started = std::time::Instant::now();
     let snap = tokio::time::timeout(
         Duration::from_secs(30),
-        throng::engine::run(RunPlan::new(driver.shown(), model), driver.clone()),
+        throng::engine::run(RunPlan::new(&shown, model), driver.clone()),
     )
     .await
     .expect("the run does not hang")
@@ -485,7 +487,10 @@ async fn restarted_mid_run(
         ok > 100,
         "before and after the stop, statements succeed: {ok}"
     );
-    assert!(driver.reconnects() >= 1, "connections were reopened");
+    assert!(
+        driver.client().reconnects() >= 1,
+        "connections were reopened"
+    );
     // The last second, well after the restart, succeeds again.
     let tail: Vec<_> = snap
         .series
@@ -549,7 +554,11 @@ async fn a_statement_past_its_timeout_is_a_timeout_and_nothing_hangs() {
         .sum();
     assert_eq!(timeouts, 6, "{:?}", snap.errors);
     // Each timed-out statement cost its connection: the next one opened another.
-    assert!(driver.reconnects() >= 4, "{}", driver.reconnects());
+    assert!(
+        driver.client().reconnects() >= 4,
+        "{}",
+        driver.client().reconnects()
+    );
     let p = throng::core::Percentiles::of(&snap.total.latency);
     assert!(
         p.min >= 300_000,

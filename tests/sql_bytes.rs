@@ -13,8 +13,9 @@ async fn bytes(url: &str, sql: &str, n: usize) -> (u64, u64) {
     let mut cfg = SqlConfig::new(url);
     cfg.statements = vec![sql.to_string()];
     cfg.params = vec![format!("'{}'", "x".repeat(n)), n.to_string()];
-    let driver = Arc::new(SqlDriver::new(cfg).expect("driver"));
-    driver.check().await.expect("the statement prepares");
+    let driver = SqlDriver::new(cfg).expect("driver");
+    let shown = driver.shown().to_string();
+    let driver = Arc::new(driver.check().await.expect("the statement prepares"));
     let model = LoadModel::Closed(ClosedLoop {
         users: Users::Fixed(1),
         requests: Some(50),
@@ -22,7 +23,7 @@ async fn bytes(url: &str, sql: &str, n: usize) -> (u64, u64) {
         duration: None,
         think_time: None,
     });
-    let snap = throng::engine::run(RunPlan::new(driver.shown(), model), driver)
+    let snap = throng::engine::run(RunPlan::new(&shown, model), driver)
         .await
         .expect("run");
     assert_eq!((snap.total.samples, snap.total.errors), (50, 0));

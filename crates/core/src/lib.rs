@@ -23,6 +23,7 @@ pub mod spec;
 pub mod stages;
 mod status;
 pub mod step;
+pub mod steps;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use database::{DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries};

@@ -13,9 +13,9 @@
 //! A scenario mixing protocols holds one client of each per target, so core erases their
 //! types, once, for every protocol: [`StepProtocol`], [`StepClient`] and [`StepCall`] are
 //! derived from the typed traits (workers and sessions as `Box<dyn Any>`, one boxed future per
-//! step). The single-URL paths (`throng run URL`) are the typed [`OneStep`] (HTTP) or a
-//! protocol's own plan of its client's steps (SQL's statements and transaction); gRPC's still
-//! uses its typed [`crate::Driver`].
+//! step). The single-URL paths (`throng run URL`) are typed: [`crate::steps::Steps`], a
+//! client's steps as a whole plan (HTTP's and gRPC's one step, SQL's statements and
+//! transaction), so no protocol writes a [`crate::Driver`] of its own.
 
 use std::any::Any;
 use std::fmt;
@@ -544,6 +544,12 @@ pub trait Client: Send + Sync + 'static {
     fn prepare(&self, _steps: &[&Self::Step]) -> impl Future<Output = Result<(), StepError>> {
         std::future::ready(Ok(()))
     }
+
+    /// Once after the load: how its connections went and its own counts (SQL's transactions
+    /// rolled back, retried, its reconnects), for the result. Nothing by default.
+    fn report(&self) -> crate::DriverReport {
+        crate::DriverReport::default()
+    }
 }
 
 /// A compiled step of some protocol, type-erased; its client downcasts it.
@@ -752,122 +758,6 @@ impl<P: Protocol> StepProtocol for P {
 
     fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String> {
         Ok(Arc::new(Protocol::client(self, url, options)?))
-    }
-}
-
-/// One step of one protocol's client as a whole plan: `throng run URL` is a one-step plan on
-/// the same contract as a scenario's steps ([`Client::call`]), typed, so it pays for no erasure
-/// and no boxed future. Its templates, if it has any (`-d '{"id": {{ seq() }}}'`), are rendered
-/// per call by `R`; a step without any has the default [`StaticOnly`], which renders nothing.
-pub struct OneStep<C: Client, R = StaticOnly> {
-    client: C,
-    step: C::Step,
-    label: String,
-    render: R,
-}
-
-impl<C: Client, R> fmt::Debug for OneStep<C, R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OneStep")
-            .field("step", &self.step)
-            .field("label", &self.label)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<C: Client> OneStep<C> {
-    /// `step` of `client`, labelled `label`, checked against what the client knows (see
-    /// [`Client::check`]).
-    pub fn new(client: C, step: C::Step, label: impl Into<String>) -> Result<Self, StepError> {
-        client.check(&step)?;
-        Ok(OneStep {
-            client,
-            step,
-            label: label.into(),
-            render: StaticOnly,
-        })
-    }
-
-    /// The same step with its templates rendered per call by `render`.
-    pub fn rendered_by<R: Render>(self, render: R) -> OneStep<C, R> {
-        OneStep {
-            client: self.client,
-            step: self.step,
-            label: self.label,
-            render,
-        }
-    }
-}
-
-impl<C: Client, R> OneStep<C, R> {
-    /// The client.
-    pub fn client(&self) -> &C {
-        &self.client
-    }
-
-    /// The step.
-    pub fn step(&self) -> &C::Step {
-        &self.step
-    }
-}
-
-impl<C: Client, R: Render> OneStep<C, R> {
-    /// Sends the step once on `session` (see [`crate::Driver::session`]), with the reply when
-    /// `want_reply`: for a caller that reads what came back.
-    pub async fn send(
-        &self,
-        session: &mut C::Session,
-        want_reply: bool,
-    ) -> (Outcome, Option<Reply>) {
-        self.client
-            .call(session, &self.step, &self.render, want_reply)
-            .await
-    }
-}
-
-impl<C: Client, R: Render + Send + Sync + 'static> crate::Driver for OneStep<C, R> {
-    type Worker = C::Worker;
-    type Session = C::Session;
-
-    fn steps(&self) -> Vec<crate::StepInfo> {
-        vec![crate::StepInfo {
-            label: self.label.clone(),
-        }]
-    }
-
-    fn parts(&self) -> Vec<crate::PartsInfo> {
-        let label = self.client.parts(&self.step, &self.label);
-        label
-            .map(|label| crate::PartsInfo { label, step: 0 })
-            .into_iter()
-            .collect()
-    }
-
-    fn worker(&self) -> C::Worker {
-        self.client.worker_of(0, 1)
-    }
-
-    fn worker_of(&self, index: usize, workers: usize) -> C::Worker {
-        self.client.worker_of(index, workers)
-    }
-
-    fn session(&self, worker: &C::Worker, user: u64) -> C::Session {
-        self.client.session(worker, user)
-    }
-
-    async fn connect(&self, session: &mut C::Session, _step: usize) -> Result<(), Outcome> {
-        self.client.connect(session).await
-    }
-
-    async fn execute(&self, session: &mut C::Session, _step: usize) -> Outcome {
-        self.client
-            .call(session, &self.step, &self.render, false)
-            .await
-            .0
-    }
-
-    async fn end_iteration(&self, session: &mut C::Session, failed: Option<crate::ErrorClass>) {
-        self.client.end_iteration(session, failed).await;
     }
 }
 

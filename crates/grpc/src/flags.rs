@@ -8,7 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use clap::Args;
-use throng_core::step::{ClientOptions, OneStep, Render, StaticOnly};
+use throng_core::step::{ClientOptions, Render, StaticOnly};
+use throng_core::steps::Steps;
 use throng_core::{RunPlan, Shard};
 use throng_run::flags::{
     at_least_one, positive, ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS,
@@ -66,7 +67,7 @@ pub struct GrpcFlags {
 }
 
 /// `throng run grpc://…`'s one-step plan: its `-d` rendered per call when it holds templates.
-pub type UrlDriver = OneStep<GrpcClient, Arc<dyn Render + Send + Sync>>;
+pub type UrlDriver = Steps<GrpcClient, Arc<dyn Render + Send + Sync>>;
 
 impl GrpcFlags {
     /// Where the methods' descriptors come from.

@@ -29,9 +29,10 @@ use bytes::Bytes;
 use http::HeaderMap;
 use prost_reflect::DescriptorPool;
 use throng_core::step::{
-    Client, ClientOptions, JsonTemplate, Node, NodeValue, OneStep, Place, Protocol, Render, Reply,
+    Client, ClientOptions, JsonTemplate, Node, NodeValue, Place, Protocol, Render, Reply,
     StepError, TemplateCompiler, Text,
 };
+use throng_core::steps::Steps;
 use throng_core::{ErrorClass, Outcome, Status};
 
 use crate::config::{split_call, Descriptors, GrpcConfig, GrpcError};
@@ -341,9 +342,9 @@ impl GrpcClient {
 
     /// `throng run grpc://…`: `cfg`'s call as a one-step plan, its message (`cfg.data`)
     /// encoded once, before the load.
-    pub async fn one_step(cfg: GrpcConfig) -> Result<OneStep<GrpcClient>, GrpcError> {
+    pub async fn one_step(cfg: GrpcConfig) -> Result<Steps<GrpcClient>, GrpcError> {
         let (client, step, label) = Self::url_step(&cfg, None).await?;
-        OneStep::new(client, step, label).map_err(|e| GrpcError::Message(e.message))
+        Steps::new(client, step, label).map_err(|e| GrpcError::Message(e.message))
     }
 
     /// `throng run grpc://…` whose message is a template (`{"id": {{ seq() }}}`): `data` is
@@ -354,9 +355,9 @@ impl GrpcClient {
         cfg: GrpcConfig,
         data: Text,
         render: R,
-    ) -> Result<OneStep<GrpcClient, R>, GrpcError> {
+    ) -> Result<Steps<GrpcClient, R>, GrpcError> {
         let (client, step, label) = Self::url_step(&cfg, Some(data)).await?;
-        let one = OneStep::new(client, step, label).map_err(|e| GrpcError::Message(e.message))?;
+        let one = Steps::new(client, step, label).map_err(|e| GrpcError::Message(e.message))?;
         Ok(one.rendered_by(render))
     }
 

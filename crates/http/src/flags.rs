@@ -8,7 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use clap::Args;
-use throng_core::step::{ClientOptions, OneStep, Render, StaticOnly};
+use throng_core::step::{ClientOptions, Render, StaticOnly};
+use throng_core::steps::Steps;
 use throng_core::{RunPlan, Shard};
 use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS};
 use throng_run::{Run, RunError};
@@ -59,7 +60,7 @@ impl Default for HttpFlags {
 }
 
 /// `throng run http://…`'s one-step plan: its templated parts rendered per call, if any.
-pub type UrlDriver = OneStep<HttpClient, Arc<dyn Render + Send + Sync>>;
+pub type UrlDriver = Steps<HttpClient, Arc<dyn Render + Send + Sync>>;
 
 impl HttpFlags {
     /// Whether HTTP/2 is spoken: `--http2` given (for an A/B run, [`ProtocolFlags::for_side`]

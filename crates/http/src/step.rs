@@ -13,9 +13,10 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use std::sync::OnceLock;
 
 use throng_core::step::{
-    Client, ClientOptions, JsonTemplate, Node, NodeValue, OneStep, Protocol, Render, Reply,
-    StaticOnly, StepError, TemplateCompiler, Text,
+    Client, ClientOptions, JsonTemplate, Node, NodeValue, Protocol, Render, Reply, StaticOnly,
+    StepError, TemplateCompiler, Text,
 };
+use throng_core::steps::Steps;
 use throng_core::{ErrorClass, Outcome, Status};
 
 use crate::driver::Prepared;
@@ -285,9 +286,9 @@ impl HttpClient {
     /// `throng run URL`: the configured request (the URL's path and query, its method and body;
     /// its headers are the client's) as one step of a client of its own, a one-step plan on the
     /// same path as a scenario's steps.
-    pub fn one_step(cfg: HttpConfig) -> Result<OneStep<HttpClient>, HttpConfigError> {
+    pub fn one_step(cfg: HttpConfig) -> Result<Steps<HttpClient>, HttpConfigError> {
         let (client, step, label) = Self::url_step(cfg, PerCall::default());
-        OneStep::new(client?, step, label).map_err(|e| HttpConfigError::Url(e.message))
+        Steps::new(client?, step, label).map_err(|e| HttpConfigError::Url(e.message))
     }
 
     /// `throng run URL` whose path, headers or body hold templates (`{{ seq() }}`): the parts
@@ -297,10 +298,9 @@ impl HttpClient {
         cfg: HttpConfig,
         per_call: PerCall,
         render: R,
-    ) -> Result<OneStep<HttpClient, R>, HttpConfigError> {
+    ) -> Result<Steps<HttpClient, R>, HttpConfigError> {
         let (client, step, label) = Self::url_step(cfg, per_call);
-        let one =
-            OneStep::new(client?, step, label).map_err(|e| HttpConfigError::Url(e.message))?;
+        let one = Steps::new(client?, step, label).map_err(|e| HttpConfigError::Url(e.message))?;
         Ok(one.rendered_by(render))
     }
 

@@ -6,7 +6,7 @@
 //! `BEGIN` statement of its own) and another may commit it; one left open when an iteration
 //! ends is rolled back here, once, for both kinds of run, and counted. With
 //! [`Retry`] a transaction that meets a deadlock or a serialization failure is rolled back
-//! and run again from its first step ([`SqlSession::take_retry`]), counted apart.
+//! and run again from its first step ([`Outcome::again`]), counted apart.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -99,6 +99,9 @@ pub struct SqlClient {
     oltp: OltpOptions,
     retry: Retry,
     counters: Arc<Counters>,
+    /// How the connections go, as the check before the load found (see
+    /// [`SqlClient::connected_by`]).
+    path: std::sync::OnceLock<String>,
 }
 
 /// A user's connection to one database target, its transaction and its random numbers.
@@ -112,8 +115,6 @@ pub struct SqlSession {
     args: Vec<Value>,
     /// A delete's table and id, for the insert after it (sysbench's write workloads).
     pair: (u32, i64),
-    /// A retried failure rolled the transaction back: run it again from its first step.
-    retry: bool,
     /// The step timeout's timer, made at the session's first step and moved on at each
     /// later one (see [`Deadline`]).
     deadline: Deadline,
@@ -125,13 +126,6 @@ impl Drop for SqlSession {
         if self.in_tx && self.conn.is_some() {
             self.counters.open_at_end.fetch_add(1, Ordering::Relaxed);
         }
-    }
-}
-
-impl SqlSession {
-    /// Whether the last step's failure rolled its transaction back to be run again (once).
-    pub fn take_retry(&mut self) -> bool {
-        std::mem::take(&mut self.retry)
     }
 }
 
@@ -153,7 +147,24 @@ impl SqlClient {
             oltp: OltpOptions::default(),
             retry: Retry::default(),
             counters: Arc::default(),
+            path: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Says how the connections go (`postgres-protocol, TLSv1.3, SCRAM-SHA-256-PLUS`), as a
+    /// connection made before the load found: the result's connection line.
+    pub fn connected_by(&self, path: String) {
+        let _ = self.path.set(path);
+    }
+
+    /// How the connections go, once [`SqlClient::connected_by`] said it.
+    pub fn path(&self) -> Option<&str> {
+        self.path.get().map(String::as_str)
+    }
+
+    /// The database URL with its password hidden (what a result names as its target).
+    pub fn shown(&self) -> &str {
+        self.target.shown()
     }
 
     /// `seq()` parameters count as shard `index` of `count` (see [`Seq::new`]).
@@ -343,7 +354,6 @@ impl SqlClient {
                     // The transaction is gone on the server; the next step is its first again.
                     if crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await {
                         self.counters.retried.fetch_add(1, Ordering::Relaxed);
-                        s.retry = true;
                         o.proceed = true;
                         o.again = true;
                     }
@@ -462,6 +472,42 @@ impl Client for SqlClient {
     type Worker = ();
     type Session = SqlSession;
 
+    fn report(&self) -> throng_core::DriverReport {
+        let counts = [
+            ("transactions_rolled_back", self.rolled_back()),
+            ("transactions_open_at_end", self.open_at_end()),
+            ("transactions_retried", self.retried()),
+            ("reconnects", self.reconnects()),
+        ];
+        let notes = [
+            (
+                "connections lost and reopened during the run",
+                self.reconnects(),
+            ),
+            (
+                "transactions rolled back after a failed statement",
+                self.rolled_back(),
+            ),
+            (
+                "transactions retried after a deadlock or serialization failure",
+                self.retried(),
+            ),
+            (
+                "transactions open when the run ended (rolled back by the database)",
+                self.open_at_end(),
+            ),
+        ];
+        throng_core::DriverReport {
+            connection: self.path.get().cloned(),
+            counts: counts.to_vec(),
+            notes: notes
+                .into_iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(what, n)| format!("{what}: {n}"))
+                .collect(),
+        }
+    }
+
     fn worker_of(&self, _index: usize, _workers: usize) {}
 
     fn session(&self, _worker: &(), user: u64) -> SqlSession {
@@ -473,7 +519,6 @@ impl Client for SqlClient {
             user,
             args: Vec::with_capacity(8),
             pair: (0, 0),
-            retry: false,
             deadline: Deadline::default(),
             counters: self.counters.clone(),
         }
@@ -559,7 +604,6 @@ impl Client for SqlClient {
     /// A transaction a step opened and no step ended (the iteration failed, or the flow left
     /// it open) is rolled back, so the next iteration starts clean, and counted.
     async fn end_iteration(&self, s: &mut SqlSession, _failed: Option<ErrorClass>) {
-        s.retry = false;
         if crate::conn::roll_back(&mut s.conn, &mut s.in_tx, self.timeout).await {
             self.counters.rolled_back.fetch_add(1, Ordering::Relaxed);
         }

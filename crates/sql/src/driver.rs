@@ -1,16 +1,17 @@
 //! `throng run URL` for a database: its statements (or a sysbench workload) as steps of one
-//! [`SqlClient`], the same client and steps as a scenario's `sql:` steps, run as a plan of
-//! their own: each statement its row, the transaction a row of its own. Before the load,
-//! [`SqlDriver::check`] connects, prepares every statement and hands the parameters to their
-//! placeholders.
+//! [`SqlClient`], the same client and steps as a scenario's `sql:` steps, run as core's
+//! [`Steps`] plan like any protocol's URL run: each statement its row, the transaction a row
+//! of its own, a retried transaction run again from its first step
+//! ([`throng_core::Outcome::again`]).
+//! [`SqlDriver::check`] makes that plan before the load: it connects, prepares every
+//! statement and hands the parameters to their placeholders.
 
-use std::sync::OnceLock;
-
-use throng_core::step::{Client as _, Place, StaticOnly};
-use throng_core::{Driver, DriverReport, ErrorClass, GroupInfo, Outcome, SetupError, StepInfo};
+use throng_core::step::Place;
+use throng_core::steps::Steps;
+use throng_core::ErrorClass;
 
 use crate::classify::failure;
-use crate::client::{SqlClient, SqlSession};
+use crate::client::SqlClient;
 use crate::config::{label_of, unique, SqlConfig};
 use crate::conn::{Conn, Target};
 use crate::oltp::statements;
@@ -100,21 +101,21 @@ impl SqlError {
     }
 }
 
-/// A SQL load: its steps on one [`SqlClient`]. Build it with [`SqlDriver::new`], then
-/// [`SqlDriver::check`] before the load (the engine's `setup` does it too, when a caller did
-/// not).
+/// The run of a SQL load: its steps on one [`SqlClient`], as [`Steps`] plans every protocol's
+/// URL run.
+pub type SqlSteps = Steps<SqlClient>;
+
+/// A SQL load as configured: its steps on one [`SqlClient`]. Build it with [`SqlDriver::new`],
+/// then [`SqlDriver::check`] it against the database into the run's [`SqlSteps`] (or take
+/// them [`SqlDriver::unchecked`], their statements unprepared and their parameters unbound).
 #[derive(Debug)]
 pub struct SqlDriver {
     client: SqlClient,
     /// The steps as configured; their statements' parameters are handed out by the check.
     draft: Vec<SqlStep>,
-    /// The steps the load runs, made by the check.
-    steps: OnceLock<Vec<SqlStep>>,
     labels: Vec<String>,
     group: Option<String>,
     params: Vec<Expr>,
-    /// How the check's connection went ([`Conn::path`]).
-    path: OnceLock<String>,
 }
 
 impl SqlDriver {
@@ -200,11 +201,9 @@ impl SqlDriver {
         Ok(SqlDriver {
             client,
             draft: steps,
-            steps: OnceLock::new(),
             labels,
             group,
             params,
-            path: OnceLock::new(),
         })
     }
 
@@ -226,47 +225,37 @@ impl SqlDriver {
         l
     }
 
-    /// Connections reopened during the run after one was lost.
-    pub fn reconnects(&self) -> u64 {
-        self.client.reconnects()
-    }
-
-    /// How the connections go, as the check's went (`postgres-protocol, TLSv1.3,
-    /// SCRAM-SHA-256-PLUS`), once [`SqlDriver::check`] connected.
-    pub fn path(&self) -> Option<&str> {
-        self.path.get().map(String::as_str)
-    }
-
-    /// See [`SqlClient::rolled_back`].
-    pub fn rolled_back(&self) -> u64 {
-        self.client.rolled_back()
-    }
-
-    /// See [`SqlClient::open_at_end`].
-    pub fn open_at_end(&self) -> u64 {
-        self.client.open_at_end()
-    }
-
-    /// See [`SqlClient::retried`].
-    pub fn retried(&self) -> u64 {
-        self.client.retried()
-    }
-
     /// Before any load: connects (an unreachable database, bad credentials or a missing
     /// database fail here), prepares every statement (one that does not prepare fails here,
-    /// named), and hands the parameters to the statements' placeholders.
-    pub async fn check(&self) -> Result<(), SqlError> {
+    /// named), and hands the parameters to the statements' placeholders: the run's steps.
+    pub async fn check(self) -> Result<SqlSteps, SqlError> {
         let mut conn = self.open().await?;
-        let _ = self.path.set(conn.path());
+        self.client.connected_by(conn.path());
         let result = self.checked(&mut conn).await;
         match &result {
             // A statement still running on the server, or a connection gone: no goodbye.
             Err(SqlError::Connect(_) | SqlError::Slow { .. }) => drop(conn),
             _ => conn.close().await,
         }
-        // A second check hands out the same values again.
-        let _ = self.steps.set(result?);
-        Ok(())
+        let steps = result?;
+        self.plan(steps)
+    }
+
+    /// The steps as configured, unchecked: statements unprepared, parameters unbound (a
+    /// statement with placeholders fails each call). For a caller that checked already, or
+    /// tests of a database that goes bad after its check.
+    pub fn unchecked(self) -> Result<SqlSteps, SqlError> {
+        let steps = self.draft.clone();
+        self.plan(steps)
+    }
+
+    fn plan(self, steps: Vec<SqlStep>) -> Result<SqlSteps, SqlError> {
+        let labelled = self.labels.into_iter().zip(steps).collect();
+        let plan = Steps::of(self.client, labelled).map_err(|e| SqlError::Usage(e.message))?;
+        Ok(match self.group {
+            Some(g) => plan.grouped(g),
+            None => plan,
+        })
     }
 
     async fn checked(&self, conn: &mut Conn) -> Result<Vec<SqlStep>, SqlError> {
@@ -356,102 +345,5 @@ impl SqlDriver {
             .connect()
             .await
             .map_err(|o| SqlError::Connect(o.message.unwrap_or_default()))
-    }
-}
-
-impl Driver for SqlDriver {
-    type Worker = ();
-    type Session = SqlSession;
-
-    fn steps(&self) -> Vec<StepInfo> {
-        self.labels
-            .iter()
-            .map(|label| StepInfo {
-                label: label.clone(),
-            })
-            .collect()
-    }
-
-    fn groups(&self) -> Vec<GroupInfo> {
-        self.group
-            .iter()
-            .map(|label| GroupInfo {
-                label: label.clone(),
-                first: 0,
-                last: self.labels.len().saturating_sub(1),
-            })
-            .collect()
-    }
-
-    async fn setup(&self) -> Result<(), SetupError> {
-        if self.steps.get().is_some() {
-            return Ok(());
-        }
-        self.check().await.map_err(|e| SetupError(e.to_string()))
-    }
-
-    fn worker(&self) {}
-
-    fn session(&self, worker: &(), user: u64) -> SqlSession {
-        self.client.session(worker, user)
-    }
-
-    async fn connect(&self, s: &mut SqlSession, _step: usize) -> Result<(), Outcome> {
-        self.client.connect(s).await
-    }
-
-    /// After a retried failure ([`crate::Retry`]) the transaction runs again from its first step.
-    fn next_step(&self, s: &mut SqlSession, after: Option<usize>) -> Option<usize> {
-        match (after, s.take_retry()) {
-            (Some(_), true) => Some(0),
-            (after, _) => Some(after.map_or(0, |a| a + 1)),
-        }
-    }
-
-    async fn execute(&self, s: &mut SqlSession, step: usize) -> Outcome {
-        // Unchecked (a caller that skipped setup), the steps run as configured, unbound.
-        let steps = self.steps.get().unwrap_or(&self.draft);
-        let Some(st) = steps.get(step) else {
-            return Outcome::failed(ErrorClass::Other, format!("no step {step}"));
-        };
-        self.client.call(s, st, &StaticOnly, false).await.0
-    }
-
-    async fn end_iteration(&self, s: &mut SqlSession, failed: Option<ErrorClass>) {
-        self.client.end_iteration(s, failed).await;
-    }
-
-    fn report(&self) -> DriverReport {
-        DriverReport {
-            connection: self.path.get().cloned(),
-            counts: vec![
-                ("transactions_rolled_back", self.rolled_back()),
-                ("transactions_open_at_end", self.open_at_end()),
-                ("transactions_retried", self.retried()),
-                ("reconnects", self.reconnects()),
-            ],
-            notes: [
-                (
-                    "connections lost and reopened during the run",
-                    self.reconnects(),
-                ),
-                (
-                    "transactions rolled back after a failed statement",
-                    self.rolled_back(),
-                ),
-                (
-                    "transactions retried after a deadlock or serialization failure",
-                    self.retried(),
-                ),
-                (
-                    "transactions open when the run ended (rolled back by the database)",
-                    self.open_at_end(),
-                ),
-            ]
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(what, n)| format!("{what}: {n}"))
-            .collect(),
-        }
     }
 }

@@ -154,26 +154,25 @@ impl ProtocolFlags for SqlFlags {
         Box::pin(async move {
             // `seq()` counts this shard's share of the run.
             let driver = self.url_driver(url, request, shard)?;
+            let shown = driver.shown().to_string();
             let mut plan = load.plan(url).map_err(|e| match e {
                 // The URL's password is in no message.
-                RunError::Input(m) => {
-                    RunError::Input(crate::redact(&m).replace(url, driver.shown()))
-                }
+                RunError::Input(m) => RunError::Input(crate::redact(&m).replace(url, &shown)),
                 other => other,
             })?;
-            plan.target = driver.shown().to_string();
+            plan.target = shown.clone();
             let connections = plan.peak_concurrency();
             // A threshold naming no row of these statements is bad input (exit 2), said before
             // the database is reached (one that cannot be is exit 1).
-            load.thresholds(&throng_run::labels(&driver))?;
-            check(&driver).await?;
+            load.thresholds(&driver.labels())?;
+            let steps = check(driver).await?;
             // How the run connects (TLS, login) is said even with --quiet, which loses only the
             // progress line and the files' messages.
-            if let Some(path) = driver.path() {
-                eprintln!("{}: {path}", driver.shown());
+            if let Some(path) = steps.client().path() {
+                eprintln!("{shown}: {path}");
             }
             Ok(UrlRun {
-                run: Run::new(plan, std::sync::Arc::new(driver)),
+                run: Run::new(plan, std::sync::Arc::new(steps)),
                 connections,
             })
         })
@@ -296,9 +295,10 @@ impl SqlFlags {
     }
 }
 
-/// Checks `driver`'s statements against its database: a database that cannot be reached is
-/// [`RunError::Runtime`]; a statement that does not prepare, [`RunError::Input`].
-pub async fn check(driver: &SqlDriver) -> Result<(), RunError> {
+/// Checks `driver`'s statements against its database into the run's steps: a database that
+/// cannot be reached is [`RunError::Runtime`]; a statement that does not prepare,
+/// [`RunError::Input`].
+pub async fn check(driver: SqlDriver) -> Result<crate::SqlSteps, RunError> {
     driver.check().await.map_err(told)
 }
 

@@ -60,7 +60,7 @@ pub use classify::failure;
 pub use client::{Retry, SqlClient, SqlSession};
 pub use config::{label_of, split_statements, SqlConfig};
 pub use conn::{Conn, Done, Target, Tls};
-pub use driver::{SqlDriver, SqlError};
+pub use driver::{SqlDriver, SqlError, SqlSteps};
 pub use error::{DbError, Violation, WireError};
 pub use oltp::{OltpOptions, RandType, Workload};
 pub use step::{SqlProtocol, SqlStep};
