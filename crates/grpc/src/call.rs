@@ -240,28 +240,12 @@ fn from_http(status: u16) -> u8 {
     }
 }
 
-/// `grpc-message` is percent-encoded.
+/// `grpc-message` is percent-encoded (percent-encoding decodes it; an escape that is not two hex
+/// digits stays as written, bytes that are not UTF-8 become U+FFFD).
 fn percent_decode(v: &[u8]) -> String {
-    let mut out = Vec::with_capacity(v.len());
-    let mut i = 0;
-    while i < v.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            v[i],
-            v.get(i + 1).copied().and_then(hex),
-            v.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode(v)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
@@ -279,6 +263,9 @@ mod tests {
         let m = messages(two.freeze());
         assert_eq!(m, [Bytes::from_static(b"x"), Bytes::new()]);
         assert_eq!(percent_decode(b"no%20such%3A x%"), "no such: x%");
+        assert_eq!(percent_decode(b"a%2Fb+c %zz%2"), "a/b+c %zz%2");
+        assert_eq!(percent_decode(b"caf%C3%A9 %E6%BC%A2"), "café 漢");
+        assert_eq!(percent_decode(b"x%FFy"), "x\u{FFFD}y");
         assert_eq!(from_http(503), 14);
     }
 

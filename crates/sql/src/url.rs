@@ -101,27 +101,12 @@ fn written_param<'u>(url: &'u str, name: &str) -> Option<&'u str> {
     })
 }
 
+/// A URL part percent-decoded (percent-encoding): an escape that is not two hex digits stays as
+/// written, `+` stays `+` (a space only in a form), bytes that are not UTF-8 become U+FFFD.
 pub(crate) fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Checks a database URL before anything connects: a known scheme and, for servers, a host.
@@ -207,6 +192,19 @@ mod tests {
         assert_eq!(
             param("mysql://u@h/db?a=1&Time-Zone=%2B08:00", "time-zone").as_deref(),
             Some("+08:00")
+        );
+    }
+
+    #[test]
+    fn percent_escapes_are_decoded_and_bad_ones_kept() {
+        // `+` is itself in a URL's user info and path (it is a space only in a form).
+        assert_eq!(percent_decode("a%2Fb+c"), "a/b+c");
+        assert_eq!(percent_decode("100%zz%2"), "100%zz%2");
+        assert_eq!(percent_decode("caf%C3%A9%20%E6%BC%A2"), "café 漢");
+        assert_eq!(percent_decode("x%FFy"), "x\u{FFFD}y");
+        assert_eq!(
+            password("mysql://u:p%40x+%2F@h/db").as_deref(),
+            Some("p@x+/")
         );
     }
 
