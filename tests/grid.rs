@@ -919,3 +919,54 @@ async fn a_grid_with_json_to_standard_output_prints_only_the_json_there() {
     assert_eq!(g["rows"].as_array().map(Vec::len), Some(3), "{g}");
     assert_eq!(t.requests(), 30);
 }
+
+/// A mix as the plan (`a.yaml@7 b.yaml@3`) beside a `--with` workload: the workload runs its
+/// own file only, where it was once a mix of its file and the plan's other files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_with_workload_beside_a_mix_runs_only_its_own_file() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (ta, tb, tc) = (delayed(1).await, delayed(1).await, delayed(1).await);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let write = |name: &str, url: String, requests: u32| {
+        let path = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "targets:\n  {name}: {url}\nload:\n  users: 1\n  requests: {requests}\nsteps:\n  - label: {name}\n    request:\n      target: {name}\n      path: /\n"
+            ),
+        )
+        .expect("writes");
+        path.display().to_string()
+    };
+    let (a, b, c) = (
+        write("a", ta.url(), 40),
+        write("b", tb.url(), 40),
+        write("c", tc.url(), 8),
+    );
+    let file = dir.path().join("w.json");
+    let out = throng(&[
+        "run",
+        &format!("{a}@7"),
+        &format!("{b}@3"),
+        "--with",
+        &c,
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &file.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+    let g = json(&file);
+    let samples = |i: usize| g["rows"][i]["total"]["samples"].as_u64().expect("samples");
+    assert_eq!(g["rows"][1]["side"], "c");
+    let c_ran = &g["runs"][1]["result"]["plan"]["target"];
+    // c's 8 requests all went to c's target; the mix's 40 to a's and b's (picked 7 to 3: one
+    // of them had none 0.7^40 of the time).
+    assert_eq!((samples(1), tc.requests()), (8, 8), "c ran {c_ran}");
+    assert_eq!(samples(0), 40);
+    assert_eq!(ta.requests() + tb.requests(), 40);
+    assert!(
+        ta.requests() > 0 && tb.requests() > 0,
+        "the plan is still a mix"
+    );
+}

@@ -398,9 +398,15 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
     }
     let args: Vec<RunArgs> = list
         .iter()
-        .map(|(_, file)| {
+        .enumerate()
+        .map(|(i, (_, file))| {
             let mut r = a.clone();
             r.url = file.clone();
+            // The plan's mix (`a.yaml@7 b.yaml@3`) is the first workload's; each `--with`
+            // workload is its own file only.
+            if i > 0 {
+                r.mix.clear();
+            }
             r.with.clear();
             r.run.json = None;
             r.run.reports.clear();
