@@ -189,8 +189,8 @@ fn wrong_value(src: &Source, line: u64, col: u64, fallback: String) -> String {
 fn unknown_key(field: &str, expected: &[&str]) -> String {
     let close = expected
         .iter()
-        .filter(|k| edit_distance(field, k) <= 2)
-        .min_by_key(|k| edit_distance(field, k));
+        .filter(|k| strsim::levenshtein(field, k) <= 2)
+        .min_by_key(|k| strsim::levenshtein(field, k));
     let hint = close
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default();
@@ -258,21 +258,6 @@ fn strip_location(m: &str) -> String {
         Some(i) => m[..i].to_string(),
         None => m.to_string(),
     }
-}
-
-/// Levenshtein distance, for "did you mean"; keys are short, so the quadratic cost is nothing.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// The scenario text, read back at an error's place.
@@ -452,12 +437,25 @@ mod tests {
 
     #[test]
     fn suggests_a_close_key() {
-        assert_eq!(edit_distance("laod", "load"), 2);
         let m = unknown_key("laod", &["targets", "load", "steps"]);
         assert_eq!(
             m,
             "unknown key `laod` (did you mean `load`?); the keys here are targets, load, steps"
         );
         assert!(!unknown_key("zzzzzz", &["load"]).contains("did you mean"));
+        // The closest key within two edits (characters, not bytes), the first of equals.
+        let hint = |k: &str| {
+            let m = unknown_key(k, &["targets", "load", "steps", "flows", "seed"]);
+            m.split_once("(did you mean `")
+                .and_then(|(_, rest)| rest.split_once('`'))
+                .map(|(k, _)| k.to_string())
+        };
+        assert_eq!(hint("target").as_deref(), Some("targets"));
+        assert_eq!(hint("stpes").as_deref(), Some("steps"));
+        assert_eq!(hint("lóad").as_deref(), Some("load"));
+        assert_eq!(hint("flaws").as_deref(), Some("flows"));
+        assert_eq!(hint("sped").as_deref(), Some("seed"));
+        assert_eq!(hint("stepsss").as_deref(), Some("steps"));
+        assert_eq!(hint("stepssss"), None);
     }
 }
