@@ -16,6 +16,7 @@ mod driver;
 mod error;
 pub mod histogram;
 mod plan;
+mod redact;
 pub mod row;
 mod sample;
 mod snapshot;
@@ -33,6 +34,7 @@ pub use plan::{
     plural, Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Shard, Stage,
     Users,
 };
+pub use redact::redact;
 pub use sample::Sample;
 pub use snapshot::{
     per_second, Change, ErrorStat, Hold, LabelStats, LagStats, Percentiles, RunState, SeriesPoint,
@@ -48,37 +50,4 @@ pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(v: &str) -> Re
         Ok(n) if n >= T::from(1) => Ok(n),
         _ => Err(format!("must be a whole number of at least 1, not {v:?}")),
     }
-}
-
-/// The URL with its password replaced by `***`, in the user-info part and in a `password=`
-/// query parameter. Everything else is kept, so the message still names the database.
-pub fn redact(url: &str) -> String {
-    let mut out = match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let end = rest.find(['/', '?']).unwrap_or(rest.len());
-            let (authority, tail) = rest.split_at(end);
-            // The last `@` ends the user info (a password may itself hold `@`).
-            let authority = match authority.rsplit_once('@') {
-                Some((info, host)) => match info.split_once(':') {
-                    Some((user, _)) => format!("{user}:***@{host}"),
-                    None => format!("{info}@{host}"),
-                },
-                None => authority.to_string(),
-            };
-            format!("{scheme}://{authority}{tail}")
-        }
-        None => url.to_string(),
-    };
-    if let Some(q) = out.find('?') {
-        let (head, query) = out.split_at(q + 1);
-        let query: Vec<String> = query
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out = format!("{head}{}", query.join("&"));
-    }
-    out
 }

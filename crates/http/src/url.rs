@@ -40,7 +40,7 @@ pub enum UrlProblem {
     #[error("`{0}` is not a host name or an IP address")]
     Host(String),
     /// `user:password@` in the authority: throng would not send it.
-    #[error("credentials in a URL are not sent; drop `…@` and send an `authorization` header")]
+    #[error("credentials in a URL are not sent; drop `USER:PASSWORD@` and send an `authorization` header")]
     UserInfo,
     /// Any other syntax error, in the words of the `http` crate.
     #[error("not a valid URL ({0})")]
@@ -51,7 +51,7 @@ pub enum UrlProblem {
 /// credentials.
 pub fn parse_url(url: &str) -> Result<Uri, HttpConfigError> {
     let bad = |problem| HttpConfigError::BadUrl {
-        url: hide_credentials(url),
+        url: throng_core::redact(url),
         problem,
     };
     if url.trim().is_empty() {
@@ -128,18 +128,6 @@ fn check_authority(authority: &str) -> Result<(), UrlProblem> {
     }
 }
 
-/// The URL with any `user:password@` replaced, so a message never prints a password.
-fn hide_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
-        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
-        None => url.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,7 +187,10 @@ mod tests {
     #[test]
     fn credentials_never_reach_the_message() {
         let e = parse_url("http://alice:s3cret@h/").unwrap_err().to_string();
-        assert!(!e.contains("s3cret") && e.contains("http://…@h/"), "{e}");
+        assert!(
+            !e.contains("s3cret") && e.contains("http://alice:***@h/"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -170,14 +170,7 @@ impl Target {
                 base64::engine::general_purpose::STANDARD.encode(u.as_bytes())
             )
         });
-        let shown = match authority.rsplit_once('@') {
-            Some((u, h)) => url.replacen(
-                &format!("{u}@{h}"),
-                &format!("{}:***@{h}", u.split(':').next().unwrap_or("")),
-                1,
-            ),
-            None => url.to_string(),
-        };
+        let shown = throng_core::redact(url);
         let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
         let uri = http::Uri::builder()
             .path_and_query(path)
