@@ -1,0 +1,417 @@
+//! A testbed WebSocket server on loopback (to become `throng serve ws`): it echoes, or pushes
+//! a known number of messages at a known interval, after a known delay, with pings between if
+//! asked, or fails in a known way (the upgrade refused, a close code, silence, a reset,
+//! garbage). It counts what it did, so that tests can check throng's counts against the
+//! server's own.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+/// What the server answers a message with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The message itself (text for text, binary for binary).
+    Echo,
+    /// `count` messages, one every `interval` (the first after one interval), each the JSON
+    /// `{"n": i, "of": count}` (i from 1).
+    Push {
+        /// Messages per message received.
+        count: u32,
+        /// The time between them.
+        interval: Duration,
+    },
+    /// Nothing: from the handshake on, it pushes `{"n": i}` every `interval` whatever it is
+    /// sent, until the connection closes.
+    Stream {
+        /// The time between messages.
+        interval: Duration,
+    },
+}
+
+/// A fault applied to every connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WsFault {
+    /// Answer the upgrade with this HTTP status instead of 101.
+    Refuse(u16),
+    /// Answer `after` messages, then close with `code` instead of answering the next.
+    Close {
+        /// The close code.
+        code: u16,
+        /// Messages answered first.
+        after: u32,
+    },
+    /// Accept the TCP connection and never answer (the handshake hangs).
+    Hang,
+    /// Complete the handshake, then read messages and never answer.
+    Silent,
+    /// Complete the handshake, then reset the connection (RST) at the first message.
+    Reset,
+    /// Answer the upgrade request with bytes that are not HTTP, and close.
+    Garbage,
+}
+
+/// A WebSocket target. Fields are public; [`WsTarget::default`] echoes at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WsTarget {
+    /// What a message is answered with.
+    pub mode: Mode,
+    /// The wait before each answer.
+    pub delay: Duration,
+    /// Send a ping before each answer (the client's pongs are counted).
+    pub ping: bool,
+    /// A fault on every connection.
+    pub fault: Option<WsFault>,
+    /// Serve `wss` with a fresh self-signed certificate for `localhost` and `127.0.0.1`.
+    pub tls: bool,
+}
+
+impl Default for WsTarget {
+    fn default() -> Self {
+        WsTarget {
+            mode: Mode::Echo,
+            delay: Duration::ZERO,
+            ping: false,
+            fault: None,
+            tls: false,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug)]
+pub enum ServeError {
+    /// Binding failed.
+    Io(std::io::Error),
+    /// The certificate could not be made.
+    Cert(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Io(e) => write!(f, "cannot listen: {e}"),
+            ServeError::Cert(e) => write!(f, "cannot make a certificate: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// What the server did, counted.
+#[derive(Debug, Default)]
+struct Counts {
+    connections: AtomicU64,
+    handshakes: AtomicU64,
+    received: AtomicU64,
+    sent: AtomicU64,
+    pongs: AtomicU64,
+}
+
+/// A server that is serving. Dropping it stops the server.
+#[derive(Debug)]
+pub struct RunningWs {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The certificate in PEM when serving `wss` (give it to `--cacert`).
+    pub cert_pem: Option<String>,
+    counts: Arc<Counts>,
+    shutdown: watch::Sender<bool>,
+}
+
+impl RunningWs {
+    /// `ws://addr/` or `wss://addr/`.
+    pub fn url(&self) -> String {
+        let scheme = if self.cert_pem.is_some() { "wss" } else { "ws" };
+        format!("{scheme}://{}/", self.addr)
+    }
+
+    /// TCP connections accepted.
+    pub fn connections(&self) -> u64 {
+        self.counts.connections.load(Ordering::Relaxed)
+    }
+
+    /// Upgrades completed.
+    pub fn handshakes(&self) -> u64 {
+        self.counts.handshakes.load(Ordering::Relaxed)
+    }
+
+    /// Messages received (text or binary).
+    pub fn received(&self) -> u64 {
+        self.counts.received.load(Ordering::Relaxed)
+    }
+
+    /// Messages sent (text or binary).
+    pub fn sent(&self) -> u64 {
+        self.counts.sent.load(Ordering::Relaxed)
+    }
+
+    /// Pongs received (answers to the server's pings).
+    pub fn pongs(&self) -> u64 {
+        self.counts.pongs.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting and drops every connection without a close frame (a server killed).
+    pub fn stop(&self) {
+        let _ = self.shutdown.send(true);
+    }
+}
+
+impl Drop for RunningWs {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+struct State {
+    cfg: WsTarget,
+    counts: Arc<Counts>,
+}
+
+impl WsTarget {
+    /// Serves on `127.0.0.1` at a free port.
+    pub async fn start(self) -> Result<RunningWs, ServeError> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(ServeError::Io)?;
+        self.serve(listener).await
+    }
+
+    /// Serves on a bound listener, in a background task of the current runtime.
+    pub async fn serve(self, listener: TcpListener) -> Result<RunningWs, ServeError> {
+        let addr = listener.local_addr().map_err(ServeError::Io)?;
+        let (acceptor, cert_pem) = match self.tls {
+            true => {
+                let (a, pem) = tls_acceptor()?;
+                (Some(a), Some(pem))
+            }
+            false => (None, None),
+        };
+        let counts = Arc::new(Counts::default());
+        let (shutdown, mut stop_rx) = watch::channel(false);
+        let state = Arc::new(State {
+            cfg: self,
+            counts: counts.clone(),
+        });
+        tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    a = listener.accept() => a,
+                    _ = stop_rx.changed() => break,
+                };
+                let Ok((tcp, _)) = accepted else { continue };
+                state.counts.connections.fetch_add(1, Ordering::Relaxed);
+                let _ = tcp.set_nodelay(true);
+                let state = state.clone();
+                let acceptor = acceptor.clone();
+                let mut stop = stop_rx.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = connection(tcp, state, acceptor) => {}
+                        _ = stop.changed() => {}
+                    }
+                });
+            }
+        });
+        Ok(RunningWs {
+            addr,
+            cert_pem,
+            counts,
+            shutdown,
+        })
+    }
+}
+
+async fn connection(
+    mut tcp: TcpStream,
+    state: Arc<State>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+) {
+    match state.cfg.fault {
+        Some(WsFault::Hang) => return std::future::pending().await,
+        Some(WsFault::Garbage) => {
+            let mut buf = [0u8; 1024];
+            let _ = tcp.read(&mut buf).await;
+            let _ = tcp.write_all(b"THIS IS NOT HTTP\r\n\r\n").await;
+            let _ = tcp.shutdown().await;
+            return;
+        }
+        Some(WsFault::Reset) => {
+            // Zero linger makes the close send RST instead of FIN.
+            #[allow(deprecated)]
+            let _ = tcp.set_linger(Some(Duration::ZERO));
+        }
+        _ => {}
+    }
+    match acceptor {
+        None => websocket(tcp, &state).await,
+        Some(a) => {
+            if let Ok(tls) = a.accept(tcp).await {
+                websocket(tls, &state).await;
+            }
+        }
+    }
+}
+
+/// The upgrade, then the messages.
+async fn websocket<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: &State) {
+    let refuse = match state.cfg.fault {
+        Some(WsFault::Refuse(code)) => Some(code),
+        _ => None,
+    };
+    let callback = move |request: &Request, mut response: Response| {
+        if let Some(code) = refuse {
+            let mut no = ErrorResponse::new(Some("no upgrade here\n".into()));
+            *no.status_mut() = http::StatusCode::from_u16(code).unwrap_or_default();
+            return Err(no);
+        }
+        // The first subprotocol offered, if any, is the one spoken.
+        let offered = request.headers().get(http::header::SEC_WEBSOCKET_PROTOCOL);
+        if let Some(first) = offered
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|p| http::HeaderValue::from_str(p.trim()).ok())
+        {
+            response
+                .headers_mut()
+                .insert(http::header::SEC_WEBSOCKET_PROTOCOL, first);
+        }
+        Ok(response)
+    };
+    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, callback).await else {
+        return;
+    };
+    state.counts.handshakes.fetch_add(1, Ordering::Relaxed);
+    let counts = &state.counts;
+    if let Mode::Stream { interval } = state.cfg.mode {
+        return stream_to(ws, interval, counts).await;
+    }
+    let mut answered = 0u32;
+    while let Some(Ok(message)) = ws.next().await {
+        let message = match message {
+            Message::Pong(_) => {
+                counts.pongs.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            Message::Close(_) => break,
+            Message::Text(_) | Message::Binary(_) => message,
+            _ => continue,
+        };
+        counts.received.fetch_add(1, Ordering::Relaxed);
+        match state.cfg.fault {
+            Some(WsFault::Reset) => return,
+            Some(WsFault::Silent) => continue,
+            Some(WsFault::Close { code, after }) if answered >= after => {
+                let frame = CloseFrame {
+                    code: CloseCode::from(code),
+                    reason: "testbed".into(),
+                };
+                let _ = ws.close(Some(frame)).await;
+                // The client's close, if it answers, within a bound.
+                let _ = tokio::time::timeout(Duration::from_secs(1), ws.next()).await;
+                return;
+            }
+            _ => {}
+        }
+        answered += 1;
+        if !state.cfg.delay.is_zero() {
+            tokio::time::sleep(state.cfg.delay).await;
+        }
+        if state.cfg.ping
+            && ws
+                .send(Message::Ping(Bytes::from_static(b"tb")))
+                .await
+                .is_err()
+        {
+            return;
+        }
+        let ok = match state.cfg.mode {
+            Mode::Push { count, interval } => {
+                let mut ok = true;
+                for i in 1..=count {
+                    tokio::time::sleep(interval).await;
+                    let m = format!("{{\"n\": {i}, \"of\": {count}}}");
+                    ok = ws.send(Message::text(m)).await.is_ok();
+                    if !ok {
+                        break;
+                    }
+                    counts.sent.fetch_add(1, Ordering::Relaxed);
+                }
+                ok
+            }
+            _ => {
+                let ok = ws.send(message).await.is_ok();
+                if ok {
+                    counts.sent.fetch_add(1, Ordering::Relaxed);
+                }
+                ok
+            }
+        };
+        if !ok {
+            return;
+        }
+    }
+}
+
+/// Pushes `{"n": i}` every `interval` until the connection closes, reading (pongs, a close) in
+/// between.
+async fn stream_to<S: AsyncRead + AsyncWrite + Unpin>(
+    mut ws: WebSocketStream<S>,
+    interval: Duration,
+    counts: &Counts,
+) {
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    let mut n = 0u64;
+    loop {
+        tokio::select! {
+            m = ws.next() => match m {
+                Some(Ok(Message::Pong(_))) => {
+                    counts.pongs.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(Ok(Message::Text(_) | Message::Binary(_))) => {
+                    counts.received.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(Ok(_)) => {}
+                _ => return,
+            },
+            _ = tick.tick() => {
+                n += 1;
+                if ws.send(Message::text(format!("{{\"n\": {n}}}"))).await.is_err() {
+                    return;
+                }
+                counts.sent.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// A TLS acceptor with a fresh self-signed certificate for `localhost` and `127.0.0.1`, and
+/// the certificate in PEM.
+fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), ServeError> {
+    let err = |e: &dyn std::fmt::Display| ServeError::Cert(e.to_string());
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let cert = rcgen::generate_simple_self_signed(names).map_err(|e| err(&e))?;
+    let pem = cert.cert.pem();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| err(&e))?
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .map_err(|e| err(&e))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok((tokio_rustls::TlsAcceptor::from(Arc::new(config)), pem))
+}
