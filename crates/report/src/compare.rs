@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::{LabelResult, Point, RunResult};
 
@@ -283,30 +284,13 @@ fn variance(v: &[f64]) -> f64 {
     v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
 }
 
-/// The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%).
+/// The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%), by statrs,
+/// for Welch's fractional degrees of freedom as they are (a table rounds them down).
 fn t975(df: f64) -> f64 {
-    const T: [(f64, f64); 14] = [
-        (1.0, 12.706),
-        (2.0, 4.303),
-        (3.0, 3.182),
-        (4.0, 2.776),
-        (5.0, 2.571),
-        (6.0, 2.447),
-        (7.0, 2.365),
-        (8.0, 2.306),
-        (9.0, 2.262),
-        (10.0, 2.228),
-        (15.0, 2.131),
-        (20.0, 2.086),
-        (30.0, 2.042),
-        (60.0, 2.000),
-    ];
-    // The largest tabulated df not above `df` (conservative: a lower df has a larger t).
-    T.iter()
-        .rev()
-        .find(|(d, _)| *d <= df)
-        .map_or(T[0].1, |(_, t)| *t)
-        .min(if df > 120.0 { 1.96 } else { f64::MAX })
+    // Welch's degrees of freedom are at least the fewer rounds less one; below 1 (or NaN) would
+    // only come of a bug, and is then read as 1, the widest bar.
+    let df = if df.is_nan() { 1.0 } else { df.max(1.0) };
+    StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(0.975))
 }
 
 /// The fewest rounds a side that Welch's test judges: with two a side its t quantile is 4.3 to
@@ -760,6 +744,33 @@ pub fn comparison_markdown(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn the_t_quantile_is_students() {
+        // Two-sided 95% from any printed table, and the normal's 1.960 far out.
+        for (df, t) in [
+            (1.0, 12.706),
+            (2.0, 4.303),
+            (3.0, 3.182),
+            (4.0, 2.776),
+            (10.0, 2.228),
+            (30.0, 2.042),
+            (60.0, 2.000),
+            (120.0, 1.980),
+            (1e6, 1.960),
+        ] {
+            assert!(
+                (t975(df) - t).abs() < 0.0005,
+                "t(0.975, {df}) = {}",
+                t975(df)
+            );
+        }
+        // Between two tabulated degrees of freedom, between their quantiles.
+        let between = t975(7.3);
+        assert!(between < t975(7.0) && between > t975(8.0), "{between}");
+        assert_eq!(t975(0.2), t975(1.0));
+        assert_eq!(t975(f64::NAN), t975(1.0));
+    }
     use throng_core::{
         ClosedLoop, ContainerInfo, ContainerSample, ContainerSeries, LoadModel, RunPlan, Snapshot,
         Users,
