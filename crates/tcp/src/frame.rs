@@ -351,7 +351,7 @@ pub fn escape(b: &[u8]) -> String {
 /// Hex text (spaces allowed between bytes) as bytes.
 pub fn from_hex(s: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(format!("hex `{s}` has an odd number of digits"));
     }
     digits
