@@ -31,6 +31,10 @@
 //! on its own, before any of its payload is buffered. The [`Reply`](throng_core::step::Reply)
 //! carries the payload as its body (and as JSON when it parses), so scenario checks and
 //! extraction read it unchanged.
+//!
+//! Not retried: a peer that closed an idle connection is seen when the next request's reply
+//! does not come (`reset`, `tcp closed`), and that request fails rather than being sent again
+//! on a new connection, since a raw request may not be safe to send twice.
 #![deny(missing_docs)]
 
 mod client;

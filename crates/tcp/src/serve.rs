@@ -31,6 +31,26 @@ pub enum Fault {
     Hang,
 }
 
+/// `close`, `reset`, `garbage`, `oversized:N` or `hang`: a `--fault` flag's value.
+impl std::str::FromStr for Fault {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "close" => Ok(Fault::CloseAfterRead),
+            "reset" => Ok(Fault::Reset),
+            "garbage" => Ok(Fault::Garbage),
+            "hang" => Ok(Fault::Hang),
+            _ => match s.strip_prefix("oversized:").map(str::parse::<usize>) {
+                Some(Ok(n)) => Ok(Fault::Oversized(n)),
+                _ => Err(format!(
+                    "`{s}` is not a fault: expected close, reset, garbage, oversized:N or hang"
+                )),
+            },
+        }
+    }
+}
+
 /// A raw TCP target. Fields are public; [`TcpTarget::default`] echoes lines at once.
 #[derive(Debug, Clone)]
 pub struct TcpTarget {
@@ -230,5 +250,18 @@ impl TcpTarget {
             tokio::time::sleep(Duration::from_millis(3)).await;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fault;
+
+    #[test]
+    fn faults_read_from_their_flag_values() {
+        assert_eq!("close".parse(), Ok(Fault::CloseAfterRead));
+        assert_eq!("oversized:2048".parse(), Ok(Fault::Oversized(2048)));
+        let e = "oversized:x".parse::<Fault>().unwrap_err();
+        assert!(e.contains("`oversized:x` is not a fault"), "{e}");
     }
 }
