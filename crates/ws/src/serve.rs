@@ -76,6 +76,9 @@ pub struct WsTarget {
     pub fault: Option<WsFault>,
     /// Serve `wss` with a fresh self-signed certificate for `localhost` and `127.0.0.1`.
     pub tls: bool,
+    /// Pad each pushed message with spaces to at least this many bytes (still JSON): a large
+    /// message on demand.
+    pub pad: usize,
 }
 
 impl Default for WsTarget {
@@ -86,6 +89,7 @@ impl Default for WsTarget {
             ping: false,
             fault: None,
             tls: false,
+            pad: 0,
         }
     }
 }
@@ -271,6 +275,8 @@ async fn websocket<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: &State) 
         Some(WsFault::Refuse(code)) => Some(code),
         _ => None,
     };
+    // Its error type is tungstenite's, as its callback trait says.
+    #[allow(clippy::result_large_err)]
     let callback = move |request: &Request, mut response: Response| {
         if let Some(code) = refuse {
             let mut no = ErrorResponse::new(Some("no upgrade here\n".into()));
@@ -296,7 +302,7 @@ async fn websocket<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: &State) 
     state.counts.handshakes.fetch_add(1, Ordering::Relaxed);
     let counts = &state.counts;
     if let Mode::Stream { interval } = state.cfg.mode {
-        return stream_to(ws, interval, counts).await;
+        return stream_to(ws, interval, state.cfg.pad, counts).await;
     }
     let mut answered = 0u32;
     while let Some(Ok(message)) = ws.next().await {
@@ -342,7 +348,7 @@ async fn websocket<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: &State) 
                 let mut ok = true;
                 for i in 1..=count {
                     tokio::time::sleep(interval).await;
-                    let m = format!("{{\"n\": {i}, \"of\": {count}}}");
+                    let m = padded(format!("{{\"n\": {i}, \"of\": {count}}}"), state.cfg.pad);
                     ok = ws.send(Message::text(m)).await.is_ok();
                     if !ok {
                         break;
@@ -370,6 +376,7 @@ async fn websocket<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: &State) 
 async fn stream_to<S: AsyncRead + AsyncWrite + Unpin>(
     mut ws: WebSocketStream<S>,
     interval: Duration,
+    pad: usize,
     counts: &Counts,
 ) {
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
@@ -388,13 +395,22 @@ async fn stream_to<S: AsyncRead + AsyncWrite + Unpin>(
             },
             _ = tick.tick() => {
                 n += 1;
-                if ws.send(Message::text(format!("{{\"n\": {n}}}"))).await.is_err() {
+                let m = padded(format!("{{\"n\": {n}}}"), pad);
+                if ws.send(Message::text(m)).await.is_err() {
                     return;
                 }
                 counts.sent.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
+}
+
+/// `m` with spaces after it up to `pad` bytes.
+fn padded(mut m: String, pad: usize) -> String {
+    if m.len() < pad {
+        m.extend(std::iter::repeat_n(' ', pad - m.len()));
+    }
+    m
 }
 
 /// A TLS acceptor with a fresh self-signed certificate for `localhost` and `127.0.0.1`, and

@@ -1,0 +1,214 @@
+//! Against the crate's own server: what the engine counts is what the server did.
+
+use std::time::Duration;
+
+use throng_core::ErrorClass;
+use throng_ws::serve::{Mode, WsTarget};
+use throng_ws::status::OPEN;
+use throng_ws::{Until, WsOptions, WsStep};
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_message_sent_is_answered_and_counted_once() {
+    let server = WsTarget::default().start().await.unwrap();
+    let s = run(
+        closed(3, 20),
+        steps(&server.url(), &options(), WsStep::text(["a", "bc"])),
+    )
+    .await;
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (60, 0), "{}", errors(&s));
+    // One connection per user, kept for all its iterations.
+    assert_eq!(server.handshakes(), 3);
+    assert_eq!((server.received(), server.sent()), (120, 120));
+    // Each reply a part of its step's messages row.
+    let p = parts(&s);
+    assert_eq!(p.label, "step (messages)");
+    assert_eq!(p.samples, 120);
+    assert_eq!(status_count(&s, OPEN), 60);
+    // The handshakes' bytes and every frame: at least the payloads, masked frames' headers
+    // (6 bytes) and the replies' (2 bytes).
+    assert!(r.bytes_sent >= 120 * 6 + 60 * 3, "{}", r.bytes_sent);
+    assert!(r.bytes_received >= 120 * 2 + 60 * 3, "{}", r.bytes_received);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushed_messages_are_parts_timed_one_from_the_last() {
+    let interval = Duration::from_millis(40);
+    let server = WsTarget {
+        mode: Mode::Push { count: 4, interval },
+        ..WsTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let step = WsStep::text(["go"]).until(Until::Count(4));
+    let s = run(closed(2, 3), steps(&server.url(), &options(), step)).await;
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (6, 0), "{}", errors(&s));
+    let p = parts(&s);
+    assert_eq!(p.samples, 24);
+    // Each message came one interval after the one before (the first one after the request):
+    // never sooner, and (wide margin) not ten intervals later.
+    let (min, max) = (p.latency.min(), p.latency.max());
+    assert!(
+        min >= 35_000,
+        "a part timed {min} µs apart, under the 40 ms interval"
+    );
+    assert!(max < 400_000, "a part timed {max} µs apart");
+    // The step waits for all four: at least four intervals.
+    assert!(r.latency.min() >= 4 * 35_000, "{}", r.latency.min());
+    assert_eq!(server.sent(), 24);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listening_step_counts_what_the_server_pushes_for_a_while() {
+    let server = WsTarget {
+        mode: Mode::Stream {
+            interval: Duration::from_millis(50),
+        },
+        ..WsTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let step = WsStep::text(Vec::<String>::new()).until(Until::For(Duration::from_millis(500)));
+    let s = run(closed(1, 2), steps(&server.url(), &options(), step)).await;
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (2, 0), "{}", errors(&s));
+    // About ten messages a step (a slow machine may see fewer, never many more).
+    let p = parts(&s);
+    assert!((6..=22).contains(&p.samples), "{} messages", p.samples);
+    // Nothing sent; everything received one way.
+    assert_eq!(server.received(), 0);
+    assert!(r.latency.min() >= 480_000, "{}", r.latency.min());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_reply_is_the_last_message_and_pings_are_answered() {
+    let server = WsTarget {
+        ping: true,
+        ..WsTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let one = steps(
+        &server.url(),
+        &options(),
+        WsStep::text(["first", r#"{"n": 7}"#]),
+    );
+    let mut session = throng_core::Driver::session(&one, &(), 0);
+    let (outcome, reply) = one.send(&mut session, true).await;
+    assert_eq!(outcome.error, None, "{:?}", outcome.message);
+    let reply = reply.expect("a reply");
+    assert_eq!(reply.status, OPEN);
+    assert_eq!(&reply.body[..], br#"{"n": 7}"#);
+    assert_eq!(reply.meta("messages"), Some("2"));
+    assert_eq!(outcome.parts.len(), 2);
+    // A ping before each answer; the second's pong goes out on the next read, so one more
+    // exchange makes both reach the server.
+    let (again, _) = one.send(&mut session, false).await;
+    assert_eq!(again.error, None, "{:?}", again.message);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(server.pongs() >= 3, "{} pongs", server.pongs());
+    assert_eq!(server.handshakes(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_messages_and_wss_with_the_servers_certificate() {
+    let server = WsTarget {
+        tls: true,
+        ..WsTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("throng-ws-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, server.cert_pem.as_deref().unwrap()).unwrap();
+    let mut opts = options();
+    opts.cacert = Some(ca);
+    let url = server.url().replace("127.0.0.1", "localhost");
+    let s = run(
+        closed(2, 5),
+        steps(&url, &opts, WsStep::text(["bin"]).binary(true)),
+    )
+    .await;
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (10, 0), "{}", errors(&s));
+    assert_eq!(server.received(), 10);
+    // Without the certificate the web roots refuse it: class tls, no message sent.
+    let s = run(closed(1, 2), steps(&url, &options(), WsStep::text(["x"]))).await;
+    let r = row(&s);
+    assert_eq!(class(r, ErrorClass::Tls), r.samples, "{}", errors(&s));
+    assert_eq!(server.received(), 10);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_over_the_cap_is_refused_as_protocol_and_the_user_reconnects() {
+    let server = WsTarget {
+        mode: Mode::Push {
+            count: 1,
+            interval: Duration::ZERO,
+        },
+        pad: 5000,
+        ..WsTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let small = with(WsOptions {
+        max_message: 4096,
+        ..WsOptions::default()
+    });
+    let s = run(
+        closed(1, 3),
+        steps(&server.url(), &small, WsStep::text(["x"])),
+    )
+    .await;
+    let r = row(&s);
+    assert_eq!(class(r, ErrorClass::Protocol), 3, "{}", errors(&s));
+    // A connection is dropped after its failure: each iteration opened its own.
+    assert_eq!(server.handshakes(), 3);
+    // The same server within a cap that fits.
+    let s = run(
+        closed(1, 3),
+        steps(&server.url(), &options(), WsStep::text(["x"])),
+    )
+    .await;
+    assert_eq!(row(&s).errors, 0, "{}", errors(&s));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_run_sends_its_message_and_waits_as_told() {
+    let server = WsTarget {
+        mode: Mode::Push {
+            count: 3,
+            interval: Duration::from_millis(5),
+        },
+        ..WsTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let opts = with(WsOptions {
+        expect: Some(3),
+        ..WsOptions::default()
+    });
+    let plan = throng_ws::url_steps(&server.url(), &opts, Some("hello")).unwrap();
+    let s = tokio::time::timeout(
+        Duration::from_secs(30),
+        throng_engine::run(closed(2, 4), std::sync::Arc::new(plan)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let r = &s.labels[0];
+    assert_eq!((r.samples, r.errors), (8, 0), "{}", errors(&s));
+    assert_eq!(parts(&s).samples, 24);
+    assert_eq!(parts(&s).label, format!("{} (messages)", server.url()));
+}
