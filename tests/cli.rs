@@ -417,7 +417,7 @@ fn flags_that_do_not_apply_exit_2_naming_why() {
     let cases: Vec<(Vec<&str>, String)> = vec![
         (
             vec![&url, "--workload", "oltp_read_only"],
-            format!("--workload applies to postgres://, mysql:// and sqlite:// targets; {url} is not one"),
+            format!("--workload applies to postgres://, postgresql://, mysql://, mariadb:// and sqlite:// targets; {url} is not one"),
         ),
         (vec![&url, "--sql", "SELECT 1"], "--sql applies to".into()),
         (vec![&url, "--param", "1"], "--param applies to".into()),

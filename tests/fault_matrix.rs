@@ -467,7 +467,11 @@ fn sql_config(url: &str, args: &[&str]) -> (throng::core::RunPlan, throng::sql::
     let plan = run.run.plan(&run.url).unwrap();
     (
         plan,
-        run.protocols.sql.config(&run.url, &run.request).unwrap(),
+        run.protocols
+            .get::<throng::sql::flags::SqlFlags>()
+            .unwrap()
+            .config(&run.url, &run.request)
+            .unwrap(),
     )
 }
 

@@ -419,7 +419,7 @@ async fn transports_side_by_side_each_take_their_own_flags() {
             "--sql",
             "SELECT 1",
         ],
-        "--sql applies to postgres://, mysql:// and sqlite:// targets; no side is one".into(),
+        "--sql applies to postgres://, postgresql://, mysql://, mariadb:// and sqlite:// targets; no side is one".into(),
     )]);
     assert_eq!((h.requests(), g.calls()), (50, 50), "nothing sent");
 }

@@ -479,7 +479,13 @@ fn a_mix_shows_every_workload_on_every_view() {
         s.contains("Status codes")
     });
     assert!(!errors.contains("No errors."), "{errors}");
-    assert!(errors.contains("http_status"), "{errors}");
+    // The failing status's class, on the row whose sample names the second workload.
+    assert!(
+        errors
+            .lines()
+            .any(|l| l.contains("status ") && l.contains("m2: HTTP 503")),
+        "{errors}"
+    );
     assert!(
         errors.contains("m2: HTTP 503"),
         "the sample names its workload:\n{errors}"

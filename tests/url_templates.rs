@@ -93,7 +93,8 @@ fn a_template_with_a_variable_is_refused_before_the_load() {
     let plan = run.run.plan(&run.url).unwrap();
     let e = run
         .protocols
-        .http
+        .get::<throng::http::flags::HttpFlags>()
+        .expect("HTTP's flags")
         .url_driver(&run.url, &run.request, &plan)
         .expect_err("refused")
         .to_string();

@@ -142,10 +142,10 @@ fn given(a: &RunArgs) -> Vec<(&'static str, Vec<&'static str>)> {
     let all = a.protocols.all();
     let own = all
         .iter()
-        .flat_map(|p| p.given().into_iter().map(|f| (f, vec![p.protocol()])));
+        .flat_map(|p| p.given().into_iter().map(|f| (f, vec![p.name()])));
     let shared = a.request.given().into_iter().map(|f| {
         let readers = all.iter().filter(|p| p.reads().contains(&f));
-        (f, readers.map(|p| p.protocol()).collect())
+        (f, readers.map(|p| p.name()).collect())
     });
     own.chain(shared).collect()
 }
@@ -163,7 +163,7 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
     let body_to: Vec<&str> = all
         .iter()
         .filter(|p| p.reads().contains(&throng_run::flags::BODY) && p.takes_body())
-        .map(|p| p.protocol())
+        .map(|p| p.name())
         .collect();
     for (flag, to) in given(a) {
         let elsewhere =
@@ -173,7 +173,7 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
         }
     }
     for p in r.protocols.all_mut() {
-        if p.protocol() != protocol {
+        if p.name() != protocol {
             p.clear();
         }
     }
@@ -188,7 +188,7 @@ pub(super) fn check_sides(a: &RunArgs, sides: &[super::grid::AbSide]) -> Result<
     for p in a.protocols.all() {
         let (mut own, mut others) = (Vec::new(), Vec::new());
         for s in sides {
-            match of(s) == Some(p.protocol()) {
+            match of(s) == Some(p.name()) {
                 true => own.push(s.name.as_str()),
                 false => others.push(s.name.as_str()),
             }
@@ -219,7 +219,7 @@ fn schemes_of(a: &RunArgs, protocols: &[&str]) -> String {
         .protocols
         .all()
         .iter()
-        .filter(|p| protocols.contains(&p.protocol()))
+        .filter(|p| protocols.contains(&p.name()))
         .flat_map(|p| p.schemes().iter().map(|s| format!("{s}://")))
         .collect();
     match all.split_last() {

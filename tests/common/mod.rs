@@ -28,7 +28,8 @@ pub(crate) fn setup(args: &[&str]) -> (RunPlan, throng::http::flags::UrlDriver) 
     let plan = a.run.plan(&a.url).expect("load flags validate");
     let (driver, _) = a
         .protocols
-        .http
+        .get::<throng::http::flags::HttpFlags>()
+        .expect("HTTP's flags")
         .url_driver(&a.url, &a.request, &plan)
         .expect("flags validate");
     (plan, driver)
@@ -69,7 +70,8 @@ pub(crate) async fn grpc_driver(args: &[&str]) -> (RunPlan, throng::grpc::flags:
     let mut plan = a.run.plan(&a.url).expect("load flags validate");
     let (driver, _) = a
         .protocols
-        .grpc
+        .get::<throng::grpc::flags::GrpcFlags>()
+        .expect("gRPC's flags")
         .url_driver(&a.url, &a.request, &mut plan)
         .await
         .expect("the driver");

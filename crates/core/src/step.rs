@@ -780,8 +780,13 @@ impl Protocols {
     }
 
     /// Adds a protocol.
-    pub fn with(mut self, p: impl Protocol) -> Self {
-        self.0.push(Arc::new(p));
+    pub fn with(self, p: impl Protocol) -> Self {
+        self.with_declared(Arc::new(p))
+    }
+
+    /// Adds a protocol already type-erased (a registry's).
+    pub fn with_declared(mut self, p: Arc<dyn StepProtocol>) -> Self {
+        self.0.push(p);
         self
     }
 

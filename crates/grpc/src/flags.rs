@@ -216,12 +216,8 @@ pub fn fit_connections(
 }
 
 impl ProtocolFlags for GrpcFlags {
-    fn protocol(&self) -> &'static str {
-        "grpc"
-    }
-
-    fn schemes(&self) -> &'static [&'static str] {
-        &["grpc", "grpcs"]
+    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
+        Box::new(self.clone())
     }
 
     fn given(&self) -> Vec<&'static str> {

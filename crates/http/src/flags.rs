@@ -204,12 +204,8 @@ fn split_path(url: &str) -> Option<(&str, &str)> {
 }
 
 impl ProtocolFlags for HttpFlags {
-    fn protocol(&self) -> &'static str {
-        "http"
-    }
-
-    fn schemes(&self) -> &'static [&'static str] {
-        &["http", "https"]
+    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
+        Box::new(self.clone())
     }
 
     fn given(&self) -> Vec<&'static str> {

@@ -4,8 +4,8 @@
 
 pub mod scenario;
 
-use clap::{Args, Parser, Subcommand};
-use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags};
+use clap::{Parser, Subcommand};
+use throng_run::flags::{Flagged, ProtocolFlags, RequestFlags, RunFlags};
 use throng_run::RunError;
 
 /// Flags of `throng run`.
@@ -72,53 +72,77 @@ pub struct RunArgs {
     pub seed: Option<u64>,
 }
 
-/// The own flags of every protocol of this build.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ProtocolArgs {
-    /// HTTP's own flags.
-    #[command(flatten)]
-    pub http: throng_http::flags::HttpFlags,
-    /// gRPC's (grpc://, grpcs://).
-    #[cfg(feature = "grpc")]
-    #[command(flatten)]
-    pub grpc: throng_grpc::flags::GrpcFlags,
-    /// SQL's (postgres://, mysql://, sqlite://).
-    #[cfg(feature = "sql")]
-    #[command(flatten)]
-    pub sql: throng_sql::flags::SqlFlags,
+/// The own flags of every protocol of this build, each beside its protocol's declaration
+/// ([`Flagged`]), read through the protocols' [`crate::registry`]: adding a protocol adds its
+/// flags here with no line of this file changed.
+#[derive(Debug, Clone)]
+pub struct ProtocolArgs(Vec<Flagged>);
+
+impl Default for ProtocolArgs {
+    fn default() -> Self {
+        let all = crate::registry();
+        ProtocolArgs(all.iter().map(|r| r.flags.default_flags()).collect())
+    }
+}
+
+impl clap::Args for ProtocolArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        crate::registry()
+            .iter()
+            .fold(cmd, |cmd, r| r.flags.augment(cmd))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for ProtocolArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let all = crate::registry();
+        let flags = all.iter().map(|r| r.flags.parse(matches));
+        Ok(ProtocolArgs(flags.collect::<Result<_, _>>()?))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
 impl ProtocolArgs {
-    /// Each protocol's flags, HTTP's first.
-    pub fn all(&self) -> Vec<&dyn ProtocolFlags> {
-        #[allow(unused_mut)] // HTTP's alone without the features
-        let mut all: Vec<&dyn ProtocolFlags> = vec![&self.http];
-        #[cfg(feature = "grpc")]
-        all.push(&self.grpc);
-        #[cfg(feature = "sql")]
-        all.push(&self.sql);
-        all
+    /// Each protocol's flags, in the registry's order (HTTP's first).
+    pub fn all(&self) -> Vec<&Flagged> {
+        self.0.iter().collect()
     }
 
     /// The same, to change.
-    pub fn all_mut(&mut self) -> Vec<&mut dyn ProtocolFlags> {
-        #[allow(unused_mut)]
-        let mut all: Vec<&mut dyn ProtocolFlags> = vec![&mut self.http];
-        #[cfg(feature = "grpc")]
-        all.push(&mut self.grpc);
-        #[cfg(feature = "sql")]
-        all.push(&mut self.sql);
-        all
+    pub fn all_mut(&mut self) -> Vec<&mut Flagged> {
+        self.0.iter_mut().collect()
     }
 
-    /// The flags of `protocol` (a name [`throng_core::step::Protocol::name`] gives).
-    pub fn of(&self, protocol: &str) -> Option<&dyn ProtocolFlags> {
-        self.all().into_iter().find(|p| p.protocol() == protocol)
+    /// The flags of the protocol named `protocol` (as its declaration names itself).
+    pub fn of(&self, protocol: &str) -> Option<&Flagged> {
+        self.0.iter().find(|p| p.name() == protocol)
+    }
+
+    /// The flags of the protocol whose declared schemes take `url`.
+    pub fn for_url(&self, url: &str) -> Option<&Flagged> {
+        let scheme = url.split_once("://")?.0;
+        self.0
+            .iter()
+            .find(|p| p.schemes().iter().any(|s| s.eq_ignore_ascii_case(scheme)))
+    }
+
+    /// One protocol's flags as their own type (`F`: `HttpFlags`, `SqlFlags`), if this build
+    /// has it.
+    pub fn get<F: ProtocolFlags>(&self) -> Option<&F> {
+        self.0.iter().find_map(|p| p.get::<F>())
     }
 
     /// Whether any protocol's flags watch servers beside the run ([`ProtocolFlags::watches`]).
     pub fn watches(&self) -> bool {
-        self.all().iter().any(|p| p.watches())
+        self.0.iter().any(|p| p.watches())
     }
 }
 

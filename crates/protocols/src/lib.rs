@@ -1,8 +1,9 @@
-//! The protocols throng ships, in one list: [`protocols`] is the registry that scenario files
-//! find their targets' and steps' protocols in, and (feature `clap`) [`flags::ProtocolArgs`]
-//! holds every protocol's flags of `throng run`, so that the command line asks them through
+//! The protocols throng ships, in one list: [`registry`] registers each once, its declaration
+//! and (feature `clap`) its flags of `throng run` paired with it. [`protocols`] is what
+//! scenario files find their targets' and steps' protocols in, and [`flags::ProtocolArgs`]
+//! holds every registered protocol's flags, so that the command line asks them through
 //! [`throng_run::flags::ProtocolFlags`] and names none. Adding a protocol to throng is its own
-//! crate and a line in each of these two places.
+//! crate and a line in [`registry`].
 //!
 //! [`flags::scenario`] makes a scenario file's run under those flags: the file's load section under
 //! the flags, its targets pointed where they say, its steps compiled into one driver.
@@ -14,16 +15,74 @@
 #[cfg(feature = "clap")]
 pub mod flags;
 
-use throng_core::step::Protocols;
+use std::sync::Arc;
+
+use throng_core::step::{Protocols, StepProtocol};
+
+/// One protocol of this build, registered once: its declaration and, with feature `clap`, its
+/// own flags of `throng run`, paired with it (nothing matches flags to a protocol by name).
+pub struct Registered {
+    /// The protocol's declaration.
+    pub protocol: Arc<dyn StepProtocol>,
+    /// Its flags on the command line.
+    #[cfg(feature = "clap")]
+    pub flags: throng_run::flags::Registration,
+}
+
+impl std::fmt::Debug for Registered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registered")
+            .field("protocol", &self.protocol.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A protocol's registration from its declaration and its flags' clap struct (ignored
+/// without feature `clap`).
+macro_rules! register {
+    ($protocol:expr, $flags:ty) => {{
+        #[cfg(feature = "clap")]
+        let r = {
+            let flags = throng_run::flags::Registration::new::<$flags>($protocol);
+            Registered {
+                protocol: flags.protocol.clone(),
+                flags,
+            }
+        };
+        #[cfg(not(feature = "clap"))]
+        let r = Registered {
+            protocol: Arc::new($protocol),
+        };
+        r
+    }};
+}
+
+/// Every protocol of this build, each once. Adding a protocol to throng is its crate and a
+/// line here.
+pub fn registry() -> Vec<Registered> {
+    #[allow(unused_mut)] // HTTP's alone without the features
+    let mut all = vec![register!(
+        throng_http::HttpProtocol,
+        throng_http::flags::HttpFlags
+    )];
+    #[cfg(feature = "sql")]
+    all.push(register!(
+        throng_sql::SqlProtocol,
+        throng_sql::flags::SqlFlags
+    ));
+    #[cfg(feature = "grpc")]
+    all.push(register!(
+        throng_grpc::GrpcProtocol,
+        throng_grpc::flags::GrpcFlags
+    ));
+    all
+}
 
 /// Every protocol of this build, for scenarios: targets and steps find theirs by URL scheme
 /// (`http://`, `https://`, `grpc://`, `grpcs://`, `postgres://`, `mysql://`, `sqlite://`) and
 /// step key (`request`, `grpc`, `sql`).
 pub fn protocols() -> Protocols {
-    let p = Protocols::new().with(throng_http::HttpProtocol);
-    #[cfg(feature = "sql")]
-    let p = p.with(throng_sql::SqlProtocol);
-    #[cfg(feature = "grpc")]
-    let p = p.with(throng_grpc::GrpcProtocol);
-    p
+    registry()
+        .into_iter()
+        .fold(Protocols::new(), |p, r| p.with_declared(r.protocol))
 }

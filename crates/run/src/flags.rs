@@ -17,7 +17,9 @@ use throng_report::{Format, Level, Threshold};
 
 use crate::{Grid, Run, RunError, Show};
 
-pub use crate::request::{positive, ProtocolFlags, RequestFlags, UrlRun, BODY, HEADER, STREAMS};
+pub use crate::request::{
+    positive, Flagged, ProtocolFlags, Registration, RequestFlags, UrlRun, BODY, HEADER, STREAMS,
+};
 
 fn input(m: impl Into<String>) -> RunError {
     RunError::Input(m.into())

@@ -192,15 +192,18 @@ pub fn positive(flag: &str, v: &str) -> Result<Duration, RunError> {
     Ok(d)
 }
 
-/// A protocol's own flags on `throng run` (a clap struct in the protocol's crate, flattened
-/// beside [`RequestFlags`]): enough for the command line to say whether a flag applies to a
+/// A protocol's own flags on `throng run` (a clap struct in the protocol's crate, registered
+/// beside [`RequestFlags`] through a [`Registration`]): enough for the command line to say whether a flag applies to a
 /// run's targets, to take a side's flags back in a grid of several protocols, and to give a
 /// scenario's targets their options, without naming the protocol.
-pub trait ProtocolFlags: Send + Sync {
-    /// The protocol's name, as [`throng_core::step::Protocol::name`] says it.
-    fn protocol(&self) -> &'static str;
-    /// Its URL schemes, for messages (`grpc://`, `grpcs://`).
-    fn schemes(&self) -> &'static [&'static str];
+///
+/// A protocol's flags know nothing of which protocol they are: a [`Registration`] pairs them
+/// with the protocol's declaration ([`throng_core::step::Protocol`]: its name and schemes),
+/// once, and the command line holds each protocol's flags beside its declaration
+/// ([`Flagged`]).
+pub trait ProtocolFlags: Send + Sync + std::fmt::Debug + std::any::Any {
+    /// A copy, boxed (the command line's flags are cloned per side and level of a grid).
+    fn clone_box(&self) -> Box<dyn ProtocolFlags>;
     /// The flags given, as messages name them (`--call`).
     fn given(&self) -> Vec<&'static str>;
     /// Takes them all back.
@@ -301,4 +304,117 @@ pub struct UrlRun {
     pub run: crate::Run,
     /// The connections it opens at most (for the open-file limit).
     pub connections: u64,
+}
+
+/// A protocol registered on the command line: its declaration and how its own flags are read.
+/// A protocol crate is added to `throng run` by one of these in the registry's list.
+pub struct Registration {
+    /// The protocol's declaration: its name, schemes and steps.
+    pub protocol: std::sync::Arc<dyn throng_core::step::StepProtocol>,
+    augment: fn(clap::Command) -> clap::Command,
+    parse: fn(&clap::ArgMatches) -> Result<Box<dyn ProtocolFlags>, clap::Error>,
+    default: fn() -> Box<dyn ProtocolFlags>,
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("protocol", &self.protocol.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registration {
+    /// `protocol` with its own flags, the clap struct `F`.
+    pub fn new<F>(protocol: impl throng_core::step::Protocol) -> Registration
+    where
+        F: ProtocolFlags + clap::Args + clap::FromArgMatches + Default,
+    {
+        Registration {
+            protocol: std::sync::Arc::new(protocol),
+            augment: F::augment_args,
+            parse: |m| Ok(Box::new(F::from_arg_matches(m)?)),
+            default: || Box::new(F::default()),
+        }
+    }
+
+    /// Adds its flags to `cmd`.
+    pub fn augment(&self, cmd: clap::Command) -> clap::Command {
+        (self.augment)(cmd)
+    }
+
+    /// Its flags as `matches` give them.
+    pub fn parse(&self, matches: &clap::ArgMatches) -> Result<Flagged, clap::Error> {
+        Ok(Flagged {
+            protocol: self.protocol.clone(),
+            flags: (self.parse)(matches)?,
+        })
+    }
+
+    /// Its flags, none given.
+    pub fn default_flags(&self) -> Flagged {
+        Flagged {
+            protocol: self.protocol.clone(),
+            flags: (self.default)(),
+        }
+    }
+}
+
+/// A protocol's own flags beside its declaration: what the command line asks of a protocol
+/// (the flags' [`ProtocolFlags`] through `Deref`), named and schemed as the protocol declares.
+pub struct Flagged {
+    /// The protocol's declaration.
+    pub protocol: std::sync::Arc<dyn throng_core::step::StepProtocol>,
+    /// Its flags.
+    pub flags: Box<dyn ProtocolFlags>,
+}
+
+impl Flagged {
+    /// The protocol's name, as it declares it.
+    pub fn name(&self) -> &'static str {
+        self.protocol.name()
+    }
+
+    /// Its URL schemes, as it declares them.
+    pub fn schemes(&self) -> &'static [&'static str] {
+        self.protocol.schemes()
+    }
+
+    /// Its flags as their own type (`F`), if they are.
+    pub fn get<F: ProtocolFlags>(&self) -> Option<&F> {
+        let any: &dyn std::any::Any = &*self.flags;
+        any.downcast_ref::<F>()
+    }
+}
+
+impl Clone for Flagged {
+    fn clone(&self) -> Flagged {
+        Flagged {
+            protocol: self.protocol.clone(),
+            flags: self.flags.clone_box(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Flagged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flagged")
+            .field("protocol", &self.protocol.name())
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+impl std::ops::Deref for Flagged {
+    type Target = dyn ProtocolFlags;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.flags
+    }
+}
+
+impl std::ops::DerefMut for Flagged {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut *self.flags
+    }
 }

@@ -81,12 +81,8 @@ pub struct SqlFlags {
 }
 
 impl ProtocolFlags for SqlFlags {
-    fn protocol(&self) -> &'static str {
-        "sql"
-    }
-
-    fn schemes(&self) -> &'static [&'static str] {
-        &["postgres", "mysql", "sqlite"]
+    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
+        Box::new(self.clone())
     }
 
     fn given(&self) -> Vec<&'static str> {

@@ -174,7 +174,7 @@ pub fn build_from(
         let targets = scenario
             .targets
             .iter()
-            .filter(|t| t.protocol.name() == p.protocol())
+            .filter(|t| t.protocol.name() == p.name())
             .count();
         options = p.scenario_options(options, targets, &a.url)?;
     }
@@ -187,7 +187,7 @@ pub fn build_from(
         containers,
     )?;
     for p in a.protocols.all() {
-        let targets = scenario_targets(&setup, p.protocol());
+        let targets = scenario_targets(&setup, p.name());
         setup.connections += p.fit_scenario(&mut setup.plan, &a.request, targets)?;
     }
     // A mix of files runs them all: its target (the summary's, the JSON's, the dashboard's
