@@ -63,6 +63,71 @@ pub enum WsFault {
     Garbage,
 }
 
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    /// A flag's value: `echo`, `push:COUNT:INTERVAL` (`push:5:100ms`) or `stream:INTERVAL`.
+    fn from_str(text: &str) -> Result<Mode, String> {
+        let duration =
+            |d: &str| throng_core::stages::parse_duration(d).map_err(|e| format!("{text:?}: {e}"));
+        let parts: Vec<&str> = text.trim().split(':').collect();
+        match parts.as_slice() {
+            ["echo"] => Ok(Mode::Echo),
+            ["push", count, interval] => Ok(Mode::Push {
+                count: count
+                    .parse()
+                    .map_err(|_| format!("{text:?}: the count is a whole number"))?,
+                interval: duration(interval)?,
+            }),
+            ["stream", interval] => Ok(Mode::Stream {
+                interval: duration(interval)?.max(Duration::from_millis(1)),
+            }),
+            _ => Err(format!(
+                "{text:?}: a mode is echo, push:COUNT:INTERVAL or stream:INTERVAL"
+            )),
+        }
+    }
+}
+
+impl std::str::FromStr for WsFault {
+    type Err = String;
+
+    /// A flag's value: `refuse:STATUS`, `close:CODE[:AFTER]`, `hang`, `silent`, `reset` or
+    /// `garbage`.
+    fn from_str(text: &str) -> Result<WsFault, String> {
+        let number = |n: &str, what: &str| {
+            n.parse::<u32>()
+                .map_err(|_| format!("{text:?}: {what} is a whole number"))
+        };
+        let parts: Vec<&str> = text.trim().split(':').collect();
+        match parts.as_slice() {
+            ["hang"] => Ok(WsFault::Hang),
+            ["silent"] => Ok(WsFault::Silent),
+            ["reset"] => Ok(WsFault::Reset),
+            ["garbage"] => Ok(WsFault::Garbage),
+            ["refuse", code] => match number(code, "the HTTP status")? {
+                c @ 200..=599 if c != 101 => Ok(WsFault::Refuse(c as u16)),
+                _ => Err(format!("{text:?}: the HTTP status is 200 to 599, not 101")),
+            },
+            ["close", code, rest @ ..] if rest.len() <= 1 => {
+                let code = match number(code, "the close code")? {
+                    c @ 1000..=4999 => c as u16,
+                    _ => return Err(format!("{text:?}: a close code is 1000 to 4999")),
+                };
+                let after = match rest {
+                    [a] => number(a, "the count of messages answered first")?,
+                    _ => 0,
+                };
+                Ok(WsFault::Close { code, after })
+            }
+            _ => Err(format!(
+                "{text:?}: a fault is refuse:STATUS, close:CODE[:AFTER], hang, silent, reset or \
+                 garbage"
+            )),
+        }
+    }
+}
+
 /// A WebSocket target. Fields are public; [`WsTarget::default`] echoes at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WsTarget {
@@ -430,4 +495,55 @@ fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), ServeError> {
         .map_err(|e| err(&e))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok((tokio_rustls::TlsAcceptor::from(Arc::new(config)), pem))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_and_faults_read_from_flag_values() {
+        assert_eq!("echo".parse(), Ok(Mode::Echo));
+        assert_eq!(
+            "push:5:100ms".parse(),
+            Ok(Mode::Push {
+                count: 5,
+                interval: Duration::from_millis(100)
+            })
+        );
+        assert_eq!(
+            "stream:1s".parse(),
+            Ok(Mode::Stream {
+                interval: Duration::from_secs(1)
+            })
+        );
+        for bad in ["", "push:x:1s", "push:5", "stream:soon", "shout"] {
+            assert!(bad.parse::<Mode>().is_err(), "{bad}");
+        }
+        assert_eq!("refuse:403".parse(), Ok(WsFault::Refuse(403)));
+        assert_eq!(
+            "close:1011".parse(),
+            Ok(WsFault::Close {
+                code: 1011,
+                after: 0
+            })
+        );
+        assert_eq!(
+            "close:1000:3".parse(),
+            Ok(WsFault::Close {
+                code: 1000,
+                after: 3
+            })
+        );
+        assert_eq!("reset".parse(), Ok(WsFault::Reset));
+        for bad in [
+            "refuse:101",
+            "refuse:x",
+            "close:999",
+            "close:1000:1:2",
+            "explode",
+        ] {
+            assert!(bad.parse::<WsFault>().is_err(), "{bad}");
+        }
+    }
 }
