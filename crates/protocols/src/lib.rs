@@ -59,22 +59,15 @@ macro_rules! register {
 
 /// Every protocol of this build, each once. Adding a protocol to throng is its crate and a
 /// line here.
+#[rustfmt::skip] // a line a protocol
 pub fn registry() -> Vec<Registered> {
-    #[allow(unused_mut)] // HTTP's alone without the features
-    let mut all = vec![register!(
-        throng_http::HttpProtocol,
-        throng_http::flags::HttpFlags
-    )];
+    #[allow(unused_mut)] // without the features, the protocols always in alone
+    let mut all = vec![register!(throng_http::HttpProtocol, throng_http::flags::HttpFlags)];
+    all.push(register!(throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags));
     #[cfg(feature = "sql")]
-    all.push(register!(
-        throng_sql::SqlProtocol,
-        throng_sql::flags::SqlFlags
-    ));
+    all.push(register!(throng_sql::SqlProtocol, throng_sql::flags::SqlFlags));
     #[cfg(feature = "grpc")]
-    all.push(register!(
-        throng_grpc::GrpcProtocol,
-        throng_grpc::flags::GrpcFlags
-    ));
+    all.push(register!(throng_grpc::GrpcProtocol, throng_grpc::flags::GrpcFlags));
     all
 }
 

@@ -38,6 +38,8 @@
 #![deny(missing_docs)]
 
 mod client;
+#[cfg(feature = "clap")]
+pub mod flags;
 pub mod frame;
 pub mod serve;
 pub mod status;
@@ -48,7 +50,7 @@ pub use frame::{Endian, Framing};
 pub use step::{Payload, TcpProtocol, TcpStep};
 
 use throng_core::step::ClientOptions;
-use throng_core::steps::Steps;
+pub use throng_core::steps::Steps;
 
 /// Raw TCP's own options for its targets ([`ClientOptions::with`], read back with
 /// [`ClientOptions::of`]); a plain struct, so the command line maps its flags onto it.
