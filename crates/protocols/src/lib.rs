@@ -64,6 +64,7 @@ pub fn registry() -> Vec<Registered> {
     #[allow(unused_mut)] // without the features, the protocols always in alone
     let mut all = vec![register!(throng_http::HttpProtocol, throng_http::flags::HttpFlags)];
     all.push(register!(throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags));
+    all.push(register!(throng_ws::WsProtocol, throng_ws::flags::WsFlags));
     #[cfg(feature = "sql")]
     all.push(register!(throng_sql::SqlProtocol, throng_sql::flags::SqlFlags));
     #[cfg(feature = "grpc")]

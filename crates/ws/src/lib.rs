@@ -26,9 +26,12 @@
 #![deny(missing_docs)]
 
 mod client;
+#[cfg(feature = "clap")]
+pub mod flags;
 pub mod serve;
 pub mod status;
 mod step;
 
 pub use client::{WsClient, WsSession, MAX_PARTS};
+pub use throng_core::steps::Steps;
 pub use step::{url_steps, Until, WsOptions, WsProtocol, WsStep, DEFAULT_MAX_MESSAGE};

@@ -1,0 +1,172 @@
+//! WebSocket's own flags on `throng run` (`clap` feature), mapped onto [`WsOptions`]: what a
+//! URL run awaits after sending `-d` (a reply per message by default, `--expect N` messages,
+//! or `--listen D` of whatever the server pushes), binary messages, subprotocols and the
+//! largest message taken.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use throng_core::stages::parse_duration;
+use throng_core::step::ClientOptions;
+use throng_core::{RunPlan, Shard};
+use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY};
+use throng_run::{Run, RunError};
+
+use crate::{WsClient, WsOptions};
+
+fn input(m: impl Into<String>) -> RunError {
+    RunError::Input(m.into())
+}
+
+/// WebSocket's flags of `throng run`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct WsFlags {
+    /// ws://: after sending -d, wait for N messages (instead of one reply per message).
+    #[arg(long, value_name = "N", help_heading = "WebSocket")]
+    pub expect: Option<u32>,
+    /// ws://: wait this long for whatever the server pushes (each message a part, timed from
+    /// the one before), e.g. 2s.
+    #[arg(long, value_name = "DURATION", help_heading = "WebSocket")]
+    pub listen: Option<String>,
+    /// ws://: send -d as a binary message.
+    #[arg(long, help_heading = "WebSocket")]
+    pub binary: bool,
+    /// ws://: a subprotocol to offer (repeatable, in order of preference).
+    #[arg(long, value_name = "NAME", help_heading = "WebSocket")]
+    pub subprotocol: Vec<String>,
+    /// ws://: the largest message taken, in bytes (1 MiB by default); a larger one fails as
+    /// `protocol`.
+    #[arg(long, value_name = "BYTES", help_heading = "WebSocket")]
+    pub max_message: Option<usize>,
+}
+
+impl WsFlags {
+    /// The options these flags set.
+    pub fn options(&self) -> Result<WsOptions, RunError> {
+        let mut o = WsOptions::default();
+        if let Some(m) = self.max_message {
+            if m == 0 {
+                return Err(input("--max-message must be at least 1 byte"));
+            }
+            o.max_message = m;
+        }
+        if self.expect == Some(0) {
+            return Err(input("--expect must be at least 1 message"));
+        }
+        o.expect = self.expect;
+        o.listen = self.listen.as_deref().map(listen).transpose()?;
+        o.binary = self.binary;
+        o.subprotocols = self.subprotocol.clone();
+        Ok(o)
+    }
+
+    /// The steps of a run of `url`: `-d` (if any) sent on every call.
+    pub fn url_steps(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+    ) -> Result<crate::Steps<WsClient>, RunError> {
+        let options = request.options()?.with(self.options()?);
+        let message = request.body_text()?;
+        crate::url_steps(url, &options, message.as_deref()).map_err(input)
+    }
+}
+
+fn listen(v: &str) -> Result<Duration, RunError> {
+    match parse_duration(v) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(input(format!(
+            "--listen {v:?}: write how long to wait for pushed messages, e.g. 2s"
+        ))),
+    }
+}
+
+impl ProtocolFlags for WsFlags {
+    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
+        Box::new(self.clone())
+    }
+
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.expect.is_some() {
+            given.push("--expect");
+        }
+        if self.listen.is_some() {
+            given.push("--listen");
+        }
+        if self.binary {
+            given.push("--binary");
+        }
+        if !self.subprotocol.is_empty() {
+            given.push("--subprotocol");
+        }
+        if self.max_message.is_some() {
+            given.push("--max-message");
+        }
+        given
+    }
+
+    fn clear(&mut self) {
+        *self = WsFlags::default();
+    }
+
+    fn reads(&self) -> &'static [&'static str] {
+        &[BODY]
+    }
+
+    fn check_offline(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+        _plan: &RunPlan,
+    ) -> Result<(), RunError> {
+        self.url_steps(url, request).map(|_| ())
+    }
+
+    fn scenario_options(
+        &self,
+        options: ClientOptions,
+        targets: usize,
+        source: &str,
+    ) -> Result<ClientOptions, RunError> {
+        // What a URL run awaits, a scenario's steps say themselves.
+        let url_only = [
+            (self.expect.is_some(), "--expect"),
+            (self.listen.is_some(), "--listen"),
+            (self.binary, "--binary"),
+        ];
+        if let Some((_, flag)) = url_only.iter().find(|(given, _)| *given) {
+            return Err(input(format!(
+                "{flag} applies to a ws:// URL; {source} is a scenario file, whose ws steps say \
+                 what they send and await"
+            )));
+        }
+        if let (0, Some(flag)) = (targets, self.given().first()) {
+            return Err(input(format!(
+                "{flag} applies to ws:// and wss:// targets; {source} has none"
+            )));
+        }
+        Ok(options.with(self.options()?))
+    }
+
+    fn url_run<'a>(
+        &'a self,
+        url: &'a str,
+        request: &'a RequestFlags,
+        load: &'a RunFlags,
+        _shard: Shard,
+    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
+        Box::pin(async move {
+            let plan = load.plan(url)?;
+            let steps = self.url_steps(url, request)?;
+            let connections = plan.peak_concurrency();
+            Ok(UrlRun {
+                run: Run::new(plan, Arc::new(steps)),
+                connections,
+            })
+        })
+    }
+}
