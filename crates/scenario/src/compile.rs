@@ -2,20 +2,21 @@
 //! data file and target is checked before any load starts, and a problem names its place as
 //! `file:line:column`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use serde_json_path::JsonPath;
 use serde_saphyr::{Location, Spanned};
-use throng_core::stages::parse_duration;
 use throng_core::step::{Place, Protocols, StepError, TemplateCompiler, Text};
 
 use crate::control::{boolean_shaped, Block};
 use crate::data::Feed;
-use crate::file::{self, node, File, Item, OnFailure};
-use crate::scenario::{Check, Expected, Extract, ProtocolStep, Scenario, Step, StepKind, Target};
+use crate::file::{self, File, Item, OnFailure};
+use crate::scenario::{Scenario, Step, Target};
 use crate::template::{Templates, BUILTINS, FUNCTIONS};
+
+mod step;
+
+use step::step;
 
 /// A scenario that cannot be used, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -186,6 +187,9 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<File, ScenarioError> {
 }
 
 /// Compiles a parsed file; `allow_empty` lets a built scenario consist of custom steps only.
+/// The checks run in the order a reader meets them, so the first problem reported is the
+/// first in the file: targets, data, the lists of steps, then what needs every step seen
+/// (unique labels, known variables).
 pub(crate) fn compile_file(
     parsed: File,
     file: &str,
@@ -205,72 +209,9 @@ pub(crate) fn compile_file(
         .extend(BUILTINS.iter().chain(FUNCTIONS).map(|s| s.to_string()));
     cx.known.extend(parsed.variables.keys().cloned());
     let load = crate::load::check(&parsed.load, &|loc, m| at(file, loc, m))?;
-
-    let mut targets = Vec::new();
-    for (name, url) in &parsed.targets {
-        let protocol = protocols.for_url(&url.value).ok_or_else(|| {
-            cx.at(
-                url.referenced,
-                format!(
-                    "target `{name}`: URL `{}`: not a URL of a protocol throng loads ({})",
-                    url.value,
-                    protocols.schemes()
-                ),
-            )
-        })?;
-        // The protocol's own check, so a bad port is refused here with its place rather than
-        // at run time.
-        protocol
-            .check_target(&url.value)
-            .map_err(|e| cx.at(url.referenced, format!("target `{name}`: {e}")))?;
-        targets.push(Target {
-            name: name.clone(),
-            url: url.value.trim_end_matches('/').to_string(),
-            protocol: protocol.clone(),
-        });
-    }
-
-    let mut feeds = Vec::new();
-    for (name, src) in &parsed.data {
-        let path = cx.dir.join(&src.value.file);
-        let feed = Feed::load(name, &path, src.value.mode, src.value.on_exhausted)
-            .map_err(|e| cx.at(src.referenced, format!("data `{name}`: {e}")))?;
-        feeds.push(feed);
-        cx.known.insert(name.clone());
-    }
-
-    // The lists of steps: the file's `steps`, or each flow's.
-    let lists: Vec<(Option<&Spanned<file::Flow>>, &Items)> = match (&parsed.steps, &parsed.flows) {
-        (Some(steps), None) => vec![(None, steps)],
-        (None, Some(flows)) if flows.value.is_empty() => {
-            return Err(cx.at(
-                flows.referenced,
-                "flows: the list is empty; give at least one flow, or `steps`",
-            ))
-        }
-        (None, Some(flows)) => flows
-            .value
-            .iter()
-            .map(|f| (Some(f), &f.value.steps))
-            .collect(),
-        (Some(_), Some(flows)) => {
-            return Err(cx.at(
-                flows.referenced,
-                "give `steps` (one flow) or `flows` (several, picked by weight), not both",
-            ))
-        }
-        (None, None) => {
-            return Err(ScenarioError::At {
-                file: file.to_string(),
-                line: 1,
-                column: 1,
-                message: "the required key `steps` is missing: it takes a list of steps \
-                              (- label: ..., request: ...); or give `flows`, several lists \
-                              picked by weight"
-                    .into(),
-            })
-        }
-    };
+    let targets = targets(&cx, &parsed.targets)?;
+    let feeds = feeds(&mut cx, &parsed.data)?;
+    let lists = lists(&cx, &parsed.steps, &parsed.flows)?;
     // Extracted names are known everywhere: a step may use what an earlier one extracted.
     for (_, list) in &lists {
         for item in list.value.iter() {
@@ -280,39 +221,13 @@ pub(crate) fn compile_file(
             }
         }
     }
-
-    let mut out = Compiled::default();
-    let mut groups = Vec::new();
-    let mut flows = Vec::new();
-    for (flow, list) in &lists {
-        let first = out.steps.len();
-        items(&mut cx, list, &targets, parsed.on_failure, &mut out)?;
-        let steps = &out.steps;
-        if let Some(f) = flow {
-            if steps.len() == first {
-                return Err(cx.at(
-                    list.referenced,
-                    format!("flow `{}` has no steps", f.value.flow.value),
-                ));
-            }
-            let weight = weight(&cx, &f.value.weight)?;
-            let info = throng_core::GroupInfo {
-                label: f.value.flow.value.clone(),
-                first,
-                last: steps.len() - 1,
-            };
-            // A flow is a row too, timed as a group: its passes per second.
-            groups.push(info.clone());
-            flows.push((info, weight));
-        }
-        groups.append(&mut out.groups);
-    }
-    let Compiled {
+    let Flows {
         steps,
         label_at,
         blocks,
-        ..
-    } = out;
+        groups,
+        flows,
+    } = flows(&mut cx, &lists, &targets, parsed.on_failure)?;
     if steps.is_empty() && !allow_empty {
         let at = lists
             .first()
@@ -322,33 +237,8 @@ pub(crate) fn compile_file(
             "steps: the list is empty; a scenario needs at least one step",
         ));
     }
-    let mut labels: HashMap<&str, Location> = HashMap::new();
-    for (s, loc) in steps.iter().zip(&label_at) {
-        if let Some(first) = labels.insert(&s.label, *loc) {
-            let first = match first.line() {
-                0 => String::new(),
-                l => format!(" (first at line {l})"),
-            };
-            return Err(cx.at(
-                *loc,
-                format!(
-                    "two steps are labelled `{}`{first}: labels name rows, make them unique",
-                    s.label
-                ),
-            ));
-        }
-    }
-    for (used, loc) in &cx.uses {
-        let mut unknown: Vec<&String> = used.iter().filter(|u| !cx.known.contains(*u)).collect();
-        unknown.sort();
-        if let Some(u) = unknown.first() {
-            return Err(place_error(
-                cx.file,
-                *loc,
-                format!("unknown variable `{u}` (not in variables, data, or any extract)"),
-            ));
-        }
-    }
+    unique_labels(&cx, &steps, &label_at)?;
+    known_variables(&cx)?;
     let thresholds = parsed
         .thresholds
         .iter()
@@ -374,6 +264,186 @@ pub(crate) fn compile_file(
         containers: parsed.containers,
         templates: std::sync::Arc::new(cx.templates),
     })
+}
+
+/// The targets by name, each URL's protocol found by its scheme and checked by it.
+fn targets(
+    cx: &Ctx,
+    written: &BTreeMap<String, Spanned<String>>,
+) -> Result<Vec<Target>, ScenarioError> {
+    let protocols = cx.protocols;
+    let mut targets = Vec::new();
+    for (name, url) in written {
+        let protocol = protocols.for_url(&url.value).ok_or_else(|| {
+            cx.at(
+                url.referenced,
+                format!(
+                    "target `{name}`: URL `{}`: not a URL of a protocol throng loads ({})",
+                    url.value,
+                    protocols.schemes()
+                ),
+            )
+        })?;
+        // The protocol's own check, so a bad port is refused here with its place rather than
+        // at run time.
+        protocol
+            .check_target(&url.value)
+            .map_err(|e| cx.at(url.referenced, format!("target `{name}`: {e}")))?;
+        targets.push(Target {
+            name: name.clone(),
+            url: url.value.trim_end_matches('/').to_string(),
+            protocol: protocol.clone(),
+        });
+    }
+    Ok(targets)
+}
+
+/// The data files, read now (relative to the scenario's folder); their names become known
+/// variables.
+fn feeds(
+    cx: &mut Ctx,
+    written: &BTreeMap<String, Spanned<file::DataSource>>,
+) -> Result<Vec<Feed>, ScenarioError> {
+    let mut feeds = Vec::new();
+    for (name, src) in written {
+        let path = cx.dir.join(&src.value.file);
+        let feed = Feed::load(name, &path, src.value.mode, src.value.on_exhausted)
+            .map_err(|e| cx.at(src.referenced, format!("data `{name}`: {e}")))?;
+        feeds.push(feed);
+        cx.known.insert(name.clone());
+    }
+    Ok(feeds)
+}
+
+/// A list of steps, and the flow it is if it is one.
+type List<'p> = (Option<&'p Spanned<file::Flow>>, &'p Items);
+
+/// The lists of steps: the file's `steps`, or each flow's.
+fn lists<'p>(
+    cx: &Ctx,
+    steps: &'p Option<Items>,
+    flows: &'p Option<Spanned<Vec<Spanned<file::Flow>>>>,
+) -> Result<Vec<List<'p>>, ScenarioError> {
+    match (steps, flows) {
+        (Some(steps), None) => Ok(vec![(None, steps)]),
+        (None, Some(flows)) if flows.value.is_empty() => Err(cx.at(
+            flows.referenced,
+            "flows: the list is empty; give at least one flow, or `steps`",
+        )),
+        (None, Some(flows)) => Ok(flows
+            .value
+            .iter()
+            .map(|f| (Some(f), &f.value.steps))
+            .collect()),
+        (Some(_), Some(flows)) => Err(cx.at(
+            flows.referenced,
+            "give `steps` (one flow) or `flows` (several, picked by weight), not both",
+        )),
+        (None, None) => Err(ScenarioError::At {
+            file: cx.file.to_string(),
+            line: 1,
+            column: 1,
+            message: "the required key `steps` is missing: it takes a list of steps \
+                          (- label: ..., request: ...); or give `flows`, several lists \
+                          picked by weight"
+                .into(),
+        }),
+    }
+}
+
+/// Every list's steps compiled, one after another, with the groups and flows over them.
+struct Flows {
+    steps: Vec<Step>,
+    label_at: Vec<Location>,
+    blocks: Vec<Block>,
+    groups: Vec<throng_core::GroupInfo>,
+    flows: Vec<(throng_core::GroupInfo, u32)>,
+}
+
+/// Compiles each list of steps; a flow must have steps, and is a group over them too.
+fn flows(
+    cx: &mut Ctx,
+    lists: &[List],
+    targets: &[Target],
+    on_failure: OnFailure,
+) -> Result<Flows, ScenarioError> {
+    let mut out = Compiled::default();
+    let mut groups = Vec::new();
+    let mut flows = Vec::new();
+    for (flow, list) in lists {
+        let first = out.steps.len();
+        items(cx, list, targets, on_failure, &mut out)?;
+        let steps = &out.steps;
+        if let Some(f) = flow {
+            if steps.len() == first {
+                return Err(cx.at(
+                    list.referenced,
+                    format!("flow `{}` has no steps", f.value.flow.value),
+                ));
+            }
+            let weight = weight(cx, &f.value.weight)?;
+            let info = throng_core::GroupInfo {
+                label: f.value.flow.value.clone(),
+                first,
+                last: steps.len() - 1,
+            };
+            // A flow is a row too, timed as a group: its passes per second.
+            groups.push(info.clone());
+            flows.push((info, weight));
+        }
+        groups.append(&mut out.groups);
+    }
+    let Compiled {
+        steps,
+        label_at,
+        blocks,
+        ..
+    } = out;
+    Ok(Flows {
+        steps,
+        label_at,
+        blocks,
+        groups,
+        flows,
+    })
+}
+
+/// Labels name rows, so two steps may not share one.
+fn unique_labels(cx: &Ctx, steps: &[Step], label_at: &[Location]) -> Result<(), ScenarioError> {
+    let mut labels: HashMap<&str, Location> = HashMap::new();
+    for (s, loc) in steps.iter().zip(label_at) {
+        if let Some(first) = labels.insert(&s.label, *loc) {
+            let first = match first.line() {
+                0 => String::new(),
+                l => format!(" (first at line {l})"),
+            };
+            return Err(cx.at(
+                *loc,
+                format!(
+                    "two steps are labelled `{}`{first}: labels name rows, make them unique",
+                    s.label
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every template's variables, checked once every name (variables, data, extractions) is
+/// known.
+fn known_variables(cx: &Ctx) -> Result<(), ScenarioError> {
+    for (used, loc) in &cx.uses {
+        let mut unknown: Vec<&String> = used.iter().filter(|u| !cx.known.contains(*u)).collect();
+        unknown.sort();
+        if let Some(u) = unknown.first() {
+            return Err(place_error(
+                cx.file,
+                *loc,
+                format!("unknown variable `{u}` (not in variables, data, or any extract)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A list of steps and groups as written.
@@ -554,258 +624,4 @@ fn items(
         }
     }
     Ok(())
-}
-
-fn duration(cx: &Ctx, s: &Spanned<String>, what: &str) -> Result<Duration, ScenarioError> {
-    parse_duration(s.value.trim()).map_err(|_| {
-        cx.at(
-            s.referenced,
-            format!(
-                "{what} `{}`: not a duration (write e.g. 100ms, 2s, or 50ms..200ms)",
-                s.value
-            ),
-        )
-    })
-}
-
-fn step(
-    cx: &mut Ctx,
-    item: &Spanned<Item>,
-    targets: &[Target],
-    on_failure: OnFailure,
-) -> Result<Step, ScenarioError> {
-    let it = &item.value;
-    let label = it
-        .label
-        .as_ref()
-        .ok_or_else(|| cx.at(item.referenced, "a step needs a `label`"))?;
-    let (key, req) = match it.requests.as_slice() {
-        [one] => one,
-        [] => {
-            return Err(cx.at(
-                label.referenced,
-                format!(
-                    "step `{}` needs a request: {}",
-                    label.value,
-                    keys(cx.protocols)
-                ),
-            ))
-        }
-        [_, (k, _), ..] => {
-            return Err(cx.at(
-                k.referenced,
-                format!(
-                    "step `{}` has a second request `{}`: a step sends one",
-                    label.value, k.value
-                ),
-            ))
-        }
-    };
-    let protocols = cx.protocols;
-    let Some(protocol) = protocols.for_key(&key.value) else {
-        let mut fields: Vec<String> = file::ITEM_FIELDS.iter().map(|f| format!("`{f}`")).collect();
-        fields.extend(cx.protocols.all().iter().map(|p| format!("`{}`", p.key())));
-        return Err(cx.at(
-            key.referenced,
-            format!(
-                "unknown field `{}`, expected one of {}",
-                key.value,
-                fields.join(", ")
-            ),
-        ));
-    };
-    let mut request = node(req);
-    // The target is the scenario's business: take it out before the protocol reads the rest.
-    let mut target_name = None;
-    if let throng_core::step::NodeValue::Map(members) = &mut request.value {
-        if let Some(i) = members.iter().position(|(k, _)| k == "target") {
-            target_name = Some(members.remove(i).1);
-        }
-    }
-    let of_protocol: Vec<usize> = (0..targets.len())
-        .filter(|i| targets[*i].protocol.key() == protocol.key())
-        .collect();
-    let target = match &target_name {
-        Some(t) => {
-            let name = t.text("target").map_err(|e| cx.place(e))?;
-            let i = targets.iter().position(|x| x.name == name).ok_or_else(|| {
-                let names: Vec<&str> = targets.iter().map(|x| x.name.as_str()).collect();
-                let known = match names.is_empty() {
-                    true => "no `targets` are defined".to_string(),
-                    false => format!("the targets are {}", names.join(", ")),
-                };
-                place_error(cx.file, t.at, format!("unknown target `{name}` ({known})"))
-            })?;
-            if !of_protocol.contains(&i) {
-                return Err(place_error(
-                    cx.file,
-                    t.at,
-                    format!(
-                        "target `{name}` is {} ({}), not a target of `{}` steps ({})",
-                        targets[i].protocol.name(),
-                        targets[i].url,
-                        key.value,
-                        protocol.name()
-                    ),
-                ));
-            }
-            i
-        }
-        None => match of_protocol.as_slice() {
-            [one] => *one,
-            [] if targets.is_empty() => {
-                return Err(cx.at(req.referenced, "no `targets` are defined"))
-            }
-            [] => {
-                return Err(cx.at(
-                    req.referenced,
-                    format!(
-                        "no target is {} ({}): add one to `targets`",
-                        protocol.name(),
-                        protocol
-                            .schemes()
-                            .iter()
-                            .map(|s| format!("{s}://"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ))
-            }
-            _ => {
-                return Err(cx.at(
-                    req.referenced,
-                    format!(
-                        "several {} targets are defined: name one with `target`",
-                        protocol.name()
-                    ),
-                ))
-            }
-        },
-    };
-    let call = protocol.compile(&request, cx).map_err(|e| cx.place(e))?;
-    let mut extract = Vec::new();
-    for (name, e) in &it.extract {
-        let how = match &e.value {
-            file::Extract::Jsonpath(p) => Extract::Json(
-                JsonPath::parse(p)
-                    .map_err(|err| cx.at(e.referenced, format!("bad JSONPath `{p}`: {err}")))?,
-            ),
-            file::Extract::Header(h) | file::Extract::Metadata(h) => {
-                if h.is_empty() || h.chars().any(|c| c.is_whitespace() || c == ':') {
-                    return Err(cx.at(e.referenced, format!("`{h}` is not a header name")));
-                }
-                Extract::Header(h.to_ascii_lowercase())
-            }
-            file::Extract::Regex(r) => Extract::Regex(
-                regex::Regex::new(r)
-                    .map_err(|err| cx.at(e.referenced, format!("bad regex: {err}")))?,
-            ),
-        };
-        extract.push((name.clone(), how));
-    }
-    let mut checks = Vec::new();
-    for c in &it.checks {
-        checks.push(check(cx, c, &**protocol)?);
-    }
-    let think = match &it.think_time {
-        None => None,
-        Some(t) => Some(match t.value.split_once("..") {
-            Some((a, b)) => {
-                let lo = duration(
-                    cx,
-                    &Spanned::new(a.to_string(), t.referenced, t.defined),
-                    "think_time",
-                )?;
-                let hi = duration(
-                    cx,
-                    &Spanned::new(b.to_string(), t.referenced, t.defined),
-                    "think_time",
-                )?;
-                if hi < lo {
-                    return Err(cx.at(
-                        t.referenced,
-                        "think_time range: the second bound is below the first",
-                    ));
-                }
-                (lo, hi)
-            }
-            None => {
-                let d = duration(cx, t, "think_time")?;
-                (d, d)
-            }
-        }),
-    };
-    Ok(Step {
-        label: label.value.clone(),
-        kind: StepKind::Request(ProtocolStep {
-            target,
-            call,
-            extract,
-            checks,
-        }),
-        think,
-        proceed: it.on_failure.as_ref().map_or(on_failure, |o| o.value) == OnFailure::Continue,
-    })
-}
-
-/// The request keys, for messages, each with what its protocol says it holds: `request` (http:
-/// method, path, ...), `grpc` (grpc: call, message, ...).
-fn keys(protocols: &Protocols) -> String {
-    protocols
-        .all()
-        .iter()
-        .map(|p| match p.step_help() {
-            "" => format!("`{}` ({})", p.key(), p.name()),
-            help => format!("`{}` ({}: {help})", p.key(), p.name()),
-        })
-        .collect::<Vec<_>>()
-        .join(" or ")
-}
-
-fn check(
-    cx: &mut Ctx,
-    c: &Spanned<file::Check>,
-    protocol: &dyn throng_core::step::StepProtocol,
-) -> Result<Check, ScenarioError> {
-    let v = &c.value;
-    let kinds = [
-        v.status.is_some(),
-        v.jsonpath.is_some(),
-        v.body_contains.is_some(),
-        v.latency_under.is_some(),
-    ];
-    if kinds.iter().filter(|k| **k).count() != 1 {
-        return Err(cx.at(
-            c.referenced,
-            "a check has one of `status`, `jsonpath`, `body_contains`, `latency_under`",
-        ));
-    }
-    if (v.equals.is_some() || v.exists.is_some()) && v.jsonpath.is_none() {
-        return Err(cx.at(c.referenced, "`equals` and `exists` go with `jsonpath`"));
-    }
-    Ok(if let Some(s) = &v.status {
-        Check::Status(protocol.status(&node(s)).map_err(|e| cx.place(e))?)
-    } else if let Some(p) = &v.jsonpath {
-        let path = JsonPath::parse(p)
-            .map_err(|e| cx.at(c.referenced, format!("bad JSONPath `{p}`: {e}")))?;
-        match (&v.equals, v.exists) {
-            (Some(_), Some(_)) => {
-                return Err(cx.at(c.referenced, "give `equals` or `exists`, not both"))
-            }
-            (Some(serde_json::Value::String(t)), None) if t.contains("{{") => {
-                let text = cx.spanned_text(&Spanned::new(t.clone(), c.referenced, c.defined))?;
-                Check::JsonEquals(p.clone(), path, Expected::Template(text))
-            }
-            (Some(e), None) => Check::JsonEquals(p.clone(), path, Expected::Value(e.clone())),
-            (None, e) => Check::JsonExists(p.clone(), path, e.unwrap_or(true)),
-        }
-    } else if let Some(b) = &v.body_contains {
-        Check::BodyContains(b.clone())
-    } else {
-        let d = v.latency_under.clone().unwrap_or_default();
-        Check::LatencyUnder(
-            parse_duration(d.trim())
-                .map_err(|e| cx.at(c.referenced, format!("latency_under: {e}")))?,
-        )
-    })
 }
