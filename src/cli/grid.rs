@@ -285,12 +285,15 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
         .as_deref()
         .and_then(|d| throng_core::stages::parse_duration(d).ok())
         .unwrap_or_default();
-    let grid = a
+    let mut grid = a
         .run
         .grid(&labels)?
         .with_thresholds(thresholds)
         .sides(names)
         .idle(idle);
+    if let Some(m) = &out.run.metrics {
+        grid = grid.metrics(m.clone());
+    }
     let finished = grid
         .execute(|at, title| {
             let out = &out;
@@ -319,6 +322,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
                             .samples
                             .as_ref()
                             .map(|p| throng_run::beside(p, &tag.join("-"))),
+                        metrics: out.run.metrics.clone(),
                         ..Default::default()
                     },
                     ..Outputs::default()
@@ -432,6 +436,9 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
     if let Some(p) = &out.run.json {
         grid = grid.json(p);
     }
+    if let Some(m) = &out.run.metrics {
+        grid = grid.metrics(m.clone());
+    }
     for (format, path) in &out.run.reports {
         grid = grid.report(*format, path);
     }
@@ -454,6 +461,7 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
                         .samples
                         .as_ref()
                         .map(|p| throng_run::beside(p, name)),
+                    metrics: out.run.metrics.clone(),
                     ..Default::default()
                 },
                 ..Outputs::default()

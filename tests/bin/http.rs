@@ -18,8 +18,12 @@ mod faults;
 mod flows;
 #[path = "../h1_conformance.rs"]
 mod h1_conformance;
+#[path = "../library.rs"]
+mod library;
 #[path = "../live.rs"]
 mod live;
+#[path = "../open_protocols.rs"]
+mod open_protocols;
 #[path = "../scenarios.rs"]
 mod scenarios;
 #[path = "../schema.rs"]

@@ -405,7 +405,10 @@ impl RunFlags {
     /// What the flags say of a run's outputs, shard and start, checked now (files writable,
     /// the shard's index, the instant).
     pub fn outputs(&self) -> Result<Outputs, RunError> {
-        self.install_metrics()?;
+        #[cfg(feature = "metrics")]
+        let metrics = self.start_metrics()?;
+        #[cfg(not(feature = "metrics"))]
+        self.start_metrics()?;
         if let Some(p) = &self.samples {
             crate::check_writable(p).map_err(|e| input(format!("--samples {e}")))?;
         }
@@ -418,6 +421,8 @@ impl RunFlags {
             quiet: self.quiet,
             shard: self.shard(&|k| std::env::var(k).ok())?,
             start_at: self.start_at()?,
+            #[cfg(feature = "metrics")]
+            metrics,
         })
     }
 
@@ -517,19 +522,20 @@ impl RunFlags {
         Ok((config.listen.is_some() || config.push.is_some()).then_some(config))
     }
 
-    /// Starts the exporter the metrics flags ask for and makes it the process's (see
-    /// [`crate::metrics::install`]), once: every run of the process, a grid's too, reports to it.
-    fn install_metrics(&self) -> Result<(), RunError> {
-        #[cfg(feature = "metrics")]
-        if crate::metrics::process().is_none() {
-            if let Some(e) = self.metrics()? {
-                if let (Some(addr), false) = (e.listening(), self.quiet) {
-                    eprintln!("metrics: serving http://{addr}/metrics");
-                }
-                crate::metrics::install(e);
-            }
+    /// Starts the exporter the metrics flags ask for, to be passed to the runs (and the grid)
+    /// that report to it: [`Outputs::apply`] gives it to each run made with these outputs.
+    #[cfg(feature = "metrics")]
+    fn start_metrics(&self) -> Result<Option<throng_metrics::Exporter>, RunError> {
+        let exporter = self.metrics()?;
+        if let (Some(addr), false) = (exporter.as_ref().and_then(|e| e.listening()), self.quiet) {
+            eprintln!("metrics: serving http://{addr}/metrics");
         }
-        #[cfg(not(feature = "metrics"))]
+        Ok(exporter)
+    }
+
+    /// Refuses the metrics flags in a build without them.
+    #[cfg(not(feature = "metrics"))]
+    fn start_metrics(&self) -> Result<(), RunError> {
         if self.metrics_listen.is_some() || self.metrics_push.is_some() {
             return Err(input(
                 "--metrics-listen and --metrics-push: this build has no metrics (the `metrics` \
@@ -634,6 +640,10 @@ pub struct Outputs {
     pub shard: Shard,
     /// When the load starts.
     pub start_at: Option<SystemTime>,
+    /// The exporter the runs report their metrics to (`--metrics-listen`, `--metrics-push`):
+    /// one for every run of the process, a grid's included, passed to each.
+    #[cfg(feature = "metrics")]
+    pub metrics: Option<throng_metrics::Exporter>,
 }
 
 impl Outputs {
@@ -660,6 +670,10 @@ impl Outputs {
         }
         if let Some(at) = self.start_at {
             run = run.start_at(at);
+        }
+        #[cfg(feature = "metrics")]
+        if let Some(m) = self.metrics {
+            run = run.metrics(m);
         }
         run
     }

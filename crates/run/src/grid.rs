@@ -36,6 +36,8 @@ pub struct Grid {
     reports: Vec<(Format, PathBuf)>,
     summary: bool,
     messages: bool,
+    #[cfg(feature = "metrics")]
+    metrics: Option<throng_metrics::Exporter>,
 }
 
 /// A finished grid: its result and what became of its outputs.
@@ -170,6 +172,14 @@ impl Grid {
         self
     }
 
+    /// The exporter the grid's runs report to (each run is given it too: see
+    /// [`crate::Run::metrics`]); its endpoint waits for a last scrape once, after the grid.
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, exporter: throng_metrics::Exporter) -> Self {
+        self.metrics = Some(exporter);
+        self
+    }
+
     /// Every run's coordinates, in the order they would run if no side's sweep ends early.
     pub fn cells(&self) -> Vec<Coordinates> {
         let levels: Vec<Option<Level>> = match self.levels.is_empty() {
@@ -234,7 +244,10 @@ impl Grid {
         session.finish().await;
         let mut done = done?;
         self.write(&mut done);
-        crate::metrics::linger(self.messages).await;
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.metrics {
+            crate::metrics::linger(m, self.messages, true).await;
+        }
         Ok(done)
     }
 
@@ -490,7 +503,10 @@ impl Grid {
         let mut done = GridFinished { result, failures };
         self.sides.clear();
         self.write(&mut done);
-        crate::metrics::linger(self.messages).await;
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.metrics {
+            crate::metrics::linger(m, self.messages, true).await;
+        }
         Ok(done)
     }
 

@@ -193,6 +193,88 @@ pub struct Run {
     signals: bool,
     #[cfg(feature = "metrics")]
     metrics: Option<throng_metrics::Exporter>,
+    on_start: Option<OnStart>,
+}
+
+/// Told the handle on the run once the load has started (see [`Run::on_start`]).
+type OnStart = Box<dyn FnOnce(Running) + Send>;
+
+/// A run going, to watch and steer while it goes, as the dashboard's keys do: its latest
+/// snapshot, pause and resume, more or fewer users, a faster or slower rate, an early stop.
+/// Every change is kept, with its time, in the result ([`RunResult`]'s changes). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Running {
+    snapshots: tokio::sync::watch::Receiver<Arc<Snapshot>>,
+    control: Arc<throng_engine::Control>,
+    stop: tokio_util::sync::CancellationToken,
+    abort: tokio_util::sync::CancellationToken,
+}
+
+impl Running {
+    fn of(handle: &throng_engine::RunHandle) -> Self {
+        Running {
+            snapshots: handle.snapshots(),
+            control: handle.control(),
+            stop: handle.stop_token(),
+            abort: handle.abort_token(),
+        }
+    }
+
+    /// The latest snapshot (published about once a second, and at the end).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshots.borrow().clone()
+    }
+
+    /// A receiver of the snapshots as they are published.
+    pub fn snapshots(&self) -> tokio::sync::watch::Receiver<Arc<Snapshot>> {
+        self.snapshots.clone()
+    }
+
+    /// The engine's live settings (pause, users, rate), and the changes made so far.
+    pub fn control(&self) -> &throng_engine::Control {
+        &self.control
+    }
+
+    /// No new iteration starts until [`Running::resume`]; requests in flight finish.
+    pub fn pause(&self) {
+        self.control.set_paused(true);
+    }
+
+    /// Scheduling goes on after [`Running::pause`].
+    pub fn resume(&self) {
+        self.control.set_paused(false);
+    }
+
+    /// Adds `n` users to the closed loop's plan (removes them when negative).
+    pub fn add_users(&self, n: i64) {
+        self.control.add_users(n);
+    }
+
+    /// Multiplies the open loop's rate by `by` (more than 0) from now on.
+    pub fn scale_rate(&self, by: f64) {
+        self.control.scale_rate(by);
+    }
+
+    /// Stops the run early: no new work starts, requests in flight get the grace period; the
+    /// result says it was interrupted, and its outputs are written as at a normal end.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// Stops the run at once: what is in flight is cut off and counted as aborted.
+    pub fn abort(&self) {
+        self.stop.cancel();
+        self.abort.cancel();
+    }
+}
+
+/// A run started by [`Run::start`]: the handle on it, and its end.
+#[derive(Debug)]
+pub struct Started {
+    /// The handle on the run while it goes.
+    pub running: Running,
+    /// The run's end, as [`Run::execute`] returns it (outputs written).
+    pub finished: tokio::task::JoinHandle<Result<Finished, RunError>>,
 }
 
 impl std::fmt::Debug for Run {
@@ -296,7 +378,8 @@ impl Run {
             messages: false,
             signals: false,
             #[cfg(feature = "metrics")]
-            metrics: metrics::process(),
+            metrics: None,
+            on_start: None,
         }
     }
 
@@ -384,13 +467,45 @@ impl Run {
         self
     }
 
-    /// Exports the run's metrics to Prometheus through `exporter` (by default, the process's:
-    /// see [`metrics::install`]). In a [`Grid`], its series carry the run's side, level and
+    /// Exports the run's metrics to Prometheus through `exporter`; without one, the run exports
+    /// nothing (there is no process-wide exporter). In a [`Grid`], its series carry the run's side, level and
     /// round as labels; a shard's, its shard.
     #[cfg(feature = "metrics")]
     pub fn metrics(mut self, exporter: throng_metrics::Exporter) -> Self {
         self.metrics = Some(exporter);
         self
+    }
+
+    /// Calls `f` with the handle on the run ([`Running`]: live snapshots, pause, users, rate,
+    /// stop) once the load has started; not at all when the run fails before. For a run that
+    /// goes on in a task of its own, see [`Run::start`].
+    pub fn on_start(mut self, f: impl FnOnce(Running) + Send + 'static) -> Self {
+        self.on_start = Some(Box::new(f));
+        self
+    }
+
+    /// Starts the run in a task of its own and returns once its load has started, with the
+    /// handle on it and its end; an error when it fails before (bad input, a setup that
+    /// fails). [`Run::execute`] is the same run, waited for.
+    pub async fn start(self) -> Result<Started, RunError> {
+        let (tx, rx) = oneshot::channel();
+        let finished = tokio::spawn(
+            self.on_start(move |running| {
+                let _ = tx.send(running);
+            })
+            .execute(),
+        );
+        match rx.await {
+            Ok(running) => Ok(Started { running, finished }),
+            // Told nothing: the run ended before its load started, with its error.
+            Err(_) => match finished.await {
+                Ok(Err(e)) => Err(e),
+                Ok(Ok(_)) => Err(RunError::Runtime(
+                    "the run ended without starting its load".into(),
+                )),
+                Err(e) => Err(RunError::Runtime(format!("the run failed: {e}"))),
+            },
+        }
     }
 
     /// The plan as it will run.
@@ -461,6 +576,9 @@ impl Run {
                     | throng_engine::EngineError::Thread(_) => RunError::Runtime(e.to_string()),
                     other => RunError::Input(other.to_string()),
                 })?;
+        if let Some(f) = self.on_start.take() {
+            f(Running::of(&handle));
+        }
         #[cfg(feature = "metrics")]
         let exported = self
             .metrics
@@ -552,7 +670,7 @@ impl Run {
         // A grid's endpoint waits for its last scrape once, after all its runs.
         #[cfg(feature = "metrics")]
         if let Some(m) = self.metrics.as_ref().filter(|_| !metrics::in_grid()) {
-            metrics::linger_for(m, self.messages, self.signals).await;
+            metrics::linger(m, self.messages, self.signals).await;
         }
         Ok(finished)
     }

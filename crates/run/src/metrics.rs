@@ -1,8 +1,9 @@
-//! Live metrics for Prometheus (`metrics` feature): a run's snapshots go to the process's
-//! exporter (`throng_metrics::Exporter`), labelled with the run's place in its grid (side,
-//! level, round) and its shard.
+//! Live metrics for Prometheus (`metrics` feature): a run's snapshots go to the exporter it was
+//! given ([`crate::Run::metrics`]: nothing is installed process-wide, so a run without one
+//! exports nothing), labelled with the run's place in its grid (side, level, round) and its
+//! shard.
 //!
-//! One exporter serves the whole process, so a grid's runs share one endpoint; the grid tells
+//! The command line gives one exporter to every run, so a grid's runs share one endpoint; the grid tells
 //! its runs their coordinates through a task-local, so the closure that makes each
 //! run needs to pass nothing, and the endpoint lingers for a last scrape once, after the grid,
 //! rather than after each of its runs.
@@ -27,45 +28,15 @@ pub(crate) fn in_grid() -> bool {
     CELL.try_with(|_| ()).is_ok()
 }
 
-/// Keeps the process's endpoint up for a last scrape (see `throng_metrics::Exporter::linger`):
-/// a grid does this once its runs are done.
-pub(crate) async fn linger(messages: bool) {
-    #[cfg(feature = "metrics")]
-    if let Some(e) = process() {
-        exporter::linger(&e, messages, true).await;
-    }
-    #[cfg(not(feature = "metrics"))]
-    let _ = messages;
-}
-
 #[cfg(feature = "metrics")]
-pub use exporter::{install, process};
-
-#[cfg(feature = "metrics")]
-pub(crate) use exporter::{labels, linger as linger_for};
+pub(crate) use exporter::{labels, linger};
 
 #[cfg(feature = "metrics")]
 mod exporter {
-    use std::sync::OnceLock;
-
     use throng_core::RunPlan;
     use throng_metrics::{Exporter, Labels};
 
     use super::CELL;
-
-    static PROCESS: OnceLock<Exporter> = OnceLock::new();
-
-    /// Makes `exporter` the process's: every [`crate::Run`] made from now on reports to it
-    /// (`--metrics-listen` and `--metrics-push` install theirs). The first one installed stays;
-    /// `false` when one already was.
-    pub fn install(exporter: Exporter) -> bool {
-        PROCESS.set(exporter).is_ok()
-    }
-
-    /// The process's exporter, if one is installed.
-    pub fn process() -> Option<Exporter> {
-        PROCESS.get().cloned()
-    }
 
     /// Waits for the endpoint's last scrape (saying so with `messages`); Ctrl-C or SIGTERM
     /// ends the wait when the run handles `signals` (its handlers have taken their default).

@@ -1,0 +1,135 @@
+//! throng as a library: `throng_run::Run` used without the command line, against the in-process
+//! testbed, for what only a library user sees: which exporter a run reports to, the handle on
+//! a running run.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+use throng::testbed::{Delay, HttpTarget};
+use throng::Run;
+
+/// A run reports its metrics to the exporter it is given and to no other: the command line's
+/// flags start one, and a second run of the process that was not given it exports nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_run_given_the_exporter_exports_to_it() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let exported = format!("{}/exported", target.url());
+    let silent = format!("{}/silent", target.url());
+    let flags = common::args(&[
+        &exported,
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-linger",
+        "10ms",
+        "--quiet",
+    ]);
+    let outputs = flags.run.outputs().unwrap();
+    let exporter = outputs
+        .metrics
+        .clone()
+        .expect("--metrics-listen starts an exporter");
+
+    let (plan, driver) = common::setup(&[&exported, "-c", "1", "-n", "5"]);
+    let a = Run::new(plan, Arc::new(driver))
+        .metrics(exporter.clone())
+        .execute()
+        .await
+        .unwrap();
+    let (plan, driver) = common::setup(&[&silent, "-c", "1", "-n", "7"]);
+    let b = Run::new(plan, Arc::new(driver)).execute().await.unwrap();
+    assert_eq!(a.snapshot.total.samples, 5);
+    assert_eq!(b.snapshot.total.samples, 7);
+    assert_eq!(target.requests(), 12);
+
+    let text = exporter.scrape();
+    assert!(
+        text.contains("/exported"),
+        "the run given the exporter: {text}"
+    );
+    assert!(
+        !text.contains("/silent"),
+        "the run not given the exporter was exported: {text}"
+    );
+}
+
+/// Waits (10 s at most) until `done` holds.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "waited 10 s for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A library user has the dashboard's handle on a run: a live snapshot, pause (no request
+/// reaches the server while paused), resume, and an early stop, all in the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_started_run_is_watched_paused_resumed_and_stopped_early() {
+    let target = HttpTarget {
+        delay: Delay::Fixed(Duration::from_millis(5)),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", target.url());
+    let (plan, driver) = common::setup(&[&url, "-c", "2", "-d", "30s", "-n", "100000"]);
+    let started = Run::new(plan, Arc::new(driver)).start().await.unwrap();
+    let running = started.running.clone();
+
+    until("a live snapshot with samples", || {
+        running.snapshot().total.samples > 0
+    })
+    .await;
+
+    running.pause();
+    // Requests in flight when paused finish (5 ms each).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let paused_at = target.requests();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        target.requests(),
+        paused_at,
+        "requests reached the server while paused"
+    );
+
+    running.resume();
+    until("requests after resuming", || target.requests() > paused_at).await;
+    running.stop();
+
+    let finished = started.finished.await.unwrap().unwrap();
+    assert!(
+        finished.result.interrupted,
+        "the result says it was stopped early"
+    );
+    assert_eq!(finished.snapshot.total.samples, target.requests());
+    assert!(finished.snapshot.total.samples < 100_000);
+    let changes: Vec<&str> = finished
+        .result
+        .changes
+        .iter()
+        .map(|c| c.what.as_str())
+        .collect();
+    assert_eq!(changes, ["paused", "resumed"]);
+}
+
+/// A run that fails before its load (a plan that does not validate) is an error from
+/// `start`, not a handle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_cannot_start_says_why() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let url = format!("{}/", target.url());
+    let (plan, driver) = common::setup(&[&url, "-c", "1", "-n", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+    // A result file in a directory that does not exist: refused before any load.
+    let e = Run::new(plan, Arc::new(driver))
+        .json(dir.path().join("missing/result.json"))
+        .start()
+        .await
+        .unwrap_err();
+    assert_eq!(e.exit_code(), throng::run::EXIT_USAGE, "{e}");
+    assert_eq!(target.requests(), 0);
+}
