@@ -45,7 +45,7 @@ fn a_target_must_be_a_plain_base_url() {
         ),
         (
             "\"http://u:p@h/\"",
-            "2:6: target `a`: URL `http://…@h/`: credentials",
+            "2:6: target `a`: URL `http://u:***@h/`: credentials",
         ),
         (
             "http://h/api?key=1",
