@@ -1,0 +1,309 @@
+//! A grid as people read it: the level table (a row per level and side), the notes under it
+//! (capacity, the sweep's end, what the columns mean), what ran in words, and the table as
+//! text, Markdown and CSV.
+
+use std::fmt::Write as _;
+
+use super::{GridResult, GridRun, Level, LevelRow};
+
+impl GridResult {
+    /// The level table's cells, the header first; `exact` keeps every digit (CSV).
+    pub fn table_rows(&self, exact: bool) -> Vec<Vec<String>> {
+        level_table(&self.rows, exact)
+    }
+
+    /// The lines under the table: capacity, the sweep's end, what the columns mean.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let at = |t: &[String]| t.join(", ");
+        for c in &self.capacity {
+            let side = c.side.as_ref().map_or(String::new(), |s| format!("{s}: "));
+            out.push(match (c.level, c.throughput) {
+                (Some(l), Some(t)) => format!(
+                    "capacity: {side}{l} at {} ({t:.1} requests/s)",
+                    at(&self.thresholds)
+                ),
+                _ => format!("capacity: {side}no level met {}", at(&self.thresholds)),
+            });
+        }
+        if let Some(u) = &self.until {
+            for r in self.rows.iter().filter(|r| r.crossed) {
+                let side = r.side.as_ref().map_or(String::new(), |s| format!("{s} "));
+                let level = r.level.map_or(String::new(), |l| format!(" at {l}"));
+                out.push(match r.unmeasured {
+                    true => format!(
+                        "{side}nothing could be measured for {u}{level} ({} of {} requests \
+                         succeeded): its sweep ended there",
+                        r.total.samples.saturating_sub(r.total.errors),
+                        r.total.samples
+                    ),
+                    false => format!("{side}crossed {u}{level}: its sweep ended there"),
+                });
+            }
+        }
+        if self.rows.iter().any(|r| !r.containers.is_empty()) {
+            let names: Vec<String> = self
+                .rows
+                .iter()
+                .flat_map(|r| r.containers.iter().map(|c| c.name.clone()))
+                .fold(Vec::new(), |mut v, n| {
+                    if !v.contains(&n) {
+                        v.push(n);
+                    }
+                    v
+                });
+            out.push(format!(
+                "CPU % and memory: the mean under load of each side's containers ({}), summed",
+                names.join(", ")
+            ));
+        }
+        if let Some(n) = self.rows.iter().map(|r| r.rounds).max().filter(|&n| n > 1) {
+            out.push(format!(
+                "all rounds: each row merges its {n} rounds (samples summed, percentiles of every \
+                 request in them)"
+            ));
+        }
+        out.push(
+            "latencies in ms; Error %: failures other than the requests aborted at the end of a \
+             run, which are counted apart"
+                .into(),
+        );
+        for r in self.rows.iter().filter(|r| r.cut) {
+            let at: Vec<String> = r
+                .level
+                .map(|l| l.to_string())
+                .into_iter()
+                .chain(r.side.clone())
+                .collect();
+            out.push(format!(
+                "{}: cut short (stopped before its end), so never the capacity",
+                at.join(", ")
+            ));
+        }
+        if self.interrupted {
+            out.push("stopped early: the grid holds what ran".into());
+        }
+        out
+    }
+}
+
+/// The level table's cells for `rows`, the header first; `exact` keeps every digit (CSV). The
+/// columns a row set has no figure for (sides, containers, databases, verdicts) are left out.
+pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
+    let levels = rows.iter().find_map(|r| r.level);
+    let sides = rows.iter().any(|r| r.side.is_some());
+    let containers = rows.iter().any(|r| !r.containers.is_empty());
+    let db = rows.iter().any(|r| r.db_tps.is_some());
+    let judged = rows
+        .iter()
+        .any(|r| r.passed.is_some() || r.crossed || r.cut);
+    let mut header: Vec<String> = Vec::new();
+    if let Some(l) = levels {
+        header.push(match l {
+            Level::Users(_) => "Users".into(),
+            Level::Rate(_) => "Rate (/s)".into(),
+        });
+    }
+    if sides {
+        header.push("Side".into());
+    }
+    header.extend(
+        [
+            "Throughput (/s)",
+            "Samples",
+            "Mean",
+            "p50",
+            "p90",
+            "p95",
+            "p99",
+            "Max",
+            "Error %",
+            "Aborted",
+        ]
+        .map(String::from),
+    );
+    if containers {
+        header.extend(["CPU %".to_string(), "Memory (MiB)".to_string()]);
+    }
+    if db {
+        header.push("DB TPS".into());
+    }
+    if judged {
+        header.push("Thresholds".into());
+    }
+    let f = |v: f64, digits: usize| {
+        if exact {
+            v.to_string()
+        } else {
+            format!("{v:.digits$}")
+        }
+    };
+    let mut out = vec![header];
+    for r in rows {
+        let mut row: Vec<String> = Vec::new();
+        if levels.is_some() {
+            row.push(r.level.map_or("-".into(), |l| match l {
+                Level::Users(n) => n.to_string(),
+                Level::Rate(v) => v.to_string(),
+            }));
+        }
+        if sides {
+            row.push(r.side.clone().unwrap_or_default());
+        }
+        let l = &r.total.latency;
+        let ms = |v: f64| if l.count == 0 { "-".into() } else { f(v, 2) };
+        row.extend([
+            f(r.total.throughput, 1),
+            r.total.samples.to_string(),
+            ms(l.mean),
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p95),
+            ms(l.p99),
+            ms(l.max),
+            f(r.failed_percent, 2),
+            r.aborted.to_string(),
+        ]);
+        if containers {
+            let cpu: f64 = r.containers.iter().map(|c| c.cpu_percent).sum();
+            let mem: u64 = r.containers.iter().map(|c| c.memory).sum();
+            if r.containers.is_empty() {
+                row.extend(["-".to_string(), "-".to_string()]);
+            } else {
+                row.extend([f(cpu, 1), f(mem as f64 / 1_048_576.0, 1)]);
+            }
+        }
+        if db {
+            row.push(r.db_tps.map_or("-".into(), |v| f(v, 1)));
+        }
+        if judged {
+            let mut s = match r.passed {
+                Some(true) => "pass".to_string(),
+                Some(false) => "FAIL".to_string(),
+                None => String::new(),
+            };
+            if r.crossed {
+                let why = match r.unmeasured {
+                    true => "(until: nothing measured)",
+                    false => "(until)",
+                };
+                s = format!("{s} {why}").trim().to_string();
+            }
+            if r.cut {
+                s = format!("{s} (cut short)").trim().to_string();
+            }
+            row.push(s);
+        }
+        out.push(row);
+    }
+    out
+}
+
+/// What a grid ran: the levels or sides, what each run was, and the target.
+pub(super) fn describe(runs: &[GridRun], rows: &[LevelRow]) -> String {
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    let rounds = runs.iter().map(|r| r.at.round).max().unwrap_or(1);
+    let title = format!("{}: ", first.at.title(rounds));
+    let target = first
+        .result
+        .plan
+        .target
+        .strip_prefix(&title)
+        .unwrap_or(&first.result.plan.target);
+    let mut levels: Vec<Level> = Vec::new();
+    for r in rows {
+        if let Some(l) = r.level {
+            if !levels.contains(&l) {
+                levels.push(l);
+            }
+        }
+    }
+    let mut sides: Vec<&str> = Vec::new();
+    for r in rows {
+        if let Some(s) = r.side.as_deref() {
+            if !sides.contains(&s) {
+                sides.push(s);
+            }
+        }
+    }
+    let mut what = Vec::new();
+    if let Some(l) = levels.first() {
+        let values: Vec<String> = levels
+            .iter()
+            .map(|l| match l {
+                Level::Users(n) => n.to_string(),
+                Level::Rate(r) => r.to_string(),
+            })
+            .collect();
+        what.push(format!("{} {}", l.kind(), values.join(", ")));
+    }
+    if !sides.is_empty() {
+        what.push(format!("sides {}", sides.join(", ")));
+    }
+    if rounds > 1 {
+        what.push(format!("{rounds} rounds"));
+    }
+    // Sides of URLs each have their own target: then no one target is named.
+    let same = runs.iter().all(|r| {
+        let t = format!("{}: ", r.at.title(rounds));
+        r.result
+            .plan
+            .target
+            .strip_prefix(&t)
+            .unwrap_or(&r.result.plan.target)
+            == target
+    });
+    let plan = &first.result.plan;
+    let each = match (plan.planned_duration(), plan.warmup.is_zero()) {
+        (Some(d), true) => format!("; each run {}", humantime::format_duration(d)),
+        (Some(d), false) => format!(
+            "; each run {} after a warm-up of {}",
+            humantime::format_duration(d),
+            humantime::format_duration(plan.warmup)
+        ),
+        (None, _) => String::new(),
+    };
+    match same {
+        true => format!("{}{each} -> {target}", what.join("; ")),
+        false => format!("{}{each}", what.join("; ")),
+    }
+}
+
+/// How many runs a grid holds, in words (`1 run`, `10 runs`).
+pub(crate) fn runs_text(g: &GridResult) -> String {
+    throng_core::plural(g.runs.len() as u64, "run")
+}
+
+/// A grid's summary as text: what ran, the level table and its notes.
+pub fn render_grid(g: &GridResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "grid: {} ({})", g.description, runs_text(g));
+    out.push_str(&crate::table::aligned(&g.table_rows(false)));
+    for n in g.notes() {
+        let _ = writeln!(out, "{n}");
+    }
+    out
+}
+
+/// A grid as Markdown: the level table and its notes, ready to paste.
+pub fn grid_markdown(g: &GridResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "**grid**: {} ({})\n", g.description, runs_text(g));
+    out.push_str(&crate::markdown::table(&g.table_rows(false)));
+    out.push('\n');
+    for n in g.notes() {
+        let _ = writeln!(out, "- {n}");
+    }
+    out
+}
+
+/// A grid's level table as CSV, every digit kept.
+pub fn grid_csv(g: &GridResult) -> String {
+    let mut out = crate::csv::Csv::report();
+    for row in g.table_rows(true) {
+        out.row(&row);
+    }
+    out.finish()
+}
