@@ -13,12 +13,18 @@
 //! than three whole seconds cannot be judged (`?`).
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::{LabelResult, Point, RunResult};
+
+mod noise;
+mod table;
+
+pub(crate) use noise::MIN_ROUNDS;
+use noise::{intervals, mean, welch};
+pub(crate) use table::{all_tables, method_line};
+pub use table::{comparison_markdown, render_comparison};
 
 /// One side of a comparison: a target (or a result file) and its runs (several with rounds).
 #[derive(Debug, Clone)]
@@ -271,88 +277,6 @@ pub enum CompareError {
     Different(String),
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// Sample variance (n - 1).
-fn variance(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let m = mean(v);
-    v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
-}
-
-/// The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%), by statrs,
-/// for Welch's fractional degrees of freedom as they are (a table rounds them down).
-fn t975(df: f64) -> f64 {
-    // Welch's degrees of freedom are at least the fewer rounds less one; below 1 (or NaN) would
-    // only come of a bug, and is then read as 1, the widest bar.
-    let df = if df.is_nan() { 1.0 } else { df.max(1.0) };
-    StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(0.975))
-}
-
-/// The fewest rounds a side that Welch's test judges: with two a side its t quantile is 4.3 to
-/// 12.7, so that a side that did +1612% in throughput was once called within the noise.
-pub(crate) const MIN_ROUNDS: usize = 3;
-
-/// Welch's t-test at 95% between two sets of rounds; too few rounds are not judged.
-fn welch(a: &[f64], b: &[f64]) -> Verdict {
-    if a.len() < MIN_ROUNDS || b.len() < MIN_ROUNDS {
-        return Verdict::Unknown;
-    }
-    let (va, vb) = (variance(a) / a.len() as f64, variance(b) / b.len() as f64);
-    let diff = (mean(b) - mean(a)).abs();
-    let se = (va + vb).sqrt();
-    if se == 0.0 {
-        return if diff == 0.0 {
-            Verdict::Within
-        } else {
-            Verdict::Beyond
-        };
-    }
-    let df =
-        (va + vb).powi(2) / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64);
-    if diff / se > t975(df) {
-        Verdict::Beyond
-    } else {
-        Verdict::Within
-    }
-}
-
-/// A run's whole seconds: the last point is dropped when it is a fraction of a second (the
-/// drain after the load), and the first when there are enough (start-up).
-fn whole_seconds(r: &RunResult) -> &[Point] {
-    let mut s = &r.series[..];
-    if let Some(last) = s.last() {
-        if last.t.fract() > 1e-9 && s.len() > 1 {
-            s = &s[..s.len() - 1];
-        }
-    }
-    if s.len() > 4 {
-        s = &s[1..];
-    }
-    s
-}
-
-/// The relative spread (standard deviation over mean) of a figure over a run's seconds.
-fn spread(r: &RunResult, f: Figure) -> Option<f64> {
-    let v: Vec<f64> = whole_seconds(r)
-        .iter()
-        .filter_map(|p| f.of_point(p))
-        .collect();
-    if v.len() < 3 {
-        return None;
-    }
-    let m = mean(&v);
-    Some(if m == 0.0 {
-        0.0
-    } else {
-        variance(&v).sqrt() / m
-    })
-}
-
 fn row_of<'a>(r: &'a RunResult, label: &str) -> Option<&'a LabelResult> {
     if label == "TOTAL" {
         return Some(&r.total);
@@ -517,20 +441,6 @@ fn figure_row(sides: &[Side], label: &str, f: Figure, method: NoiseMethod) -> Fi
     FigureRow { figure: f, cells }
 }
 
-/// Beyond noise when the difference exceeds twice the runs' per-second spreads combined.
-fn intervals(a: &RunResult, b: &RunResult, f: Figure, va: f64, vb: f64) -> Verdict {
-    let (Some(ra), Some(rb)) = (spread(a, f), spread(b, f)) else {
-        return Verdict::Unknown;
-    };
-    // The series is TOTAL's: its relative spread, times the label's own values.
-    let band = 2.0 * ((va * ra).powi(2) + (vb * rb).powi(2)).sqrt();
-    if (vb - va).abs() > band {
-        Verdict::Beyond
-    } else {
-        Verdict::Within
-    }
-}
-
 /// Each side's containers, their load figures the mean over the side's rounds. Idle figures
 /// are of two kinds never mixed: before the side's first round (the container fresh), and
 /// before its later rounds (after a load: 1.39 MiB fresh and 8.99 MiB after round 1 were once
@@ -582,195 +492,11 @@ fn container_rows(sides: &[Side]) -> Vec<ContainerRow> {
     out
 }
 
-/// A figure as text: counts whole, latencies to three significant figures, rates to one decimal.
-fn value_text(f: Figure, v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(v) => match f {
-            Figure::Samples => format!("{v:.0}"),
-            Figure::Throughput => format!("{v:.1}"),
-            Figure::ErrorRate | Figure::ReceivedKbPerS | Figure::SentKbPerS => format!("{v:.2}"),
-            _ => throng_core::row::ms(v),
-        },
-    }
-}
-
-/// A cell as text: `4.12 (+96.2%)*`: `*` beyond noise, `~` within, nothing when not judged.
-fn cell_text(f: Figure, c: &Cell) -> String {
-    let mut s = value_text(f, c.value);
-    if let Some(ch) = c.change {
-        let _ = write!(s, " ({ch:+.1}%)");
-    }
-    match c.verdict {
-        Verdict::Beyond => s.push('*'),
-        Verdict::Within => s.push('~'),
-        Verdict::Unknown => {}
-    }
-    s
-}
-
-/// The comparison's tables as rows of cells (header first), one table per label.
-fn tables(c: &Comparison) -> Vec<(String, Vec<Vec<String>>)> {
-    c.labels
-        .iter()
-        .map(|l| {
-            let mut head = vec![l.label.clone()];
-            for (i, n) in c.names.iter().enumerate() {
-                head.push(if i == 0 {
-                    format!("{n} (baseline)")
-                } else {
-                    n.clone()
-                });
-            }
-            let mut rows = vec![head];
-            for r in &l.rows {
-                let mut row = vec![r.figure.name().to_string()];
-                row.extend(r.cells.iter().map(|cell| cell_text(r.figure, cell)));
-                rows.push(row);
-            }
-            (l.label.clone(), rows)
-        })
-        .collect()
-}
-
-/// The legend under the tables: how noise was judged, or, when no cell was, why not (a legend
-/// of marks that no cell carries would read as if the changes had been judged).
-pub(crate) fn method_line(c: &Comparison) -> String {
-    let rounds = c
-        .rounds
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(" and ");
-    let judged = c
-        .labels
-        .iter()
-        .flat_map(|l| &l.rows)
-        .flat_map(|r| &r.cells)
-        .any(|cell| cell.verdict != Verdict::Unknown);
-    let how = match (c.method, judged) {
-        (NoiseMethod::Rounds, true) => {
-            format!(
-                "* beyond the noise, ~ within it: Welch's t-test at 95% over the rounds ({rounds})"
-            )
-        }
-        (NoiseMethod::Intervals, true) => {
-            "* beyond the noise, ~ within it: beyond twice the runs' \
-             one-second spreads combined, one run a side"
-                .to_string()
-        }
-        (NoiseMethod::Rounds, false) if c.rounds.iter().any(|&n| n < MIN_ROUNDS) => format!(
-            "not judged against the noise: the rounds ({rounds}) are too few to judge (--rounds \
-             {MIN_ROUNDS} or more)"
-        ),
-        (NoiseMethod::Intervals, false) => "not judged against the noise: the runs have fewer \
-             than three whole seconds to judge by (-z 3s or more; --rounds 3 or more is better)"
-            .to_string(),
-        (NoiseMethod::Rounds, false) => "not judged against the noise: no figure of the rounds \
-             could be"
-            .to_string(),
-    };
-    format!("{how}; changes in % of the baseline")
-}
-
-fn mib(b: u64) -> String {
-    format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
-}
-
-fn container_cells(r: &ContainerRow) -> Vec<String> {
-    let cpu = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}%"));
-    let mem = |v: Option<u64>| v.map_or("-".into(), mib);
-    vec![
-        r.side.clone(),
-        r.name.clone(),
-        format!("{:.1} MB", r.image_size as f64 / 1e6),
-        cpu(r.cpu_idle),
-        cpu(r.cpu_load),
-        mem(r.mem_idle),
-        mem(r.mem_idle_after),
-        mem(r.mem_load),
-    ]
-}
-
-const CONTAINER_HEAD: [&str; 8] = [
-    "Side",
-    "Container",
-    "Image",
-    "CPU idle",
-    "CPU load",
-    "Memory idle",
-    "Memory idle after load",
-    "Memory load",
-];
-
-/// Every table of the comparison: one per label, then the containers' and the databases' (if
-/// any).
-pub(crate) fn all_tables(c: &Comparison) -> Vec<Vec<Vec<String>>> {
-    let mut out: Vec<Vec<Vec<String>>> = tables(c).into_iter().map(|(_, rows)| rows).collect();
-    if !c.containers.is_empty() {
-        let mut rows = vec![CONTAINER_HEAD.map(String::from).to_vec()];
-        rows.extend(c.containers.iter().map(container_cells));
-        out.push(rows);
-    }
-    if !c.databases.is_empty() {
-        out.push(crate::databases::database_table(&c.databases));
-    }
-    out
-}
-
-/// The comparison as aligned text tables, for the terminal.
-pub fn render_comparison(c: &Comparison) -> String {
-    let mut out = String::new();
-    for rows in all_tables(c) {
-        out.push_str(&crate::table::aligned(&rows));
-        out.push('\n');
-    }
-    let _ = writeln!(out, "{}", method_line(c));
-    out
-}
-
-/// The comparison as Markdown tables, ready to paste into an issue.
-pub fn comparison_markdown(c: &Comparison) -> String {
-    let mut out = String::new();
-    for rows in all_tables(c) {
-        out.push_str(&crate::markdown::table(&rows));
-        out.push('\n');
-    }
-    let _ = writeln!(out, "{}", method_line(c).replace('*', "\\*"));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Arc;
 
-    #[test]
-    fn the_t_quantile_is_students() {
-        // Two-sided 95% from any printed table, and the normal's 1.960 far out.
-        for (df, t) in [
-            (1.0, 12.706),
-            (2.0, 4.303),
-            (3.0, 3.182),
-            (4.0, 2.776),
-            (10.0, 2.228),
-            (30.0, 2.042),
-            (60.0, 2.000),
-            (120.0, 1.980),
-            (1e6, 1.960),
-        ] {
-            assert!(
-                (t975(df) - t).abs() < 0.0005,
-                "t(0.975, {df}) = {}",
-                t975(df)
-            );
-        }
-        // Between two tabulated degrees of freedom, between their quantiles.
-        let between = t975(7.3);
-        assert!(between < t975(7.0) && between > t975(8.0), "{between}");
-        assert_eq!(t975(0.2), t975(1.0));
-        assert_eq!(t975(f64::NAN), t975(1.0));
-    }
     use throng_core::{
         ClosedLoop, ContainerInfo, ContainerSample, ContainerSeries, LoadModel, RunPlan, Snapshot,
         Users,
