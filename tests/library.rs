@@ -1,6 +1,6 @@
 //! throng as a library: `throng_run::Run` used without the command line, against the in-process
 //! testbed, for what only a library user sees: which exporter a run reports to, the handle on
-//! a running run.
+//! a running run, an observer in place of printing.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::sync::Arc;
@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 
+use throng::run::observer::Stream;
+use throng::run::{Collect, Event};
 use throng::testbed::{Delay, HttpTarget};
 use throng::Run;
 
@@ -132,4 +134,77 @@ async fn a_run_that_cannot_start_says_why() {
         .unwrap_err();
     assert_eq!(e.exit_code(), throng::run::EXIT_USAGE, "{e}");
     assert_eq!(target.requests(), 0);
+}
+
+/// What the child process of [`a_library_run_tells_its_observer_and_prints_nothing`] runs:
+/// a run with messages, the summary and a late start, told to a collecting observer.
+async fn observed_run() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let url = format!("{}/", target.url());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let (plan, driver) = common::setup(&[&url, "-c", "1", "-n", "5"]);
+    let seen = Arc::new(Collect::default());
+    let finished = Run::new(plan, Arc::new(driver))
+        .messages(true)
+        .summary(true)
+        .json(&json)
+        .samples(dir.path().join("samples.jtl"))
+        .start_at(std::time::SystemTime::now() - Duration::from_secs(2))
+        .observer(seen.clone())
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(finished.snapshot.total.samples, 5);
+    let events = seen.events();
+    let has = |f: &dyn Fn(&Event) -> bool| events.iter().any(f);
+    assert!(
+        has(&|e| matches!(e, Event::Warning(w) if w.starts_with("the start was"))),
+        "the late start: {events:?}"
+    );
+    assert!(
+        has(&|e| matches!(e, Event::Text { text, to: Stream::Out } if text.contains("p99"))),
+        "the summary: {events:?}"
+    );
+    assert!(
+        has(&|e| matches!(e, Event::Written { what, path } if what == "result" && *path == json)),
+        "the result written: {events:?}"
+    );
+    assert!(
+        has(&|e| *e == Event::Note("5 samples written".into())),
+        "the samples written: {events:?}"
+    );
+}
+
+/// A library run says what `throng run` prints (a late start, the summary, the files written)
+/// to its observer, and nothing reaches standard output or standard error: the run goes in a
+/// child process (this test binary again), whose output is read here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_run_tells_its_observer_and_prints_nothing() {
+    if std::env::var_os("THRONG_LIBRARY_CHILD").is_some() {
+        return observed_run().await;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "library::a_library_run_tells_its_observer_and_prints_nothing",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("THRONG_LIBRARY_CHILD", "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "the child failed: {stdout}{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran the run: {stdout}"
+    );
+    assert_eq!(stderr, "", "the run printed to standard error");
+    for said in ["p99", "written", "start was", "samples"] {
+        assert!(!stdout.contains(said), "the run printed {said:?}: {stdout}");
+    }
 }

@@ -431,6 +431,7 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
         }
     }
     let mut grid = throng_run::Grid::new()
+        .observer(throng_run::Console)
         .summary(true)
         .messages(!out.run.quiet);
     if let Some(p) = &out.run.json {

@@ -32,6 +32,7 @@ impl Containers {
     pub(crate) async fn start(
         &self,
         messages: bool,
+        observer: &dyn crate::observer::Observer,
     ) -> Result<(Sampling, mpsc::Receiver<ContainerEvent>), RunError> {
         let client = Client::from_env().await.map_err(docker_error)?;
         let monitor = Monitor::resolve(client, &self.selection)
@@ -43,11 +44,11 @@ impl Containers {
                 .iter()
                 .map(|c| c.name.as_str())
                 .collect();
-            eprintln!(
+            observer.event(&crate::observer::Event::Note(format!(
                 "watching {}; sampling them for {} before the load",
                 names.join(", "),
                 humantime::format_duration(self.idle.max(Duration::from_secs(1)))
-            );
+            )));
         }
         Ok(monitor.start(self.idle).await)
     }

@@ -528,7 +528,11 @@ impl RunFlags {
     fn start_metrics(&self) -> Result<Option<throng_metrics::Exporter>, RunError> {
         let exporter = self.metrics()?;
         if let (Some(addr), false) = (exporter.as_ref().and_then(|e| e.listening()), self.quiet) {
-            eprintln!("metrics: serving http://{addr}/metrics");
+            // The command line's message, said before any run (and observer) exists.
+            crate::observer::Observer::event(
+                &crate::Console,
+                &crate::Event::Note(format!("metrics: serving http://{addr}/metrics")),
+            );
         }
         Ok(exporter)
     }
@@ -604,7 +608,8 @@ impl RunFlags {
             .cooldown(cooldown)
             .thresholds(self.thresholds(labels)?)
             .summary(true)
-            .messages(!self.quiet);
+            .messages(!self.quiet)
+            .observer(crate::Console);
         if let Some(u) = until {
             grid = grid.until(u);
         }
@@ -655,6 +660,7 @@ impl Outputs {
             .summary(true)
             .messages(!self.quiet)
             .stop_on_signals(true)
+            .observer(crate::Console)
             .show(self.show);
         if let Some(p) = self.json {
             run = run.json(p);

@@ -20,6 +20,7 @@ use throng_report::{
 };
 
 use crate::dashboard::Session;
+use crate::observer::{Event, Stream};
 use crate::{check_writable, Finished, RunError, EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS};
 
 /// The runs of a grid: build it, then [`Grid::execute`] with a closure that runs one cell.
@@ -38,6 +39,7 @@ pub struct Grid {
     messages: bool,
     #[cfg(feature = "metrics")]
     metrics: Option<throng_metrics::Exporter>,
+    observer: crate::observer::Told,
 }
 
 /// A finished grid: its result and what became of its outputs.
@@ -180,6 +182,14 @@ impl Grid {
         self
     }
 
+    /// Tells `observer` what the grid says (see [`crate::Run::observer`]): which run starts
+    /// and each level's row (with [`Grid::messages`]), the level table (with
+    /// [`Grid::summary`]), the files written. Its runs have observers of their own.
+    pub fn observer(mut self, observer: impl crate::Observer + 'static) -> Self {
+        self.observer = crate::observer::Told(std::sync::Arc::new(observer));
+        self
+    }
+
     /// Every run's coordinates, in the order they would run if no side's sweep ends early.
     pub fn cells(&self) -> Vec<Coordinates> {
         let levels: Vec<Option<Level>> = match self.levels.is_empty() {
@@ -246,7 +256,7 @@ impl Grid {
         self.write(&mut done);
         #[cfg(feature = "metrics")]
         if let Some(m) = &self.metrics {
-            crate::metrics::linger(m, self.messages, true).await;
+            crate::metrics::linger(m, self.messages, true, self.observer.0.as_ref()).await;
         }
         Ok(done)
     }
@@ -266,7 +276,7 @@ impl Grid {
         // While the dashboard is up it shows what the messages would say.
         let say = |text: String| {
             if self.messages && !session.drawing() {
-                eprintln!("{text}");
+                self.observer.0.event(&Event::Note(text));
             }
         };
         let mut runs: Vec<GridRun> = Vec::new();
@@ -505,7 +515,7 @@ impl Grid {
         self.write(&mut done);
         #[cfg(feature = "metrics")]
         if let Some(m) = &self.metrics {
-            crate::metrics::linger(m, self.messages, true).await;
+            crate::metrics::linger(m, self.messages, true, self.observer.0.as_ref()).await;
         }
         Ok(done)
     }
@@ -525,19 +535,28 @@ impl Grid {
                 text.push('\n');
             }
             text.push_str(&render_grid(g));
-            match stdout_taken {
-                true => eprint!("\n{text}"),
-                false => print!("\n{text}"),
-            }
+            self.observer.0.event(&Event::Text {
+                text: format!("\n{text}"),
+                to: match stdout_taken {
+                    true => Stream::Err,
+                    false => Stream::Out,
+                },
+            });
         }
         let doc = serde_json::to_string_pretty(g).unwrap_or_default() + "\n";
         let mut put = |path: &std::path::Path, text: &str| {
             if path.as_os_str() == "-" {
-                print!("{text}");
+                self.observer.0.event(&Event::Text {
+                    text: text.to_string(),
+                    to: Stream::Out,
+                });
                 return;
             }
             match std::fs::write(path, text) {
-                Ok(()) if self.messages => eprintln!("written to {}", path.display()),
+                Ok(()) if self.messages => self.observer.0.event(&Event::Written {
+                    what: String::new(),
+                    path: path.to_path_buf(),
+                }),
                 Ok(()) => {}
                 Err(e) => done
                     .failures

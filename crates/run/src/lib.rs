@@ -46,6 +46,7 @@ mod dashboard;
 pub mod flags;
 mod grid;
 pub mod metrics;
+pub mod observer;
 mod outputs;
 mod progress;
 #[cfg(feature = "clap")]
@@ -66,6 +67,7 @@ use tokio::sync::{mpsc, oneshot};
 #[cfg(feature = "docker")]
 pub use containers::Containers;
 pub use grid::{at_level, Grid, GridFinished, Workload};
+pub use observer::{Collect, Console, Event, Observer};
 pub use outputs::{beside, check_writable, write_report};
 pub use progress::progress_line;
 pub use signals::wait_for_signal;
@@ -194,6 +196,7 @@ pub struct Run {
     #[cfg(feature = "metrics")]
     metrics: Option<throng_metrics::Exporter>,
     on_start: Option<OnStart>,
+    observer: Arc<dyn Observer>,
 }
 
 /// Told the handle on the run once the load has started (see [`Run::on_start`]).
@@ -380,6 +383,7 @@ impl Run {
             #[cfg(feature = "metrics")]
             metrics: None,
             on_start: None,
+            observer: Arc::new(()),
         }
     }
 
@@ -447,14 +451,23 @@ impl Run {
         self
     }
 
+    /// Tells `observer` what the run says ([`Event`]): with [`Run::messages`], its notes and
+    /// the files written; with [`Run::summary`], the summary and the driver's notes; its
+    /// warnings always. The run itself never prints: without an observer it says nothing, and
+    /// [`Console`] prints what `throng run` prints.
+    pub fn observer(mut self, observer: impl Observer + 'static) -> Self {
+        self.observer = Arc::new(observer);
+        self
+    }
+
     /// Prints the summary (the aggregate table) at the end.
     pub fn summary(mut self, on: bool) -> Self {
         self.summary = on;
         self
     }
 
-    /// Says on standard error what it is doing: containers watched, the wait for the start,
-    /// files written.
+    /// Says what it is doing (to its [`Run::observer`]): containers watched, the wait for the
+    /// start, files written.
     pub fn messages(mut self, on: bool) -> Self {
         self.messages = on;
         self
@@ -536,7 +549,7 @@ impl Run {
         #[cfg(feature = "docker")]
         let mut sampling = match &self.containers {
             Some(c) => {
-                let (s, events) = c.start(self.messages).await?;
+                let (s, events) = c.start(self.messages, self.observer.as_ref()).await?;
                 extras.containers = Some(events);
                 Some(s)
             }
@@ -550,7 +563,7 @@ impl Run {
             samples = Some((file, rx));
         }
         if let Some(at) = self.start_at {
-            wait_until(at, self.messages).await;
+            wait_until(at, self.messages, self.observer.as_ref()).await;
         }
         #[cfg(feature = "docker")]
         if let Some(s) = &mut sampling {
@@ -589,6 +602,7 @@ impl Run {
             tokio::spawn(signals::stop_on_signal(
                 handle.stop_token(),
                 handle.abort_token(),
+                self.observer.clone(),
             ))
         });
         let mut progress = None;
@@ -596,7 +610,10 @@ impl Run {
             #[cfg(feature = "dashboard")]
             Show::Dashboard => dashboard::show(handle).await,
             Show::Progress => {
-                progress = Some(tokio::spawn(progress::progress(handle.snapshots())));
+                progress = Some(tokio::spawn(progress::progress(
+                    handle.snapshots(),
+                    self.observer.clone(),
+                )));
                 handle.wait().await
             }
             Show::Nothing => dashboard::quietly(handle).await,
@@ -646,6 +663,7 @@ impl Run {
             &self.reports,
             self.summary && drawing.is_none(),
             self.messages && drawing.is_none(),
+            self.observer.as_ref(),
         );
         // The driver's notes are facts of this run (a SQL run's transactions rolled back), said
         // with its summary: `--quiet` loses the progress line and the files' messages, not them.
@@ -653,13 +671,18 @@ impl Run {
             for note in notes {
                 match &drawing {
                     Some(s) => s.print(format!("{note}\n"), outputs::Stream::Err),
-                    None => eprintln!("{note}"),
+                    None => self.observer.event(&Event::Text {
+                        text: format!("{note}\n"),
+                        to: observer::Stream::Err,
+                    }),
                 }
             }
         }
         if let Some(w) = writer {
             match w.await {
-                Ok(Ok(n)) if self.messages => eprintln!("{n} samples written"),
+                Ok(Ok(n)) if self.messages => self
+                    .observer
+                    .event(&Event::Note(format!("{n} samples written"))),
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => finished.failures.push(format!("the samples file {e}")),
                 Err(e) => finished
@@ -670,7 +693,7 @@ impl Run {
         // A grid's endpoint waits for its last scrape once, after all its runs.
         #[cfg(feature = "metrics")]
         if let Some(m) = self.metrics.as_ref().filter(|_| !metrics::in_grid()) {
-            metrics::linger(m, self.messages, self.signals).await;
+            metrics::linger(m, self.messages, self.signals, self.observer.as_ref()).await;
         }
         Ok(finished)
     }
@@ -688,23 +711,26 @@ pub fn labels<D: Driver>(driver: &D) -> Vec<String> {
 }
 
 /// Waits until `at`; a run that comes after it starts at once and says how late it is.
-async fn wait_until(at: SystemTime, messages: bool) {
+async fn wait_until(at: SystemTime, messages: bool, observer: &dyn Observer) {
     use std::time::Duration;
     match at.duration_since(SystemTime::now()) {
         Ok(wait) => {
             if messages && wait > Duration::from_millis(500) {
-                eprintln!("waiting {:.1} s for the start", wait.as_secs_f64());
+                observer.event(&Event::Note(format!(
+                    "waiting {:.1} s for the start",
+                    wait.as_secs_f64()
+                )));
             }
             tokio::time::sleep(wait).await;
         }
         Err(late) => {
             let late = late.duration();
             if late > Duration::from_millis(100) {
-                eprintln!(
-                    "warning: the start was {:.2} s ago: this shard starts late, and its time \
+                observer.event(&Event::Warning(format!(
+                    "the start was {:.2} s ago: this shard starts late, and its time \
                      series will not line up with the others' by that much",
                     late.as_secs_f64()
-                );
+                )));
             }
         }
     }

@@ -40,12 +40,19 @@ mod exporter {
 
     /// Waits for the endpoint's last scrape (saying so with `messages`); Ctrl-C or SIGTERM
     /// ends the wait when the run handles `signals` (its handlers have taken their default).
-    pub(crate) async fn linger(e: &Exporter, messages: bool, signals: bool) {
+    pub(crate) async fn linger(
+        e: &Exporter,
+        messages: bool,
+        signals: bool,
+        observer: &dyn crate::observer::Observer,
+    ) {
         let Some(addr) = e.listening() else {
             return;
         };
         if messages {
-            eprintln!("metrics: waiting for a last scrape of http://{addr}/metrics (Ctrl-C ends the wait)");
+            observer.event(&crate::observer::Event::Note(format!(
+                "metrics: waiting for a last scrape of http://{addr}/metrics (Ctrl-C ends the wait)"
+            )));
         }
         match signals {
             true => tokio::select! {

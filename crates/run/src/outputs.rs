@@ -13,6 +13,7 @@ use std::time::SystemTime;
 
 use throng_report::{render_report, render_summary, Format, RunResult};
 
+use crate::observer::{Event, Observer};
 use crate::Finished;
 
 tokio::task_local! {
@@ -43,22 +44,17 @@ pub(crate) fn for_people(json: Option<&Path>, reports: &[(Format, PathBuf)]) -> 
     }
 }
 
-/// Standard output or standard error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stream {
-    /// Standard output.
-    Out,
-    /// Standard error.
-    Err,
-}
+pub(crate) use crate::observer::Stream;
 
 impl Stream {
-    /// Prints `text` as it is.
+    /// Prints `text` as it is, as the command line does: what a grid and the dashboard's session
+    /// say still goes straight to the console (they are not given the run's observer yet).
     pub(crate) fn put(self, text: &str) {
-        match self {
-            Stream::Out => print!("{text}"),
-            Stream::Err => eprint!("{text}"),
-        }
+        use crate::observer::Observer;
+        crate::observer::Console.event(&crate::observer::Event::Text {
+            text: text.to_string(),
+            to: self,
+        });
     }
 }
 
@@ -70,12 +66,16 @@ pub(crate) fn write(
     reports: &[(Format, PathBuf)],
     summary: bool,
     messages: bool,
+    observer: &dyn Observer,
 ) {
     let result = &finished.result;
     let to_stdout = json == Some(Path::new("-"));
     if summary {
         // With the result on standard output (a shard's, for `kubectl logs`), standard error.
-        for_people(json, reports).put(&render_summary(result));
+        observer.event(&Event::Text {
+            text: render_summary(result),
+            to: for_people(json, reports),
+        });
     }
     let mut failures = Vec::new();
     match json {
@@ -91,7 +91,10 @@ pub(crate) fn write(
         },
         Some(path) => match serde_json::to_string_pretty(result) {
             Ok(text) => match write_synced(path, &(text.clone() + "\n")) {
-                Ok(()) if messages => eprintln!("result written to {}", path.display()),
+                Ok(()) if messages => observer.event(&Event::Written {
+                    what: "result".into(),
+                    path: path.to_path_buf(),
+                }),
                 Ok(()) => {}
                 Err(e) => failures.push(spare(path, &text, e, &finished.snapshot.started_at)),
             },
@@ -101,9 +104,10 @@ pub(crate) fn write(
     }
     for (format, path) in reports {
         match write_report(result, *format, path) {
-            Ok(()) if messages && path != Path::new("-") => {
-                eprintln!("report written to {}", path.display())
-            }
+            Ok(()) if messages && path != Path::new("-") => observer.event(&Event::Written {
+                what: "report".into(),
+                path: path.clone(),
+            }),
             Ok(()) => {}
             Err(e) => failures.push(e),
         }

@@ -4,14 +4,22 @@ use std::sync::Arc;
 
 use throng_core::{Percentiles, RunState, Snapshot};
 
-/// Prints a progress line for each snapshot until the run is done.
-pub(crate) async fn progress(mut rx: tokio::sync::watch::Receiver<Arc<Snapshot>>) {
+use crate::observer::{Event, Observer, Stream};
+
+/// Tells `observer` a progress line for each snapshot until the run is done.
+pub(crate) async fn progress(
+    mut rx: tokio::sync::watch::Receiver<Arc<Snapshot>>,
+    observer: Arc<dyn Observer>,
+) {
     while rx.changed().await.is_ok() {
         let s = rx.borrow_and_update().clone();
         if s.state == RunState::Done || s.series.is_empty() {
             continue;
         }
-        eprintln!("{}", progress_line(&s));
+        observer.event(&Event::Text {
+            text: format!("{}\n", progress_line(&s)),
+            to: Stream::Err,
+        });
     }
 }
 

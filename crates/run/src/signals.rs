@@ -6,15 +6,17 @@
 pub(crate) async fn stop_on_signal(
     stop: tokio_util::sync::CancellationToken,
     abort: tokio_util::sync::CancellationToken,
+    observer: std::sync::Arc<dyn crate::observer::Observer>,
 ) {
+    use crate::observer::Event;
     let mut signals = Signals::new();
     signals.next().await;
     if !stop.is_cancelled() {
-        eprintln!("\nstopping: finishing requests in flight (Ctrl-C again to cut this short), then writing results");
+        observer.event(&Event::Stopping { now: false });
         stop.cancel();
         signals.next().await;
     }
-    eprintln!("\nstopping now: requests in flight are counted as aborted; writing results");
+    observer.event(&Event::Stopping { now: true });
     abort.cancel();
 }
 
