@@ -208,3 +208,39 @@ async fn a_library_run_tells_its_observer_and_prints_nothing() {
         assert!(!stdout.contains(said), "the run printed {said:?}: {stdout}");
     }
 }
+
+/// A run told its place in a grid labels its series with it: two runs on one exporter, at
+/// two sides, are two series apart, with no task-local scope around them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_place_is_passed_and_labels_its_series() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let url = format!("{}/", target.url());
+    let flags = common::args(&[&url, "--metrics-listen", "127.0.0.1:0", "--quiet"]);
+    let exporter = flags.run.outputs().unwrap().metrics.unwrap();
+    for side in ["left", "right"] {
+        let (plan, driver) = common::setup(&[&url, "-c", "1", "-n", "3"]);
+        let at = throng::report::Coordinates {
+            level: None,
+            side: Some(side.into()),
+            round: 2,
+        };
+        Run::new(plan, Arc::new(driver))
+            .metrics(exporter.clone())
+            .place(at)
+            .execute()
+            .await
+            .unwrap();
+    }
+    let text = exporter.scrape();
+    let requests = |side: &str| {
+        text.lines()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "throng_requests_total{{side=\"{side}\",round=\"2\",label=\"GET /\",outcome=\"succeeded\"}}"
+                ))
+            })
+            .map(|l| l.rsplit(' ').next().unwrap_or_default().to_string())
+    };
+    assert_eq!(requests("left").as_deref(), Some("3"), "{text}");
+    assert_eq!(requests("right").as_deref(), Some("3"), "{text}");
+}

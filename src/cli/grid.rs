@@ -323,6 +323,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
                             .as_ref()
                             .map(|p| throng_run::beside(p, &tag.join("-"))),
                         metrics: out.run.metrics.clone(),
+                        place: Some(at.clone()),
                         ..Default::default()
                     },
                     ..Outputs::default()
@@ -463,6 +464,12 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
                         .as_ref()
                         .map(|p| throng_run::beside(p, name)),
                     metrics: out.run.metrics.clone(),
+                    // A cell of its own for the metrics exporter, labelled by its name.
+                    place: Some(Coordinates {
+                        level: None,
+                        side: Some(name.clone()),
+                        round: 1,
+                    }),
                     ..Default::default()
                 },
                 ..Outputs::default()

@@ -421,6 +421,7 @@ impl RunFlags {
             quiet: self.quiet,
             shard: self.shard(&|k| std::env::var(k).ok())?,
             start_at: self.start_at()?,
+            place: None,
             #[cfg(feature = "metrics")]
             metrics,
         })
@@ -645,6 +646,8 @@ pub struct Outputs {
     pub shard: Shard,
     /// When the load starts.
     pub start_at: Option<SystemTime>,
+    /// The run's place in its grid (see [`Run::place`]): its metrics' labels.
+    pub place: Option<throng_report::Coordinates>,
     /// The exporter the runs report their metrics to (`--metrics-listen`, `--metrics-push`):
     /// one for every run of the process, a grid's included, passed to each.
     #[cfg(feature = "metrics")]
@@ -680,6 +683,9 @@ impl Outputs {
         #[cfg(feature = "metrics")]
         if let Some(m) = self.metrics {
             run = run.metrics(m);
+        }
+        if let Some(at) = self.place {
+            run = run.place(at);
         }
         run
     }

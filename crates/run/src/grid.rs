@@ -309,9 +309,7 @@ impl Grid {
                 let title = at.title(self.rounds);
                 say(format!("run {n} of at most {total}: {title}"));
                 session.grid_run(at, &title, n, total);
-                let cell =
-                    crate::metrics::in_cell((*at).clone(), run((*at).clone(), title.clone()));
-                let cell = session.scope("", cell);
+                let cell = session.scope("", run((*at).clone(), title.clone()));
                 let finished = match cell.await {
                     Ok(f) => f,
                     Err(e) if runs.is_empty() => return Err(e),
@@ -449,20 +447,12 @@ impl Grid {
         self.check()?;
         let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads.into_iter().unzip();
         // One dashboard for every workload, the first in focus; their summaries wait for it.
-        // Each is a cell of its own for the metrics exporter, labelled by its name.
         let session = Session::new();
         session.order(&names);
         let futures = futures
             .into_iter()
             .zip(&names)
-            .map(|(f, name)| {
-                let at = Coordinates {
-                    level: None,
-                    side: Some(name.clone()),
-                    round: 1,
-                };
-                Box::pin(session.scope(name, crate::metrics::in_cell(at, f))) as Workload<'a>
-            })
+            .map(|(f, name)| Box::pin(session.scope(name, f)) as Workload<'a>)
             .collect();
         let taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
         let ends = crate::outputs::grid_document(taken, join_all(futures)).await;

@@ -197,6 +197,7 @@ pub struct Run {
     metrics: Option<throng_metrics::Exporter>,
     on_start: Option<OnStart>,
     observer: Arc<dyn Observer>,
+    place: Option<throng_report::Coordinates>,
 }
 
 /// Told the handle on the run once the load has started (see [`Run::on_start`]).
@@ -384,6 +385,7 @@ impl Run {
             metrics: None,
             on_start: None,
             observer: Arc::new(()),
+            place: None,
         }
     }
 
@@ -489,6 +491,14 @@ impl Run {
         self
     }
 
+    /// Runs this as a grid's run at `at` (the coordinates [`Grid::execute`] gives its closure):
+    /// its metrics carry them as labels (side, level, round), and the endpoint's last scrape
+    /// is left to the grid, once after all its runs.
+    pub fn place(mut self, at: throng_report::Coordinates) -> Self {
+        self.place = Some(at);
+        self
+    }
+
     /// Calls `f` with the handle on the run ([`Running`]: live snapshots, pause, users, rate,
     /// stop) once the load has started; not at all when the run fails before. For a run that
     /// goes on in a task of its own, see [`Run::start`].
@@ -578,7 +588,7 @@ impl Run {
         }
         let urls = self.driver.step_urls();
         #[cfg(feature = "metrics")]
-        let metric_labels = metrics::labels(&self.plan);
+        let metric_labels = metrics::labels(&self.plan, self.place.as_ref());
         let driver = self.driver.clone();
         let handle =
             self.driver
@@ -692,7 +702,7 @@ impl Run {
         }
         // A grid's endpoint waits for its last scrape once, after all its runs.
         #[cfg(feature = "metrics")]
-        if let Some(m) = self.metrics.as_ref().filter(|_| !metrics::in_grid()) {
+        if let Some(m) = self.metrics.as_ref().filter(|_| self.place.is_none()) {
             metrics::linger(m, self.messages, self.signals, self.observer.as_ref()).await;
         }
         Ok(finished)

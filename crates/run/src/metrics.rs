@@ -3,30 +3,9 @@
 //! exports nothing), labelled with the run's place in its grid (side, level, round) and its
 //! shard.
 //!
-//! The command line gives one exporter to every run, so a grid's runs share one endpoint; the grid tells
-//! its runs their coordinates through a task-local, so the closure that makes each
-//! run needs to pass nothing, and the endpoint lingers for a last scrape once, after the grid,
-//! rather than after each of its runs.
-
-use std::future::Future;
-
-use throng_report::Coordinates;
-
-tokio::task_local! {
-    static CELL: Coordinates;
-}
-
-/// Runs `f` as the grid's run at `at`: its metrics carry the coordinates as labels, and it
-/// leaves the endpoint's last scrape to the grid.
-pub(crate) fn in_cell<F: Future>(at: Coordinates, f: F) -> impl Future<Output = F::Output> {
-    CELL.scope(at, f)
-}
-
-/// Whether this run is one of a grid's.
-#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
-pub(crate) fn in_grid() -> bool {
-    CELL.try_with(|_| ()).is_ok()
-}
+//! The command line gives one exporter to every run, so a grid's runs share one endpoint; each
+//! of a grid's runs is told its place ([`crate::Run::place`]), which labels its series and
+//! leaves the endpoint's last scrape to the grid, once, rather than after each of its runs.
 
 #[cfg(feature = "metrics")]
 pub(crate) use exporter::{labels, linger};
@@ -35,8 +14,7 @@ pub(crate) use exporter::{labels, linger};
 mod exporter {
     use throng_core::RunPlan;
     use throng_metrics::{Exporter, Labels};
-
-    use super::CELL;
+    use throng_report::Coordinates;
 
     /// Waits for the endpoint's last scrape (saying so with `messages`); Ctrl-C or SIGTERM
     /// ends the wait when the run handles `signals` (its handlers have taken their default).
@@ -64,9 +42,9 @@ mod exporter {
     }
 
     /// The labels of a run's series: its side, level and round in a grid, and its shard.
-    pub(crate) fn labels(plan: &RunPlan) -> Labels {
+    pub(crate) fn labels(plan: &RunPlan, place: Option<&Coordinates>) -> Labels {
         let mut l: Labels = Vec::new();
-        let _ = CELL.try_with(|at| {
+        if let Some(at) = place {
             if let Some(s) = &at.side {
                 l.push(("side".into(), s.clone()));
             }
@@ -74,7 +52,7 @@ mod exporter {
                 l.push(("level".into(), level.to_string()));
             }
             l.push(("round".into(), at.round.to_string()));
-        });
+        }
         if !plan.shard.is_whole() {
             l.push((
                 "shard".into(),
