@@ -234,7 +234,8 @@ impl Grid {
     }
 
     /// Runs every cell through `run` (which makes and executes the [`crate::Run`] of those
-    /// coordinates, titled with the given text), then writes the grid's outputs. A run stopped
+    /// coordinates, titled with the given text, and placed at them with [`crate::Run::place`]
+    /// so that its metrics are labelled with them), then writes the grid's outputs. A run stopped
     /// by a signal ends the grid with what ran; so does an error from `run` after the first run
     /// (it is one of [`GridFinished::failures`]; before any run, it is returned).
     pub async fn execute<F, Fut>(self, mut run: F) -> Result<GridFinished, RunError>
