@@ -23,6 +23,7 @@ mod live {
     use tokio::sync::watch;
     use tokio::task::JoinHandle;
 
+    use crate::observer::{Event, Observer};
     use crate::outputs::Stream;
 
     tokio::task_local! {
@@ -40,6 +41,8 @@ mod live {
         panicked: tokio::sync::Notify,
         stopped: Arc<AtomicBool>,
         deferred: Mutex<Vec<(Stream, String)>>,
+        /// Told what the runs and the dashboard say (the deferred text once it has left).
+        observer: Arc<dyn Observer>,
         order: Mutex<Vec<String>>,
         grid: Mutex<Option<GridState>>,
     }
@@ -68,8 +71,9 @@ mod live {
 
     impl Session {
         /// A session with nothing on it yet.
-        pub(crate) fn new() -> Arc<Session> {
+        pub(crate) fn new(observer: Arc<dyn Observer>) -> Arc<Session> {
             Arc::new(Session {
+                observer,
                 live: watch::Sender::new(Live::default()),
                 ui: Mutex::new(None),
                 panic: Mutex::new(None),
@@ -125,7 +129,7 @@ mod live {
                         d.push((to, text));
                     }
                 }
-                false => to.put(&text),
+                false => self.observer.event(&Event::Text { text, to }),
             }
         }
 
@@ -208,17 +212,18 @@ mod live {
             }
             let rx = self.live.subscribe();
             let live = self.live.clone();
+            let observer = self.observer.clone();
             let drawing = tokio::spawn(async move {
                 match throng_tui::run(rx).await {
                     Ok(exit) if exit.stopped && !live.borrow().done => {
-                        eprintln!("stopping: finishing requests in flight, then writing results");
+                        observer.event(&Event::Note(
+                            "stopping: finishing requests in flight, then writing results".into(),
+                        ));
                     }
                     Ok(_) => {}
-                    Err(e) => {
-                        eprintln!(
-                            "throng: the live dashboard failed ({e}); the run goes on without it"
-                        )
-                    }
+                    Err(e) => observer.event(&Event::Note(format!(
+                        "throng: the live dashboard failed ({e}); the run goes on without it"
+                    ))),
                 }
             });
             let me = self.clone();
@@ -257,7 +262,7 @@ mod live {
                 .map(|mut d| std::mem::take(&mut *d))
                 .unwrap_or_default();
             for (to, text) in deferred {
-                to.put(&text);
+                self.observer.event(&Event::Text { text, to });
             }
         }
 
@@ -400,14 +405,14 @@ mod live {
     /// Shows the dashboard for a run until it ends, on the session this task runs in (a grid's, a
     /// mix's) or on one of its own; the final snapshot. If standard output is no terminal, or the
     /// terminal fails, the run goes on headless to its end.
-    pub(crate) async fn show(handle: RunHandle) -> Arc<Snapshot> {
+    pub(crate) async fn show(handle: RunHandle, observer: Arc<dyn Observer>) -> Arc<Snapshot> {
         if let Some((session, name)) = Session::current() {
             return session.follow(handle, &name, true).await;
         }
         if !std::io::stdout().is_terminal() {
             return handle.wait().await;
         }
-        let session = Session::new();
+        let session = Session::new(observer);
         let last = session.follow(handle, "", true).await;
         session.finish().await;
         last
@@ -454,7 +459,7 @@ mod live {
         /// snapshot and marked, the capacity from the finished rows only, and the curve.
         #[test]
         fn a_grid_board_is_the_report_level_table_with_the_running_row_live() {
-            let session = Session::new();
+            let session = Session::new(Arc::new(()));
             let threshold: Threshold = "p99<10ms".parse().expect("a threshold");
             session.grid(std::slice::from_ref(&threshold), None);
             let first = Coordinates {
@@ -502,7 +507,7 @@ mod live {
         /// (a refused port) and a level cut short are said there as in the text under the table.
         #[test]
         fn a_grid_board_has_every_note_the_summary_has() {
-            let session = Session::new();
+            let session = Session::new(Arc::new(()));
             let until: Threshold = "p99>500ms".parse().expect("a threshold");
             session.grid(&[], Some(&until));
             let at = |users| Coordinates {
@@ -593,13 +598,20 @@ mod live {
     use throng_engine::RunHandle;
     use throng_report::{Coordinates, LevelRow, Threshold};
 
+    use crate::observer::{Event, Observer};
+
     /// A session that draws nothing.
-    #[derive(Debug)]
-    pub(crate) struct Session;
+    pub(crate) struct Session(Arc<dyn Observer>);
+
+    impl std::fmt::Debug for Session {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("Session")
+        }
+    }
 
     impl Session {
-        pub(crate) fn new() -> Arc<Session> {
-            Arc::new(Session)
+        pub(crate) fn new(observer: Arc<dyn Observer>) -> Arc<Session> {
+            Arc::new(Session(observer))
         }
         pub(crate) fn current() -> Option<(Arc<Session>, String)> {
             None
@@ -615,7 +627,7 @@ mod live {
             false
         }
         pub(crate) fn print(&self, text: String, to: crate::outputs::Stream) {
-            to.put(&text);
+            self.0.event(&Event::Text { text, to });
         }
         pub(crate) async fn finish(&self) {}
         pub(crate) fn grid_run(&self, _: &Coordinates, _: &str, _: usize, _: usize) {}

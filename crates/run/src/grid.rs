@@ -246,7 +246,7 @@ impl Grid {
         self.check()?;
         let cells = self.cells();
         // One dashboard for every run: the runs that show it join this session.
-        let session = Session::new();
+        let session = Session::new(self.observer.0.clone());
         session.grid(&self.thresholds, self.until.as_ref());
         // With the grid's document on standard output, its runs' summaries go to standard error.
         let taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
@@ -448,7 +448,7 @@ impl Grid {
         self.check()?;
         let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads.into_iter().unzip();
         // One dashboard for every workload, the first in focus; their summaries wait for it.
-        let session = Session::new();
+        let session = Session::new(self.observer.0.clone());
         session.order(&names);
         let futures = futures
             .into_iter()

@@ -618,7 +618,7 @@ impl Run {
         let mut progress = None;
         let snapshot = match self.show {
             #[cfg(feature = "dashboard")]
-            Show::Dashboard => dashboard::show(handle).await,
+            Show::Dashboard => dashboard::show(handle, self.observer.clone()).await,
             Show::Progress => {
                 progress = Some(tokio::spawn(progress::progress(
                     handle.snapshots(),

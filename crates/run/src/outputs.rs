@@ -46,18 +46,6 @@ pub(crate) fn for_people(json: Option<&Path>, reports: &[(Format, PathBuf)]) -> 
 
 pub(crate) use crate::observer::Stream;
 
-impl Stream {
-    /// Prints `text` as it is, as the command line does: what a grid and the dashboard's session
-    /// say still goes straight to the console (they are not given the run's observer yet).
-    pub(crate) fn put(self, text: &str) {
-        use crate::observer::Observer;
-        crate::observer::Console.event(&crate::observer::Event::Text {
-            text: text.to_string(),
-            to: self,
-        });
-    }
-}
-
 /// Prints the summary, writes the JSON result and the reports; what fails goes to
 /// `finished.failures`.
 pub(crate) fn write(
