@@ -229,3 +229,49 @@ async fn a_tcp_or_ws_target_that_is_not_there_fails_as_connect() {
         );
     }
 }
+
+/// `throng serve tcp` and `throng serve ws`: each protocol's own testbed server, registered
+/// with it, answers a run and says on Ctrl-C how much it served; a bad flag of theirs exits 2.
+#[test]
+fn throng_serve_runs_each_protocols_own_server() {
+    use std::io::{BufRead, BufReader};
+    for (target, extra, run) in [
+        (
+            "tcp",
+            vec!["--frame", "crlf"],
+            vec!["-d", "ping", "--frame", "crlf", "-t", "5s"],
+        ),
+        ("ws", vec!["--delay", "1ms"], vec!["-d", "ping", "-t", "5s"]),
+    ] {
+        let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+            .args(["serve", target, "--port", "0"])
+            .args(&extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(serve.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().strip_prefix("serving on ").unwrap().to_string();
+        let mut args = vec!["run", url.as_str(), "-c", "2", "-n", "30", "--no-tui"];
+        args.extend(&run);
+        let o = throng(&args);
+        assert_eq!(o.status.code(), Some(0), "{target}: {}", said(&o));
+        assert!(said(&o).contains("0.00%"), "{target}: {}", said(&o));
+        // Ctrl-C, as a person stops it.
+        let _ = std::process::Command::new("kill")
+            .args(["-INT", &serve.id().to_string()])
+            .status();
+        let out = serve.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("served 30 "), "{target}: {err}");
+    }
+    let o = throng(&["serve", "tcp", "--port", "0", "--fault", "bogus"]);
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(said(&o).contains("`bogus` is not a fault"), "{}", said(&o));
+    let o = throng(&["serve", "ws", "--port", "0", "--mode", "push:x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(said(&o).contains("--mode"), "{}", said(&o));
+}

@@ -45,10 +45,22 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Compare(a) => Ok(throng_run::results::run_compare(&a)?),
         Command::Report(a) => Ok(throng_run::results::run_report(&a)?),
         Command::Merge(a) => Ok(throng_run::results::run_merge(&a)?),
-        Command::Serve(a) => match a.run(throng_run::wait_for_signal()).await {
-            Ok(()) => Ok(EXIT_OK),
-            Err(throng_testbed::serve::ServeError::Usage(m)) => Err(CliError::Usage(m)),
-            Err(e) => Err(CliError::Runtime(e.into())),
+        Command::Serve(a) => match a.target {
+            super::args::ServeTarget::Testbed(t) => {
+                match t.run(throng_run::wait_for_signal()).await {
+                    Ok(()) => Ok(EXIT_OK),
+                    Err(throng_testbed::serve::ServeError::Usage(m)) => Err(CliError::Usage(m)),
+                    Err(e) => Err(CliError::Runtime(e.into())),
+                }
+            }
+            super::args::ServeTarget::Protocol(server, flags) => {
+                let stop = Box::pin(throng_run::wait_for_signal());
+                let serving = server
+                    .serve(&flags, stop)
+                    .map_err(|e| CliError::Usage(e.to_string()))?;
+                serving.await?;
+                Ok(EXIT_OK)
+            }
         },
         Command::Protocol(c) => c.run().await.map(|()| EXIT_OK).map_err(CliError::from),
     }

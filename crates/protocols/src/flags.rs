@@ -146,6 +146,14 @@ impl ProtocolArgs {
     }
 }
 
+/// The testbed servers of the registered protocols (`throng serve tcp`, `throng serve ws`).
+pub fn servers() -> Vec<throng_run::flags::Server> {
+    crate::registry()
+        .iter()
+        .filter_map(|r| r.flags.server)
+        .collect()
+}
+
 /// The subcommands of protocols: `throng sql prepare|cleanup`.
 #[derive(Debug, Clone, Subcommand)]
 pub enum ProtocolCommand {

@@ -37,9 +37,18 @@ impl std::fmt::Debug for Registered {
     }
 }
 
-/// A protocol's registration from its declaration and its flags' clap struct (ignored
-/// without feature `clap`).
+/// A protocol's registration from its declaration, its flags' clap struct and, after `serve:`,
+/// its testbed server's (both ignored without feature `clap`).
 macro_rules! register {
+    ($protocol:expr, $flags:ty, serve: $serve:ty) => {{
+        #[allow(unused_mut)]
+        let mut r = register!($protocol, $flags);
+        #[cfg(feature = "clap")]
+        {
+            r.flags = r.flags.serving::<$serve>();
+        }
+        r
+    }};
     ($protocol:expr, $flags:ty) => {{
         #[cfg(feature = "clap")]
         let r = {
@@ -63,8 +72,8 @@ macro_rules! register {
 pub fn registry() -> Vec<Registered> {
     #[allow(unused_mut)] // without the features, the protocols always in alone
     let mut all = vec![register!(throng_http::HttpProtocol, throng_http::flags::HttpFlags)];
-    all.push(register!(throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags));
-    all.push(register!(throng_ws::WsProtocol, throng_ws::flags::WsFlags));
+    all.push(register!(throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags, serve: throng_tcp::flags::TcpServe));
+    all.push(register!(throng_ws::WsProtocol, throng_ws::flags::WsFlags, serve: throng_ws::flags::WsServe));
     #[cfg(feature = "sql")]
     all.push(register!(throng_sql::SqlProtocol, throng_sql::flags::SqlFlags));
     #[cfg(feature = "grpc")]

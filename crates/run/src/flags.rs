@@ -18,7 +18,8 @@ use throng_report::{Format, Level, Threshold};
 use crate::{Grid, Run, RunError, Show};
 
 pub use crate::request::{
-    positive, Flagged, ProtocolFlags, Registration, RequestFlags, UrlRun, BODY, HEADER, STREAMS,
+    positive, Flagged, ProtocolFlags, Registration, RequestFlags, ServeFlags, Server, Serving,
+    Stop, UrlRun, BODY, HEADER, STREAMS,
 };
 
 fn input(m: impl Into<String>) -> RunError {

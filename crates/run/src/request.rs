@@ -8,7 +8,9 @@
 //! (`--http2`, `--call`, `--sql`) implementing [`ProtocolFlags`], so that the command line
 //! decides whether a flag applies to a run without knowing any protocol by name.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::time::Duration;
 
 use clap::Args;
@@ -314,6 +316,61 @@ pub struct Registration {
     augment: fn(clap::Command) -> clap::Command,
     parse: fn(&clap::ArgMatches) -> Result<Box<dyn ProtocolFlags>, clap::Error>,
     default: fn() -> Box<dyn ProtocolFlags>,
+    /// Its testbed server, if it has one (`throng serve NAME`).
+    pub server: Option<Server>,
+}
+
+/// A protocol's testbed server on the command line, `throng serve NAME`: its own flags (a
+/// clap struct) and how it serves until stopped.
+pub trait ServeFlags: clap::Args + clap::FromArgMatches + 'static {
+    /// Its name after `throng serve` (`tcp`).
+    const NAME: &'static str;
+    /// What `throng serve --help` says of it.
+    const ABOUT: &'static str;
+    /// Serves until `stop` is ready (the command line's Ctrl-C or SIGTERM), saying where on
+    /// standard output; a bad flag is [`RunError::Input`].
+    fn serve(self, stop: Stop) -> Serving;
+}
+
+/// What a server waits on to stop.
+pub type Stop = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A server serving until it is stopped.
+pub type Serving = Pin<Box<dyn Future<Output = Result<(), RunError>>>>;
+
+/// A registered protocol's server, type-erased for the command line.
+#[derive(Clone, Copy)]
+pub struct Server {
+    /// Its name after `throng serve`.
+    pub name: &'static str,
+    command: fn() -> clap::Command,
+    run: fn(&clap::ArgMatches, Stop) -> Result<Serving, clap::Error>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("name", &self.name).finish()
+    }
+}
+
+impl Server {
+    fn of<S: ServeFlags>() -> Server {
+        Server {
+            name: S::NAME,
+            command: || S::augment_args(clap::Command::new(S::NAME)).about(S::ABOUT),
+            run: |m, stop| Ok(S::from_arg_matches(m)?.serve(stop)),
+        }
+    }
+
+    /// Its subcommand of `throng serve`.
+    pub fn command(&self) -> clap::Command {
+        (self.command)()
+    }
+
+    /// Serves as `matches` (its subcommand's) say, until `stop`.
+    pub fn serve(&self, matches: &clap::ArgMatches, stop: Stop) -> Result<Serving, clap::Error> {
+        (self.run)(matches, stop)
+    }
 }
 
 impl std::fmt::Debug for Registration {
@@ -335,7 +392,14 @@ impl Registration {
             augment: F::augment_args,
             parse: |m| Ok(Box::new(F::from_arg_matches(m)?)),
             default: || Box::new(F::default()),
+            server: None,
         }
+    }
+
+    /// The same with its testbed server, the clap struct `S` (`throng serve S::NAME`).
+    pub fn serving<S: ServeFlags>(mut self) -> Registration {
+        self.server = Some(Server::of::<S>());
+        self
     }
 
     /// Adds its flags to `cmd`.

@@ -145,3 +145,73 @@ impl ProtocolFlags for TcpFlags {
         })
     }
 }
+
+/// `throng serve tcp`: the testbed's raw TCP target on a port of its own.
+#[derive(Debug, Clone, Args)]
+pub struct TcpServe {
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 9000)]
+    pub port: u16,
+    /// How requests are read and answers written (as throng run's --frame): line by default.
+    #[arg(long, value_name = "FRAMING")]
+    pub frame: Option<String>,
+    /// Delay before each answer (e.g. 2ms).
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
+    /// Write each answer in pieces a few milliseconds apart (a frame split across reads).
+    #[arg(long)]
+    pub split: bool,
+    /// A fault on every request instead of its echo: close, reset, garbage, oversized:N or
+    /// hang.
+    #[arg(long, value_name = "FAULT")]
+    pub fault: Option<String>,
+}
+
+impl TcpServe {
+    /// The target these flags describe.
+    pub fn target(&self) -> Result<crate::serve::TcpTarget, RunError> {
+        let mut t = crate::serve::TcpTarget::default();
+        if let Some(f) = &self.frame {
+            t.framing = f
+                .parse::<Framing>()
+                .map_err(|e| input(format!("--frame {f:?}: {e}")))?;
+        }
+        if let Some(d) = &self.delay {
+            t.delay = throng_core::stages::parse_duration(d)
+                .map_err(|e| input(format!("--delay {d:?}: not a duration ({e})")))?;
+        }
+        t.split = self.split;
+        if let Some(f) = &self.fault {
+            t.fault = Some(f.parse().map_err(|e| input(format!("--fault: {e}")))?);
+        }
+        Ok(t)
+    }
+}
+
+impl throng_run::flags::ServeFlags for TcpServe {
+    const NAME: &'static str = "tcp";
+    const ABOUT: &'static str =
+        "A raw TCP target: echoes each framed request (a line by default), with delays and faults";
+
+    fn serve(self, stop: throng_run::flags::Stop) -> throng_run::flags::Serving {
+        Box::pin(async move {
+            let target = self.target()?;
+            let listener = tokio::net::TcpListener::bind((self.host.as_str(), self.port))
+                .await
+                .map_err(|e| {
+                    RunError::Runtime(format!("listening on {}:{}: {e}", self.host, self.port))
+                })?;
+            let running = target
+                .serve(listener)
+                .map_err(|e| RunError::Runtime(format!("starting the TCP target: {e}")))?;
+            println!("serving on {}", running.url());
+            stop.await;
+            eprintln!("served {} requests", running.requests());
+            running.stop();
+            Ok(())
+        })
+    }
+}

@@ -24,8 +24,8 @@ pub enum ServeError {
 /// Flags of `throng serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Which target.
-    #[arg(value_enum)]
+    /// Which target: the subcommand's name (`throng serve http`).
+    #[arg(skip = ServeTarget::Http)]
     pub target: ServeTarget,
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1")]

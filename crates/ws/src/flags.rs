@@ -170,3 +170,81 @@ impl ProtocolFlags for WsFlags {
         })
     }
 }
+
+/// `throng serve ws`: the testbed's WebSocket target on a port of its own.
+#[derive(Debug, Clone, Args)]
+pub struct WsServe {
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 9001)]
+    pub port: u16,
+    /// What a message is answered with: echo (the default), push:COUNT:INTERVAL (COUNT
+    /// messages, INTERVAL apart, for each one received) or stream:INTERVAL (a message every
+    /// INTERVAL from the handshake on).
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Delay before each answer (e.g. 2ms).
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
+    /// Send a ping before each answer (the pongs are counted).
+    #[arg(long)]
+    pub ping: bool,
+    /// A fault on every connection: hang, silent, reset, garbage, refuse:STATUS or
+    /// close:CODE[:N] (close with CODE after answering N messages).
+    #[arg(long, value_name = "FAULT")]
+    pub fault: Option<String>,
+    /// Serve wss:// with a self-signed certificate (printed on start).
+    #[arg(long)]
+    pub tls: bool,
+}
+
+impl WsServe {
+    /// The target these flags describe.
+    pub fn target(&self) -> Result<crate::serve::WsTarget, RunError> {
+        let mut t = crate::serve::WsTarget::default();
+        if let Some(m) = &self.mode {
+            t.mode = m.parse().map_err(|e| input(format!("--mode: {e}")))?;
+        }
+        if let Some(d) = &self.delay {
+            t.delay = parse_duration(d)
+                .map_err(|e| input(format!("--delay {d:?}: not a duration ({e})")))?;
+        }
+        t.ping = self.ping;
+        if let Some(f) = &self.fault {
+            t.fault = Some(f.parse().map_err(|e| input(format!("--fault: {e}")))?);
+        }
+        t.tls = self.tls;
+        Ok(t)
+    }
+}
+
+impl throng_run::flags::ServeFlags for WsServe {
+    const NAME: &'static str = "ws";
+    const ABOUT: &'static str =
+        "A WebSocket target: echoes or pushes messages, with delays, pings, close codes and faults";
+
+    fn serve(self, stop: throng_run::flags::Stop) -> throng_run::flags::Serving {
+        Box::pin(async move {
+            let target = self.target()?;
+            let listener = tokio::net::TcpListener::bind((self.host.as_str(), self.port))
+                .await
+                .map_err(|e| {
+                    RunError::Runtime(format!("listening on {}:{}: {e}", self.host, self.port))
+                })?;
+            let running = target
+                .serve(listener)
+                .await
+                .map_err(|e| RunError::Runtime(format!("starting the WebSocket target: {e}")))?;
+            if let Some(pem) = &running.cert_pem {
+                println!("{pem}");
+            }
+            println!("serving on {}", running.url());
+            stop.await;
+            eprintln!("served {} messages", running.received());
+            running.stop();
+            Ok(())
+        })
+    }
+}
