@@ -728,6 +728,14 @@ where
     F: clap::Parser,
     D: Driver,
 {
+    use crate::observer::Observer;
+    // The command line's words go where `throng run`'s go.
+    let say = |line: String| {
+        crate::Console.event(&crate::Event::Text {
+            text: line + "\n",
+            to: crate::observer::Stream::Err,
+        })
+    };
     let cli = F::parse();
     let code = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -737,35 +745,35 @@ where
             let (target, driver) = match make(&cli) {
                 Ok(x) => x,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    say(format!("error: {e}"));
                     return crate::EXIT_USAGE;
                 }
             };
             let run = match flags(&cli).run(&target, Arc::new(driver)) {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    say(format!("error: {e}"));
                     return e.exit_code();
                 }
             };
             match run.execute().await {
                 Ok(f) => {
                     for w in &f.warnings {
-                        eprintln!("warning: {w}");
+                        crate::Console.event(&crate::Event::Warning(w.clone()));
                     }
                     for e in &f.failures {
-                        eprintln!("error: {e}");
+                        say(format!("error: {e}"));
                     }
                     f.exit_code()
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    say(format!("error: {e}"));
                     e.exit_code()
                 }
             }
         }),
         Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
+            say(format!("error: cannot start the runtime: {e}"));
             crate::EXIT_RUNTIME
         }
     };

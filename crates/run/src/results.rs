@@ -11,6 +11,7 @@ use throng_report::{
     render_report, render_summary, Format, Regression, RunResult, Side,
 };
 
+use crate::observer::{Event, Observer, Stream};
 use crate::{RunError, EXIT_OK, EXIT_THRESHOLDS};
 
 /// Flags of `throng compare`.
@@ -145,6 +146,11 @@ fn sides(results: &[String]) -> Result<(Vec<Side>, Vec<Option<String>>), RunErro
 
 /// Runs `throng compare`: prints the comparison, evaluates the regression thresholds.
 pub fn run_compare(a: &CompareArgs) -> Result<u8, RunError> {
+    compare_with(a, &crate::Console)
+}
+
+/// [`run_compare`], its text told to `out` rather than printed.
+pub fn compare_with(a: &CompareArgs, out: &dyn Observer) -> Result<u8, RunError> {
     let regressions = a
         .thresholds
         .iter()
@@ -175,27 +181,32 @@ pub fn run_compare(a: &CompareArgs) -> Result<u8, RunError> {
             }
         }
     }
-    print!(
-        "{}",
+    say(
+        out,
+        Stream::Out,
         match format {
             "html" => render_comparison_html(&c, &sides),
             "text" => render_comparison(&c),
             _ => comparison_markdown(&c) + &throng_report::sides_markdown(&sides),
-        }
+        },
     );
     let results: Vec<_> = regressions.iter().flat_map(|r| r.evaluate(&c)).collect();
     let mut code = EXIT_OK;
     if !results.is_empty() {
-        println!();
+        say(out, Stream::Out, "\n".into());
         for r in &results {
             let observed = r
                 .observed
                 .map_or("nothing to compare".into(), |o| format!("{o:+.2}"));
-            println!(
-                "{}  {} ({}: {observed})",
-                if r.passed { "pass" } else { "FAIL" },
-                r.threshold,
-                r.side
+            say(
+                out,
+                Stream::Out,
+                format!(
+                    "{}  {} ({}: {observed})\n",
+                    if r.passed { "pass" } else { "FAIL" },
+                    r.threshold,
+                    r.side
+                ),
             );
             if !r.passed {
                 code = EXIT_THRESHOLDS;
@@ -219,6 +230,11 @@ pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(
 
 /// Runs `throng report`.
 pub fn run_report(a: &ReportArgs) -> Result<u8, RunError> {
+    report_with(a, &crate::Console)
+}
+
+/// [`run_report`], its text told to `out` rather than printed.
+pub fn report_with(a: &ReportArgs, out: &dyn Observer) -> Result<u8, RunError> {
     let format: Format = a
         .format
         .parse()
@@ -251,7 +267,7 @@ pub fn run_report(a: &ReportArgs) -> Result<u8, RunError> {
         match &a.output {
             Some(p) => std::fs::write(p, text)
                 .map_err(|e| RunError::Runtime(format!("cannot write {}: {e}", p.display())))?,
-            None => print!("{text}"),
+            None => say(out, Stream::Out, text),
         }
         return Ok(EXIT_OK);
     }
@@ -261,9 +277,9 @@ pub fn run_report(a: &ReportArgs) -> Result<u8, RunError> {
         None => {
             for (i, (_, text)) in render_report(&result, format).iter().enumerate() {
                 if i > 0 {
-                    println!();
+                    say(out, Stream::Out, "\n".into());
                 }
-                print!("{text}");
+                say(out, Stream::Out, text.clone());
             }
         }
     }
@@ -314,6 +330,11 @@ fn read_results(path: &std::path::Path) -> Result<Vec<throng_report::RunResult>,
 
 /// Runs `throng merge`.
 pub fn run_merge(a: &MergeArgs) -> Result<u8, RunError> {
+    merge_with(a, &crate::Console)
+}
+
+/// [`run_merge`], its text told to `out` rather than printed.
+pub fn merge_with(a: &MergeArgs, out: &dyn Observer) -> Result<u8, RunError> {
     if let Some(path) = &a.json {
         writable("--json", path)?;
     }
@@ -343,25 +364,33 @@ pub fn run_merge(a: &MergeArgs) -> Result<u8, RunError> {
     let labels: Vec<String> = merged.labels.iter().map(|l| l.label.clone()).collect();
     let thresholds = crate::flags::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
     merged.thresholds = thresholds.iter().map(|t| t.evaluate(&merged)).collect();
-    if a.json.as_deref() == Some(std::path::Path::new("-")) {
-        eprint!("{}", render_summary(&merged));
-    } else {
-        print!("{}", render_summary(&merged));
-    }
+    let people = match a.json.as_deref() == Some(std::path::Path::new("-")) {
+        true => Stream::Err,
+        false => Stream::Out,
+    };
+    say(out, people, render_summary(&merged));
     if a.json.as_deref() == Some(std::path::Path::new("-")) {
         let text = serde_json::to_string(&merged)
             .map_err(|e| RunError::Runtime(format!("the merged result as JSON: {e}")))?;
-        println!("{text}");
+        say(out, Stream::Out, text + "\n");
     } else if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&merged)
             .map_err(|e| RunError::Runtime(format!("the merged result as JSON: {e}")))?;
         std::fs::write(path, text + "\n")
             .map_err(|e| RunError::Runtime(format!("cannot write {}: {e}", path.display())))?;
-        eprintln!("merged result written to {}", path.display());
+        out.event(&Event::Written {
+            what: "merged result".into(),
+            path: path.clone(),
+        });
     }
     Ok(if merged.passed() {
         EXIT_OK
     } else {
         EXIT_THRESHOLDS
     })
+}
+
+/// Tells `out` text for people, as it is.
+fn say(out: &dyn Observer, to: Stream, text: String) {
+    out.event(&Event::Text { text, to });
 }
