@@ -114,7 +114,7 @@ fn bad_input_exits_2_naming_the_problem() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["run", "not a url", "-n", "1"],
-            "not a URL of the protocols throng speaks (http://, https://, postgres://",
+            "not a URL of the protocols throng speaks (http://, https://, tcp://, ws://, wss://, postgres://",
         ),
         (
             &["run", "ftp://127.0.0.1/", "-n", "1"],
