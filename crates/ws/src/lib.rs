@@ -33,5 +33,5 @@ pub mod status;
 mod step;
 
 pub use client::{WsClient, WsSession, MAX_PARTS};
-pub use throng_core::steps::Steps;
 pub use step::{url_steps, Until, WsOptions, WsProtocol, WsStep, DEFAULT_MAX_MESSAGE};
+pub use throng_core::steps::Steps;
