@@ -238,7 +238,7 @@ pub trait ProtocolFlags: Send + Sync + std::fmt::Debug + std::any::Any {
         targets: usize,
         source: &str,
     ) -> Result<ClientOptions, RunError>;
-    /// The run of `url` (one of [`ProtocolFlags::schemes`]'): its plan from `load`'s flags,
+    /// The run of `url` (one of the schemes its protocol declares): its plan from `load`'s flags,
     /// its driver from these flags and `request`, made for `shard` (this process's share of
     /// the plan), and checked against the target where the protocol can before any load (a
     /// SQL statement that does not prepare is [`RunError::Input`]).

@@ -191,8 +191,8 @@ pub struct WsServe {
     /// Send a ping before each answer (the pongs are counted).
     #[arg(long)]
     pub ping: bool,
-    /// A fault on every connection: hang, silent, reset, garbage, refuse:STATUS or
-    /// close:CODE[:N] (close with CODE after answering N messages).
+    /// A fault on every connection: hang, silent, reset, garbage, `refuse:STATUS` or
+    /// `close:CODE[:N]` (close with CODE after answering N messages).
     #[arg(long, value_name = "FAULT")]
     pub fault: Option<String>,
     /// Serve wss:// with a self-signed certificate (printed on start).
