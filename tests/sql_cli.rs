@@ -348,7 +348,7 @@ fn bad_input_exits_2_naming_the_problem() {
         (
             vec!["run", &pg, "--sql", "SELECT 1", "-d", "x", "-n", "1"],
             2,
-            "-d/--body applies to http://, https://, grpc:// and grpcs:// targets",
+            "-d/--body applies to http://, https://, tcp://, ws://, wss://, grpc:// and grpcs:// targets",
         ),
         (
             vec![

@@ -308,6 +308,24 @@ pub struct UrlRun {
     pub connections: u64,
 }
 
+impl UrlRun {
+    /// The run of `url` under the plan `load`'s flags give, with the driver `make` builds for
+    /// that plan, opening a connection a user at most.
+    pub fn of<D: throng_core::Driver>(
+        load: &crate::flags::RunFlags,
+        url: &str,
+        make: impl FnOnce(&throng_core::RunPlan) -> Result<D, RunError>,
+    ) -> Result<UrlRun, RunError> {
+        let plan = load.plan(url)?;
+        let driver = make(&plan)?;
+        let connections = plan.peak_concurrency();
+        Ok(UrlRun {
+            run: crate::Run::new(plan, std::sync::Arc::new(driver)),
+            connections,
+        })
+    }
+}
+
 /// A protocol registered on the command line: its declaration and how its own flags are read.
 /// A protocol crate is added to `throng run` by one of these in the registry's list.
 pub struct Registration {

@@ -5,7 +5,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
@@ -13,7 +12,7 @@ use throng_core::stages::parse_duration;
 use throng_core::step::ClientOptions;
 use throng_core::{RunPlan, Shard};
 use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY};
-use throng_run::{Run, RunError};
+use throng_run::RunError;
 
 use crate::{WsClient, WsOptions};
 
@@ -159,15 +158,7 @@ impl ProtocolFlags for WsFlags {
         load: &'a RunFlags,
         _shard: Shard,
     ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
-        Box::pin(async move {
-            let plan = load.plan(url)?;
-            let steps = self.url_steps(url, request)?;
-            let connections = plan.peak_concurrency();
-            Ok(UrlRun {
-                run: Run::new(plan, Arc::new(steps)),
-                connections,
-            })
-        })
+        Box::pin(async move { UrlRun::of(load, url, |_| self.url_steps(url, request)) })
     }
 }
 
