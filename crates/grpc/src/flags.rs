@@ -15,7 +15,7 @@ use throng_run::flags::{
     at_least_one, positive, ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS,
 };
 use throng_run::{Run, RunError};
-use throng_scenario::template::Calls;
+use throng_template::Calls;
 
 use crate::{Descriptors, GrpcClient, GrpcConfig, GrpcError, GrpcOptions};
 

@@ -13,7 +13,7 @@ use throng_core::steps::Steps;
 use throng_core::{RunPlan, Shard};
 use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS};
 use throng_run::{Run, RunError};
-use throng_scenario::template::Calls;
+use throng_template::Calls;
 
 use crate::{HttpClient, HttpConfig, HttpOptions, PerCall};
 

@@ -20,7 +20,7 @@ pub mod file;
 mod load;
 mod mix;
 mod scenario;
-pub mod template;
+pub use throng_template as template;
 mod yaml;
 
 pub use builder::{Builder, StepBuilder};

@@ -1,5 +1,9 @@
-//! Text that may hold `{{ templates }}`: compiled once when the scenario loads; a string without
-//! `{{` or `{%` is kept as it is and never rendered.
+//! Text that may hold `{{ templates }}`: compiled once when a scenario loads (or a URL's run is
+//! made); a string without `{{` or `{%` is kept as it is and never rendered. Its own crate so
+//! that minijinja is one dependency set: the scenario crate compiles files with it, and the
+//! protocols' flags compile a URL's per-call templates ([`Calls`]) without depending on the
+//! scenario crate.
+#![deny(missing_docs)]
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
