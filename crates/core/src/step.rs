@@ -33,4 +33,4 @@ pub use node::{Fields, Node, NodeValue, Place, StepError};
 pub use options::{ClientOptions, OwnOptions};
 pub use protocol::{Client, Protocol, Reply};
 pub use registry::Protocols;
-pub use template::{JsonTemplate, Render, StaticOnly, TemplateCompiler, Text};
+pub use template::{JsonTemplate, Render, StaticOnly, TemplateCompiler, Text, Uncompiled};

@@ -543,15 +543,7 @@ pub(crate) fn messages_label(label: &str) -> String {
 mod tests {
     use super::*;
 
-    struct Plain;
-    impl TemplateCompiler for Plain {
-        fn text(&mut self, source: &str, _at: Place) -> Result<Text, StepError> {
-            Ok(match source.contains("{{") {
-                true => Text::Template(source.into()),
-                false => Text::Static(source.into()),
-            })
-        }
-    }
+    use throng_core::step::Uncompiled as Plain;
 
     fn node(v: serde_json::Value) -> Node {
         Node::from_json(&v, Place { line: 4, column: 2 })

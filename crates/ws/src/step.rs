@@ -272,15 +272,7 @@ fn count_error(at: Place) -> StepError {
 mod tests {
     use super::*;
 
-    struct Plain;
-    impl TemplateCompiler for Plain {
-        fn text(&mut self, source: &str, _at: Place) -> Result<Text, StepError> {
-            Ok(match source.contains("{{") {
-                true => Text::Template(source.into()),
-                false => Text::Static(source.into()),
-            })
-        }
-    }
+    use throng_core::step::Uncompiled as Plain;
 
     fn node(v: serde_json::Value) -> Node {
         Node::from_json(&v, Place { line: 3, column: 7 })

@@ -37,6 +37,21 @@ pub trait TemplateCompiler {
     }
 }
 
+/// A [`TemplateCompiler`] that compiles nothing: a text holding `{{` becomes a template as
+/// written, any other stays static. For a protocol's own tests of its steps, and tools that
+/// read steps without rendering them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Uncompiled;
+
+impl TemplateCompiler for Uncompiled {
+    fn text(&mut self, source: &str, _at: Place) -> Result<Text, StepError> {
+        Ok(match source.contains("{{") {
+            true => Text::Template(source.into()),
+            false => Text::Static(source.into()),
+        })
+    }
+}
+
 /// Renders a step's templates with the user's variables when it runs.
 pub trait Render {
     /// The text, rendered.
