@@ -7,7 +7,8 @@
 //! from HdrHistograms (see [`histogram`]) so that every percentile is exact to three significant
 //! figures and merges exactly across workers, shards and machines.
 //!
-//! This crate depends on no protocol and no runtime: it is the contract between them.
+//! This crate depends on no protocol and starts no runtime: it is the contract between them
+//! (tokio's channel types carry the readings of servers watched beside a run, [`watch`]).
 #![deny(missing_docs)]
 
 mod container;
@@ -25,6 +26,7 @@ pub mod stages;
 mod status;
 pub mod step;
 pub mod steps;
+pub mod watch;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use database::{DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries};

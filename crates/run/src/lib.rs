@@ -60,9 +60,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use throng_core::{DatabaseEvent, Driver, RunPlan, Shard, Snapshot};
+use throng_core::{Driver, RunPlan, Shard, Snapshot};
 use throng_report::{Format, RunResult, Threshold};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 #[cfg(feature = "docker")]
 pub use containers::Containers;
@@ -117,60 +117,15 @@ pub enum Show {
     Dashboard,
 }
 
-/// Databases watched beside the load: readings of their own counters through it, and the last
-/// ones after it (a database publishes what the load did a little later). The `sql` crate's
-/// `Monitor::watch_load` makes one: `.databases(move || monitor.watch_load(settle).into())`.
-pub struct DatabaseReadings {
-    /// The readings, as they come; the channel closes after the last one.
-    pub events: mpsc::Receiver<DatabaseEvent>,
-    /// Told when the load has ended: the watcher then takes its last readings and closes
-    /// `events`.
-    pub load_ended: oneshot::Sender<()>,
-    /// Once the channel has closed: what went wrong while watching, to tell the user.
-    pub warnings: tokio::task::JoinHandle<Vec<String>>,
-}
-
-/// The readings, the end of the load to tell, and the warnings, as a watcher returns them.
-type Watching = (
-    mpsc::Receiver<DatabaseEvent>,
-    oneshot::Sender<()>,
-    tokio::task::JoinHandle<Vec<String>>,
-);
-
-impl From<Watching> for DatabaseReadings {
-    fn from((events, load_ended, warnings): Watching) -> Self {
-        DatabaseReadings {
-            events,
-            load_ended,
-            warnings,
-        }
-    }
-}
+/// Databases (servers) watched beside the load: core's [`throng_core::watch::Readings`], by
+/// the name the run has given them.
+pub use throng_core::watch::Readings as DatabaseReadings;
+/// Databases (servers) made ready to watch beside a run: core's
+/// [`throng_core::watch::Watched`], by the name the run has given them.
+pub use throng_core::watch::Watched as Databases;
 
 /// Starts watching databases right before the load (see [`Run::databases`]).
 type StartDatabases = Box<dyn FnOnce() -> DatabaseReadings + Send>;
-
-/// Databases made ready to watch beside a run (read through their idle window), waiting for
-/// the run that starts them: the first [`Databases::take`] gets them, for [`Run::databases`].
-pub struct Databases(std::sync::Mutex<Option<StartDatabases>>);
-
-impl Databases {
-    /// Databases that `start` starts watching, right before the load.
-    pub fn new(start: impl FnOnce() -> DatabaseReadings + Send + 'static) -> Self {
-        Databases(std::sync::Mutex::new(Some(Box::new(start))))
-    }
-
-    /// What starts them, once; `None` after the first call.
-    pub fn take(&self) -> Option<impl FnOnce() -> DatabaseReadings + Send + 'static> {
-        self.0.lock().ok()?.take()
-    }
-}
-
-impl std::fmt::Debug for Databases {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Databases").finish_non_exhaustive()
-    }
-}
 
 /// One run, as the command line makes it: build it, then [`Run::execute`].
 ///
