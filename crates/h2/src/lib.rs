@@ -1,4 +1,6 @@
 //! throng's HTTP/2 client engine, shared by HTTP/2 and gRPC: HPACK ([`hpack`]).
 #![deny(missing_docs)]
 
+pub mod conn;
+pub mod frame;
 pub mod hpack;
