@@ -15,6 +15,7 @@ mod container;
 mod database;
 mod driver;
 mod error;
+pub mod flags;
 pub mod histogram;
 mod plan;
 mod redact;

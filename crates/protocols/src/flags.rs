@@ -5,7 +5,7 @@
 pub mod scenario;
 
 use clap::{Parser, Subcommand};
-use throng_run::flags::{Flagged, ProtocolFlags, RequestFlags, RunFlags};
+use throng_run::flags::{Flagged, RequestFlags, RunFlags};
 use throng_run::RunError;
 
 /// Flags of `throng run`.
@@ -136,7 +136,7 @@ impl ProtocolArgs {
 
     /// One protocol's flags as their own type (`F`: `HttpFlags`, `SqlFlags`), if this build
     /// has it.
-    pub fn get<F: ProtocolFlags>(&self) -> Option<&F> {
+    pub fn get<F: std::any::Any>(&self) -> Option<&F> {
         self.0.iter().find_map(|p| p.get::<F>())
     }
 

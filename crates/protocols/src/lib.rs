@@ -40,6 +40,30 @@ impl std::fmt::Debug for Registered {
 /// A protocol's registration from its declaration, its flags' clap struct and, after `serve:`,
 /// its testbed server's (both ignored without feature `clap`).
 macro_rules! register {
+    (typed $protocol:expr, $flags:ty, serve: $serve:ty) => {{
+        #[allow(unused_mut)]
+        let mut r = register!(typed $protocol, $flags);
+        #[cfg(feature = "clap")]
+        {
+            r.flags = r.flags.serving_typed::<$serve>();
+        }
+        r
+    }};
+    (typed $protocol:expr, $flags:ty) => {{
+        #[cfg(feature = "clap")]
+        let r = {
+            let flags = throng_run::flags::Registration::typed::<$flags>($protocol);
+            Registered {
+                protocol: flags.protocol.clone(),
+                flags,
+            }
+        };
+        #[cfg(not(feature = "clap"))]
+        let r = Registered {
+            protocol: Arc::new($protocol),
+        };
+        r
+    }};
     ($protocol:expr, $flags:ty, serve: $serve:ty) => {{
         #[allow(unused_mut)]
         let mut r = register!($protocol, $flags);
@@ -72,8 +96,8 @@ macro_rules! register {
 pub fn registry() -> Vec<Registered> {
     #[allow(unused_mut)] // without the features, the protocols always in alone
     let mut all = vec![register!(throng_http::HttpProtocol, throng_http::flags::HttpFlags)];
-    all.push(register!(throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags, serve: throng_tcp::flags::TcpServe));
-    all.push(register!(throng_ws::WsProtocol, throng_ws::flags::WsFlags, serve: throng_ws::flags::WsServe));
+    all.push(register!(typed throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags, serve: throng_tcp::flags::TcpServe));
+    all.push(register!(typed throng_ws::WsProtocol, throng_ws::flags::WsFlags, serve: throng_ws::flags::WsServe));
     #[cfg(feature = "sql")]
     all.push(register!(throng_sql::SqlProtocol, throng_sql::flags::SqlFlags));
     #[cfg(feature = "grpc")]

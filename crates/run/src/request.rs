@@ -14,184 +14,117 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use clap::Args;
-use throng_core::stages::parse_duration;
+use throng_core::flags::{FlagsError, Request};
 use throng_core::step::ClientOptions;
 
 use crate::RunError;
 
-fn input(m: impl Into<String>) -> RunError {
-    RunError::Input(m.into())
+impl From<FlagsError> for RunError {
+    fn from(e: FlagsError) -> Self {
+        match e {
+            FlagsError::Input(m) => RunError::Input(m),
+            FlagsError::Runtime(m) => RunError::Runtime(m),
+        }
+    }
 }
 
-/// The request flags every protocol may read; which ones it does, it says
+impl From<RunError> for FlagsError {
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Input(m) => FlagsError::Input(m),
+            RunError::Runtime(m) => FlagsError::Runtime(m),
+        }
+    }
+}
+
+/// The request flags every protocol may read, as clap reads them: core's plain
+/// [`Request`] (through `Deref`); which ones a protocol reads, it says
 /// ([`ProtocolFlags::reads`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestFlags(pub Request);
+
+impl std::ops::Deref for RequestFlags {
+    type Target = Request;
+
+    fn deref(&self) -> &Request {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for RequestFlags {
+    fn deref_mut(&mut self) -> &mut Request {
+        &mut self.0
+    }
+}
+
+/// The request flags as clap reads them, made into a [`Request`].
 #[derive(Debug, Clone, Args)]
-pub struct RequestFlags {
+struct RequestArgs {
     /// A request header, 'name: value' (repeatable); gRPC: metadata.
     #[arg(short = 'H', long = "header", help_heading = "Request")]
-    pub headers: Vec<String>,
+    headers: Vec<String>,
     /// The request body, or @FILE to read it from a file; gRPC: the message as JSON. A/B sides
     /// of HTTP and gRPC: the gRPC sides' message with --call (the HTTP sides' body with -m
     /// other than GET).
     #[arg(short = 'd', long = "body", help_heading = "Request")]
-    pub body: Option<String>,
+    body: Option<String>,
     /// HTTP/2 and gRPC: how many users or in-flight requests share one connection [default:
     /// 100].
     #[arg(long, help_heading = "Request")]
-    pub streams: Option<usize>,
+    streams: Option<usize>,
     /// Per-request timeout, from send to the last byte of the response.
     #[arg(short = 't', long, default_value = "30s", help_heading = "Request")]
-    pub timeout: String,
+    timeout: String,
     /// Connect timeout (TCP and TLS).
     #[arg(long, default_value = "10s", help_heading = "Request")]
-    pub connect_timeout: String,
+    connect_timeout: String,
     /// Accept any TLS certificate.
     #[arg(short = 'k', long, help_heading = "Request")]
-    pub insecure: bool,
+    insecure: bool,
     /// Trust the PEM certificates in this file instead of the built-in roots.
     #[arg(long, help_heading = "Request")]
-    pub cacert: Option<PathBuf>,
+    cacert: Option<PathBuf>,
     /// The row label in results [default: METHOD /path].
     #[arg(long, help_heading = "Request")]
-    pub label: Option<String>,
+    label: Option<String>,
 }
 
-impl Default for RequestFlags {
-    fn default() -> Self {
-        RequestFlags {
-            headers: Vec::new(),
-            body: None,
-            streams: None,
-            timeout: "30s".into(),
-            connect_timeout: "10s".into(),
-            insecure: false,
-            cacert: None,
-            label: None,
-        }
+impl clap::Args for RequestFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        RequestArgs::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        RequestArgs::augment_args_for_update(cmd)
     }
 }
 
-/// `-H`.
-pub const HEADER: &str = "-H/--header";
-/// `-d`.
-pub const BODY: &str = "-d/--body";
-/// `--streams`.
-pub const STREAMS: &str = "--streams";
-
-impl RequestFlags {
-    /// The flags given that a protocol may not read (`-H`, `-d`, `--streams`); the rest apply
-    /// to every protocol.
-    pub fn given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        if !self.headers.is_empty() {
-            given.push(HEADER);
-        }
-        if self.body.is_some() {
-            given.push(BODY);
-        }
-        if self.streams.is_some() {
-            given.push(STREAMS);
-        }
-        given
+impl clap::FromArgMatches for RequestFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let a = RequestArgs::from_arg_matches(matches)?;
+        Ok(RequestFlags(Request {
+            headers: a.headers,
+            body: a.body,
+            streams: a.streams,
+            timeout: a.timeout,
+            connect_timeout: a.connect_timeout,
+            insecure: a.insecure,
+            cacert: a.cacert,
+            label: a.label,
+        }))
     }
 
-    /// Takes back the flag `flag` names (one of [`RequestFlags::given`]'s).
-    pub fn clear(&mut self, flag: &str) {
-        match flag {
-            HEADER => self.headers.clear(),
-            BODY => self.body = None,
-            STREAMS => self.streams = None,
-            _ => {}
-        }
-    }
-
-    /// `--streams`, or its default (100).
-    pub fn streams(&self) -> Result<usize, RunError> {
-        match self.streams.unwrap_or(100) {
-            0 => Err(input("--streams must be at least 1")),
-            n => Ok(n),
-        }
-    }
-
-    /// `-t/--timeout`.
-    pub fn timeout(&self) -> Result<Duration, RunError> {
-        positive("-t/--timeout", &self.timeout)
-    }
-
-    /// `--connect-timeout`.
-    pub fn connect_timeout(&self) -> Result<Duration, RunError> {
-        positive("--connect-timeout", &self.connect_timeout)
-    }
-
-    /// `-d`'s bytes: as written, or a file's (`@FILE`).
-    pub fn body(&self) -> Result<Option<Vec<u8>>, RunError> {
-        let Some(body) = &self.body else {
-            return Ok(None);
-        };
-        match body.strip_prefix('@') {
-            Some(path) => std::fs::read(path)
-                .map(Some)
-                .map_err(|e| input(format!("-d @{path}: cannot read the file: {e}"))),
-            None => Ok(Some(body.clone().into_bytes())),
-        }
-    }
-
-    /// `-d` as text (a file's must be UTF-8).
-    pub fn body_text(&self) -> Result<Option<String>, RunError> {
-        self.body()?
-            .map(|b| {
-                String::from_utf8(b).map_err(|_| {
-                    input(format!(
-                        "-d {}: not UTF-8 text",
-                        self.body.as_deref().unwrap_or_default()
-                    ))
-                })
-            })
-            .transpose()
-    }
-
-    /// Each `-H` as `(name, value)`, trimmed; a line without `:` is refused.
-    pub fn headers(&self) -> Result<Vec<(String, String)>, RunError> {
-        self.headers
-            .iter()
-            .map(|h| match h.split_once(':') {
-                Some((n, v)) if !n.trim().is_empty() => {
-                    Ok((n.trim().to_string(), v.trim().to_string()))
-                }
-                _ => Err(input(format!(
-                    "-H {h:?}: write 'name: value', e.g. -H 'accept: application/json'"
-                ))),
-            })
-            .collect()
-    }
-
-    /// The neutral options of every target: timeouts, TLS trust, streams and headers.
-    pub fn options(&self) -> Result<ClientOptions, RunError> {
-        Ok(ClientOptions {
-            timeout: self.timeout()?,
-            connect_timeout: self.connect_timeout()?,
-            insecure: self.insecure,
-            cacert: self.cacert.clone(),
-            streams: self.streams()?,
-            headers: self.headers()?,
-            ..ClientOptions::default()
-        })
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
     }
 }
+
+pub use throng_core::flags::{BODY, HEADER, STREAMS};
 
 /// A duration longer than zero, named by its flag when it is not.
 pub fn positive(flag: &str, v: &str) -> Result<Duration, RunError> {
-    let d = parse_duration(v).map_err(|e| {
-        input(format!(
-            "{flag} {v:?}: not a duration ({e}); write e.g. 30s, 2m, 250ms"
-        ))
-    })?;
-    if d.is_zero() {
-        return Err(input(format!(
-            "{flag} {v:?}: must be longer than zero (every request would fail at once)"
-        )));
-    }
-    Ok(d)
+    Ok(throng_core::flags::positive(flag, v)?)
 }
 
 /// A protocol's own flags on `throng run` (a clap struct in the protocol's crate, registered
@@ -206,6 +139,10 @@ pub fn positive(flag: &str, v: &str) -> Result<Duration, RunError> {
 pub trait ProtocolFlags: Send + Sync + std::fmt::Debug + std::any::Any {
     /// A copy, boxed (the command line's flags are cloned per side and level of a grid).
     fn clone_box(&self) -> Box<dyn ProtocolFlags>;
+    /// The flags as their own type, for [`Flagged::get`], when they are wrapped.
+    fn own(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
     /// The flags given, as messages name them (`--call`).
     fn given(&self) -> Vec<&'static str>;
     /// Takes them all back.
@@ -463,9 +400,9 @@ impl Flagged {
     }
 
     /// Its flags as their own type (`F`), if they are.
-    pub fn get<F: ProtocolFlags>(&self) -> Option<&F> {
+    pub fn get<F: std::any::Any>(&self) -> Option<&F> {
         let any: &dyn std::any::Any = &*self.flags;
-        any.downcast_ref::<F>()
+        self.flags.own().unwrap_or(any).downcast_ref::<F>()
     }
 }
 
@@ -498,5 +435,167 @@ impl std::ops::Deref for Flagged {
 impl std::ops::DerefMut for Flagged {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut *self.flags
+    }
+}
+
+/// A protocol's flags that implement core's contract ([`throng_core::flags::ProtocolFlags`]),
+/// as the command line asks them: the plan made from the load flags, the URL run's driver made
+/// into a [`crate::Run`], core's errors mapped onto [`RunError`].
+#[derive(Debug, Clone)]
+struct Typed<F>(F);
+
+impl<F: throng_core::flags::ProtocolFlags> ProtocolFlags for Typed<F> {
+    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
+        Box::new(self.clone())
+    }
+
+    fn own(&self) -> Option<&dyn std::any::Any> {
+        Some(&self.0)
+    }
+
+    fn given(&self) -> Vec<&'static str> {
+        self.0.given()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear()
+    }
+
+    fn reads(&self) -> &'static [&'static str] {
+        self.0.reads()
+    }
+
+    fn check_url(&self, request: &RequestFlags) -> Result<(), RunError> {
+        Ok(self.0.check_url(request)?)
+    }
+
+    fn check_offline(
+        &self,
+        url: &str,
+        request: &RequestFlags,
+        plan: &throng_core::RunPlan,
+    ) -> Result<(), RunError> {
+        Ok(self.0.check_offline(url, request, plan)?)
+    }
+
+    fn scenario_options(
+        &self,
+        options: ClientOptions,
+        targets: usize,
+        source: &str,
+    ) -> Result<ClientOptions, RunError> {
+        Ok(self.0.scenario_options(options, targets, source)?)
+    }
+
+    fn url_run<'a>(
+        &'a self,
+        url: &'a str,
+        request: &'a RequestFlags,
+        load: &'a crate::flags::RunFlags,
+        shard: throng_core::Shard,
+    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
+        Box::pin(async move {
+            // A URL's password is in no message.
+            let plan = load.plan(url).map_err(|e| match e {
+                RunError::Input(m) => RunError::Input(m.replace(url, &throng_core::redact(url))),
+                other => other,
+            })?;
+            let rows = |labels: &[String]| -> Result<(), FlagsError> {
+                load.thresholds(labels)?;
+                Ok(())
+            };
+            let made = self
+                .0
+                .url_run(throng_core::flags::UrlArgs {
+                    url,
+                    request,
+                    plan,
+                    shard,
+                    rows: &rows,
+                })
+                .await?;
+            Ok(UrlRun {
+                run: crate::Run::new(made.plan, std::sync::Arc::new(made.driver)),
+                connections: made.connections,
+            })
+        })
+    }
+
+    fn watches(&self) -> bool {
+        self.0.watches()
+    }
+
+    fn check_watched(&self, request: &RequestFlags) -> Result<(), RunError> {
+        Ok(self.0.check_watched(request)?)
+    }
+
+    fn watch<'a>(
+        &'a self,
+        request: &'a RequestFlags,
+        load: &'a crate::flags::RunFlags,
+        url: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<Option<crate::Databases>, RunError>> + 'a>> {
+        Box::pin(async move {
+            let args = throng_core::flags::WatchArgs {
+                url,
+                idle: load.idle.as_deref(),
+                quiet: load.quiet,
+            };
+            Ok(self.0.watch(request, args).await?)
+        })
+    }
+
+    fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {
+        self.0.for_side(pick)
+    }
+
+    fn check_sides(&self, own: &[&str], others: &[&str]) -> Result<(), RunError> {
+        Ok(self.0.check_sides(own, others)?)
+    }
+
+    fn takes_body(&self) -> bool {
+        self.0.takes_body()
+    }
+
+    fn fit_scenario(
+        &self,
+        plan: &mut throng_core::RunPlan,
+        request: &RequestFlags,
+        targets: usize,
+    ) -> Result<u64, RunError> {
+        Ok(self.0.fit_scenario(plan, request, targets)?)
+    }
+}
+
+impl Registration {
+    /// `protocol` with its own flags, `F`: core's contract, read by clap.
+    pub fn typed<F>(protocol: impl throng_core::step::Protocol) -> Registration
+    where
+        F: throng_core::flags::ProtocolFlags + clap::Args + clap::FromArgMatches + Default,
+    {
+        Registration {
+            protocol: std::sync::Arc::new(protocol),
+            augment: F::augment_args,
+            parse: |m| Ok(Box::new(Typed(F::from_arg_matches(m)?))),
+            default: || Box::new(Typed(F::default())),
+            server: None,
+        }
+    }
+
+    /// The same with its testbed server, `S`: core's contract, read by clap
+    /// (`throng serve S::NAME`).
+    pub fn serving_typed<S>(mut self) -> Registration
+    where
+        S: throng_core::flags::ServeFlags + clap::Args + clap::FromArgMatches,
+    {
+        self.server = Some(Server {
+            name: S::NAME,
+            command: || S::augment_args(clap::Command::new(S::NAME)).about(S::ABOUT),
+            run: |m, stop| {
+                let serving = S::from_arg_matches(m)?.serve(stop);
+                Ok(Box::pin(async move { Ok(serving.await?) }))
+            },
+        });
+        self
     }
 }

@@ -2,19 +2,15 @@
 //! and how large a reply may be, mapped onto [`TcpOptions`]; `-d` is the request (C's escapes
 //! decoded, `@FILE` a file's bytes).
 
-use std::future::Future;
-use std::pin::Pin;
-
 use clap::Args;
+use throng_core::flags::{FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, BODY};
 use throng_core::step::ClientOptions;
-use throng_core::{RunPlan, Shard};
-use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY};
-use throng_run::RunError;
+use throng_core::RunPlan;
 
 use crate::{Framing, Payload, TcpOptions};
 
-fn input(m: impl Into<String>) -> RunError {
-    RunError::Input(m.into())
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
 }
 
 /// Raw TCP's flags of `throng run`.
@@ -36,7 +32,7 @@ pub struct TcpFlags {
 
 impl TcpFlags {
     /// The options these flags set.
-    pub fn options(&self) -> Result<TcpOptions, RunError> {
+    pub fn options(&self) -> Result<TcpOptions, FlagsError> {
         let mut o = TcpOptions::default();
         if let Some(f) = &self.frame {
             o.framing = f
@@ -57,8 +53,8 @@ impl TcpFlags {
     pub fn url_steps(
         &self,
         url: &str,
-        request: &RequestFlags,
-    ) -> Result<crate::Steps<crate::TcpClient>, RunError> {
+        request: &Request,
+    ) -> Result<crate::Steps<crate::TcpClient>, FlagsError> {
         let options = self.options()?;
         let payload = match request.body.as_deref() {
             None => {
@@ -77,9 +73,7 @@ impl TcpFlags {
 }
 
 impl ProtocolFlags for TcpFlags {
-    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
-        Box::new(self.clone())
-    }
+    type Driver = crate::Steps<crate::TcpClient>;
 
     fn given(&self) -> Vec<&'static str> {
         let mut given = Vec::new();
@@ -106,9 +100,9 @@ impl ProtocolFlags for TcpFlags {
     fn check_offline(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         _plan: &RunPlan,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), FlagsError> {
         self.url_steps(url, request).map(|_| ())
     }
 
@@ -117,7 +111,7 @@ impl ProtocolFlags for TcpFlags {
         options: ClientOptions,
         targets: usize,
         source: &str,
-    ) -> Result<ClientOptions, RunError> {
+    ) -> Result<ClientOptions, FlagsError> {
         if let (0, Some(flag)) = (targets, self.given().first()) {
             return Err(input(format!(
                 "{flag} applies to tcp:// targets; {source} has none"
@@ -126,14 +120,9 @@ impl ProtocolFlags for TcpFlags {
         Ok(options.with(self.options()?))
     }
 
-    fn url_run<'a>(
-        &'a self,
-        url: &'a str,
-        request: &'a RequestFlags,
-        load: &'a RunFlags,
-        _shard: Shard,
-    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
-        Box::pin(async move { UrlRun::of(load, url, |_| self.url_steps(url, request)) })
+    async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
+        let driver = self.url_steps(args.url, args.request)?;
+        Ok(UrlRun::of(args.plan, driver))
     }
 }
 
@@ -163,7 +152,7 @@ pub struct TcpServe {
 
 impl TcpServe {
     /// The target these flags describe.
-    pub fn target(&self) -> Result<crate::serve::TcpTarget, RunError> {
+    pub fn target(&self) -> Result<crate::serve::TcpTarget, FlagsError> {
         let mut t = crate::serve::TcpTarget::default();
         if let Some(f) = &self.frame {
             t.framing = f
@@ -182,22 +171,22 @@ impl TcpServe {
     }
 }
 
-impl throng_run::flags::ServeFlags for TcpServe {
+impl throng_core::flags::ServeFlags for TcpServe {
     const NAME: &'static str = "tcp";
     const ABOUT: &'static str =
         "A raw TCP target: echoes each framed request (a line by default), with delays and faults";
 
-    fn serve(self, stop: throng_run::flags::Stop) -> throng_run::flags::Serving {
+    fn serve(self, stop: throng_core::flags::Stop) -> throng_core::flags::Serving {
         Box::pin(async move {
             let target = self.target()?;
             let listener = tokio::net::TcpListener::bind((self.host.as_str(), self.port))
                 .await
                 .map_err(|e| {
-                    RunError::Runtime(format!("listening on {}:{}: {e}", self.host, self.port))
+                    FlagsError::Runtime(format!("listening on {}:{}: {e}", self.host, self.port))
                 })?;
             let running = target
                 .serve(listener)
-                .map_err(|e| RunError::Runtime(format!("starting the TCP target: {e}")))?;
+                .map_err(|e| FlagsError::Runtime(format!("starting the TCP target: {e}")))?;
             println!("serving on {}", running.url());
             stop.await;
             eprintln!("served {} requests", running.requests());

@@ -3,21 +3,18 @@
 //! or `--listen D` of whatever the server pushes), binary messages, subprotocols and the
 //! largest message taken.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use clap::Args;
+use throng_core::flags::{FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, BODY};
 use throng_core::stages::parse_duration;
 use throng_core::step::ClientOptions;
-use throng_core::{RunPlan, Shard};
-use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY};
-use throng_run::RunError;
+use throng_core::RunPlan;
 
 use crate::{WsClient, WsOptions};
 
-fn input(m: impl Into<String>) -> RunError {
-    RunError::Input(m.into())
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
 }
 
 /// WebSocket's flags of `throng run`.
@@ -44,7 +41,7 @@ pub struct WsFlags {
 
 impl WsFlags {
     /// The options these flags set.
-    pub fn options(&self) -> Result<WsOptions, RunError> {
+    pub fn options(&self) -> Result<WsOptions, FlagsError> {
         let mut o = WsOptions::default();
         if let Some(m) = self.max_message {
             if m == 0 {
@@ -66,15 +63,15 @@ impl WsFlags {
     pub fn url_steps(
         &self,
         url: &str,
-        request: &RequestFlags,
-    ) -> Result<crate::Steps<WsClient>, RunError> {
+        request: &Request,
+    ) -> Result<crate::Steps<WsClient>, FlagsError> {
         let options = request.options()?.with(self.options()?);
         let message = request.body_text()?;
         crate::url_steps(url, &options, message.as_deref()).map_err(input)
     }
 }
 
-fn listen(v: &str) -> Result<Duration, RunError> {
+fn listen(v: &str) -> Result<Duration, FlagsError> {
     match parse_duration(v) {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err(input(format!(
@@ -84,9 +81,7 @@ fn listen(v: &str) -> Result<Duration, RunError> {
 }
 
 impl ProtocolFlags for WsFlags {
-    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
-        Box::new(self.clone())
-    }
+    type Driver = crate::Steps<WsClient>;
 
     fn given(&self) -> Vec<&'static str> {
         let mut given = Vec::new();
@@ -119,9 +114,9 @@ impl ProtocolFlags for WsFlags {
     fn check_offline(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         _plan: &RunPlan,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), FlagsError> {
         self.url_steps(url, request).map(|_| ())
     }
 
@@ -130,7 +125,7 @@ impl ProtocolFlags for WsFlags {
         options: ClientOptions,
         targets: usize,
         source: &str,
-    ) -> Result<ClientOptions, RunError> {
+    ) -> Result<ClientOptions, FlagsError> {
         // What a URL run awaits, a scenario's steps say themselves.
         let url_only = [
             (self.expect.is_some(), "--expect"),
@@ -151,14 +146,9 @@ impl ProtocolFlags for WsFlags {
         Ok(options.with(self.options()?))
     }
 
-    fn url_run<'a>(
-        &'a self,
-        url: &'a str,
-        request: &'a RequestFlags,
-        load: &'a RunFlags,
-        _shard: Shard,
-    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
-        Box::pin(async move { UrlRun::of(load, url, |_| self.url_steps(url, request)) })
+    async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
+        let driver = self.url_steps(args.url, args.request)?;
+        Ok(UrlRun::of(args.plan, driver))
     }
 }
 
@@ -193,7 +183,7 @@ pub struct WsServe {
 
 impl WsServe {
     /// The target these flags describe.
-    pub fn target(&self) -> Result<crate::serve::WsTarget, RunError> {
+    pub fn target(&self) -> Result<crate::serve::WsTarget, FlagsError> {
         let mut t = crate::serve::WsTarget::default();
         if let Some(m) = &self.mode {
             t.mode = m.parse().map_err(|e| input(format!("--mode: {e}")))?;
@@ -211,23 +201,23 @@ impl WsServe {
     }
 }
 
-impl throng_run::flags::ServeFlags for WsServe {
+impl throng_core::flags::ServeFlags for WsServe {
     const NAME: &'static str = "ws";
     const ABOUT: &'static str =
         "A WebSocket target: echoes or pushes messages, with delays, pings, close codes and faults";
 
-    fn serve(self, stop: throng_run::flags::Stop) -> throng_run::flags::Serving {
+    fn serve(self, stop: throng_core::flags::Stop) -> throng_core::flags::Serving {
         Box::pin(async move {
             let target = self.target()?;
             let listener = tokio::net::TcpListener::bind((self.host.as_str(), self.port))
                 .await
                 .map_err(|e| {
-                    RunError::Runtime(format!("listening on {}:{}: {e}", self.host, self.port))
+                    FlagsError::Runtime(format!("listening on {}:{}: {e}", self.host, self.port))
                 })?;
             let running = target
                 .serve(listener)
                 .await
-                .map_err(|e| RunError::Runtime(format!("starting the WebSocket target: {e}")))?;
+                .map_err(|e| FlagsError::Runtime(format!("starting the WebSocket target: {e}")))?;
             if let Some(pem) = &running.cert_pem {
                 println!("{pem}");
             }

@@ -1,0 +1,377 @@
+//! The contract a protocol's own flags implement, without clap: what the command line asks of
+//! them without knowing the protocol. A protocol's crate holds a struct of its flags (`--http2`,
+//! `--call`, `--sql`), which may derive clap's `Args` behind the crate's `clap` feature, and
+//! implements [`ProtocolFlags`] for it; the command line (the `throng-cli` crate, the one crate
+//! that knows clap) registers it beside the protocol's declaration and hands it plain data: the
+//! [`Request`] every protocol may read, and for a URL run the [`RunPlan`] already made from the
+//! load flags ([`UrlArgs`]). The protocol answers with core types: a [`UrlRun`] (its driver
+//! and the connections it opens), servers to watch beside the run ([`Watched`]), or a
+//! [`FlagsError`].
+//!
+//! So a protocol's crate depends on core, never on the run or the command line, and a flag is
+//! found by the registration that carries it, not by its protocol's name.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use crate::stages::parse_duration;
+use crate::step::ClientOptions;
+use crate::watch::Watched;
+use crate::{Driver, RunPlan, Shard};
+
+/// Why flags could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagsError {
+    /// Bad input, found before any load (a flag's value, a file that cannot be read, a
+    /// statement that does not prepare): the command line's exit code 2.
+    #[error("{0}")]
+    Input(String),
+    /// Something failed that the input did not cause (a server that cannot be reached to ask it
+    /// for its descriptors, a database that refuses the login): exit code 1.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
+}
+
+/// `-H`, as messages name it.
+pub const HEADER: &str = "-H/--header";
+/// `-d`, as messages name it.
+pub const BODY: &str = "-d/--body";
+/// `--streams`, as messages name it.
+pub const STREAMS: &str = "--streams";
+
+/// The request every protocol may read, as written on the command line (`-H`, `-d`,
+/// `--streams`, `-t`, `--connect-timeout`, `-k`, `--cacert`, `--label`); which of the first
+/// three a protocol reads, it says ([`ProtocolFlags::reads`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Headers, each `name: value`; gRPC: metadata.
+    pub headers: Vec<String>,
+    /// The body, or `@FILE` to read it from a file; gRPC: the message as JSON.
+    pub body: Option<String>,
+    /// How many users or in-flight requests share one connection (HTTP/2, gRPC).
+    pub streams: Option<usize>,
+    /// Per-request timeout, from send to the last byte of the response.
+    pub timeout: String,
+    /// Connect timeout (TCP and TLS).
+    pub connect_timeout: String,
+    /// Accept any TLS certificate.
+    pub insecure: bool,
+    /// Trust the PEM certificates in this file instead of the built-in roots.
+    pub cacert: Option<PathBuf>,
+    /// The row label in results.
+    pub label: Option<String>,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            headers: Vec::new(),
+            body: None,
+            streams: None,
+            timeout: "30s".into(),
+            connect_timeout: "10s".into(),
+            insecure: false,
+            cacert: None,
+            label: None,
+        }
+    }
+}
+
+impl Request {
+    /// The parts given that a protocol may not read ([`HEADER`], [`BODY`], [`STREAMS`]); the
+    /// rest apply to every protocol.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.headers.is_empty() {
+            given.push(HEADER);
+        }
+        if self.body.is_some() {
+            given.push(BODY);
+        }
+        if self.streams.is_some() {
+            given.push(STREAMS);
+        }
+        given
+    }
+
+    /// Takes back the part `flag` names (one of [`Request::given`]'s).
+    pub fn clear(&mut self, flag: &str) {
+        match flag {
+            HEADER => self.headers.clear(),
+            BODY => self.body = None,
+            STREAMS => self.streams = None,
+            _ => {}
+        }
+    }
+
+    /// `--streams`, or its default (100).
+    pub fn streams(&self) -> Result<usize, FlagsError> {
+        match self.streams.unwrap_or(100) {
+            0 => Err(input("--streams must be at least 1")),
+            n => Ok(n),
+        }
+    }
+
+    /// `-t/--timeout`.
+    pub fn timeout(&self) -> Result<Duration, FlagsError> {
+        positive("-t/--timeout", &self.timeout)
+    }
+
+    /// `--connect-timeout`.
+    pub fn connect_timeout(&self) -> Result<Duration, FlagsError> {
+        positive("--connect-timeout", &self.connect_timeout)
+    }
+
+    /// `-d`'s bytes: as written, or a file's (`@FILE`).
+    pub fn body(&self) -> Result<Option<Vec<u8>>, FlagsError> {
+        let Some(body) = &self.body else {
+            return Ok(None);
+        };
+        match body.strip_prefix('@') {
+            Some(path) => std::fs::read(path)
+                .map(Some)
+                .map_err(|e| input(format!("-d @{path}: cannot read the file: {e}"))),
+            None => Ok(Some(body.clone().into_bytes())),
+        }
+    }
+
+    /// `-d` as text (a file's must be UTF-8).
+    pub fn body_text(&self) -> Result<Option<String>, FlagsError> {
+        self.body()?
+            .map(|b| {
+                String::from_utf8(b).map_err(|_| {
+                    input(format!(
+                        "-d {}: not UTF-8 text",
+                        self.body.as_deref().unwrap_or_default()
+                    ))
+                })
+            })
+            .transpose()
+    }
+
+    /// Each `-H` as `(name, value)`, trimmed; a line without `:` is refused.
+    pub fn headers(&self) -> Result<Vec<(String, String)>, FlagsError> {
+        self.headers
+            .iter()
+            .map(|h| match h.split_once(':') {
+                Some((n, v)) if !n.trim().is_empty() => {
+                    Ok((n.trim().to_string(), v.trim().to_string()))
+                }
+                _ => Err(input(format!(
+                    "-H {h:?}: write 'name: value', e.g. -H 'accept: application/json'"
+                ))),
+            })
+            .collect()
+    }
+
+    /// The neutral options of every target: timeouts, TLS trust, streams and headers.
+    pub fn options(&self) -> Result<ClientOptions, FlagsError> {
+        Ok(ClientOptions {
+            timeout: self.timeout()?,
+            connect_timeout: self.connect_timeout()?,
+            insecure: self.insecure,
+            cacert: self.cacert.clone(),
+            streams: self.streams()?,
+            headers: self.headers()?,
+            ..ClientOptions::default()
+        })
+    }
+}
+
+/// A duration longer than zero, named by its flag when it is not.
+pub fn positive(flag: &str, v: &str) -> Result<Duration, FlagsError> {
+    let d = parse_duration(v).map_err(|e| {
+        input(format!(
+            "{flag} {v:?}: not a duration ({e}); write e.g. 30s, 2m, 250ms"
+        ))
+    })?;
+    if d.is_zero() {
+        return Err(input(format!(
+            "{flag} {v:?}: must be longer than zero (every request would fail at once)"
+        )));
+    }
+    Ok(d)
+}
+
+/// What a URL run is made from ([`ProtocolFlags::url_run`]).
+pub struct UrlArgs<'a> {
+    /// The URL (one of the schemes the protocol declares).
+    pub url: &'a str,
+    /// The request flags.
+    pub request: &'a Request,
+    /// The plan the load flags give, against `url`.
+    pub plan: RunPlan,
+    /// This process's share of the plan.
+    pub shard: Shard,
+    /// Checks that the thresholds the command line was given name rows among these labels
+    /// (bad input otherwise), so a protocol can say so before it reaches its target.
+    pub rows: &'a dyn Fn(&[String]) -> Result<(), FlagsError>,
+}
+
+impl std::fmt::Debug for UrlArgs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UrlArgs")
+            .field("url", &self.url)
+            .field("request", &self.request)
+            .field("plan", &self.plan)
+            .field("shard", &self.shard)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A run of a URL, as a protocol's flags made it: the run's plan, its driver and the
+/// connections it opens at most (for the open-file limit). The command line runs it headless
+/// and silent, then applies its outputs.
+#[derive(Debug)]
+pub struct UrlRun<D> {
+    /// The plan (the one given, or fitted: a target shown without its password, connections).
+    pub plan: RunPlan,
+    /// The driver.
+    pub driver: D,
+    /// The connections it opens at most.
+    pub connections: u64,
+}
+
+impl<D> UrlRun<D> {
+    /// `driver` under `plan`, opening a connection a user (or in-flight slot) at most.
+    pub fn of(plan: RunPlan, driver: D) -> UrlRun<D> {
+        let connections = plan.peak_concurrency();
+        UrlRun {
+            plan,
+            driver,
+            connections,
+        }
+    }
+}
+
+/// What servers watched beside a run are read with ([`ProtocolFlags::watch`]).
+#[derive(Debug, Clone, Copy)]
+pub struct WatchArgs<'a> {
+    /// The run's URL (or scenario file).
+    pub url: &'a str,
+    /// `--idle`, as written: how long to read them before the load.
+    pub idle: Option<&'a str>,
+    /// `--quiet`: no messages but warnings.
+    pub quiet: bool,
+}
+
+/// A protocol's own flags on `throng run` (a struct in the protocol's crate, registered beside
+/// its declaration by the command line): enough for the command line to say whether a flag
+/// applies to a run's targets, to take a side's flags back in a grid of several protocols, to
+/// give a scenario's targets their options, and to make a URL run, without naming the
+/// protocol.
+///
+/// The flags know nothing of which protocol they are: the registration pairs them with the
+/// protocol's declaration ([`crate::step::Protocol`]: its name and schemes), once.
+pub trait ProtocolFlags: Clone + Send + Sync + std::fmt::Debug + 'static {
+    /// The driver of its URL runs.
+    type Driver: Driver;
+    /// The flags given, as messages name them (`--call`).
+    fn given(&self) -> Vec<&'static str>;
+    /// Takes them all back.
+    fn clear(&mut self);
+    /// Which of [`Request::given`]'s it reads ([`HEADER`], [`BODY`], [`STREAMS`]).
+    fn reads(&self) -> &'static [&'static str];
+    /// Whether the flags make sense for a URL run of this protocol with `request`: `--streams`
+    /// without `--http2` does not. Said before any load.
+    fn check_url(&self, _request: &Request) -> Result<(), FlagsError> {
+        Ok(())
+    }
+    /// Checks all that a URL run of `url` (with `plan`) needs from these flags and `request`
+    /// without reaching the target: what [`ProtocolFlags::url_run`] would refuse before
+    /// connecting (HTTP's request, gRPC's call and message text, SQL's statements and
+    /// parameters), said the same way. [`ProtocolFlags::check_url`] by default.
+    fn check_offline(
+        &self,
+        _url: &str,
+        request: &Request,
+        _plan: &RunPlan,
+    ) -> Result<(), FlagsError> {
+        self.check_url(request)
+    }
+    /// Its options for a scenario's targets, added to `options`; `targets` is how many of
+    /// the scenario's targets are this protocol's, and a flag that then means nothing (one
+    /// for a URL run only, or for targets the file has none of) is refused, naming `source`.
+    fn scenario_options(
+        &self,
+        options: ClientOptions,
+        targets: usize,
+        source: &str,
+    ) -> Result<ClientOptions, FlagsError>;
+    /// The run of `args.url` (one of the schemes its protocol declares) under `args.plan`: its
+    /// driver from these flags and the request, made for `args.shard`, and checked against
+    /// the target where the protocol can before any load (a SQL statement that does not
+    /// prepare is [`FlagsError::Input`]).
+    fn url_run<'a>(
+        &'a self,
+        args: UrlArgs<'a>,
+    ) -> impl Future<Output = Result<UrlRun<Self::Driver>, FlagsError>> + 'a;
+    /// Whether its flags watch servers beside any run, of whatever protocol (SQL's
+    /// `--db-stats`): their idle window is read from them, so `--idle` needs no container.
+    fn watches(&self) -> bool {
+        false
+    }
+    /// Checks the URLs of the servers it watches, connecting to none.
+    fn check_watched(&self, _request: &Request) -> Result<(), FlagsError> {
+        Ok(())
+    }
+    /// The servers it watches, read through their idle window now and ready to be watched
+    /// through the load of a run; `None` when it watches none.
+    fn watch<'a>(
+        &'a self,
+        _request: &'a Request,
+        _args: WatchArgs<'a>,
+    ) -> impl Future<Output = Result<Option<Watched>, FlagsError>> + 'a {
+        async { Ok(None) }
+    }
+    /// Keeps of the servers it watches, and of the flags that name sides (HTTP's
+    /// `--http2=SIDE`), those of one side of a grid: `pick` keeps a list's entries that name no
+    /// side (`URL`) and the side's own (`SIDE=URL`, as `URL`).
+    fn for_side(&mut self, _pick: &dyn Fn(&[String]) -> Vec<String>) {}
+    /// Checks the flags that name sides against an A/B run's sides before any load: `own` are
+    /// the names of the sides of this protocol, `others` the rest.
+    fn check_sides(&self, _own: &[&str], _others: &[&str]) -> Result<(), FlagsError> {
+        Ok(())
+    }
+    /// Whether `-d` is this protocol's request when an A/B run's sides speak several protocols
+    /// that read it: it goes to the sides of those that say so (gRPC's with `--call`: its
+    /// message), and to every reader only when none does. By default, whether any of its own
+    /// flags is given.
+    fn takes_body(&self) -> bool {
+        !self.given().is_empty()
+    }
+    /// Fits a scenario's plan to these flags, for the file's `targets` of this protocol, and
+    /// returns the connections that adds (gRPC's `--connections`: N connections a target).
+    fn fit_scenario(
+        &self,
+        _plan: &mut RunPlan,
+        _request: &Request,
+        _targets: usize,
+    ) -> Result<u64, FlagsError> {
+        Ok(0)
+    }
+}
+
+/// What a server waits on to stop.
+pub type Stop = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A server serving until it is stopped.
+pub type Serving = Pin<Box<dyn Future<Output = Result<(), FlagsError>>>>;
+
+/// A protocol's testbed server's flags (`throng serve NAME`): a struct in the protocol's
+/// crate (deriving clap's `Args` behind its `clap` feature) and how it serves until stopped.
+pub trait ServeFlags: 'static {
+    /// Its name after `throng serve` (`tcp`).
+    const NAME: &'static str;
+    /// What `throng serve --help` says of it.
+    const ABOUT: &'static str;
+    /// Serves until `stop` is ready (the command line's Ctrl-C or SIGTERM), saying where on
+    /// standard output; a bad flag is [`FlagsError::Input`].
+    fn serve(self, stop: Stop) -> Serving;
+}
