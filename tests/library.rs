@@ -244,3 +244,77 @@ async fn a_runs_place_is_passed_and_labels_its_series() {
     assert_eq!(requests("left").as_deref(), Some("3"), "{text}");
     assert_eq!(requests("right").as_deref(), Some("3"), "{text}");
 }
+
+/// Where the summaries of a grid's runs went: one `Text` with a p99 column a run (the grid's
+/// JSON document, which names p99 too, left out).
+fn summaries(seen: &Collect) -> Vec<Stream> {
+    seen.events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Text { text, to } if text.contains("p99") && !text.starts_with('{') => Some(to),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A grid hands each run its cell as a value: a run started in a task of its own
+/// (`Run::start`) is still its grid's, and two grids going at once share nothing. The runs of
+/// the grid whose document takes standard output say their summaries on standard error (a
+/// task-local was lost in the run's own task, and they went to standard output, into the
+/// document); the other grid's runs on standard output; each run is titled with its own cell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_grids_at_once_each_hand_their_runs_their_own_cells() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let url = format!("{}/", target.url());
+    let dir = tempfile::tempdir().unwrap();
+    let grid = |json: std::path::PathBuf, seen: Arc<Collect>| {
+        let url = url.clone();
+        throng::run::Grid::new()
+            .rounds(2)
+            .json(json)
+            .observer(seen.clone())
+            .execute(move |cell| {
+                let (url, seen) = (url.clone(), seen.clone());
+                async move {
+                    let (plan, driver) = common::setup(&[&url, "-c", "1", "-n", "3"]);
+                    let started = Run::new(plan, Arc::new(driver))
+                        .summary(true)
+                        .observer(seen)
+                        .cell(cell)
+                        .start()
+                        .await?;
+                    started.finished.await.unwrap()
+                }
+            })
+    };
+    let (on_stdout, in_file) = (Arc::new(Collect::default()), Arc::new(Collect::default()));
+    let file = dir.path().join("grid.json");
+    let (a, b) = tokio::join!(
+        grid("-".into(), on_stdout.clone()),
+        grid(file.clone(), in_file.clone())
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(target.requests(), 12);
+    assert_eq!(summaries(&on_stdout), [Stream::Err, Stream::Err]);
+    assert_eq!(summaries(&in_file), [Stream::Out, Stream::Out]);
+    // The grid's own document, on standard output for the first only.
+    let documents = |seen: &Collect| {
+        seen.events()
+            .into_iter()
+            .filter(|e| matches!(e, Event::Text { text, to: Stream::Out } if text.starts_with('{')))
+            .count()
+    };
+    assert_eq!(documents(&on_stdout), 1);
+    assert_eq!(documents(&in_file), 0);
+    assert!(file.exists());
+    for g in [&a, &b] {
+        let targets: Vec<&str> = g
+            .result
+            .runs
+            .iter()
+            .map(|r| r.result.plan.target.as_str())
+            .collect();
+        assert!(targets[0].starts_with("round 1 of 2: "), "{targets:?}");
+        assert!(targets[1].starts_with("round 2 of 2: "), "{targets:?}");
+    }
+}

@@ -295,9 +295,10 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
         grid = grid.metrics(m.clone());
     }
     let finished = grid
-        .execute(|at, title| {
+        .execute(|cell| {
             let out = &out;
             let sides = &sides;
+            let at = cell.at.clone();
             async move {
                 let args = cell_args(a, &at, sides).map_err(run_error)?;
                 // Each run's samples in a file of their own: `s.jtl` -> `s.1000-users-go-1.jtl`.
@@ -316,16 +317,15 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
                     run: throng_run::flags::Outputs {
                         show: out.run.show,
                         quiet: out.run.quiet,
-                        title: Some(title),
                         samples: out
                             .run
                             .samples
                             .as_ref()
                             .map(|p| throng_run::beside(p, &tag.join("-"))),
                         metrics: out.run.metrics.clone(),
-                        place: Some(at.clone()),
                         ..Default::default()
                     },
+                    cell: Some(cell),
                     ..Outputs::default()
                 };
                 super::runner::watched(&args, run_out, |o| run_once(&args, o))
@@ -444,11 +444,12 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
     for (format, path) in &out.run.reports {
         grid = grid.report(*format, path);
     }
-    let workloads: Vec<(String, throng_run::Workload<'_>)> = list
-        .iter()
-        .zip(args)
-        .enumerate()
-        .map(|(i, ((name, _), args))| {
+    let names: Vec<String> = list.iter().map(|(name, _)| name.clone()).collect();
+    let finished = grid
+        .together(names.clone(), |cell| {
+            // The cell of the workload named as its title (every name is one of `names`).
+            let i = names.iter().position(|n| *n == cell.title).unwrap_or(0);
+            let args = args[i].clone();
             let run_out = Outputs {
                 run: throng_run::flags::Outputs {
                     // One dashboard or progress line: the first workload's.
@@ -457,29 +458,22 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
                         _ => throng_run::Show::Nothing,
                     },
                     quiet: out.run.quiet,
-                    title: Some(name.clone()),
                     samples: out
                         .run
                         .samples
                         .as_ref()
-                        .map(|p| throng_run::beside(p, name)),
+                        .map(|p| throng_run::beside(p, &cell.title)),
                     metrics: out.run.metrics.clone(),
-                    // A cell of its own for the metrics exporter, labelled by its name.
-                    place: Some(Coordinates {
-                        level: None,
-                        side: Some(name.clone()),
-                        round: 1,
-                    }),
                     ..Default::default()
                 },
+                // Its cell: titled with its name, a cell of its own for the metrics exporter
+                // (labelled by its name) and on the workloads' dashboard.
+                cell: Some(cell),
                 ..Outputs::default()
             };
-            let run: throng_run::Workload<'_> =
-                Box::pin(async move { run_once(&args, run_out).await.map_err(run_error) });
-            (name.clone(), run)
+            Box::pin(async move { run_once(&args, run_out).await.map_err(run_error) })
         })
-        .collect();
-    let finished = grid.together(workloads).await?;
+        .await?;
     for f in &finished.failures {
         eprintln!("throng: error: {f}");
     }

@@ -20,6 +20,8 @@ pub(crate) struct Outputs {
     /// Prepare and check the run (its flags, its driver, its steps against their targets),
     /// then stop before the load with [`CliError::Checked`].
     pub(crate) check_only: bool,
+    /// The run's cell in its grid (its place, title, the grid's dashboard and standard output).
+    pub(crate) cell: Option<throng_run::Cell>,
 }
 
 /// Runs a parsed command line and returns its exit code.
@@ -311,6 +313,9 @@ pub(crate) async fn run_load(
         return Err(CliError::Checked(run.labels(), thresholds.to_vec()));
     }
     let mut run = out.run.apply(run.thresholds(thresholds.iter().cloned()));
+    if let Some(cell) = out.cell {
+        run = run.cell(cell);
+    }
     if let Some(c) = containers {
         run = run.containers(c.clone());
     }

@@ -3,10 +3,11 @@
 //!
 //! The dashboard only reads snapshots and calls the runs' controls, so a run with it produces
 //! the same final snapshot, summary and JSON as a headless one. A grid or a mix opens a
-//! [`Session`] and runs its cells inside it ([`Session::scope`]); a [`crate::Run`] that shows
-//! the dashboard joins the session it runs in (a task-local, so the closures that make the runs
-//! need not pass it along), else opens one of its own. What a run would print while the
-//! dashboard is up (its summary) waits until the session ends, so nothing prints over it.
+//! [`Session`] and hands it to each of its runs in their [`crate::Cell`] (passed, not found in
+//! a task-local: a run started in a task of its own, or two grids at once, are each on their
+//! own grid's board); a [`crate::Run`] that shows the dashboard joins the session its cell
+//! names, else opens one of its own. What a run would print while the dashboard is up (its
+//! summary) waits until the session ends, so nothing prints over it.
 
 pub(crate) use live::*;
 
@@ -25,11 +26,6 @@ mod live {
 
     use crate::observer::{Event, Observer};
     use crate::outputs::Stream;
-
-    tokio::task_local! {
-        /// The session the runs of this task belong to, and the workload's name in it.
-        static SESSION: (Arc<Session>, String);
-    }
 
     /// One dashboard for several runs. It starts drawing when the first run that asks for the
     /// dashboard joins, if standard output is a terminal.
@@ -83,21 +79,6 @@ mod live {
                 order: Mutex::new(Vec::new()),
                 grid: Mutex::new(None),
             })
-        }
-
-        /// The session this task's runs belong to, with the workload's name in it.
-        pub(crate) fn current() -> Option<(Arc<Session>, String)> {
-            SESSION.try_with(|(s, n)| (s.clone(), n.clone())).ok()
-        }
-
-        /// `f` with its runs on this session, as the workload `name` (empty: the one run in
-        /// focus, replaced by the next).
-        pub(crate) fn scope<F: std::future::Future>(
-            self: &Arc<Self>,
-            name: &str,
-            f: F,
-        ) -> impl std::future::Future<Output = F::Output> {
-            SESSION.scope((self.clone(), name.to_string()), f)
         }
 
         /// The workloads' names in the order they are shown (the first is in focus).
@@ -402,12 +383,16 @@ mod live {
         out
     }
 
-    /// Shows the dashboard for a run until it ends, on the session this task runs in (a grid's, a
-    /// mix's) or on one of its own; the final snapshot. If standard output is no terminal, or the
-    /// terminal fails, the run goes on headless to its end.
-    pub(crate) async fn show(handle: RunHandle, observer: Arc<dyn Observer>) -> Arc<Snapshot> {
-        if let Some((session, name)) = Session::current() {
-            return session.follow(handle, &name, true).await;
+    /// Shows the dashboard for a run until it ends, on the session it was given (a grid's, a
+    /// mix's, with the workload's name on it) or on one of its own; the final snapshot. If
+    /// standard output is no terminal, or the terminal fails, the run goes on headless to its end.
+    pub(crate) async fn show(
+        handle: RunHandle,
+        observer: Arc<dyn Observer>,
+        on: Option<(&Arc<Session>, &str)>,
+    ) -> Arc<Snapshot> {
+        if let Some((session, name)) = on {
+            return session.follow(handle, name, true).await;
         }
         if !std::io::stdout().is_terminal() {
             return handle.wait().await;
@@ -420,9 +405,12 @@ mod live {
 
     /// Waits for a run that shows nothing itself; on a session (a workload of a mix beside the one
     /// that shows the dashboard), it is on the board all the same.
-    pub(crate) async fn quietly(handle: RunHandle) -> Arc<Snapshot> {
-        match Session::current() {
-            Some((session, name)) => session.follow(handle, &name, false).await,
+    pub(crate) async fn quietly(
+        handle: RunHandle,
+        on: Option<(&Arc<Session>, &str)>,
+    ) -> Arc<Snapshot> {
+        match on {
+            Some((session, name)) => session.follow(handle, name, false).await,
             None => handle.wait().await,
         }
     }
@@ -613,12 +601,6 @@ mod live {
         pub(crate) fn new(observer: Arc<dyn Observer>) -> Arc<Session> {
             Arc::new(Session(observer))
         }
-        pub(crate) fn current() -> Option<(Arc<Session>, String)> {
-            None
-        }
-        pub(crate) fn scope<F: std::future::Future>(self: &Arc<Self>, _: &str, f: F) -> F {
-            f
-        }
         pub(crate) fn order(&self, _: &[String]) {}
         pub(crate) fn stopped(&self) -> bool {
             false
@@ -636,7 +618,10 @@ mod live {
         pub(crate) fn grid(&self, _: &[Threshold], _: Option<&Threshold>) {}
     }
 
-    pub(crate) async fn quietly(handle: RunHandle) -> Arc<Snapshot> {
+    pub(crate) async fn quietly(
+        handle: RunHandle,
+        _: Option<(&Arc<Session>, &str)>,
+    ) -> Arc<Snapshot> {
         handle.wait().await
     }
 }

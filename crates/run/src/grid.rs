@@ -10,6 +10,7 @@
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use throng_core::LoadSpec;
@@ -22,6 +23,25 @@ use throng_report::{
 use crate::dashboard::Session;
 use crate::observer::{Event, Stream};
 use crate::{check_writable, Finished, RunError, EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS};
+
+/// One run of a grid, as [`Grid::execute`] and [`Grid::together`] hand it to the closure that
+/// makes the run: its coordinates and title, and what the grid's runs share, given to the run
+/// with [`crate::Run::cell`] (its dashboard, and whether the grid's document holds standard
+/// output). A value, not a task-local: the run may go in a task of its own.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Where the run is in the grid: its level, side and round (a workload's name as its side).
+    pub at: Coordinates,
+    /// Its title (`2000 users, go, round 2 of 3`; a workload's name).
+    pub title: String,
+    /// The grid's dashboard session.
+    pub(crate) session: Arc<Session>,
+    /// The run's name on the dashboard's board: a workload's; empty for a grid's runs, each
+    /// replacing the one before.
+    pub(crate) name: String,
+    /// The grid's document goes to standard output, so its runs' summaries do not.
+    pub(crate) stdout_taken: bool,
+}
 
 /// The runs of a grid: build it, then [`Grid::execute`] with a closure that runs one cell.
 #[derive(Debug, Clone, Default)]
@@ -233,14 +253,14 @@ impl Grid {
         Ok(())
     }
 
-    /// Runs every cell through `run` (which makes and executes the [`crate::Run`] of those
-    /// coordinates, titled with the given text, and placed at them with [`crate::Run::place`]
-    /// so that its metrics are labelled with them), then writes the grid's outputs. A run stopped
-    /// by a signal ends the grid with what ran; so does an error from `run` after the first run
-    /// (it is one of [`GridFinished::failures`]; before any run, it is returned).
+    /// Runs every cell through `run` (which makes and executes the [`crate::Run`] of that
+    /// [`Cell`], given it with [`crate::Run::cell`] so that it is titled and placed, its metrics
+    /// labelled with its coordinates, on the grid's dashboard), then writes the grid's outputs.
+    /// A run stopped by a signal ends the grid with what ran; so does an error from `run` after
+    /// the first run (it is one of [`GridFinished::failures`]; before any run, it is returned).
     pub async fn execute<F, Fut>(self, mut run: F) -> Result<GridFinished, RunError>
     where
-        F: FnMut(Coordinates, String) -> Fut,
+        F: FnMut(Cell) -> Fut,
         Fut: Future<Output = Result<Finished, RunError>>,
     {
         self.check()?;
@@ -248,10 +268,7 @@ impl Grid {
         // One dashboard for every run: the runs that show it join this session.
         let session = Session::new(self.observer.0.clone());
         session.grid(&self.thresholds, self.until.as_ref());
-        // With the grid's document on standard output, its runs' summaries go to standard error.
-        let taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
-        let done =
-            crate::outputs::grid_document(taken, self.cells_on(&session, &cells, &mut run)).await;
+        let done = self.cells_on(&session, &cells, &mut run).await;
         session.finish().await;
         let mut done = done?;
         self.write(&mut done);
@@ -270,10 +287,12 @@ impl Grid {
         run: &mut F,
     ) -> Result<GridFinished, RunError>
     where
-        F: FnMut(Coordinates, String) -> Fut,
+        F: FnMut(Cell) -> Fut,
         Fut: Future<Output = Result<Finished, RunError>>,
     {
         let total = cells.len();
+        // With the grid's document on standard output, its runs' summaries go to standard error.
+        let stdout_taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
         // While the dashboard is up it shows what the messages would say.
         let say = |text: String| {
             if self.messages && !session.drawing() {
@@ -310,8 +329,14 @@ impl Grid {
                 let title = at.title(self.rounds);
                 say(format!("run {n} of at most {total}: {title}"));
                 session.grid_run(at, &title, n, total);
-                let cell = session.scope("", run((*at).clone(), title.clone()));
-                let finished = match cell.await {
+                let cell = Cell {
+                    at: (*at).clone(),
+                    title: title.clone(),
+                    session: session.clone(),
+                    name: String::new(),
+                    stdout_taken,
+                };
+                let finished = match run(cell).await {
                     Ok(f) => f,
                     Err(e) if runs.is_empty() => return Err(e),
                     Err(e) => {
@@ -438,25 +463,41 @@ impl Grid {
     }
 
     /// Runs several workloads at once, as k6's scenarios: each its own [`crate::Run`] (its own
-    /// plan and load model, its own driver and thresholds), all started together and polled on
-    /// this task; then one result with a row per workload and a TOTAL row (their requests
-    /// added, over the longest one's time), written as the grid's outputs.
-    pub async fn together<'a>(
+    /// plan and load model, its own driver and thresholds), made by `run` for its [`Cell`]
+    /// (its name as the side and the title; give it to the run with [`crate::Run::cell`]), all
+    /// started together and polled on this task; then one result with a row per workload and a
+    /// TOTAL row (their requests added, over the longest one's time), written as the grid's
+    /// outputs.
+    pub async fn together<'a, F>(
         mut self,
-        workloads: Vec<(String, Workload<'a>)>,
-    ) -> Result<GridFinished, RunError> {
+        names: Vec<String>,
+        mut run: F,
+    ) -> Result<GridFinished, RunError>
+    where
+        F: FnMut(Cell) -> Workload<'a>,
+    {
         self.check()?;
-        let (names, futures): (Vec<String>, Vec<Workload<'a>>) = workloads.into_iter().unzip();
         // One dashboard for every workload, the first in focus; their summaries wait for it.
         let session = Session::new(self.observer.0.clone());
         session.order(&names);
-        let futures = futures
-            .into_iter()
-            .zip(&names)
-            .map(|(f, name)| Box::pin(session.scope(name, f)) as Workload<'a>)
+        let stdout_taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
+        let futures = names
+            .iter()
+            .map(|name| {
+                run(Cell {
+                    at: Coordinates {
+                        level: None,
+                        side: Some(name.clone()),
+                        round: 1,
+                    },
+                    title: name.clone(),
+                    session: session.clone(),
+                    name: name.clone(),
+                    stdout_taken,
+                })
+            })
             .collect();
-        let taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
-        let ends = crate::outputs::grid_document(taken, join_all(futures)).await;
+        let ends = join_all(futures).await;
         session.finish().await;
         let mut runs: Vec<GridRun> = Vec::new();
         let mut failures = Vec::new();
@@ -663,7 +704,6 @@ fn row_line(r: &LevelRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use throng_core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Users};
 
     fn finished() -> Finished {
@@ -691,8 +731,8 @@ mod tests {
     async fn a_run_that_fails_after_the_first_leaves_the_grid_what_ran() {
         let done = Grid::new()
             .levels([Level::Users(1), Level::Users(2), Level::Users(4)])
-            .execute(|at, _| async move {
-                match at.level {
+            .execute(|cell| async move {
+                match cell.at.level {
                     Some(Level::Users(1)) => Ok(finished()),
                     _ => Err(RunError::Runtime("the server went away".into())),
                 }
@@ -707,7 +747,7 @@ mod tests {
         // Before any run, the error is the grid's.
         let first = Grid::new()
             .levels([Level::Users(1)])
-            .execute(|_, _| async { Err(RunError::Input("bad".into())) })
+            .execute(|_| async { Err(RunError::Input("bad".into())) })
             .await;
         assert!(matches!(first, Err(RunError::Input(_))));
     }

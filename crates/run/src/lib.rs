@@ -66,7 +66,7 @@ use tokio::sync::oneshot;
 
 #[cfg(feature = "docker")]
 pub use containers::Containers;
-pub use grid::{at_level, Grid, GridFinished, Workload};
+pub use grid::{at_level, Cell, Grid, GridFinished, Workload};
 pub use observer::{Collect, Console, Event, Observer};
 pub use outputs::{beside, check_writable, write_report};
 pub use progress::progress_line;
@@ -153,6 +153,7 @@ pub struct Run {
     on_start: Option<OnStart>,
     observer: Arc<dyn Observer>,
     place: Option<throng_report::Coordinates>,
+    cell: Option<Cell>,
 }
 
 /// Told the handle on the run once the load has started (see [`Run::on_start`]).
@@ -341,6 +342,7 @@ impl Run {
             on_start: None,
             observer: Arc::new(()),
             place: None,
+            cell: None,
         }
     }
 
@@ -451,6 +453,18 @@ impl Run {
     /// is left to the grid, once after all its runs.
     pub fn place(mut self, at: throng_report::Coordinates) -> Self {
         self.place = Some(at);
+        self
+    }
+
+    /// Runs this as the grid's run `cell` (what [`Grid::execute`] and [`Grid::together`] give
+    /// their closure): placed at its coordinates (see [`Run::place`]), titled with its title,
+    /// on the grid's dashboard, and with its summary on standard error when the grid's document
+    /// takes standard output. Passed, not found in the task it runs in: a run started in a task
+    /// of its own ([`Run::start`]) is still the grid's, and two grids at once share nothing.
+    pub fn cell(mut self, cell: Cell) -> Self {
+        self.place = Some(cell.at.clone());
+        self.title = Some(cell.title.clone());
+        self.cell = Some(cell);
         self
     }
 
@@ -571,9 +585,13 @@ impl Run {
             ))
         });
         let mut progress = None;
+        // The grid's session and this run's name on its board, and whether the grid's document
+        // holds standard output.
+        let board = self.cell.as_ref().map(|c| (&c.session, c.name.as_str()));
+        let grid_takes_stdout = self.cell.as_ref().is_some_and(|c| c.stdout_taken);
         let snapshot = match self.show {
             #[cfg(feature = "dashboard")]
-            Show::Dashboard => dashboard::show(handle, self.observer.clone()).await,
+            Show::Dashboard => dashboard::show(handle, self.observer.clone(), board).await,
             Show::Progress => {
                 progress = Some(tokio::spawn(progress::progress(
                     handle.snapshots(),
@@ -581,7 +599,7 @@ impl Run {
                 )));
                 handle.wait().await
             }
-            Show::Nothing => dashboard::quietly(handle).await,
+            Show::Nothing => dashboard::quietly(handle, board).await,
         };
         if let Some(s) = signals {
             s.abort();
@@ -609,10 +627,8 @@ impl Run {
         let notes = report.notes.clone();
         let result = throng_report::finish(&snapshot, &self.thresholds).with_report(report);
         // On a grid's or a mix's dashboard, the summary waits until it has left the screen.
-        let drawing = dashboard::Session::current()
-            .map(|(s, _)| s)
-            .filter(|s| s.drawing());
-        let people = outputs::for_people(self.json.as_deref(), &self.reports);
+        let drawing = board.map(|(s, _)| s).filter(|s| s.drawing());
+        let people = outputs::for_people(self.json.as_deref(), &self.reports, grid_takes_stdout);
         if let (Some(s), true) = (&drawing, self.summary) {
             s.print(throng_report::render_summary(&result), people);
         }
@@ -626,7 +642,7 @@ impl Run {
             &mut finished,
             self.json.as_deref(),
             &self.reports,
-            self.summary && drawing.is_none(),
+            (self.summary && drawing.is_none()).then_some(people),
             self.messages && drawing.is_none(),
             self.observer.as_ref(),
         );

@@ -3,10 +3,9 @@
 //!
 //! Standard output is either for people (the summary) or for a document (`--json -`, a report
 //! to `-`), never both: a document there is for a pipe or a scheduler's logs, which must read
-//! it whole. A grid's document takes standard output from its runs too (a task-local, as the
-//! metrics' cell), so their summaries go to standard error as a single run's do.
+//! it whole. A grid's document takes standard output from its runs too (the grid says so in
+//! each run's [`crate::Cell`]), so their summaries go to standard error as a single run's do.
 
-use std::future::Future;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -16,29 +15,20 @@ use throng_report::{render_report, render_summary, Format, RunResult};
 use crate::observer::{Event, Observer};
 use crate::Finished;
 
-tokio::task_local! {
-    /// Set while the runs of a grid whose document goes to standard output run.
-    static GRID_TAKES_STDOUT: ();
-}
-
 /// Whether a document goes to standard output: the JSON result or a report written to `-`.
 pub(crate) fn takes_stdout(json: Option<&Path>, reports: &[(Format, PathBuf)]) -> bool {
     let stdout = Some(Path::new("-"));
     json == stdout || reports.iter().any(|(_, p)| Some(p.as_path()) == stdout)
 }
 
-/// Runs `f` (a grid's runs) with standard output kept for the grid's document when `taken`.
-pub(crate) async fn grid_document<F: Future>(taken: bool, f: F) -> F::Output {
-    match taken {
-        true => GRID_TAKES_STDOUT.scope((), f).await,
-        false => f.await,
-    }
-}
-
 /// Where a run's text for people goes: standard error when standard output holds a document,
-/// the run's own (`json`, `reports`) or its grid's.
-pub(crate) fn for_people(json: Option<&Path>, reports: &[(Format, PathBuf)]) -> Stream {
-    match takes_stdout(json, reports) || GRID_TAKES_STDOUT.try_with(|()| ()).is_ok() {
+/// the run's own (`json`, `reports`) or its grid's (`grid_takes_stdout`).
+pub(crate) fn for_people(
+    json: Option<&Path>,
+    reports: &[(Format, PathBuf)],
+    grid_takes_stdout: bool,
+) -> Stream {
+    match takes_stdout(json, reports) || grid_takes_stdout {
         true => Stream::Err,
         false => Stream::Out,
     }
@@ -52,17 +42,17 @@ pub(crate) fn write(
     finished: &mut Finished,
     json: Option<&Path>,
     reports: &[(Format, PathBuf)],
-    summary: bool,
+    summary: Option<Stream>,
     messages: bool,
     observer: &dyn Observer,
 ) {
     let result = &finished.result;
     let to_stdout = json == Some(Path::new("-"));
-    if summary {
-        // With the result on standard output (a shard's, for `kubectl logs`), standard error.
+    // With the result on standard output (a shard's, for `kubectl logs`), standard error.
+    if let Some(to) = summary {
         observer.event(&Event::Text {
             text: render_summary(result),
-            to: for_people(json, reports),
+            to,
         });
     }
     let mut failures = Vec::new();
