@@ -1,0 +1,41 @@
+//! LLM serving as a workload: OpenAI-compatible streaming requests, the figures their users
+//! publish (TTFT, ITL, TPOT, end to end, output tokens, goodput), and a testbed that streams
+//! with programmed timing.
+//!
+//! The parts that need no HTTP client:
+//!
+//! - [`RequestSpec`] and [`Prompt`]: request bodies for `/v1/chat/completions` ([`Api::Chat`])
+//!   and the legacy `/v1/completions` ([`Api::Completions`]), with `stream: true`,
+//!   `stream_options: {include_usage: true}`, `max_tokens` and `model`, from a prompts file
+//!   ([`read_prompts`], JSON Lines) or generated prompts of N tokens
+//!   ([`generated_prompts`]); every body encoded once, before the load.
+//! - [`Tracker`]: a streamed answer's events (from throng-stream's readers), as they arrive,
+//!   into one request's [`Figures`], defined as `vllm bench serve` defines them
+//!   (`vllm/benchmarks/serve.py`, `lib/endpoint_request_func.py`): TTFT from the request's
+//!   *intended* start (so an open loop's queueing counts, as throng's latency does) to the
+//!   first event with content; ITL, each gap between consecutive events with content; end to
+//!   end, to the last event with content; TPOT, `(e2e − TTFT) / (output tokens − 1)` for two
+//!   tokens or more; output tokens from the stream's last `usage` when the server sends it,
+//!   else counted one per event with content, and [`TokenSource`] says which.
+//! - [`Goodput`]: objectives (`ttft<200ms,tpot<50ms`, or vLLM's `ttft:200`) and whether a
+//!   request meets them all.
+//! - [`serve`]: `throng serve llm`, an OpenAI-compatible streaming server on hyper whose
+//!   TTFT, token gaps and output lengths follow given values or ranges, seeded, with faults
+//!   (a stream cut, an error status, a stall), so that every figure is checked against a
+//!   known truth.
+//!
+//! The main decision: a request's figures are computed as its events arrive and handed back
+//! one by one ([`Token`]), never from a kept list of timestamps, so memory stays bounded
+//! however long an answer is, and the gaps can go straight into a histogram.
+#![deny(missing_docs)]
+
+mod figures;
+mod goodput;
+mod request;
+pub mod serve;
+
+pub use figures::{ChunkError, Figures, Token, TokenSource, Tracker};
+pub use goodput::{Goodput, GoodputError, Metric, Objective};
+pub use request::{
+    generated_prompts, read_prompts, Api, Prompt, PromptError, PromptText, RequestSpec,
+};

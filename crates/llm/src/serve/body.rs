@@ -1,0 +1,182 @@
+//! An answer's body: OpenAI's chunks written on a programmed schedule, polled by hyper
+//! itself (no task or channel per stream).
+
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::Frame;
+use rand::rngs::SmallRng;
+use tokio::time::{Instant, Sleep};
+
+use super::config::{Fault, Spread};
+use crate::Api;
+
+/// Words the testbed's tokens are made of.
+const WORDS: [&str; 16] = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+    "incididunt",
+    "ut",
+    "labore",
+    "et",
+];
+
+/// The `k`-th token's text (plain ASCII: nothing to escape in JSON).
+pub(crate) fn token(k: u32) -> &'static str {
+    WORDS[k as usize % WORDS.len()]
+}
+
+/// What every chunk of one answer shares.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    pub(crate) api: Api,
+    /// `chatcmpl-N` or `cmpl-N`.
+    pub(crate) id: String,
+    pub(crate) created: u64,
+    /// The model as a JSON string, quotes included.
+    pub(crate) model: String,
+    pub(crate) include_usage: bool,
+    pub(crate) prompt_tokens: u64,
+    /// `stop`, or `length` when the request's `max_tokens` cut the answer.
+    pub(crate) finish: &'static str,
+}
+
+impl Shape {
+    fn head(&self, out: &mut String) {
+        let object = match self.api {
+            Api::Chat => "chat.completion.chunk",
+            Api::Completions => "text_completion",
+        };
+        let _ = write!(
+            out,
+            "data: {{\"id\":\"{}\",\"object\":\"{object}\",\"created\":{},\"model\":{},\"system_fingerprint\":\"fp_throng\",\"choices\":",
+            self.id, self.created, self.model
+        );
+    }
+
+    fn tail(&self, out: &mut String) {
+        if self.include_usage {
+            out.push_str(",\"usage\":null");
+        }
+        out.push_str("}\n\n");
+    }
+
+    /// A chunk with one choice: a delta (chat: the fields inside `delta`) or a text
+    /// (completions), and a finish reason or none.
+    fn choice(&self, out: &mut String, delta: &str, text: &str, finish: Option<&str>) {
+        self.head(out);
+        let finish = finish.map_or_else(|| "null".to_string(), |f| format!("\"{f}\""));
+        let _ = match self.api {
+            Api::Chat => write!(
+                out,
+                "[{{\"index\":0,\"delta\":{{{delta}}},\"logprobs\":null,\"finish_reason\":{finish}}}]"
+            ),
+            Api::Completions => write!(
+                out,
+                "[{{\"text\":\"{text}\",\"index\":0,\"logprobs\":null,\"finish_reason\":{finish}}}]"
+            ),
+        };
+        self.tail(out);
+    }
+
+    /// The chunk of token `k`; a chat answer's first comes after the role's chunk, as
+    /// OpenAI's does.
+    pub(crate) fn token(&self, out: &mut String, k: u32) {
+        let word = token(k);
+        let text = if k == 0 {
+            word.to_string()
+        } else {
+            format!(" {word}")
+        };
+        if k == 0 && self.api == Api::Chat {
+            self.choice(out, "\"role\":\"assistant\",\"content\":\"\"", "", None);
+        }
+        self.choice(out, &format!("\"content\":\"{text}\""), &text, None);
+    }
+
+    /// The end: a chunk with the finish reason, the usage chunk if asked, `[DONE]`.
+    pub(crate) fn end(&self, out: &mut String, tokens: u32) {
+        self.choice(out, "", "", Some(self.finish));
+        if self.include_usage {
+            self.head(out);
+            let _ = write!(
+                out,
+                "[],\"usage\":{{\"prompt_tokens\":{p},\"completion_tokens\":{tokens},\"total_tokens\":{t}}}}}\n\n",
+                p = self.prompt_tokens,
+                t = self.prompt_tokens + u64::from(tokens)
+            );
+        }
+        out.push_str("data: [DONE]\n\n");
+    }
+}
+
+/// A streamed answer: token `k` is due at the request's arrival + TTFT + the gaps drawn for
+/// tokens 1..=k (an absolute schedule, so timer lateness never accumulates).
+pub(crate) struct TokenBody {
+    pub(crate) shape: Shape,
+    pub(crate) sleep: Pin<Box<Sleep>>,
+    pub(crate) due: Instant,
+    pub(crate) rng: SmallRng,
+    pub(crate) itl: Spread<Duration>,
+    pub(crate) tokens: u32,
+    pub(crate) sent: u32,
+    pub(crate) fault: Option<Fault>,
+    pub(crate) ended: bool,
+}
+
+impl http_body::Body for TokenBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        ready!(self.sleep.as_mut().poll(cx));
+        let this = &mut *self;
+        match this.fault {
+            Some(Fault::Cut(n)) if this.sent >= n => {
+                this.ended = true;
+                return Poll::Ready(Some(Err(std::io::Error::other(
+                    "the testbed's fault: the stream cut",
+                ))));
+            }
+            // Never woken: the stream stays open, silent, until a side closes it.
+            Some(Fault::Stall(n)) if this.sent >= n => return Poll::Pending,
+            _ => {}
+        }
+        let mut out = String::with_capacity(512);
+        this.shape.token(&mut out, this.sent);
+        this.sent += 1;
+        if this.sent >= this.tokens {
+            this.shape.end(&mut out, this.tokens);
+            this.ended = true;
+        } else {
+            this.due += this.itl.draw(&mut this.rng);
+            let due = this.due;
+            this.sleep.as_mut().reset(due);
+        }
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
+}

@@ -1,0 +1,590 @@
+//! The testbed read by a plain hyper client through throng-stream's SSE reader and the
+//! tracker: the figures measured must match what the testbed was programmed to do (each
+//! answer's truth is in its headers), with wide margins for a loaded machine.
+#![allow(clippy::unwrap_used)] // helpers of tests: a failure is the test's
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::{json, Value};
+use throng_llm::serve::{self, Fault, ServeConfig, Spread};
+use throng_llm::{Api, Figures, RequestSpec, Token, TokenSource, Tracker};
+use throng_stream::{Framing, Parser};
+
+/// Every test's bound: nothing here may hang.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// How late a measured time may be against the truth on a busy machine (tokio's timer is
+/// up to a millisecond late; other helpers' builds share the two cores).
+const LATE: Duration = Duration::from_millis(25);
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// One answer as the client saw it.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: http::HeaderMap,
+    figures: Figures,
+    /// The ITL samples, in order.
+    gaps: Vec<Duration>,
+    /// Each SSE event's data.
+    events: Vec<String>,
+    /// The body ended in an error (a cut stream).
+    cut: bool,
+    /// The body was still open when the reader gave up (a stall).
+    stalled: bool,
+    /// The body of an answer other than 200.
+    raw: Vec<u8>,
+}
+
+impl Answer {
+    fn truth(&self, name: &str) -> u64 {
+        self.headers[name].to_str().unwrap().parse().unwrap()
+    }
+}
+
+enum Conn {
+    H1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    H2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+}
+
+async fn connect(addr: std::net::SocketAddr, h2: bool) -> Conn {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let io = TokioIo::new(tcp);
+    if h2 {
+        let (send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        Conn::H2(send)
+    } else {
+        let (send, conn) = hyper::client::conn::http1::handshake(io).await.unwrap();
+        tokio::spawn(conn);
+        Conn::H1(send)
+    }
+}
+
+/// Sends `body` to `api`'s path and reads the answer, giving up on a silent body after
+/// `patience`.
+async fn ask(conn: &mut Conn, api: Api, body: &Value, patience: Duration) -> Answer {
+    let req = Request::post(api.path())
+        .header("host", "testbed")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let start = Instant::now();
+    let resp = match conn {
+        Conn::H1(s) => s.send_request(req).await.unwrap(),
+        Conn::H2(s) => s.send_request(req).await.unwrap(),
+    };
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let mut body = resp.into_body();
+    let mut parser = Parser::new(Framing::Sse, 64 * 1024);
+    let mut tracker = Tracker::new(api, start);
+    let (mut gaps, mut events, mut raw) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cut, mut stalled) = (false, false);
+    loop {
+        let frame = match tokio::time::timeout(patience, body.frame()).await {
+            Err(_) => {
+                stalled = true;
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(Err(_))) => {
+                cut = true;
+                break;
+            }
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Some(data) = frame.data_ref() else {
+            continue;
+        };
+        if status != 200 {
+            raw.extend_from_slice(data);
+            continue;
+        }
+        let at = Instant::now();
+        parser
+            .feed(data, &mut |e| {
+                events.push(String::from_utf8_lossy(e.data()).into_owned());
+                if let Token::Next(gap) = tracker.event(at, e.data()).unwrap() {
+                    gaps.push(gap);
+                }
+            })
+            .unwrap();
+    }
+    if !cut && !stalled {
+        assert!(
+            !parser.finish(&mut |_| {}).unwrap().partial,
+            "a whole answer ends between events"
+        );
+    }
+    Answer {
+        status,
+        headers,
+        figures: tracker.figures(),
+        gaps,
+        events,
+        cut,
+        stalled,
+        raw,
+    }
+}
+
+fn request(api: Api, max_tokens: Option<u32>, usage: bool) -> Value {
+    let mut spec = RequestSpec::new(api, "m1");
+    spec.max_tokens = max_tokens;
+    spec.include_usage = usage;
+    let prompt = throng_llm::generated_prompts(1, 12, 0).remove(0);
+    spec.body(&prompt)
+}
+
+fn within(what: &str, measured: Duration, low: Duration, high: Duration) {
+    assert!(
+        measured >= low && measured <= high,
+        "{what}: {measured:?} not within {low:?}..={high:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_chat_stream_over_http1_has_the_programmed_ttft_gaps_and_length() {
+    tokio::time::timeout(BOUND, async {
+        let server = serve::start(ServeConfig {
+            ttft: Spread::Fixed(ms(40)),
+            itl: Spread::Fixed(ms(10)),
+            output_tokens: Spread::Fixed(20),
+            ..ServeConfig::default()
+        })
+        .await
+        .unwrap();
+        let mut conn = connect(server.addr, false).await;
+        let a = ask(
+            &mut conn,
+            Api::Chat,
+            &request(Api::Chat, None, true),
+            ms(2000),
+        )
+        .await;
+        assert_eq!(a.status, 200);
+        assert_eq!(a.headers["content-type"], "text/event-stream");
+        assert_eq!(
+            (
+                a.truth("x-throng-ttft-us"),
+                a.truth("x-throng-output-tokens")
+            ),
+            (40_000, 20)
+        );
+        let f = a.figures;
+        within("TTFT", f.ttft.unwrap(), ms(40), ms(40) + LATE);
+        assert_eq!(
+            (f.output_tokens, f.source, f.content_events),
+            (20, TokenSource::Usage, 20)
+        );
+        assert_eq!(
+            f.prompt_tokens,
+            Some(12),
+            "the testbed counts the prompt's words"
+        );
+        assert!(f.done && !a.cut && !a.stalled);
+        assert_eq!(a.gaps.len(), 19);
+        for gap in &a.gaps {
+            within("ITL", *gap, ms(10) - ms(5), ms(10) + LATE);
+        }
+        // The schedule is absolute: lateness does not add up, so TPOT (the mean gap) is close.
+        within(
+            "TPOT",
+            f.tpot.unwrap(),
+            ms(10),
+            Duration::from_micros(11_500),
+        );
+        within("e2e", f.e2e, ms(40 + 190), ms(40 + 190) + LATE);
+        assert_eq!(server.requests(), 1);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn chunks_have_openai_exact_shape() {
+    tokio::time::timeout(BOUND, async {
+        let server = serve::start(ServeConfig {
+            ttft: Spread::Fixed(ms(1)),
+            itl: Spread::Fixed(ms(1)),
+            output_tokens: Spread::Fixed(3),
+            ..ServeConfig::default()
+        })
+        .await
+        .unwrap();
+        let mut conn = connect(server.addr, false).await;
+        let a = ask(
+            &mut conn,
+            Api::Chat,
+            &request(Api::Chat, None, true),
+            ms(2000),
+        )
+        .await;
+        let json: Vec<Value> = a.events[..a.events.len() - 1]
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        // Role, 3 tokens, finish, usage; then [DONE].
+        assert_eq!(json.len(), 6);
+        assert_eq!(a.events.last().unwrap(), "[DONE]");
+        for chunk in &json {
+            assert_eq!(chunk["object"], "chat.completion.chunk");
+            assert_eq!(chunk["model"], "m1", "the request's model is echoed");
+            assert_eq!(chunk["id"], "chatcmpl-0");
+            assert!(chunk["created"].is_u64());
+        }
+        assert_eq!(
+            json[0]["choices"][0]["delta"],
+            json!({"role": "assistant", "content": ""})
+        );
+        assert_eq!(json[1]["choices"][0]["delta"], json!({"content": "lorem"}));
+        assert_eq!(json[2]["choices"][0]["delta"], json!({"content": " ipsum"}));
+        assert_eq!(json[1]["choices"][0]["finish_reason"], Value::Null);
+        assert_eq!(json[1]["usage"], Value::Null);
+        assert!(json[1].as_object().unwrap().contains_key("usage"));
+        assert_eq!(json[4]["choices"][0]["delta"], json!({}));
+        assert_eq!(json[4]["choices"][0]["finish_reason"], "stop");
+        assert_eq!(json[5]["choices"], json!([]));
+        assert_eq!(
+            json[5]["usage"],
+            json!({"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15})
+        );
+        // Completions, no usage asked: text chunks, no usage field, no usage chunk.
+        let a = ask(
+            &mut conn,
+            Api::Completions,
+            &request(Api::Completions, Some(2), false),
+            ms(2000),
+        )
+        .await;
+        let json: Vec<Value> = a.events[..a.events.len() - 1]
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        assert_eq!(json.len(), 3);
+        assert_eq!(json[0]["object"], "text_completion");
+        assert_eq!(json[0]["id"], "cmpl-1");
+        assert_eq!(json[0]["choices"][0]["text"], "lorem");
+        assert!(!json[0].as_object().unwrap().contains_key("usage"));
+        // max_tokens 2 cut the programmed 3: finished for length.
+        assert_eq!(
+            json[2]["choices"][0],
+            json!({"text": "", "index": 0, "logprobs": null, "finish_reason": "length"})
+        );
+        assert_eq!(
+            (a.figures.output_tokens, a.figures.source),
+            (2, TokenSource::Counted)
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_completions_over_h2c_follow_their_drawn_truth() {
+    tokio::time::timeout(BOUND, async {
+        let config = ServeConfig {
+            ttft: "20ms..80ms".parse().unwrap(),
+            itl: "4ms..12ms".parse().unwrap(),
+            output_tokens: "10..30".parse().unwrap(),
+            seed: 7,
+            ..ServeConfig::default()
+        };
+        let server = serve::start(config.clone()).await.unwrap();
+        let conn = connect(server.addr, true).await;
+        let Conn::H2(send) = conn else { unreachable!() };
+        let body = request(Api::Completions, None, true);
+        let answers = futures_join(
+            (0..8)
+                .map(|_| {
+                    let mut conn = Conn::H2(send.clone());
+                    let body = body.clone();
+                    tokio::spawn(
+                        async move { ask(&mut conn, Api::Completions, &body, ms(2000)).await },
+                    )
+                })
+                .collect(),
+        )
+        .await;
+        let mut ttfts = Vec::new();
+        for a in &answers {
+            assert_eq!(a.status, 200);
+            let truth = Duration::from_micros(a.truth("x-throng-ttft-us"));
+            within("drawn TTFT", truth, ms(20), ms(80));
+            ttfts.push(truth);
+            within("TTFT", a.figures.ttft.unwrap(), truth, truth + LATE);
+            let tokens = a.truth("x-throng-output-tokens");
+            assert!((10..=30).contains(&tokens));
+            assert_eq!(a.figures.output_tokens, tokens);
+            assert_eq!(a.gaps.len() as u64, tokens - 1);
+            for gap in &a.gaps {
+                within("ITL", *gap, ms(4) - ms(3), ms(12) + LATE);
+            }
+            within("TPOT", a.figures.tpot.unwrap(), ms(4), ms(12) + ms(2));
+        }
+        ttfts.sort();
+        assert_ne!(ttfts.first(), ttfts.last(), "TTFT is drawn per request");
+        // The same seed draws the same values for the same request index.
+        let again = serve::start(config).await.unwrap();
+        let mut conn = connect(again.addr, false).await;
+        let mut first = Vec::new();
+        for _ in 0..3 {
+            let a = ask(&mut conn, Api::Completions, &body, ms(2000)).await;
+            first.push((
+                a.truth("x-throng-ttft-us"),
+                a.truth("x-throng-output-tokens"),
+            ));
+        }
+        let mut by_index: Vec<_> = answers
+            .iter()
+            .map(|a| {
+                (
+                    a.truth("x-throng-request"),
+                    (
+                        a.truth("x-throng-ttft-us"),
+                        a.truth("x-throng-output-tokens"),
+                    ),
+                )
+            })
+            .collect();
+        by_index.sort();
+        let want: Vec<_> = by_index[..3].iter().map(|(_, t)| *t).collect();
+        assert_eq!(first, want);
+    })
+    .await
+    .unwrap();
+}
+
+async fn futures_join(handles: Vec<tokio::task::JoinHandle<Answer>>) -> Vec<Answer> {
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn faults_cut_fail_and_stall_streams() {
+    tokio::time::timeout(BOUND, async {
+        let base = ServeConfig {
+            ttft: Spread::Fixed(ms(5)),
+            itl: Spread::Fixed(ms(5)),
+            output_tokens: Spread::Fixed(10),
+            ..ServeConfig::default()
+        };
+        for h2 in [false, true] {
+            let server = serve::start(ServeConfig {
+                fault: Some(Fault::Cut(3)),
+                ..base.clone()
+            })
+            .await
+            .unwrap();
+            let mut conn = connect(server.addr, h2).await;
+            let a = ask(
+                &mut conn,
+                Api::Chat,
+                &request(Api::Chat, None, true),
+                ms(2000),
+            )
+            .await;
+            assert!(a.cut, "h2 {h2}: the body ends in an error");
+            assert_eq!(a.figures.content_events, 3, "h2 {h2}");
+            assert!(!a.figures.done);
+            assert_eq!(a.figures.source, TokenSource::Counted, "no usage came");
+        }
+        let server = serve::start(ServeConfig {
+            fault: Some(Fault::Status(500)),
+            fault_every: 2,
+            ..base.clone()
+        })
+        .await
+        .unwrap();
+        let mut conn = connect(server.addr, false).await;
+        let a = ask(
+            &mut conn,
+            Api::Chat,
+            &request(Api::Chat, None, true),
+            ms(2000),
+        )
+        .await;
+        assert_eq!(a.status, 500);
+        let error: Value = serde_json::from_slice(&a.raw).unwrap();
+        assert_eq!(error["error"]["type"], "server_error");
+        assert!(error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("fault"));
+        let a = ask(
+            &mut conn,
+            Api::Chat,
+            &request(Api::Chat, None, true),
+            ms(2000),
+        )
+        .await;
+        assert_eq!(
+            (a.status, a.figures.output_tokens),
+            (200, 10),
+            "every second request is faulted"
+        );
+        let server = serve::start(ServeConfig {
+            fault: Some(Fault::Stall(2)),
+            ..base
+        })
+        .await
+        .unwrap();
+        let mut conn = connect(server.addr, false).await;
+        let a = ask(
+            &mut conn,
+            Api::Chat,
+            &request(Api::Chat, None, true),
+            ms(300),
+        )
+        .await;
+        assert!(a.stalled && !a.cut);
+        assert_eq!(a.figures.content_events, 2);
+    })
+    .await
+    .unwrap();
+}
+
+async fn plain(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let mut conn = connect(addr, false).await;
+    let Conn::H1(send) = &mut conn else {
+        unreachable!()
+    };
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "testbed")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let resp = send.send_request(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test]
+async fn whole_answers_models_and_bad_requests() {
+    tokio::time::timeout(BOUND, async {
+        let server = serve::start(ServeConfig {
+            ttft: Spread::Fixed(ms(30)),
+            itl: Spread::Fixed(ms(2)),
+            output_tokens: Spread::Fixed(4),
+            ..ServeConfig::default()
+        })
+        .await
+        .unwrap();
+        let started = Instant::now();
+        let (status, v) = plain(
+            server.addr,
+            "POST",
+            "/v1/chat/completions",
+            r#"{"messages":[{"role":"user","content":"hi there"}]}"#,
+        )
+        .await;
+        assert!(
+            started.elapsed() >= ms(36),
+            "a whole answer waits for its last token"
+        );
+        assert_eq!(status, 200);
+        assert_eq!(v["object"], "chat.completion");
+        assert_eq!(v["model"], "throng-testbed");
+        assert_eq!(
+            v["choices"][0]["message"]["content"],
+            "lorem ipsum dolor sit"
+        );
+        assert_eq!(
+            v["usage"],
+            json!({"prompt_tokens": 2, "completion_tokens": 4, "total_tokens": 6})
+        );
+        let (status, v) = plain(server.addr, "GET", "/v1/models", "").await;
+        assert_eq!(
+            (status, &v["data"][0]["id"]),
+            (200, &json!("throng-testbed"))
+        );
+        let (status, v) = plain(server.addr, "POST", "/v1/embeddings", "{}").await;
+        assert_eq!(status, 404);
+        assert_eq!(v["error"]["type"], "invalid_request_error");
+        let (status, _) = plain(server.addr, "GET", "/v1/completions", "").await;
+        assert_eq!(status, 405);
+        let (status, v) = plain(server.addr, "POST", "/v1/completions", "{oops").await;
+        assert_eq!(status, 400);
+        assert!(v["error"]["message"].as_str().unwrap().contains("not JSON"));
+        let (status, v) = plain(
+            server.addr,
+            "POST",
+            "/v1/chat/completions",
+            r#"{"prompt":"x"}"#,
+        )
+        .await;
+        assert_eq!(status, 400);
+        assert!(v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`messages`"));
+        assert_eq!(
+            server.requests(),
+            1,
+            "only completions that were answered count"
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn serve_runs_until_stopped() {
+    tokio::time::timeout(BOUND, async {
+        // A free port, then served: another process could take it in between, which this
+        // machine's tests do not.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let config = ServeConfig {
+            listen: port,
+            output_tokens: Spread::Fixed(2),
+            ttft: Spread::Fixed(ms(1)),
+            ..ServeConfig::default()
+        };
+        let served = tokio::spawn(serve::serve(config, async {
+            let _ = stopped.await;
+        }));
+        let mut conn = loop {
+            if let Ok(tcp) = tokio::net::TcpStream::connect(port).await {
+                drop(tcp);
+                break connect(port, false).await;
+            }
+            tokio::time::sleep(ms(5)).await;
+        };
+        let a = ask(
+            &mut conn,
+            Api::Chat,
+            &request(Api::Chat, None, true),
+            ms(2000),
+        )
+        .await;
+        assert_eq!(a.figures.output_tokens, 2);
+        stop.send(()).unwrap();
+        served.await.unwrap().unwrap();
+        assert!(
+            tokio::net::TcpStream::connect(port).await.is_err(),
+            "stopped serving"
+        );
+    })
+    .await
+    .unwrap();
+}
