@@ -1,0 +1,390 @@
+//! The client over the state machine: one connection multiplexing the requests of many users
+//! of one worker thread.
+//!
+//! The engine runs each worker's users as local tasks of one single-threaded runtime, so a
+//! connection's state is an `Rc<RefCell<Conn>>` that every user's request borrows for the few
+//! instructions it takes to open a stream or take a response (never across an `.await`): no
+//! lock, no atomic, no channel. One task per *connection* (not per stream) owns the socket: it
+//! writes what the users' requests put in the connection's one output buffer, all streams'
+//! frames in one system call, and reads and parses what arrives, waking the tasks whose
+//! responses completed. A request wakes it only when it is not already due to run, so the
+//! requests that a batch of responses lets the users send go out together.
+//!
+//! Needs a `tokio::task::LocalSet` (the engine's workers run in one): the connection's task is
+//! spawned with `spawn_local`.
+
+use std::cell::{Cell, RefCell};
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::Pin;
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use throng_core::{ErrorClass, Outcome};
+use throng_net::{Counters, Stream, TlsTarget};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::conn::{Config, Conn, ConnError, Key, Request, Response, StreamError};
+
+/// The connection's state, shared by its requests and its task.
+struct Inner {
+    conn: RefCell<Conn>,
+    /// The connection task's waker, and whether it is already due to run.
+    task: RefCell<Option<Waker>>,
+    scheduled: Cell<bool>,
+    /// The class of the I/O error that ended the connection (`reset` for an end of stream).
+    io_class: Cell<Option<ErrorClass>>,
+    counters: Arc<Counters>,
+}
+
+impl Inner {
+    /// Makes the connection's task run (to write what the requests left).
+    fn kick(&self) {
+        if !self.scheduled.replace(true) {
+            if let Some(w) = self.task.borrow().as_ref() {
+                w.wake_by_ref();
+            }
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The last client went: the task ends and the socket closes.
+        if let Some(w) = self.task.get_mut().take() {
+            w.wake();
+        }
+    }
+}
+
+/// One HTTP/2 connection; clones share it.
+#[derive(Clone)]
+pub struct Client {
+    inner: Rc<Inner>,
+}
+
+impl Client {
+    /// Starts HTTP/2 on an open transport (TCP by prior knowledge, or TLS that chose `h2`):
+    /// writes the preface and our SETTINGS, spawns the connection's task on the current
+    /// `LocalSet`, and returns once the server's SETTINGS came (it speaks HTTP/2). The caller
+    /// bounds the time.
+    pub async fn handshake<T>(
+        io: T,
+        counters: Arc<Counters>,
+        cfg: Config,
+    ) -> Result<Client, ConnError>
+    where
+        T: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
+        let inner = Rc::new(Inner {
+            conn: RefCell::new(Conn::new(cfg)),
+            task: RefCell::new(None),
+            scheduled: Cell::new(false),
+            io_class: Cell::new(None),
+            counters,
+        });
+        let driver = Driver {
+            inner: Rc::downgrade(&inner),
+            io,
+            wbuf: Vec::with_capacity(16 * 1024),
+            wpos: 0,
+            flush: false,
+            rbuf: BytesMut::with_capacity(16 * 1024),
+        };
+        tokio::task::spawn_local(driver);
+        poll_fn(|cx| {
+            let mut c = inner.conn.borrow_mut();
+            if let Some(e) = c.error() {
+                return Poll::Ready(Err(e.clone()));
+            }
+            if c.got_settings() {
+                return Poll::Ready(Ok(()));
+            }
+            c.wait_ping(cx);
+            Poll::Pending
+        })
+        .await?;
+        Ok(Client { inner })
+    }
+
+    /// Sends a request and waits for its whole response. Dropping the future (a timeout)
+    /// resets the stream with CANCEL.
+    pub async fn send(&self, req: Request<'_>) -> Result<Response, StreamError> {
+        let key = self.inner.conn.borrow_mut().open(req)?;
+        self.inner.kick();
+        let mut guard = Pending {
+            inner: &self.inner,
+            key: Some(key),
+        };
+        poll_fn(|cx| {
+            let key = guard.key.as_ref().expect("until ready");
+            let r = guard.inner.conn.borrow_mut().poll_response(key, cx);
+            if r.is_ready() {
+                guard.key = None;
+            }
+            r
+        })
+        .await
+    }
+
+    /// Sends a PING and waits for its answer.
+    pub async fn ping(&self) -> Result<(), ConnError> {
+        let before = {
+            let mut c = self.inner.conn.borrow_mut();
+            c.ping(*b"throng\0\0");
+            c.pings_acked()
+        };
+        self.inner.kick();
+        poll_fn(|cx| {
+            let mut c = self.inner.conn.borrow_mut();
+            if let Some(e) = c.error() {
+                return Poll::Ready(Err(e.clone()));
+            }
+            if c.pings_acked() > before {
+                return Poll::Ready(Ok(()));
+            }
+            c.wait_ping(cx);
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Whether a new request may go on this connection.
+    pub fn is_usable(&self) -> bool {
+        self.inner.conn.borrow().is_usable()
+    }
+
+    /// Whether the connection is over.
+    pub fn is_closed(&self) -> bool {
+        self.inner.conn.borrow().is_closed()
+    }
+
+    /// Streams open now.
+    pub fn open_streams(&self) -> u32 {
+        self.inner.conn.borrow().open_streams()
+    }
+
+    /// The connection's byte counts.
+    pub fn counters(&self) -> &Arc<Counters> {
+        &self.inner.counters
+    }
+
+    /// The class of a failed request: a stream the server did not process or reset, and a
+    /// connection that ended, are `reset` (or the class of the I/O error that ended it: `tls`,
+    /// `timeout`); anything that is not HTTP/2 as it should be is `protocol`.
+    pub fn classify(&self, e: &StreamError) -> ErrorClass {
+        match e {
+            StreamError::NotProcessed(_) | StreamError::Reset(_) => ErrorClass::Reset,
+            StreamError::Protocol(..) => ErrorClass::Protocol,
+            StreamError::Conn(c) => match c {
+                ConnError::NotHttp2 | ConnError::Protocol(..) => ErrorClass::Protocol,
+                ConnError::GoAway(..) => ErrorClass::Reset,
+                ConnError::Closed(_) => self.inner.io_class.get().unwrap_or(ErrorClass::Reset),
+            },
+        }
+    }
+}
+
+/// A request waiting for its response: cancelled if dropped before it is complete.
+struct Pending<'a> {
+    inner: &'a Inner,
+    key: Option<Key>,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.inner.conn.borrow_mut().cancel(key);
+            self.inner.kick();
+        }
+    }
+}
+
+/// The connection's task: writes the output buffer, reads and parses what arrives.
+struct Driver<T> {
+    inner: Weak<Inner>,
+    io: T,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    flush: bool,
+    rbuf: BytesMut,
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
+    fn fail(&self, inner: &Inner, e: &io::Error) {
+        let class = throng_net::classify_io(e).unwrap_or(ErrorClass::Reset);
+        inner.io_class.set(Some(class));
+        inner
+            .conn
+            .borrow_mut()
+            .fail(ConnError::Closed(throng_net::message(e)));
+    }
+
+    /// Writes what is buffered; `Ok(true)` if anything was written.
+    fn write(&mut self, cx: &mut Context<'_>, inner: &Inner) -> io::Result<bool> {
+        let mut wrote = false;
+        loop {
+            if self.wpos == self.wbuf.len() {
+                self.wbuf.clear();
+                self.wpos = 0;
+                inner.conn.borrow_mut().swap_out(&mut self.wbuf);
+                if self.wbuf.is_empty() {
+                    break;
+                }
+            }
+            match Pin::new(&mut self.io).poll_write(cx, &self.wbuf[self.wpos..]) {
+                Poll::Ready(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
+                Poll::Ready(Ok(n)) => {
+                    self.wpos += n;
+                    self.flush = true;
+                    wrote = true;
+                }
+                Poll::Ready(Err(e)) => return Err(e),
+                Poll::Pending => return Ok(wrote),
+            }
+        }
+        if self.flush {
+            match Pin::new(&mut self.io).poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.flush = false,
+                Poll::Ready(Err(e)) => return Err(e),
+                Poll::Pending => {}
+            }
+        }
+        Ok(wrote)
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Future for Driver<T> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let Some(inner) = this.inner.upgrade() else {
+            return Poll::Ready(());
+        };
+        {
+            let mut task = inner.task.borrow_mut();
+            match task.as_ref() {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => *task = Some(cx.waker().clone()),
+            }
+        }
+        inner.scheduled.set(false);
+        loop {
+            let mut progress = match this.write(cx, &inner) {
+                Ok(wrote) => wrote,
+                Err(e) => {
+                    this.fail(&inner, &e);
+                    return Poll::Ready(());
+                }
+            };
+            if inner.conn.borrow().is_closed() {
+                // Whatever is left to say (a GOAWAY) has been tried; the socket closes.
+                return Poll::Ready(());
+            }
+            if this.rbuf.capacity() - this.rbuf.len() < 4096 {
+                this.rbuf.reserve(16 * 1024);
+            }
+            match tokio_util::io::poll_read_buf(Pin::new(&mut this.io), cx, &mut this.rbuf) {
+                Poll::Ready(Ok(0)) => {
+                    inner
+                        .conn
+                        .borrow_mut()
+                        .fail(ConnError::Closed("the server closed the connection".into()));
+                    return Poll::Ready(());
+                }
+                Poll::Ready(Ok(_)) => {
+                    let r = inner.conn.borrow_mut().recv(&mut this.rbuf);
+                    if r.is_err() {
+                        // Say GOAWAY if the socket takes it at once, then close.
+                        let _ = this.write(cx, &inner);
+                        return Poll::Ready(());
+                    }
+                    progress = true;
+                }
+                Poll::Ready(Err(e)) => {
+                    this.fail(&inner, &e);
+                    return Poll::Ready(());
+                }
+                Poll::Pending => {}
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+/// Where and how to open connections: addresses, TLS (offering ALPN `h2`) or HTTP/2 by prior
+/// knowledge, the connect timeout, our settings.
+#[derive(Clone)]
+pub struct Target {
+    /// The addresses to try in order.
+    pub addrs: Vec<std::net::SocketAddr>,
+    /// `host:port`, for messages.
+    pub authority: String,
+    /// TLS, whose configuration must offer `h2` in ALPN; `None`: h2c by prior knowledge.
+    pub tls: Option<TlsTarget>,
+    /// The bound on TCP connect, TLS handshake and HTTP/2 handshake, each.
+    pub connect_timeout: Duration,
+    /// Our settings.
+    pub config: Config,
+}
+
+/// Opens a connection to `target`: TCP, TLS when asked (the server must choose `h2` by
+/// ALPN), and the HTTP/2 handshake, each within the connect timeout. A failure is the outcome
+/// of the request that needed the connection: `connect`, `tls`, `timeout`, or `protocol` for a
+/// server that does not speak HTTP/2.
+pub async fn connect(target: &Target) -> Result<Client, Outcome> {
+    let (stream, counters) = throng_net::open(
+        &target.addrs,
+        &target.authority,
+        target.tls.as_ref(),
+        target.connect_timeout,
+    )
+    .await?;
+    if let Stream::Tls(s) = &stream {
+        if s.get_ref().1.alpn_protocol() != Some(b"h2") {
+            return Err(Outcome::failed(
+                ErrorClass::Protocol,
+                format!(
+                    "{} did not choose h2 by ALPN in the TLS handshake",
+                    target.authority
+                ),
+            ));
+        }
+    }
+    let cfg = target.config.clone();
+    match tokio::time::timeout(
+        target.connect_timeout,
+        Client::handshake(stream, counters.clone(), cfg),
+    )
+    .await
+    {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(ConnError::Closed(m))) if counters.read().1 == 0 => Err(Outcome::failed(
+            ErrorClass::Protocol,
+            format!(
+                "{} closed the connection without a word of HTTP/2: {m}",
+                target.authority
+            ),
+        )),
+        Ok(Err(e)) => {
+            let class = match e {
+                ConnError::Closed(_) | ConnError::GoAway(..) => ErrorClass::Reset,
+                _ => ErrorClass::Protocol,
+            };
+            Err(Outcome::failed(class, format!("{}: {e}", target.authority)))
+        }
+        Err(_) => Err(Outcome::failed(
+            ErrorClass::Timeout,
+            format!(
+                "{} did not answer as an HTTP/2 server within {:?}",
+                target.authority, target.connect_timeout
+            ),
+        )),
+    }
+}
