@@ -318,3 +318,96 @@ async fn two_grids_at_once_each_hand_their_runs_their_own_cells() {
         assert!(targets[1].starts_with("round 2 of 2: "), "{targets:?}");
     }
 }
+
+/// A library run of a scenario file whose `load: start` is 1 s starts its load 1 s after the
+/// run, as `throng run` does (only the command line used to wait: a library run of the same
+/// file began at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenarios_load_start_delays_a_library_run() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let yaml = format!(
+        "targets:\n  api: {}\nload:\n  users: 1\n  requests: 3\n  start: 1s\nsteps:\n  - label: \
+         get\n    request:\n      path: /\n",
+        target.url()
+    );
+    let scenario = throng::scenario::compile_str(
+        &yaml,
+        "start.yaml",
+        std::path::Path::new("."),
+        &throng::protocols(),
+    )
+    .unwrap();
+    let plan = scenario
+        .load
+        .plan("start.yaml", &throng::core::spec::keys)
+        .unwrap();
+    assert_eq!(plan.start, Duration::from_secs(1));
+    let options = throng::core::step::ClientOptions::default();
+    let driver = throng::scenario::ScenarioDriver::new(scenario, &options).unwrap();
+    let began = Instant::now();
+    let run = tokio::spawn(Run::new(plan, Arc::new(driver)).execute());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(target.requests(), 0, "the load started before its start");
+    let finished = run.await.unwrap().unwrap();
+    assert!(began.elapsed() >= Duration::from_secs(1));
+    assert_eq!(finished.snapshot.total.samples, 3);
+    assert_eq!(target.requests(), 3);
+}
+
+/// What the child process of [`a_run_raises_the_open_file_limit_or_warns`] runs, under a hard
+/// limit of 512 open files.
+async fn open_files_run(url: &str) {
+    let hard = 512;
+    rlimit::setrlimit(rlimit::Resource::NOFILE, 256, hard).unwrap();
+    let run = |connections: u64| {
+        let (plan, driver) = common::setup(&[url, "-c", "1", "-n", "2"]);
+        let seen = Arc::new(Collect::default());
+        let run = Run::new(plan, Arc::new(driver))
+            .connections(connections)
+            .observer(seen.clone());
+        (run, seen)
+    };
+    // 100 connections fit once the soft limit is raised to the hard one; no word of it.
+    let (fits, seen) = run(100);
+    assert_eq!(fits.execute().await.unwrap().snapshot.total.samples, 2);
+    assert_eq!(rlimit::getrlimit(rlimit::Resource::NOFILE).unwrap().0, hard);
+    assert_eq!(seen.events(), []);
+    // 1,000 do not: the run says so to its observer, and goes on.
+    let (over, seen) = run(1000);
+    assert_eq!(over.execute().await.unwrap().snapshot.total.samples, 2);
+    let warnings: Vec<Event> = seen.events();
+    assert!(
+        matches!(&warnings[..], [Event::Warning(w)]
+            if w.starts_with("1000 connections need about 1064 open files, but the open-file \
+                              limit is 512 (already raised to the hard limit)")),
+        "{warnings:?}"
+    );
+}
+
+/// A library run raises the process's open-file limit for its connections, as `throng run`
+/// does, and warns its observer when even the hard limit is too low: in a child process (this
+/// test binary again), whose limit the test lowers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_raises_the_open_file_limit_or_warns() {
+    if let Some(url) = std::env::var_os("THRONG_OPEN_FILES_CHILD") {
+        return open_files_run(&url.to_string_lossy()).await;
+    }
+    let target = HttpTarget::default().start().await.unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "library::a_run_raises_the_open_file_limit_or_warns",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("THRONG_OPEN_FILES_CHILD", format!("{}/", target.url()))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "the child failed: {stdout}{stderr}");
+    assert!(stdout.contains("1 passed"), "the child ran: {stdout}");
+    assert_eq!(target.requests(), 4);
+}

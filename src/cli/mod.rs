@@ -67,10 +67,9 @@ impl CliError {
 /// Parses the process arguments, runs the command, and returns its exit code.
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Nothing is logged (no logger, no tracing subscriber); the no-op subscriber tells tracing
-    // so. Without it every disabled span of h2's (several a gRPC call) is offered to `log`,
-    // because sqlx turns tracing's `log` bridge on for the whole build.
-    let _ = tracing::subscriber::set_global_default(tracing::subscriber::NoSubscriber::default());
+    // Nothing is logged: the library's opt-in no-op subscriber tells tracing so (see its doc:
+    // without it every disabled span of h2's is offered to `log`).
+    throng_run::quiet_tracing();
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

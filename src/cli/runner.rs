@@ -126,7 +126,13 @@ pub(crate) async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliE
     let thresholds = a.run.thresholds(&url.run.labels())?;
     let containers = containers(a)?;
     ensure_open_files(url.connections)?;
-    run_load(url.run, &thresholds, containers.as_ref(), out).await
+    run_load(
+        url.run.connections(url.connections),
+        &thresholds,
+        containers.as_ref(),
+        out,
+    )
+    .await
 }
 
 /// The containers `throng run`'s flags select (`--db-stats` reads databases through `--idle`
@@ -261,31 +267,23 @@ fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
     }
 }
 
-/// Raises the open-file limit to the hard limit and checks that `connections` fit under it.
+/// Raises the open-file limit to the hard limit and checks that `connections` fit under it:
+/// the library's [`throng_run::raise_open_files`], whose warning is a usage error here.
 pub(crate) fn ensure_open_files(connections: u64) -> Result<u64, CliError> {
-    let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(1024);
-    let need = connections + 64;
-    if need > limit {
-        return Err(CliError::Usage(format!(
-            "{connections} connections need about {need} open files, but the open-file limit is {limit} \
-             (already raised to the hard limit): lower -c/--max-in-flight, or raise the hard limit (ulimit -Hn)"
-        )));
-    }
-    Ok(limit)
+    throng_run::raise_open_files(connections).map_err(|e| {
+        CliError::Usage(format!(
+            "{e}: lower -c/--max-in-flight, or raise the hard limit (ulimit -Hn)"
+        ))
+    })
 }
 
 /// Runs a scenario file to its end, prints the summary and writes the result.
 pub(crate) async fn run_scenario(
     setup: super::scenario::ScenarioSetup,
-    mut out: Outputs,
+    out: Outputs,
 ) -> Result<Finished, CliError> {
     ensure_open_files(setup.connections)?;
-    if let Some(after) = setup.start.filter(|d| !d.is_zero()) {
-        // The file's `load: start`: this load begins that long after the run (or the shards'
-        // common start).
-        let from = out.run.start_at.unwrap_or_else(std::time::SystemTime::now);
-        out.run.start_at = Some(from + after);
-    }
+    // The file's `load: start` is the plan's (`RunPlan::start`): the run waits for it.
     // Steps checked against their targets (a SQL syntax error) before any load.
     setup
         .driver
@@ -293,7 +291,7 @@ pub(crate) async fn run_scenario(
         .await
         .map_err(|e| CliError::Usage(e.to_string()))?;
     run_load(
-        Run::new(setup.plan, Arc::new(setup.driver)),
+        Run::new(setup.plan, Arc::new(setup.driver)).connections(setup.connections),
         &setup.thresholds,
         setup.containers.as_ref(),
         out,

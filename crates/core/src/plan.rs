@@ -194,6 +194,11 @@ pub struct RunPlan {
     #[serde(default, with = "secs", skip_serializing_if = "Duration::is_zero")]
     #[schemars(with = "f64")]
     pub warmup: Duration,
+    /// The load starts this long after the run does (a scenario's `load: start`: a workload of
+    /// several starting later than the others); the run waits for it, after the shards' common
+    /// start if there is one. Not in the result: its times are the load's own.
+    #[serde(skip)]
+    pub start: Duration,
 }
 
 /// Why a plan is not runnable.
@@ -225,6 +230,7 @@ impl RunPlan {
             late_after: Duration::from_millis(10),
             shard: Shard::WHOLE,
             warmup: Duration::ZERO,
+            start: Duration::ZERO,
         }
     }
 

@@ -44,7 +44,7 @@ pub struct LoadSpec {
     /// Run the load this long before measuring, recording nothing (`10s`).
     pub warmup: Option<String>,
     /// Start the load this long after the run starts (`10s`): a workload of several starting
-    /// later than the others. Not part of the plan: the run waits for it.
+    /// later than the others (the plan's [`RunPlan::start`], which the run waits for).
     pub start: Option<String>,
 }
 
@@ -80,6 +80,8 @@ pub enum Field {
     LateAfter,
     /// `warmup`.
     Warmup,
+    /// `start`.
+    Start,
 }
 
 impl Field {
@@ -100,6 +102,7 @@ impl Field {
             Field::Grace => "grace",
             Field::LateAfter => "late_after",
             Field::Warmup => "warmup",
+            Field::Start => "start",
         }
     }
 }
@@ -362,6 +365,9 @@ impl LoadSpec {
                     n(Field::Iterations)
                 )));
             }
+        }
+        if let Some(s) = &self.start {
+            plan.start = duration(n(Field::Start), s)?;
         }
         plan.validate().map_err(|e| usage(e.to_string()))?;
         Ok(plan)

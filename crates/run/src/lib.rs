@@ -48,6 +48,7 @@ mod grid;
 pub mod metrics;
 pub mod observer;
 mod outputs;
+mod process;
 mod progress;
 #[cfg(feature = "clap")]
 mod request;
@@ -69,6 +70,7 @@ pub use containers::Containers;
 pub use grid::{at_level, Cell, Grid, GridFinished, Workload};
 pub use observer::{Collect, Console, Event, Observer};
 pub use outputs::{beside, check_writable, write_report};
+pub use process::{quiet_tracing, raise_open_files, OpenFiles};
 pub use progress::progress_line;
 pub use signals::wait_for_signal;
 
@@ -154,6 +156,7 @@ pub struct Run {
     observer: Arc<dyn Observer>,
     place: Option<throng_report::Coordinates>,
     cell: Option<Cell>,
+    connections: Option<u64>,
 }
 
 /// Told the handle on the run once the load has started (see [`Run::on_start`]).
@@ -343,6 +346,7 @@ impl Run {
             observer: Arc::new(()),
             place: None,
             cell: None,
+            connections: None,
         }
     }
 
@@ -384,9 +388,18 @@ impl Run {
     }
 
     /// Starts the load at this instant (every shard waits for the same one); one in the past
-    /// starts at once, with a warning.
+    /// starts at once, with a warning. The plan's own [`RunPlan::start`] (a scenario's
+    /// `load: start`) comes after it; without it, after the run's start.
     pub fn start_at(mut self, at: SystemTime) -> Self {
         self.start_at = Some(at);
+        self
+    }
+
+    /// The connections the run opens at most, which the open-file limit must hold (see
+    /// [`raise_open_files`]); by default one per user or in-flight slot of the plan at its peak.
+    /// A protocol that shares connections between users (HTTP/2, gRPC) needs fewer.
+    pub fn connections(mut self, connections: u64) -> Self {
+        self.connections = Some(connections);
         self
     }
 
@@ -511,9 +524,28 @@ impl Run {
     }
 
     /// Runs to the end: the watchers first, then the load, then the outputs.
+    ///
+    /// Before any load it raises the process's open-file limit for the run's connections
+    /// ([`Run::connections`]), and tells its observer a warning when even the hard limit is
+    /// too low (connections past it will fail as `connect`); it waits for the load's start
+    /// ([`Run::start_at`], then the plan's own [`RunPlan::start`]).
     pub async fn execute(mut self) -> Result<Finished, RunError> {
+        // The plan's start counts from the shards' common start, or from now.
+        let start_at = match self.plan.start {
+            after if after.is_zero() => self.start_at,
+            after => Some(self.start_at.unwrap_or_else(SystemTime::now) + after),
+        };
         if let Some(title) = &self.title {
             self.plan.target = format!("{title}: {}", self.plan.target);
+        }
+        let connections = self
+            .connections
+            .unwrap_or_else(|| self.plan.peak_concurrency());
+        if let Err(e) = raise_open_files(connections) {
+            self.observer.event(&Event::Warning(format!(
+                "{e}: the connections past it will fail; lower the users or the requests in \
+                 flight, or raise the hard limit (ulimit -Hn)"
+            )));
         }
         // A result that cannot be written is found out now, not after the whole run.
         if let Some(path) = &self.json {
@@ -541,7 +573,7 @@ impl Run {
             extras.samples = Some(tx);
             samples = Some((file, rx));
         }
-        if let Some(at) = self.start_at {
+        if let Some(at) = start_at {
             wait_until(at, self.messages, self.observer.as_ref()).await;
         }
         #[cfg(feature = "docker")]

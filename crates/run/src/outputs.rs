@@ -13,7 +13,7 @@ use std::time::SystemTime;
 use throng_report::{render_report, render_summary, Format, RunResult};
 
 use crate::observer::{Event, Observer};
-use crate::Finished;
+use crate::{Finished, RunError};
 
 /// Whether a document goes to standard output: the JSON result or a report written to `-`.
 pub(crate) fn takes_stdout(json: Option<&Path>, reports: &[(Format, PathBuf)]) -> bool {
@@ -87,7 +87,7 @@ pub(crate) fn write(
                 path: path.clone(),
             }),
             Ok(()) => {}
-            Err(e) => failures.push(e),
+            Err(e) => failures.push(e.to_string()),
         }
     }
     finished.failures.extend(failures);
@@ -185,22 +185,26 @@ pub fn beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Writes `result` in `format` to `path` (and its secondary documents beside it); `-` is
-/// standard output, as for the JSON result.
-pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), String> {
+/// standard output, as for the JSON result. A run's reports and `throng report` both write
+/// through it; what fails is a [`RunError::Runtime`] naming the file.
+pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), RunError> {
     if path == Path::new("-") {
         let mut stdout = std::io::stdout().lock();
         for (_, text) in render_report(result, format) {
             stdout
                 .write_all(text.as_bytes())
                 .and_then(|()| stdout.flush())
-                .map_err(|e| format!("cannot write the report to standard output: {e}"))?;
+                .map_err(|e| {
+                    RunError::Runtime(format!("cannot write the report to standard output: {e}"))
+                })?;
         }
         return Ok(());
     }
     for (suffix, text) in render_report(result, format) {
         let p = beside(path, suffix);
-        std::fs::write(&p, text)
-            .map_err(|e| format!("cannot write the report {}: {e}", p.display()))?;
+        std::fs::write(&p, text).map_err(|e| {
+            RunError::Runtime(format!("cannot write the report {}: {e}", p.display()))
+        })?;
     }
     Ok(())
 }

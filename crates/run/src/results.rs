@@ -223,11 +223,6 @@ pub fn compare_with(a: &CompareArgs, out: &dyn Observer) -> Result<u8, RunError>
     Ok(code)
 }
 
-/// Writes `result` in `format` to `path` (and its secondary documents beside it).
-pub fn write_report(result: &RunResult, format: Format, path: &Path) -> Result<(), RunError> {
-    crate::write_report(result, format, path).map_err(RunError::Runtime)
-}
-
 /// Runs `throng report`.
 pub fn run_report(a: &ReportArgs) -> Result<u8, RunError> {
     report_with(a, &crate::Console)
@@ -273,7 +268,7 @@ pub fn report_with(a: &ReportArgs, out: &dyn Observer) -> Result<u8, RunError> {
     }
     let result = read_result(&a.result)?;
     match &a.output {
-        Some(path) => write_report(&result, format, path)?,
+        Some(path) => crate::write_report(&result, format, path)?,
         None => {
             for (i, (_, text)) in render_report(&result, format).iter().enumerate() {
                 if i > 0 {
