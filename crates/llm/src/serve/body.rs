@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,8 +12,45 @@ use http_body::Frame;
 use rand::rngs::SmallRng;
 use tokio::time::{Instant, Sleep};
 
+use super::clock::Clock;
 use super::config::{Fault, Spread};
 use crate::Api;
+
+/// How a stream waits for its next token: the server's precise clock (with the deadline and
+/// waker it last gave it), or tokio's timer.
+pub(crate) enum Wait {
+    Precise(Clock, Option<(Instant, Waker)>),
+    Tokio(Pin<Box<Sleep>>),
+}
+
+impl Wait {
+    fn poll(&mut self, due: Instant, cx: &mut Context<'_>) -> Poll<()> {
+        match self {
+            Wait::Precise(clock, given) => {
+                if Instant::now() >= due {
+                    return Poll::Ready(());
+                }
+                // hyper polls a body again when its connection wakes for other reasons: the
+                // clock already holds this deadline for this task, and a second entry would
+                // be a second wake-up.
+                let known = given
+                    .as_ref()
+                    .is_some_and(|(at, w)| *at == due && w.will_wake(cx.waker()));
+                if !known {
+                    clock.wake_at(due.into_std(), cx.waker().clone());
+                    *given = Some((due, cx.waker().clone()));
+                }
+                Poll::Pending
+            }
+            Wait::Tokio(sleep) => {
+                if sleep.deadline() != due {
+                    sleep.as_mut().reset(due);
+                }
+                sleep.as_mut().poll(cx)
+            }
+        }
+    }
+}
 
 /// Words the testbed's tokens are made of.
 const WORDS: [&str; 16] = [
@@ -128,7 +165,7 @@ impl Shape {
 /// tokens 1..=k (an absolute schedule, so timer lateness never accumulates).
 pub(crate) struct TokenBody {
     pub(crate) shape: Shape,
-    pub(crate) sleep: Pin<Box<Sleep>>,
+    pub(crate) wait: Wait,
     pub(crate) due: Instant,
     pub(crate) rng: SmallRng,
     pub(crate) itl: Spread<Duration>,
@@ -149,8 +186,8 @@ impl http_body::Body for TokenBody {
         if self.ended {
             return Poll::Ready(None);
         }
-        ready!(self.sleep.as_mut().poll(cx));
         let this = &mut *self;
+        ready!(this.wait.poll(this.due, cx));
         match this.fault {
             Some(Fault::Cut(n)) if this.sent >= n => {
                 this.ended = true;
@@ -170,8 +207,6 @@ impl http_body::Body for TokenBody {
             this.ended = true;
         } else {
             this.due += this.itl.draw(&mut this.rng);
-            let due = this.due;
-            this.sleep.as_mut().reset(due);
         }
         Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
     }

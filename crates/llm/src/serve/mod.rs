@@ -8,15 +8,17 @@
 //! token; a chunk with the finish reason; with `stream_options: {include_usage: true}`, a
 //! `usage: null` on every chunk and a last chunk of usage with no choices; then
 //! `data: [DONE]`. Token `k` is due at the request's arrival, plus the TTFT drawn for the
-//! request, plus the gaps drawn for tokens `1..=k`; each is written as soon as it is due
-//! (tokio's timer: up to about a millisecond late, never early, and never accumulating).
-//! A request without `stream` gets the whole answer at once, when its last token would have
-//! been due.
+//! request, plus the gaps drawn for tokens `1..=k`; each is written as soon as it is due,
+//! never early, some tens of microseconds late on an idle machine (one `timerfd` for all the
+//! server's streams, see `clock.rs`), and lateness never accumulates. A request without
+//! `stream` gets the whole answer at once, when its last token would have been due (on
+//! tokio's timer: up to a millisecond late).
 //!
 //! Each answer carries its truth in headers: `x-throng-request` (its index in arrival
 //! order), `x-throng-ttft-us` and `x-throng-output-tokens`.
 
 mod body;
+mod clock;
 mod config;
 
 use std::future::Future;
@@ -42,7 +44,8 @@ use tokio::time::Instant;
 pub use config::{Fault, ServeConfig, Spread};
 
 use crate::Api;
-use body::{Shape, TokenBody};
+use body::{Shape, TokenBody, Wait};
+use clock::Clock;
 
 /// The largest request body read.
 const MAX_REQUEST: usize = 4 * 1024 * 1024;
@@ -87,6 +90,8 @@ struct State {
     model: String,
     requests: Arc<AtomicU64>,
     created: u64,
+    /// The streams' precise timer, where one could be made.
+    clock: Option<Clock>,
 }
 
 /// Serves `config` on its address until `stop` completes (`throng serve llm`: Ctrl-C).
@@ -127,6 +132,7 @@ pub fn start_on(config: ServeConfig, listener: TcpListener) -> std::io::Result<R
         cfg: config,
         requests: requests.clone(),
         created,
+        clock: Clock::start(watch.clone()),
     });
     tokio::spawn(async move {
         let mut stop = watch.clone();
@@ -322,7 +328,10 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
         let first = arrived + ttft;
         let body = TokenBody {
             shape,
-            sleep: Box::pin(tokio::time::sleep_until(first)),
+            wait: match &state.clock {
+                Some(clock) => Wait::Precise(clock.clone(), None),
+                None => Wait::Tokio(Box::pin(tokio::time::sleep_until(first))),
+            },
             due: first,
             rng,
             itl: cfg.itl,
