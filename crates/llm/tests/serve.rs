@@ -454,6 +454,22 @@ async fn faults_cut_fail_and_stall_streams() {
         .await;
         assert!(a.stalled && !a.cut);
         assert_eq!(a.figures.content_events, 2);
+        // A stalled stream ends when the server stops: nothing outlives it.
+        let mut conn = connect(server.addr, true).await;
+        let body = request(Api::Chat, None, true);
+        let pending = tokio::spawn(async move { ask(&mut conn, Api::Chat, &body, ms(5000)).await });
+        tokio::time::sleep(ms(100)).await;
+        server.stop();
+        let a = tokio::time::timeout(ms(2000), pending)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            !a.stalled,
+            "the stop ended the stream before the reader gave up"
+        );
+        assert!(!a.figures.done);
+        assert_eq!(a.figures.content_events, 2);
     })
     .await
     .unwrap();
