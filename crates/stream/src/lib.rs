@@ -23,6 +23,9 @@
 //!   a last line without its newline handed over by [`LineParser::finish`].
 //! - [`Parser`]: any of the three by [`Framing`] (`--stream sse|ndjson|chunks`), raw chunks
 //!   being each slice as it arrived.
+//! - [`Timed`]: a parser's events timed as a driver records them in a parts row: each from
+//!   the one before (the first from the request's start), at the arrival of the slice that
+//!   completed it, at most so many times kept; the last event's data kept for checks.
 //!
 //! The readers work on bytes: an event's data is handed over as bytes (JSON parsers take them
 //! as they are); [`SseEvent::data_str`] decodes it lossily, as the standard's UTF-8 decode does.
@@ -31,10 +34,12 @@
 mod lines;
 mod parser;
 mod sse;
+mod timed;
 
 pub use lines::LineParser;
 pub use parser::{Event, Framing, Parser};
 pub use sse::{SseEvent, SseParser};
+pub use timed::Timed;
 
 /// The cap on an event's size when none is given: 1 MiB (an OpenAI chunk is a few hundred
 /// bytes).
