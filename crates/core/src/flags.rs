@@ -205,8 +205,10 @@ pub struct UrlArgs<'a> {
     pub url: &'a str,
     /// The request flags.
     pub request: &'a Request,
-    /// The plan the load flags give, against `url`.
-    pub plan: RunPlan,
+    /// The plan the load flags give against `url`, or why they give none: a protocol that
+    /// checks its own flags first (SQL's) takes it after them, so that their errors are said
+    /// first.
+    pub plan: Result<RunPlan, FlagsError>,
     /// This process's share of the plan.
     pub shard: Shard,
     /// Checks that the thresholds the command line was given name rows among these labels

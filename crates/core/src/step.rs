@@ -28,7 +28,7 @@ mod protocol;
 mod registry;
 mod template;
 
-pub use erase::{LocalFuture, StepCall, StepClient, StepProtocol};
+pub use erase::{same_protocol, LocalFuture, StepCall, StepClient, StepProtocol};
 pub use node::{Fields, Node, NodeValue, Place, StepError};
 pub use options::{ClientOptions, OwnOptions};
 pub use protocol::{Client, Protocol, Reply};

@@ -2,25 +2,23 @@
 //! `--connections`, ..., and the URL run they make with the shared request flags:
 //! `throng run grpc://…` as a one-step plan on its connections.
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use clap::Args;
+use throng_core::at_least_one;
+use throng_core::flags::{
+    positive, FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, BODY, HEADER, STREAMS,
+};
 use throng_core::step::{ClientOptions, Render, StaticOnly};
 use throng_core::steps::Steps;
-use throng_core::{RunPlan, Shard};
-use throng_run::flags::{
-    at_least_one, positive, ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS,
-};
-use throng_run::{Run, RunError};
+use throng_core::RunPlan;
 use throng_template::Calls;
 
 use crate::{Descriptors, GrpcClient, GrpcConfig, GrpcError, GrpcOptions};
 
-fn input(m: impl Into<String>) -> RunError {
-    RunError::Input(m.into())
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
 }
 
 /// gRPC's flags of `throng run` (grpc:// and grpcs:// targets).
@@ -71,7 +69,7 @@ pub type UrlDriver = Steps<GrpcClient, Arc<dyn Render + Send + Sync>>;
 
 impl GrpcFlags {
     /// Where the methods' descriptors come from.
-    fn descriptors(&self) -> Result<Descriptors, RunError> {
+    fn descriptors(&self) -> Result<Descriptors, FlagsError> {
         Ok(match (&self.protoset, self.protos.is_empty()) {
             (Some(p), _) => Descriptors::Protoset(p.clone()),
             (None, false) => Descriptors::Protos {
@@ -87,7 +85,7 @@ impl GrpcFlags {
 
     /// The gRPC configuration of a run of `url` with `request`, every bad value named with its
     /// flag.
-    pub fn config(&self, url: &str, request: &RequestFlags) -> Result<GrpcConfig, RunError> {
+    pub fn config(&self, url: &str, request: &Request) -> Result<GrpcConfig, FlagsError> {
         let call = self.call.as_deref().ok_or_else(|| {
             input(format!(
                 "{url}: a gRPC run needs --call package.Service/Method"
@@ -128,14 +126,14 @@ impl GrpcFlags {
     /// see [`fit_connections`], and its threads no more than them), and the connections.
     /// A message with templates (`{{ seq() }}`) is rendered per call, and checked against the
     /// method before the load through one rendering of its own (a count apart, so the run's
-    /// `seq()` starts at 0). Bad input is [`RunError::Input`]; a server that did not answer in
-    /// time is the run's failure, [`RunError::Runtime`].
+    /// `seq()` starts at 0). Bad input is [`FlagsError::Input`]; a server that did not answer in
+    /// time is the run's failure, [`FlagsError::Runtime`].
     pub async fn url_driver(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         plan: &mut RunPlan,
-    ) -> Result<(UrlDriver, u64), RunError> {
+    ) -> Result<(UrlDriver, u64), FlagsError> {
         let mut cfg = self.config(url, request)?;
         let connections = fit_connections(plan, cfg.connections, cfg.streams)?;
         cfg.connections = Some(connections);
@@ -159,7 +157,7 @@ impl GrpcFlags {
             GrpcError::Proto(_) => input(format!("--proto {e}")),
             GrpcError::Message(m) => input(format!("-d/--body: {m}")),
             e if e.is_input() => input(e.to_string()),
-            e => RunError::Runtime(e.to_string()),
+            e => FlagsError::Runtime(e.to_string()),
         };
         let driver = match per_call {
             None => GrpcClient::one_step(cfg)
@@ -188,7 +186,7 @@ pub fn fit_connections(
     plan: &mut RunPlan,
     connections: Option<usize>,
     streams: usize,
-) -> Result<usize, RunError> {
+) -> Result<usize, FlagsError> {
     let users = plan.shard.share(plan.peak_concurrency());
     let n = match connections {
         Some(n) if n as u64 > users => {
@@ -216,9 +214,7 @@ pub fn fit_connections(
 }
 
 impl ProtocolFlags for GrpcFlags {
-    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
-        Box::new(self.clone())
-    }
+    type Driver = UrlDriver;
 
     fn given(&self) -> Vec<&'static str> {
         let mut given = Vec::new();
@@ -247,9 +243,9 @@ impl ProtocolFlags for GrpcFlags {
     fn check_offline(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         _plan: &RunPlan,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), FlagsError> {
         self.check_url(request)?;
         self.config(url, request).map(|_| ())
     }
@@ -259,7 +255,7 @@ impl ProtocolFlags for GrpcFlags {
         options: ClientOptions,
         targets: usize,
         source: &str,
-    ) -> Result<ClientOptions, RunError> {
+    ) -> Result<ClientOptions, FlagsError> {
         if self.call.is_some() || self.message_interval.is_some() {
             return Err(input(
                 "--call and --message-interval do not apply to a scenario file: its grpc steps \
@@ -286,34 +282,27 @@ impl ProtocolFlags for GrpcFlags {
         }))
     }
 
-    fn url_run<'a>(
-        &'a self,
-        url: &'a str,
-        request: &'a RequestFlags,
-        load: &'a RunFlags,
-        _shard: Shard,
-    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
-        Box::pin(async move {
-            let mut plan = load.plan(url)?;
-            // A threshold naming no row the call can have is bad input (exit 2), said before
-            // the server is asked for its descriptors (one that cannot be reached is exit 1);
-            // the rows are checked again once the method is known.
-            let label = self.config(url, request)?.label();
-            load.thresholds(&[label.clone(), crate::step::messages_label(&label)])?;
-            let (driver, connections) = self.url_driver(url, request, &mut plan).await?;
-            Ok(UrlRun {
-                run: Run::new(plan, Arc::new(driver)),
-                connections,
-            })
+    async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
+        let mut plan = args.plan?;
+        // A threshold naming no row the call can have is bad input (exit 2), said before the
+        // server is asked for its descriptors (one that cannot be reached is exit 1); the rows
+        // are checked again once the method is known.
+        let label = self.config(args.url, args.request)?.label();
+        (args.rows)(&[label.clone(), crate::step::messages_label(&label)])?;
+        let (driver, connections) = self.url_driver(args.url, args.request, &mut plan).await?;
+        Ok(UrlRun {
+            plan,
+            driver,
+            connections,
         })
     }
 
     fn fit_scenario(
         &self,
         plan: &mut RunPlan,
-        request: &RequestFlags,
+        request: &Request,
         targets: usize,
-    ) -> Result<u64, RunError> {
+    ) -> Result<u64, FlagsError> {
         // Each gRPC target's calls on N connections in all, as for `throng run grpc://...`.
         let Some(n) = self.connections else {
             return Ok(0);

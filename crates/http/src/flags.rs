@@ -3,22 +3,21 @@
 //! one-step plan, its templated parts (`{{ seq() }}` in the path, a header or the body) rendered
 //! per call and the rest prepared once.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use clap::Args;
+use throng_core::flags::{
+    FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, BODY, HEADER, STREAMS,
+};
 use throng_core::step::{ClientOptions, Render, StaticOnly};
 use throng_core::steps::Steps;
-use throng_core::{RunPlan, Shard};
-use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun, BODY, HEADER, STREAMS};
-use throng_run::{Run, RunError};
+use throng_core::RunPlan;
 use throng_template::Calls;
 
 use crate::{HttpClient, HttpConfig, HttpOptions, PerCall};
 
-fn input(m: impl Into<String>) -> RunError {
-    RunError::Input(m.into())
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
 }
 
 /// HTTP's flags of `throng run`.
@@ -71,7 +70,7 @@ impl HttpFlags {
 
     /// The sides `--http2=SIDE,...` names that no [`ProtocolFlags::for_side`] took as its own:
     /// refused, since a run of no such side cannot tell whether to speak HTTP/2.
-    fn unplaced(&self) -> Result<(), RunError> {
+    fn unplaced(&self) -> Result<(), FlagsError> {
         match &self.http2 {
             Some(names) if !names.is_empty() => Err(input(format!(
                 "--http2={}: names sides of an A/B run (--target SIDE=URL), and this run has no \
@@ -84,7 +83,7 @@ impl HttpFlags {
 
     /// The transport of `request` and these flags on a target's configuration: HTTP/2,
     /// keep-alive, timeouts, TLS trust.
-    pub fn transport(&self, request: &RequestFlags, http: &mut HttpConfig) -> Result<(), RunError> {
+    pub fn transport(&self, request: &Request, http: &mut HttpConfig) -> Result<(), FlagsError> {
         http.http2 = self.speaks_http2();
         http.streams = request.streams()?;
         http.keepalive = !self.no_keepalive;
@@ -100,9 +99,9 @@ impl HttpFlags {
     pub fn config(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         calls: &mut Calls,
-    ) -> Result<(HttpConfig, PerCall), RunError> {
+    ) -> Result<(HttpConfig, PerCall), FlagsError> {
         let mut per_call = PerCall::default();
         // A templated path is no URI yet: the configuration gets `/`, the step the template.
         let (base, path) = match split_path(url) {
@@ -164,9 +163,9 @@ impl HttpFlags {
     pub fn url_driver(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         plan: &RunPlan,
-    ) -> Result<(UrlDriver, u64), RunError> {
+    ) -> Result<(UrlDriver, u64), FlagsError> {
         let mut calls = Calls::default();
         let (http, per_call) = self.config(url, request, &mut calls)?;
         let connections = match http.http2 {
@@ -204,9 +203,7 @@ fn split_path(url: &str) -> Option<(&str, &str)> {
 }
 
 impl ProtocolFlags for HttpFlags {
-    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
-        Box::new(self.clone())
-    }
+    type Driver = UrlDriver;
 
     fn given(&self) -> Vec<&'static str> {
         let mut given = Vec::new();
@@ -230,7 +227,7 @@ impl ProtocolFlags for HttpFlags {
         &[HEADER, BODY, STREAMS]
     }
 
-    fn check_url(&self, request: &RequestFlags) -> Result<(), RunError> {
+    fn check_url(&self, request: &Request) -> Result<(), FlagsError> {
         self.unplaced()?;
         // HTTP/1.1 opens a connection per user: only HTTP/2 shares one among --streams users.
         if request.streams.is_some() && !self.speaks_http2() && !self.streams_elsewhere {
@@ -245,9 +242,9 @@ impl ProtocolFlags for HttpFlags {
     fn check_offline(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         plan: &RunPlan,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), FlagsError> {
         self.check_url(request)?;
         self.url_driver(url, request, plan).map(|_| ())
     }
@@ -272,7 +269,7 @@ impl ProtocolFlags for HttpFlags {
         self.streams_elsewhere = self.http2.is_none();
     }
 
-    fn check_sides(&self, own: &[&str], others: &[&str]) -> Result<(), RunError> {
+    fn check_sides(&self, own: &[&str], others: &[&str]) -> Result<(), FlagsError> {
         match &self.http2 {
             None => Ok(()),
             Some(names) if names.is_empty() && own.len() > 1 => Err(input(format!(
@@ -305,7 +302,7 @@ impl ProtocolFlags for HttpFlags {
         options: ClientOptions,
         _targets: usize,
         _source: &str,
-    ) -> Result<ClientOptions, RunError> {
+    ) -> Result<ClientOptions, FlagsError> {
         if !self.method.eq_ignore_ascii_case("GET") {
             return Err(input(
                 "-m, -d and --label do not apply to a scenario file: its steps say what they send",
@@ -325,20 +322,13 @@ impl ProtocolFlags for HttpFlags {
         }))
     }
 
-    fn url_run<'a>(
-        &'a self,
-        url: &'a str,
-        request: &'a RequestFlags,
-        load: &'a RunFlags,
-        _shard: Shard,
-    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
-        Box::pin(async move {
-            let plan = load.plan(url)?;
-            let (driver, connections) = self.url_driver(url, request, &plan)?;
-            Ok(UrlRun {
-                run: Run::new(plan, Arc::new(driver)),
-                connections,
-            })
+    async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
+        let plan = args.plan?;
+        let (driver, connections) = self.url_driver(args.url, args.request, &plan)?;
+        Ok(UrlRun {
+            plan,
+            driver,
+            connections,
         })
     }
 }

@@ -167,7 +167,7 @@ impl ProtocolCommand {
     pub async fn run(self) -> Result<(), RunError> {
         match self {
             #[cfg(feature = "sql")]
-            ProtocolCommand::Sql(c) => c.run().await,
+            ProtocolCommand::Sql(c) => Ok(c.run().await?),
         }
     }
 }

@@ -95,13 +95,13 @@ macro_rules! register {
 #[rustfmt::skip] // a line a protocol
 pub fn registry() -> Vec<Registered> {
     #[allow(unused_mut)] // without the features, the protocols always in alone
-    let mut all = vec![register!(throng_http::HttpProtocol, throng_http::flags::HttpFlags)];
+    let mut all = vec![register!(typed throng_http::HttpProtocol, throng_http::flags::HttpFlags)];
     all.push(register!(typed throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags, serve: throng_tcp::flags::TcpServe));
     all.push(register!(typed throng_ws::WsProtocol, throng_ws::flags::WsFlags, serve: throng_ws::flags::WsServe));
     #[cfg(feature = "sql")]
-    all.push(register!(throng_sql::SqlProtocol, throng_sql::flags::SqlFlags));
+    all.push(register!(typed throng_sql::SqlProtocol, throng_sql::flags::SqlFlags));
     #[cfg(feature = "grpc")]
-    all.push(register!(throng_grpc::GrpcProtocol, throng_grpc::flags::GrpcFlags));
+    all.push(register!(typed throng_grpc::GrpcProtocol, throng_grpc::flags::GrpcFlags));
     all
 }
 

@@ -497,9 +497,9 @@ impl<F: throng_core::flags::ProtocolFlags> ProtocolFlags for Typed<F> {
         Box::pin(async move {
             // A URL's password is in no message.
             let plan = load.plan(url).map_err(|e| match e {
-                RunError::Input(m) => RunError::Input(m.replace(url, &throng_core::redact(url))),
-                other => other,
-            })?;
+                RunError::Input(m) => FlagsError::Input(m.replace(url, &throng_core::redact(url))),
+                RunError::Runtime(m) => FlagsError::Runtime(m),
+            });
             let rows = |labels: &[String]| -> Result<(), FlagsError> {
                 load.thresholds(labels)?;
                 Ok(())

@@ -5,16 +5,16 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use throng_run::flags::{positive, RequestFlags, RunFlags};
-use throng_run::{Databases, RunError};
+use throng_core::flags::{positive, FlagsError, Request, WatchArgs};
+use throng_core::watch::Watched;
 
 use crate::flags::SqlFlags;
 use crate::monitor::Monitor;
 use crate::stats::DbStats;
 use crate::{Dialect, OltpOptions};
 
-fn input(m: impl Into<String>) -> RunError {
-    RunError::Input(m.into())
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
 }
 
 /// `throng sql`: sysbench's tables.
@@ -58,7 +58,7 @@ pub struct TablesArgs {
 
 impl SqlCommand {
     /// Makes or drops the tables, saying so on standard error.
-    pub async fn run(self) -> Result<(), RunError> {
+    pub async fn run(self) -> Result<(), FlagsError> {
         let (t, prepare) = match self.action {
             SqlAction::Prepare(t) => (t, true),
             SqlAction::Cleanup(t) => (t, false),
@@ -75,7 +75,7 @@ impl SqlCommand {
         let mut conn = target
             .connect()
             .await
-            .map_err(|o| RunError::Runtime(o.message.unwrap_or_default()))?;
+            .map_err(|o| FlagsError::Runtime(o.message.unwrap_or_default()))?;
         let o = OltpOptions {
             tables: t.tables,
             table_size: t.table_size,
@@ -92,7 +92,7 @@ impl SqlCommand {
         };
         conn.close().await;
         done.map_err(|e| {
-            RunError::Runtime(target.scrub(&format!(
+            FlagsError::Runtime(target.scrub(&format!(
                 "{shown}: {}",
                 crate::failure(&e).message.unwrap_or_default()
             )))
@@ -105,7 +105,7 @@ impl SqlCommand {
 }
 
 /// The databases of `--db-stats`, their URLs checked (nothing is connected yet).
-pub(crate) fn db_stats(flags: &SqlFlags, request: &RequestFlags) -> Result<Vec<DbStats>, RunError> {
+pub(crate) fn db_stats(flags: &SqlFlags, request: &Request) -> Result<Vec<DbStats>, FlagsError> {
     let connect = request.connect_timeout()?;
     flags
         .db_stats
@@ -118,15 +118,15 @@ pub(crate) fn db_stats(flags: &SqlFlags, request: &RequestFlags) -> Result<Vec<D
 /// ready to be watched through the load of a run of `url`; `None` without `--db-stats`.
 pub(crate) async fn watch(
     flags: &SqlFlags,
-    request: &RequestFlags,
-    load: &RunFlags,
-    url: &str,
-) -> Result<Option<Databases>, RunError> {
+    request: &Request,
+    args: WatchArgs<'_>,
+) -> Result<Option<Watched>, FlagsError> {
+    let url = args.url;
     if flags.db_stats.is_empty() {
         return Ok(None);
     }
     let dbs = db_stats(flags, request)?;
-    let idle = match &load.idle {
+    let idle = match args.idle {
         Some(v) => positive("--idle", v)?,
         None => Duration::from_secs(1),
     };
@@ -134,7 +134,7 @@ pub(crate) async fn watch(
     let pooled = dbs.iter().any(|d| d.dialect() == Dialect::Postgres) && Dialect::of(url).is_none();
     let settle = match pooled {
         true => {
-            if !load.quiet {
+            if !args.quiet {
                 eprintln!(
                     "--db-stats: the last reading waits 10.5 s after the load, until PostgreSQL \
                      has published the counters of the service's idle connections"
@@ -146,11 +146,11 @@ pub(crate) async fn watch(
     };
     let monitor = Monitor::start(dbs, idle)
         .await
-        .map_err(|e| RunError::Runtime(format!("--db-stats: {e}")))?;
+        .map_err(|e| FlagsError::Runtime(format!("--db-stats: {e}")))?;
     for note in monitor.notes() {
         eprintln!("{note}");
     }
-    Ok(Some(Databases::new(move || {
+    Ok(Some(Watched::new(move || {
         monitor.watch_load(settle).into()
     })))
 }

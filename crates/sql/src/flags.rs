@@ -6,18 +6,17 @@
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 
 use clap::Args;
+use throng_core::flags::{FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs};
 use throng_core::step::ClientOptions;
+use throng_core::watch::Watched;
 use throng_core::Shard;
-use throng_run::flags::{ProtocolFlags, RequestFlags, RunFlags, UrlRun};
-use throng_run::{Run, RunError};
 
 use crate::{OltpOptions, SqlConfig, SqlDriver, SqlError, Workload};
 
-fn input(m: impl Into<String>) -> RunError {
-    RunError::Input(m.into())
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
 }
 
 /// SQL's flags of `throng run` (a database URL).
@@ -81,9 +80,7 @@ pub struct SqlFlags {
 }
 
 impl ProtocolFlags for SqlFlags {
-    fn clone_box(&self) -> Box<dyn ProtocolFlags> {
-        Box::new(self.clone())
-    }
+    type Driver = crate::SqlSteps;
 
     fn given(&self) -> Vec<&'static str> {
         let s = self;
@@ -119,9 +116,9 @@ impl ProtocolFlags for SqlFlags {
     fn check_offline(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         _plan: &throng_core::RunPlan,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), FlagsError> {
         self.url_driver(url, request, Shard::WHOLE).map(|_| ())
     }
 
@@ -130,7 +127,7 @@ impl ProtocolFlags for SqlFlags {
         options: ClientOptions,
         _targets: usize,
         source: &str,
-    ) -> Result<ClientOptions, RunError> {
+    ) -> Result<ClientOptions, FlagsError> {
         match self.given().first() {
             Some(flag) => Err(input(format!(
                 "{flag} applies to a database URL; {source} is a scenario file, whose sql steps \
@@ -140,37 +137,26 @@ impl ProtocolFlags for SqlFlags {
         }
     }
 
-    fn url_run<'a>(
-        &'a self,
-        url: &'a str,
-        request: &'a RequestFlags,
-        load: &'a RunFlags,
-        shard: Shard,
-    ) -> Pin<Box<dyn Future<Output = Result<UrlRun, RunError>> + 'a>> {
-        Box::pin(async move {
-            // `seq()` counts this shard's share of the run.
-            let driver = self.url_driver(url, request, shard)?;
-            let shown = driver.shown().to_string();
-            let mut plan = load.plan(url).map_err(|e| match e {
-                // The URL's password is in no message.
-                RunError::Input(m) => RunError::Input(crate::redact(&m).replace(url, &shown)),
-                other => other,
-            })?;
-            plan.target = shown.clone();
-            let connections = plan.peak_concurrency();
-            // A threshold naming no row of these statements is bad input (exit 2), said before
-            // the database is reached (one that cannot be is exit 1).
-            load.thresholds(&driver.labels())?;
-            let steps = check(driver).await?;
-            // How the run connects (TLS, login) is said even with --quiet, which loses only the
-            // progress line and the files' messages.
-            if let Some(path) = steps.client().path() {
-                eprintln!("{shown}: {path}");
-            }
-            Ok(UrlRun {
-                run: Run::new(plan, std::sync::Arc::new(steps)),
-                connections,
-            })
+    async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
+        // `seq()` counts this shard's share of the run.
+        let driver = self.url_driver(args.url, args.request, args.shard)?;
+        let shown = driver.shown().to_string();
+        let mut plan = args.plan?;
+        plan.target = shown.clone();
+        let connections = plan.peak_concurrency();
+        // A threshold naming no row of these statements is bad input (exit 2), said before
+        // the database is reached (one that cannot be is exit 1).
+        (args.rows)(&driver.labels())?;
+        let steps = check(driver).await?;
+        // How the run connects (TLS, login) is said even with --quiet, which loses only the
+        // progress line and the files' messages.
+        if let Some(path) = steps.client().path() {
+            eprintln!("{shown}: {path}");
+        }
+        Ok(UrlRun {
+            plan,
+            driver: steps,
+            connections,
         })
     }
 
@@ -178,17 +164,16 @@ impl ProtocolFlags for SqlFlags {
         !self.db_stats.is_empty()
     }
 
-    fn check_watched(&self, request: &RequestFlags) -> Result<(), RunError> {
+    fn check_watched(&self, request: &Request) -> Result<(), FlagsError> {
         crate::command::db_stats(self, request).map(|_| ())
     }
 
     fn watch<'a>(
         &'a self,
-        request: &'a RequestFlags,
-        load: &'a RunFlags,
-        url: &'a str,
-    ) -> Pin<Box<dyn Future<Output = Result<Option<throng_run::Databases>, RunError>> + 'a>> {
-        Box::pin(crate::command::watch(self, request, load, url))
+        request: &'a Request,
+        args: WatchArgs<'a>,
+    ) -> impl Future<Output = Result<Option<Watched>, FlagsError>> + 'a {
+        crate::command::watch(self, request, args)
     }
 
     fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {
@@ -221,7 +206,7 @@ fn rand_type(v: &str) -> Result<crate::RandType, String> {
 
 impl SqlFlags {
     /// The SQL load of a run of `url` with `request`, every bad value named with its flag.
-    pub fn config(&self, url: &str, request: &RequestFlags) -> Result<SqlConfig, RunError> {
+    pub fn config(&self, url: &str, request: &Request) -> Result<SqlConfig, FlagsError> {
         let s = self;
         if crate::Dialect::of(url) == Some(crate::Dialect::Sqlite)
             && (request.insecure || request.cacert.is_some())
@@ -282,9 +267,9 @@ impl SqlFlags {
     pub fn url_driver(
         &self,
         url: &str,
-        request: &RequestFlags,
+        request: &Request,
         shard: Shard,
-    ) -> Result<SqlDriver, RunError> {
+    ) -> Result<SqlDriver, FlagsError> {
         let mut cfg = self.config(url, request)?;
         cfg.shard = shard;
         SqlDriver::new(cfg).map_err(told)
@@ -292,14 +277,14 @@ impl SqlFlags {
 }
 
 /// Checks `driver`'s statements against its database into the run's steps: a database that
-/// cannot be reached is [`RunError::Runtime`]; a statement that does not prepare,
-/// [`RunError::Input`].
-pub async fn check(driver: SqlDriver) -> Result<crate::SqlSteps, RunError> {
+/// cannot be reached is [`FlagsError::Runtime`]; a statement that does not prepare,
+/// [`FlagsError::Input`].
+pub async fn check(driver: SqlDriver) -> Result<crate::SqlSteps, FlagsError> {
     driver.check().await.map_err(told)
 }
 
 /// The library's error, told in the flags that set what it names.
-pub fn told(e: SqlError) -> RunError {
+pub fn told(e: SqlError) -> FlagsError {
     let told = match &e {
         SqlError::NoStatements => "a database URL needs statements: --sql 'SELECT ...' \
              (repeatable), --sql-file FILE, or --workload oltp_read_only (and the others)"
@@ -328,7 +313,7 @@ pub fn told(e: SqlError) -> RunError {
         _ => e.to_string(),
     };
     match e.is_usage() {
-        true => RunError::Input(told),
-        false => RunError::Runtime(told),
+        true => FlagsError::Input(told),
+        false => FlagsError::Runtime(told),
     }
 }

@@ -122,7 +122,7 @@ impl ProtocolFlags for TcpFlags {
 
     async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
         let driver = self.url_steps(args.url, args.request)?;
-        Ok(UrlRun::of(args.plan, driver))
+        Ok(UrlRun::of(args.plan?, driver))
     }
 }
 

@@ -148,7 +148,7 @@ impl ProtocolFlags for WsFlags {
 
     async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
         let driver = self.url_steps(args.url, args.request)?;
-        Ok(UrlRun::of(args.plan, driver))
+        Ok(UrlRun::of(args.plan?, driver))
     }
 }
 

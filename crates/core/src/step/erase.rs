@@ -162,8 +162,9 @@ impl<C: Client> StepClient for C {
 }
 
 /// A [`Protocol`], type-erased: how scenarios find and use it. Core implements it for every
-/// protocol.
-pub trait StepProtocol: Send + Sync + 'static {
+/// protocol. It is `Any`, so two declarations are told apart by their type
+/// ([`same_protocol`]), never by their names.
+pub trait StepProtocol: Any + Send + Sync + 'static {
     /// See [`Protocol::name`].
     fn name(&self) -> &'static str;
     /// See [`Protocol::schemes`].
@@ -184,6 +185,12 @@ pub trait StepProtocol: Send + Sync + 'static {
     fn status(&self, expected: &Node) -> Result<Status, StepError>;
     /// See [`Protocol::client`].
     fn client(&self, url: &str, options: &ClientOptions) -> Result<Arc<dyn StepClient>, String>;
+}
+
+/// Whether `a` and `b` declare the same protocol: the same type, whatever their names say.
+pub fn same_protocol(a: &dyn StepProtocol, b: &dyn StepProtocol) -> bool {
+    let (a, b): (&dyn Any, &dyn Any) = (a, b);
+    a.type_id() == b.type_id()
 }
 
 impl<P: Protocol> StepProtocol for P {
