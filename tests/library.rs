@@ -411,3 +411,48 @@ async fn a_run_raises_the_open_file_limit_or_warns() {
     assert!(stdout.contains("1 passed"), "the child ran: {stdout}");
     assert_eq!(target.requests(), 4);
 }
+
+/// Checking is a library call with a result of its own: a run is checked with no load, and
+/// with its steps' connections opened once a target that refuses is in the result (its step,
+/// class and message), where the load would have found it request after request. A working
+/// target passes, and receives no request; a threshold on a row the run does not have is bad
+/// input, as it would be from `execute`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checking_a_run_finds_a_bad_target_without_a_load() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let refused = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/", l.local_addr().unwrap())
+    };
+    let run = |url: &str| {
+        let (plan, driver) = common::setup(&[url, "-c", "3", "-n", "100"]);
+        Run::new(plan, Arc::new(driver)).thresholds(["p99<1s".parse().unwrap()])
+    };
+
+    let bad = run(&refused).check_connecting().await.unwrap();
+    assert!(!bad.passed());
+    assert_eq!(bad.labels, ["GET /"]);
+    assert_eq!(bad.connections, 3);
+    let [unreached] = &bad.unreached[..] else {
+        panic!("one step unreached: {:?}", bad.unreached)
+    };
+    assert_eq!(unreached.step, "GET /");
+    assert_eq!(unreached.class, throng::core::ErrorClass::Connect);
+    assert!(!unreached.message.is_empty());
+
+    let url = format!("{}/", target.url());
+    let good = run(&url).check_connecting().await.unwrap();
+    assert!(good.passed(), "{good:?}");
+    assert_eq!(good.thresholds.len(), 1);
+    // Without connecting, a refused target is not looked at.
+    assert!(run(&refused).check().await.unwrap().passed());
+    assert_eq!(target.requests(), 0, "a check sent a request");
+
+    let e = run(&url)
+        .thresholds(["p99{nope}<10ms".parse().unwrap()])
+        .check()
+        .await
+        .unwrap_err();
+    assert_eq!(e.exit_code(), throng::run::EXIT_USAGE);
+    assert!(e.to_string().contains("\"nope\""), "{e}");
+}

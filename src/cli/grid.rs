@@ -10,7 +10,7 @@ use std::path::Path;
 use throng_report::{Coordinates, Level};
 
 use super::args::RunArgs;
-use super::runner::{run_once, Outputs};
+use super::runner::{prepare_once, run_once, Outputs};
 use super::CliError;
 
 /// One side of an A/B run: its name and the URL it puts the plan against.
@@ -261,21 +261,21 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
                     (e, _) => e,
                 })?;
         }
-        let checked = Outputs {
-            check_only: true,
-            ..Outputs::default()
-        };
         let named = |e: String| match side {
             Some(s) => format!("side {}: {e}", s.name),
             None => e,
         };
-        match run_once(&args, checked).await {
-            Err(CliError::Checked(l, t)) => (labels, thresholds) = (l, t),
+        // Made and checked as it will run, but not started.
+        let checked = match prepare_once(&args, throng_core::Shard::WHOLE).await {
+            Ok(prepared) => prepared.check().await,
+            Err(e) => Err(e),
+        };
+        match checked {
+            Ok(c) => (labels, thresholds) = (c.labels, c.thresholds),
             Err(CliError::Usage(m)) => return Err(usage(named(m))),
             Err(CliError::Runtime(e)) => {
                 return Err(CliError::Runtime(anyhow::anyhow!(named(format!("{e:#}")))))
             }
-            Ok(_) => {}
         }
     }
     // Checked by the first side's run above.
@@ -419,12 +419,12 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
         })
         .collect();
     for ((name, _), args) in list.iter().zip(&args) {
-        let checked = Outputs {
-            check_only: true,
-            ..Outputs::default()
+        let checked = match prepare_once(args, throng_core::Shard::WHOLE).await {
+            Ok(prepared) => prepared.check().await,
+            Err(e) => Err(e),
         };
-        match run_once(args, checked).await {
-            Err(CliError::Checked(..)) | Ok(_) => {}
+        match checked {
+            Ok(_) => {}
             Err(CliError::Usage(m)) => return Err(usage(format!("workload {name}: {m}"))),
             Err(CliError::Runtime(e)) => {
                 return Err(CliError::Runtime(anyhow::anyhow!("workload {name}: {e:#}")))

@@ -38,11 +38,6 @@ pub(crate) enum CliError {
     /// Something failed while running: exit 1.
     #[error(transparent)]
     Runtime(#[from] anyhow::Error),
-    /// Not a failure: a run asked only to be checked (a grid's sides, before any load) was
-    /// prepared and stopped before its load; its rows' labels and its thresholds (the flags'
-    /// and a scenario file's).
-    #[error("checked, not run")]
-    Checked(Vec<String>, Vec<throng_report::Threshold>),
 }
 
 impl From<throng_run::RunError> for CliError {
@@ -59,7 +54,7 @@ impl CliError {
     pub(crate) fn code(&self) -> u8 {
         match self {
             CliError::Usage(_) => EXIT_USAGE,
-            CliError::Runtime(_) | CliError::Checked(..) => EXIT_RUNTIME,
+            CliError::Runtime(_) => EXIT_RUNTIME,
         }
     }
 }
@@ -86,7 +81,6 @@ pub(crate) fn main() -> ExitCode {
             match &e {
                 CliError::Usage(m) => eprintln!("throng: {m}"),
                 CliError::Runtime(err) => eprintln!("{}", runtime_error(&format!("{err:#}"))),
-                CliError::Checked(..) => eprintln!("throng: error: {e}"),
             }
             ExitCode::from(e.code())
         }

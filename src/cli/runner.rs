@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use throng_report::Threshold;
 use throng_run::{Finished, Run};
 
 use super::args::{Command, RunArgs};
@@ -17,9 +16,6 @@ pub(crate) struct Outputs {
     pub(crate) run: throng_run::flags::Outputs,
     /// Databases whose own counters go into the result (`--db-stats`).
     pub(crate) databases: Option<Arc<throng_run::Databases>>,
-    /// Prepare and check the run (its flags, its driver, its steps against their targets),
-    /// then stop before the load with [`CliError::Checked`].
-    pub(crate) check_only: bool,
     /// The run's cell in its grid (its place, title, the grid's dashboard and standard output).
     pub(crate) cell: Option<throng_run::Cell>,
 }
@@ -80,9 +76,34 @@ impl Outputs {
 
 /// One run of `throng run`: a scenario file, or a URL whose scheme picks the protocol.
 pub(crate) async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
+    let prepared = prepare_once(a, out.run.shard).await?;
+    run_load(prepared, out).await
+}
+
+/// A run of `throng run` made and checked, ready for its load: the [`Run`] with its
+/// thresholds, and the containers it watches.
+pub(crate) struct Prepared {
+    run: Run,
+    containers: Option<throng_run::Containers>,
+}
+
+impl Prepared {
+    /// Checks the run without a load ([`Run::check`]): its rows' labels and its thresholds
+    /// (the flags' and a scenario file's), for a grid that checks every side first.
+    pub(crate) async fn check(&self) -> Result<throng_run::Checked, CliError> {
+        Ok(self.run.check().await?)
+    }
+}
+
+/// [`run_once`]'s run of `shard`, made and checked (its flags, its driver, its steps against
+/// their targets) but not started.
+pub(crate) async fn prepare_once(
+    a: &RunArgs,
+    shard: throng_core::Shard,
+) -> Result<Prepared, CliError> {
     if super::scenario::is_scenario(&a.url) {
         let setup = super::scenario::build_scenario(a)?;
-        return run_scenario(setup, out).await;
+        return prepare_scenario(setup).await;
     }
     if let Some(more) = a.mix.first() {
         return Err(CliError::Usage(format!(
@@ -119,20 +140,15 @@ pub(crate) async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliE
             protocols.schemes()
         )));
     };
-    let url = flags
-        .url_run(&a.url, &a.request, &a.run, out.run.shard)
-        .await?;
+    let url = flags.url_run(&a.url, &a.request, &a.run, shard).await?;
     // A server stream's `(messages)` row takes thresholds too.
     let thresholds = a.run.thresholds(&url.run.labels())?;
     let containers = containers(a)?;
     ensure_open_files(url.connections)?;
-    run_load(
-        url.run.connections(url.connections),
-        &thresholds,
-        containers.as_ref(),
-        out,
-    )
-    .await
+    Ok(Prepared {
+        run: url.run.connections(url.connections).thresholds(thresholds),
+        containers,
+    })
 }
 
 /// The containers `throng run`'s flags select (`--db-stats` reads databases through `--idle`
@@ -282,6 +298,11 @@ pub(crate) async fn run_scenario(
     setup: super::scenario::ScenarioSetup,
     out: Outputs,
 ) -> Result<Finished, CliError> {
+    run_load(prepare_scenario(setup).await?, out).await
+}
+
+/// A scenario file's run, made and checked before its load.
+async fn prepare_scenario(setup: super::scenario::ScenarioSetup) -> Result<Prepared, CliError> {
     ensure_open_files(setup.connections)?;
     // The file's `load: start` is the plan's (`RunPlan::start`): the run waits for it.
     // Steps checked against their targets (a SQL syntax error) before any load.
@@ -290,32 +311,23 @@ pub(crate) async fn run_scenario(
         .prepare()
         .await
         .map_err(|e| CliError::Usage(e.to_string()))?;
-    run_load(
-        Run::new(setup.plan, Arc::new(setup.driver)).connections(setup.connections),
-        &setup.thresholds,
-        setup.containers.as_ref(),
-        out,
-    )
-    .await
+    Ok(Prepared {
+        run: Run::new(setup.plan, Arc::new(setup.driver))
+            .connections(setup.connections)
+            .thresholds(setup.thresholds),
+        containers: setup.containers,
+    })
 }
 
-/// Runs `run` with the command line's outputs (containers, databases, signals, live UI or
-/// progress line, then the summary and the outputs).
-pub(crate) async fn run_load(
-    run: Run,
-    thresholds: &[Threshold],
-    containers: Option<&throng_run::Containers>,
-    out: Outputs,
-) -> Result<Finished, CliError> {
-    if out.check_only {
-        return Err(CliError::Checked(run.labels(), thresholds.to_vec()));
-    }
-    let mut run = out.run.apply(run.thresholds(thresholds.iter().cloned()));
+/// Runs a prepared run with the command line's outputs (containers, databases, signals, live
+/// UI or progress line, then the summary and the outputs).
+pub(crate) async fn run_load(prepared: Prepared, out: Outputs) -> Result<Finished, CliError> {
+    let mut run = out.run.apply(prepared.run);
     if let Some(cell) = out.cell {
         run = run.cell(cell);
     }
-    if let Some(c) = containers {
-        run = run.containers(c.clone());
+    if let Some(c) = prepared.containers {
+        run = run.containers(c);
     }
     if let Some(start) = out.databases.and_then(|d| d.take()) {
         run = run.databases(start);

@@ -39,6 +39,7 @@
 //! as a headless one.
 #![deny(missing_docs)]
 
+mod check;
 #[cfg(feature = "docker")]
 mod containers;
 mod dashboard;
@@ -65,6 +66,7 @@ use throng_core::{Driver, RunPlan, Shard, Snapshot};
 use throng_report::{Format, RunResult, Threshold};
 use tokio::sync::oneshot;
 
+pub use check::{Checked, Unreached};
 #[cfg(feature = "docker")]
 pub use containers::Containers;
 pub use grid::{at_level, Cell, Grid, GridFinished, Workload};
@@ -292,6 +294,8 @@ trait Load: Send + Sync {
     fn labels(&self) -> Vec<String>;
     fn report(&self) -> throng_core::DriverReport;
     fn start(self: Arc<Self>, plan: RunPlan, extras: throng_engine::Extras) -> Starting;
+    fn step_labels(&self) -> Vec<String>;
+    fn probe(self: Arc<Self>) -> check::Probing;
 }
 
 /// The engine starting a run (see [`throng_engine::start_with`]).
@@ -318,6 +322,14 @@ impl<D: Driver> Load for D {
 
     fn start(self: Arc<Self>, plan: RunPlan, extras: throng_engine::Extras) -> Starting {
         Box::pin(throng_engine::start_with(plan, self, extras))
+    }
+
+    fn step_labels(&self) -> Vec<String> {
+        self.steps().into_iter().map(|s| s.label).collect()
+    }
+
+    fn probe(self: Arc<Self>) -> check::Probing {
+        check::probe(self)
     }
 }
 
