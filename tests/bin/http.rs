@@ -24,6 +24,8 @@ mod library;
 mod live;
 #[path = "../open_protocols.rs"]
 mod open_protocols;
+#[path = "../phases.rs"]
+mod phases;
 #[path = "../scenarios.rs"]
 mod scenarios;
 #[path = "../schema.rs"]

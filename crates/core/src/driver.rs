@@ -79,6 +79,9 @@ pub struct Outcome {
     /// start), recorded in the step's [`PartsInfo`] row if it has one. Empty (no allocation)
     /// for a driver that declares none.
     pub parts: Vec<std::time::Duration>,
+    /// Where the request's time went (connecting, TLS, sending, waiting, receiving), for a
+    /// protocol that times them: the engine adds them to the step's row. Empty by default.
+    pub phases: crate::Phases,
 }
 
 impl Outcome {

@@ -15,6 +15,7 @@ mod container;
 mod database;
 mod driver;
 mod error;
+pub mod phase;
 pub mod flags;
 pub mod histogram;
 mod plan;
@@ -33,6 +34,7 @@ pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSer
 pub use database::{DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries};
 pub use driver::{Driver, DriverReport, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 pub use error::ErrorClass;
+pub use phase::{Connection, Phase, PhaseStats, Phases};
 pub use plan::{
     plural, Arrivals, ClosedLoop, LoadModel, OpenLoop, PlanError, Rate, RunPlan, Shard, Stage,
     Users,

@@ -86,6 +86,9 @@ pub struct LabelStats {
     /// Failures by class, indexed by [`crate::ErrorClass::index`] (they add up to `errors`): a
     /// step's own; for a group, the class of each failed pass's first failure.
     pub classes: [u64; crate::ErrorClass::ALL.len()],
+    /// The requests' phases, once a protocol reported any (see [`crate::phase`]); `None` for a
+    /// row whose protocol times none, which then costs nothing.
+    pub phases: Option<Box<crate::PhaseStats>>,
 }
 
 impl LabelStats {
@@ -106,6 +109,7 @@ impl LabelStats {
             service: crate::histogram::new(),
             failed: crate::histogram::new(),
             classes: [0; crate::ErrorClass::ALL.len()],
+            phases: None,
         }
     }
 
@@ -124,6 +128,9 @@ impl LabelStats {
         let _ = self.failed.add(&other.failed);
         for (mine, theirs) in self.classes.iter_mut().zip(other.classes) {
             *mine += theirs;
+        }
+        if let Some(theirs) = &other.phases {
+            self.phases.get_or_insert_default().add(theirs);
         }
     }
 

@@ -187,6 +187,8 @@ impl Recorder {
         message: Option<String>,
     ) {
         if let Some((start, worker, log)) = &mut self.log {
+            let lag = started.map_or(0, |s| micros(s.saturating_duration_since(intended)));
+            let first_byte_us = outcome.phases.to_first_byte().map(|d| lag + micros(d));
             log.push(Sample {
                 step: step as u32,
                 worker: *worker,
@@ -200,6 +202,8 @@ impl Recorder {
                 message,
                 bytes_sent: outcome.bytes_sent,
                 bytes_received: outcome.bytes_received,
+                first_byte_us,
+                connect_us: micros(outcome.phases.opening()),
             });
         }
     }
@@ -241,7 +245,8 @@ impl Recorder {
         row.bytes_sent += outcome.bytes_sent;
         row.bytes_received += outcome.bytes_received;
         let latency = micros(ended.saturating_duration_since(intended));
-        if outcome.error.is_none_or(ErrorClass::waited) {
+        let waited = outcome.error.is_none_or(ErrorClass::waited);
+        if waited {
             histogram::record(&mut row.latency, latency);
             histogram::record(
                 &mut row.service,
@@ -249,6 +254,14 @@ impl Recorder {
             );
         } else {
             histogram::record(&mut row.failed, latency);
+        }
+        if !outcome.phases.is_empty() {
+            // Blocked time is of the requests timed in `latency` only, as the phases' sum is
+            // compared with it.
+            let latency = waited.then_some(latency);
+            row.phases
+                .get_or_insert_default()
+                .record(&outcome.phases, latency);
         }
         if !outcome.status.is_none() {
             self.statuses.count(outcome.status);
@@ -499,5 +512,41 @@ mod tests {
         );
         // The next interval starts from none.
         assert!(r.take(0, 1, true, 0).statuses.is_empty());
+    }
+
+    #[test]
+    fn phases_make_a_rows_phase_histograms_only_when_a_protocol_reports_them() {
+        use std::time::Duration;
+        use throng_core::{Connection, Phase, Phases};
+        let mut r = Recorder::new(vec!["a".into(), "b".into()], Duration::from_millis(10));
+        let t = Instant::now();
+        let mut phases = Phases::on(Connection::New);
+        phases.set(Phase::Connect, Duration::from_millis(2));
+        phases.set(Phase::Wait, Duration::from_millis(3));
+        phases.set(Phase::Receive, Duration::from_millis(4));
+        let ok = Outcome {
+            phases,
+            ..Outcome::default()
+        };
+        // Due 1 ms before it started, 10 ms before it ended: blocked is 10 - 9 = 1 ms.
+        let (due, started, ended) = (
+            t,
+            t + Duration::from_millis(1),
+            t + Duration::from_millis(10),
+        );
+        r.record(0, due, started, ended, ok.clone());
+        r.record(1, due, started, ended, Outcome::default());
+        let mut failed = ok;
+        failed.error = Some(ErrorClass::Status);
+        r.record(0, due, started, ended, failed);
+        let got = r.take(0, 0, true, 0).labels;
+        let p = got[0].phases.as_ref().expect("phases of row a");
+        assert_eq!(p.of(Phase::Connect).len(), 2);
+        assert_eq!(p.of(Phase::Send).len(), 0);
+        assert_eq!(p.new, 2);
+        // The failure is timed apart, and so is not in blocked.
+        assert_eq!(p.blocked.len(), 1);
+        assert_eq!(p.blocked.max(), p.blocked.highest_equivalent(1_000));
+        assert!(got[1].phases.is_none());
     }
 }

@@ -183,10 +183,10 @@ impl HttpDriver {
         &self.cfg
     }
 
-    async fn connect(&self) -> Result<(Stream, Arc<Counters>), Outcome> {
+    async fn connect(&self) -> Result<(Stream, Arc<Counters>, throng_net::Opened), Outcome> {
         let authority = self.cfg.authority();
         let tls = self.tls.as_ref();
-        throng_net::open(&self.addrs, &authority, tls, self.cfg.connect_timeout).await
+        throng_net::open_timed(&self.addrs, &authority, tls, self.cfg.connect_timeout).await
     }
 
     fn finish(&self, result: Result<Response, Failure>, keep: bool) -> (Outcome, Option<Response>) {
@@ -276,9 +276,9 @@ impl HttpDriver {
     /// connect timeout; a failure is the outcome of the request that needed it.
     pub async fn connect_session(&self, session: &mut Session) -> Result<(), Outcome> {
         match session.h2.clone() {
-            Some(slot) => Box::pin(self.h2_sender(&slot)).await.map(drop),
+            Some(slot) => Box::pin(self.h2_sender(&slot, false)).await.map(drop),
             None if session.h1.is_none() => {
-                session.h1 = Some(Box::pin(self.connect_h1()).await?);
+                session.h1 = Some(Box::pin(self.connect_h1(false)).await?);
                 Ok(())
             }
             None => Ok(()),

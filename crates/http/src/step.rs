@@ -259,14 +259,11 @@ impl HttpClient {
         Ok((path, headers, body))
     }
 
-    /// The request of a step, built for this call.
-    fn built(&self, h: &HttpStep, r: &dyn Render) -> Result<HttpRequest, Outcome> {
-        let (path, headers, body) = self
-            .prepare(h, r)
-            .map_err(|e| Outcome::failed(ErrorClass::Check, format!("template: {e}")))?;
+    /// The request of a step, built for this call, or why it could not be (a `check` failure).
+    fn built(&self, h: &HttpStep, r: &dyn Render) -> Result<HttpRequest, String> {
+        let (path, headers, body) = self.prepare(h, r).map_err(|e| format!("template: {e}"))?;
         self.driver
             .build_request(h.method.clone(), &path, headers, body)
-            .map_err(|e| Outcome::failed(ErrorClass::Check, e))
     }
 
     /// A step with no template, prepared once (`None`: it has templates, or it does not build,
@@ -380,7 +377,7 @@ impl Client for HttpClient {
             }
             None => match self.built(h, render) {
                 Ok(req) => self.driver.send(s, req, want_reply).await,
-                Err(o) => return (o, None),
+                Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
             },
         };
         let reply = resp.map(|r| Reply {

@@ -15,6 +15,26 @@ use crate::{message, CountedTcp, Counters, Stream};
 /// A TLS client configuration and the name the server is checked against.
 pub type TlsTarget = (Arc<rustls::ClientConfig>, ServerName<'static>);
 
+/// How long opening a connection took: the TCP connect (every address tried), and the TLS
+/// handshake when there was one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Opened {
+    /// The TCP connect.
+    pub connect: Duration,
+    /// The TLS handshake.
+    pub tls: Option<Duration>,
+}
+
+impl Opened {
+    /// Sets the connection's phases (`connect`, `tls`) in a request's.
+    pub fn into_phases(self, phases: &mut throng_core::Phases) {
+        phases.set(throng_core::Phase::Connect, self.connect);
+        if let Some(tls) = self.tls {
+            phases.set(throng_core::Phase::Tls, tls);
+        }
+    }
+}
+
 /// Opens a connection to the first of `addrs` that accepts (`authority` names it in messages),
 /// with TLS over it when `tls` is given; the TCP connect and the TLS handshake each within
 /// `connect_timeout`. A refusal is class `connect`, a failed handshake `tls`, either running out
@@ -25,7 +45,21 @@ pub async fn open(
     tls: Option<&TlsTarget>,
     connect_timeout: Duration,
 ) -> Result<(Stream, Arc<Counters>), Outcome> {
+    open_timed(addrs, authority, tls, connect_timeout)
+        .await
+        .map(|(s, c, _)| (s, c))
+}
+
+/// [`open`], timing the TCP connect and the TLS handshake (a request's `connect` and `tls`
+/// phases): two reads of the clock more a connection.
+pub async fn open_timed(
+    addrs: &[SocketAddr],
+    authority: &str,
+    tls: Option<&TlsTarget>,
+    connect_timeout: Duration,
+) -> Result<(Stream, Arc<Counters>, Opened), Outcome> {
     let ct = connect_timeout;
+    let t0 = std::time::Instant::now();
     let attempt = async {
         let mut last = None;
         for addr in addrs {
@@ -47,6 +81,11 @@ pub async fn open(
             return Err(Outcome::failed(ErrorClass::Timeout, m));
         }
     };
+    let t1 = std::time::Instant::now();
+    let mut opened = Opened {
+        connect: t1 - t0,
+        tls: None,
+    };
     let _ = tcp.set_nodelay(true);
     let counters = Arc::new(Counters::default());
     let counted = CountedTcp {
@@ -56,7 +95,10 @@ pub async fn open(
     let stream = match tls {
         None => Stream::Plain(counted),
         Some(target) => match timeout(ct, handshake(counted, target)).await {
-            Ok(Ok(s)) => s,
+            Ok(Ok(s)) => {
+                opened.tls = Some(t1.elapsed());
+                s
+            }
             Ok(Err(e)) => {
                 let m = format!("TLS handshake: {}", message(&e));
                 return Err(Outcome::failed(ErrorClass::Tls, m));
@@ -69,7 +111,7 @@ pub async fn open(
             }
         },
     };
-    Ok((stream, counters))
+    Ok((stream, counters, opened))
 }
 
 /// TLS over a connection already open: for protocols that ask for it in their own words first

@@ -247,6 +247,8 @@ mod tests {
             message: message.map(String::from),
             bytes_sent: 40,
             bytes_received: 512,
+            first_byte_us: None,
+            connect_us: 0,
         }
     }
 
@@ -270,5 +272,24 @@ mod tests {
         assert_eq!(rows[1][8], message);
         assert_eq!(rows[1][13], "http://h/a?x=1,2");
         assert_eq!(rows[1].len(), rows[0].len());
+    }
+
+    #[test]
+    fn a_jtl_lines_latency_and_connect_are_the_phases_when_timed() {
+        let labels = ["GET /a".to_string()];
+        let mut s = sample(None, None);
+        // First byte 1.6 ms after it was due (service time 1.2 ms: JMeter's Latency counts
+        // from the start, as elapsed does), 0.6 ms of it opening the connection.
+        s.first_byte_us = Some(1_600);
+        s.connect_us = 600;
+        let line = crate::jtl_line(&s, 1_000, &labels, &["http://h/a"], 3);
+        assert_eq!(
+            line,
+            "1002,2,GET /a,200,OK,throng 1-7,text,true,,512,40,3,3,http://h/a,2,0,1\n"
+        );
+        s.first_byte_us = Some(700);
+        s.connect_us = 2_600;
+        let line = crate::jtl_line(&s, 1_000, &labels, &["http://h/a"], 3);
+        assert!(line.ends_with(",http://h/a,1,0,3\n"), "{line}");
     }
 }

@@ -354,6 +354,11 @@ pub fn render_html(r: &RunResult) -> String {
     );
     b.push_str("<h2>Summary (latencies in ms)</h2>\n");
     b.push_str(&html_table(&crate::table::table_rows(r)));
+    let phases = crate::table::phases_rows(r);
+    if !phases.is_empty() {
+        b.push_str("<h2>Where the time went (phases, ms; latency = blocked + the rest)</h2>\n");
+        b.push_str(&html_table(&phases));
+    }
     if !r.thresholds.is_empty() {
         b.push_str("<h2>Thresholds</h2>\n<ul>\n");
         for t in &r.thresholds {

@@ -1,9 +1,12 @@
 //! JMeter's CSV results format (JTL), one line per request, so JMeter's own tools read a
 //! throng run (`jmeter -g samples.jtl -o report/` draws JMeter's HTML dashboard).
 //!
-//! The header is JMeter 5.6's default. throng does not time the first byte of an answer, so
-//! `Latency` (JMeter's time to first byte) holds the service time (sent to last byte), and
-//! `Connect` is 0: a connection is opened before a user's first request, not timed in it.
+//! The header is JMeter 5.6's default. `Latency` is JMeter's time to first byte: from the
+//! request's start (its `timeStamp`, when it was due, as `elapsed` counts) to the answer's first
+//! byte, connecting included; `Connect` is the time to open its connection, TLS handshake
+//! included, 0 on a reused one, as JMeter has them. Both come from the protocol's phases (see
+//! `throng_core::phase`); for a protocol that times no first byte, `Latency` holds the service
+//! time (sent to last byte) and `Connect` is 0.
 
 use throng_core::Sample;
 
@@ -62,9 +65,9 @@ pub fn jtl_line(
         &active,
         &active,
         url,
-        &((s.service_us + 500) / 1000).to_string(),
+        &((s.first_byte_us.unwrap_or(s.service_us) + 500) / 1000).to_string(),
         "0",
-        "0",
+        &((s.connect_us + 500) / 1000).to_string(),
     ];
     line.row(fields);
     line.finish()

@@ -45,8 +45,8 @@ pub use regression::{Regression, RegressionResult};
 
 pub use containers::{render_containers, ContainerResult, Usage};
 pub use result::{
-    schema, ChangeResult, ErrorResult, HoldResult, LabelResult, LagResult, Point, RunResult, Stats,
-    SCHEMA_VERSION,
+    schema, ChangeResult, ErrorResult, HoldResult, LabelResult, LagResult, PhaseResult,
+    PhasesResult, Point, RunResult, Stats, SCHEMA_VERSION,
 };
 pub use table::{errors_by_label, render_summary, render_table};
 pub use threshold::{Metric, Op, Threshold, ThresholdError, ThresholdResult};

@@ -49,6 +49,11 @@ pub fn render_markdown(r: &RunResult) -> String {
         out.push_str("\nEach hold of the stages (its seconds' requests):\n\n");
         out.push_str(&table(&crate::table::holds_table(r, false)));
     }
+    let phases = crate::table::phases_rows(r);
+    if !phases.is_empty() {
+        out.push_str("\nWhere the time went (phases, ms; latency = blocked + the rest):\n\n");
+        out.push_str(&table(&phases));
+    }
     if !r.status_codes.is_empty() {
         let mut rows = vec![vec!["Status".to_string(), "Count".to_string()]];
         rows.extend(

@@ -63,6 +63,19 @@ pub(crate) fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeErr
     s.latency = h(&l.latency_hdr)?;
     s.service = h(&l.service_hdr)?;
     s.failed = h(&l.failed_latency_hdr)?;
+    if let Some(p) = &l.phases {
+        let mut stats = throng_core::PhaseStats::default();
+        for (phase, r) in throng_core::Phase::ALL
+            .iter()
+            .zip([&p.connect, &p.tls, &p.send, &p.wait, &p.receive])
+        {
+            stats.times[phase.index()] = h(&r.hdr)?;
+        }
+        stats.blocked = h(&p.blocked.hdr)?;
+        stats.new = p.new_connections;
+        stats.reused = p.reused_connections;
+        s.phases = Some(Box::new(stats));
+    }
     Ok(s)
 }
 

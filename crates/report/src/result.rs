@@ -121,6 +121,83 @@ pub struct LabelResult {
     /// The failed-latency histogram (µs), HdrHistogram V2+DEFLATE, base64.
     #[serde(default)]
     pub failed_latency_hdr: String,
+    /// Where the requests' time went, when their protocol times it (HTTP): absent otherwise,
+    /// and in results of throng before it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<PhasesResult>,
+}
+
+/// One phase's times: its statistics (ms) and histogram.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseResult {
+    /// Its statistics, ms, over the requests that had it (`count`).
+    pub stats: Stats,
+    /// Its histogram (µs), HdrHistogram V2+DEFLATE, base64.
+    pub hdr: String,
+}
+
+/// A row's phases (see the README's figures): a request's latency is `blocked + connect + tls
+/// + send + wait + receive`, where a phase it did not have counts 0. A request on a reused
+/// connection has no `connect` or `tls`; a connection opened before a user's first request
+/// gives that request its `connect` and `tls`, outside its latency.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhasesResult {
+    /// Opening the TCP connection.
+    pub connect: PhaseResult,
+    /// The TLS handshake.
+    pub tls: PhaseResult,
+    /// Writing the request.
+    pub send: PhaseResult,
+    /// From the request written to the first byte of the answer (time to first byte, less
+    /// the rest).
+    pub wait: PhaseResult,
+    /// From the answer's first byte to its last.
+    pub receive: PhaseResult,
+    /// Latency less the request's own phases: the open loop's lag and queueing, and the time
+    /// around the call; of the requests timed in `latency` whose answer came whole.
+    pub blocked: PhaseResult,
+    /// Requests that opened a connection.
+    pub new_connections: u64,
+    /// Requests on a connection an earlier request used.
+    pub reused_connections: u64,
+    /// `reused_connections / (new_connections + reused_connections)` (0 to 1).
+    pub reused_share: f64,
+}
+
+impl PhasesResult {
+    /// Each phase with its name, in a request's order, then `blocked`.
+    pub fn named(&self) -> [(&'static str, &PhaseResult); 6] {
+        [
+            ("blocked", &self.blocked),
+            ("connect", &self.connect),
+            ("tls", &self.tls),
+            ("send", &self.send),
+            ("wait", &self.wait),
+            ("receive", &self.receive),
+        ]
+    }
+
+    fn of(
+        p: &throng_core::PhaseStats,
+        hdr: &mut impl FnMut(&hdrhistogram::Histogram<u64>, &str) -> String,
+    ) -> Self {
+        use throng_core::Phase;
+        let mut one = |h: &hdrhistogram::Histogram<u64>, what: &str| PhaseResult {
+            stats: Stats::from_micros(&Percentiles::of(h)),
+            hdr: hdr(h, what),
+        };
+        PhasesResult {
+            connect: one(p.of(Phase::Connect), "phases.connect"),
+            tls: one(p.of(Phase::Tls), "phases.tls"),
+            send: one(p.of(Phase::Send), "phases.send"),
+            wait: one(p.of(Phase::Wait), "phases.wait"),
+            receive: one(p.of(Phase::Receive), "phases.receive"),
+            blocked: one(&p.blocked, "phases.blocked"),
+            new_connections: p.new,
+            reused_connections: p.reused,
+            reused_share: p.reused_share(),
+        }
+    }
 }
 
 impl LabelResult {
@@ -166,6 +243,7 @@ impl LabelResult {
             latency_hdr: hdr(&s.latency, "latency_hdr"),
             service_hdr: hdr(&s.service, "service_hdr"),
             failed_latency_hdr: hdr(&s.failed, "failed_latency_hdr"),
+            phases: s.phases.as_deref().map(|p| PhasesResult::of(p, &mut hdr)),
         }
     }
 }

@@ -122,6 +122,58 @@ pub(crate) fn holds_table(r: &RunResult, exact: bool) -> Vec<Vec<String>> {
     crate::grid::level_table(&rows, exact)
 }
 
+/// The phases of a row as one line: each phase's p50 and p99 (ms; `-` for a phase no request
+/// had), then the share of requests on a reused connection.
+pub(crate) fn phases_line(p: &crate::PhasesResult) -> String {
+    let cells: Vec<String> = p
+        .named()
+        .iter()
+        .map(|(name, r)| match r.stats.count {
+            0 => format!("{name} -"),
+            _ => format!("{name} {}/{}", ms(r.stats.p50), ms(r.stats.p99)),
+        })
+        .collect();
+    format!(
+        "Phases p50/p99 ms   {}   connections {} new, {:.1}% of requests on a reused one\n",
+        cells.join("  "),
+        p.new_connections,
+        100.0 * p.reused_share
+    )
+}
+
+/// The phases of each row that has them (and TOTAL, when more than one has), header first:
+/// each phase's p50 and p99 in ms, new connections and the share of requests on a reused one.
+/// Empty when no row has phases.
+pub(crate) fn phases_rows(r: &RunResult) -> Vec<Vec<String>> {
+    let mut rows: Vec<&LabelResult> = r.labels.iter().filter(|l| l.phases.is_some()).collect();
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    if rows.len() > 1 && r.total.phases.is_some() {
+        rows.push(&r.total);
+    }
+    let mut out = vec![std::iter::once("Label".to_string())
+        .chain(
+            ["blocked", "connect", "tls", "send", "wait", "receive"]
+                .iter()
+                .map(|n| format!("{n} p50/p99")),
+        )
+        .chain(["New conns".to_string(), "Reused".to_string()])
+        .collect::<Vec<_>>()];
+    for l in rows {
+        let Some(p) = &l.phases else { continue };
+        let mut row = vec![l.label.clone()];
+        row.extend(p.named().iter().map(|(_, r)| match r.stats.count {
+            0 => "-".to_string(),
+            _ => format!("{}/{}", ms(r.stats.p50), ms(r.stats.p99)),
+        }));
+        row.push(p.new_connections.to_string());
+        row.push(format!("{:.1}%", 100.0 * p.reused_share));
+        out.push(row);
+    }
+    out
+}
+
 /// The whole end-of-run summary: header, table, tails, status codes, errors, open-loop schedule,
 /// thresholds and warnings.
 pub fn render_summary(r: &RunResult) -> String {
@@ -174,6 +226,9 @@ pub fn render_summary(r: &RunResult) -> String {
             ms(f.p99),
             ms(f.max)
         );
+    }
+    if let Some(p) = &t.phases {
+        out.push_str(&phases_line(p));
     }
     // Requests that were several operations each (a SQL transaction's statements, BEGIN and
     // COMMIT included): their rate beside the groups' passes, as sysbench prints queries per

@@ -21,8 +21,10 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::BytesMut;
 use http::Method;
-use throng_core::{ErrorClass, Outcome};
-use throng_net::{Counters, Stream};
+use std::time::Instant;
+
+use throng_core::{Connection, ErrorClass, Outcome, Phase, Phases};
+use throng_net::{Counters, Opened, Stream};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 
 use super::{Failure, HttpDriver, Response, Session};
@@ -70,6 +72,9 @@ pub(super) struct H1 {
     counters: Arc<Counters>,
     /// No request has been sent on it yet (its handshake's bytes go to its first request).
     fresh: bool,
+    /// How long it took to open, and whether inside a request's time: its first request's
+    /// `connect` and `tls` phases.
+    opened: Option<(Opened, Connection)>,
 }
 
 impl From<ReadError> for Failure {
@@ -96,21 +101,35 @@ impl H1 {
         !matches!(poll, Poll::Pending)
     }
 
-    /// Writes a request and reads its response. The flag says whether any byte of the
+    /// Writes a request and reads its response, timing its `send`, `wait` and `receive`
+    /// phases (those it reached) into `phases`. The flag says whether any byte of the
     /// response arrived.
     async fn exchange(
         &mut self,
         wire: &[u8],
         head: bool,
         keep: bool,
+        phases: &mut Phases,
     ) -> (Result<ResponseReader, Failure>, bool) {
         let mut reader = ResponseReader::new(head, keep);
+        let start = Instant::now();
         if let Err(e) = self.stream.write_all(wire).await {
             return (Err(Failure::Io(e)), false);
         }
         if let Err(e) = self.stream.flush().await {
             return (Err(Failure::Io(e)), false);
         }
+        let sent = Instant::now();
+        phases.set(Phase::Send, sent - start);
+        // When the response's first byte arrived (the buffer holds none from before: bytes left
+        // after a response close the connection).
+        let mut first = None;
+        let arrived = |first: &mut Option<Instant>, phases: &mut Phases| {
+            let now = Instant::now();
+            let at = *first.get_or_insert(now);
+            phases.set(Phase::Wait, at - sent);
+            phases.set(Phase::Receive, now - at);
+        };
         loop {
             if let Some(buf) = self.buf.as_mut() {
                 match reader.advance(buf) {
@@ -120,6 +139,7 @@ impl H1 {
                                 give_back(b);
                             }
                         }
+                        arrived(&mut first, phases);
                         return (Ok(reader), true);
                     }
                     Ok(false) => {}
@@ -135,11 +155,17 @@ impl H1 {
                 0 => {
                     let started = reader.started();
                     return match reader.eof() {
-                        Ok(()) => (Ok(reader), true),
+                        Ok(()) => {
+                            arrived(&mut first, phases);
+                            (Ok(reader), true)
+                        }
                         Err(e) => (Err(e.into()), started),
                     };
                 }
                 n => {
+                    if first.is_none() {
+                        first = Some(Instant::now());
+                    }
                     if n == room && reader.in_body() {
                         self.read_size = (self.read_size * 2).min(BUF_MAX);
                     }
@@ -183,14 +209,20 @@ impl H1 {
 }
 
 impl HttpDriver {
-    pub(super) async fn connect_h1(&self) -> Result<H1, Outcome> {
-        let (stream, counters) = self.connect().await?;
+    /// Opens a connection: `inside` a request's time (`execute`), or before it (`connect`).
+    pub(super) async fn connect_h1(&self, inside: bool) -> Result<H1, Outcome> {
+        let (stream, counters, opened) = self.connect().await?;
+        let how = match inside {
+            true => Connection::New,
+            false => Connection::Before,
+        };
         Ok(H1 {
             stream,
             buf: None,
             read_size: BUF_START,
             counters,
             fresh: true,
+            opened: Some((opened, how)),
         })
     }
 
@@ -214,7 +246,7 @@ impl HttpDriver {
             if session.h1.is_none() {
                 // Boxed: a connect (with its TLS handshake) is rare, and inline it would make
                 // every user's task several kilobytes larger for the whole run.
-                match Box::pin(self.connect_h1()).await {
+                match Box::pin(self.connect_h1(true)).await {
                     Ok(h) => session.h1 = Some(h),
                     Err(o) => return (o, None),
                 }
@@ -225,7 +257,15 @@ impl HttpDriver {
             let reused = !h.fresh;
             let (s0, r0) = if h.fresh { (0, 0) } else { h.counters.read() };
             h.fresh = false;
-            let (result, started) = h.exchange(wire, head, keep).await;
+            let mut phases = match h.opened.take() {
+                Some((opened, how)) => {
+                    let mut p = Phases::on(how);
+                    opened.into_phases(&mut p);
+                    p
+                }
+                None => Phases::on(Connection::Reused),
+            };
+            let (result, started) = h.exchange(wire, head, keep, &mut phases).await;
             let (s1, r1) = h.counters.read();
             if result.is_err() && reused && safe && !started && !retried {
                 retried = true;
@@ -245,6 +285,7 @@ impl HttpDriver {
             let (mut outcome, response) = self.finish(result, keep);
             outcome.bytes_sent = s1 - s0;
             outcome.bytes_received = r1 - r0;
+            outcome.phases = phases;
             if close || !self.cfg.keepalive {
                 session.h1 = None;
             }

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use http::Request;
 use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use throng_core::{ErrorClass, Outcome};
-use throng_net::{message, Counters, SharedConn};
+use std::time::Instant;
+
+use throng_core::{Connection, ErrorClass, Outcome, Phase, Phases};
+use throng_net::{message, Counters, Opened, SharedConn};
 
 use super::{read_response, Body, Failure, HttpDriver, Response};
 use crate::classify::classify;
@@ -20,6 +22,9 @@ pub(super) struct H2Slot {
     conn: SharedConn<(http2::SendRequest<Body>, Arc<Counters>)>,
     /// Counter values already attributed to requests.
     seen: Cell<(u64, u64)>,
+    /// How long the connection took to open, and whether inside a request's time: the
+    /// `connect` and `tls` phases of the next request on it (one request a connection).
+    opened: Cell<Option<(Opened, Connection)>>,
     /// One clone per session on this connection: its strong count less one is their number
     /// (the slot itself is cloned for each request, so its own count says nothing).
     pub(super) seats: Rc<()>,
@@ -56,25 +61,33 @@ impl H2Pool {
 }
 
 impl HttpDriver {
-    pub(super) async fn connect_h2(
+    async fn connect_h2(
         &self,
-    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
-        let (stream, counters) = self.connect().await?;
+    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>, Opened), Outcome> {
+        let (stream, counters, opened) = self.connect().await?;
         let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
             .await
             .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
         tokio::spawn(conn);
-        Ok((sender, counters))
+        Ok((sender, counters, opened))
     }
 
+    /// The slot's connection, opened if it has none: `inside` a request's time (`execute`),
+    /// or before it (`connect`).
     pub(super) async fn h2_sender(
         &self,
         slot: &H2Slot,
+        inside: bool,
     ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
         let open = || async {
-            let pair = self.connect_h2().await?;
+            let (sender, counters, opened) = self.connect_h2().await?;
             slot.seen.set((0, 0));
-            Ok(pair)
+            let how = match inside {
+                true => Connection::New,
+                false => Connection::Before,
+            };
+            slot.opened.set(Some((opened, how)));
+            Ok((sender, counters))
         };
         slot.conn.get(|(s, _)| !s.is_closed(), open).await
     }
@@ -85,14 +98,29 @@ impl HttpDriver {
         req: Request<Body>,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        let (mut sender, counters) = match self.h2_sender(slot).await {
+        let (mut sender, counters) = match self.h2_sender(slot, true).await {
             Ok(pair) => pair,
             Err(o) => return (o, None),
         };
+        // hyper writes the request in its connection's task: `wait` counts from handing it
+        // over to the response's head, and there is no `send`; `receive` is the body.
+        let mut phases = match slot.opened.take() {
+            Some((opened, how)) => {
+                let mut p = Phases::on(how);
+                opened.into_phases(&mut p);
+                p
+            }
+            None => Phases::on(Connection::Reused),
+        };
         let result = async {
             sender.ready().await.map_err(Failure::Request)?;
+            let start = Instant::now();
             let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-            read_response(resp, keep).await
+            let head = Instant::now();
+            phases.set(Phase::Wait, head - start);
+            let r = read_response(resp, keep).await;
+            phases.set(Phase::Receive, head.elapsed());
+            r
         }
         .await;
         // Streams share the connection: each request takes the bytes not yet attributed, so
@@ -113,6 +141,7 @@ impl HttpDriver {
         }
         outcome.bytes_sent = s1.saturating_sub(s0);
         outcome.bytes_received = r1.saturating_sub(r0);
+        outcome.phases = phases;
         (outcome, response)
     }
 }

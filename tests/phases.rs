@@ -1,0 +1,318 @@
+//! The phases of HTTP requests (connect, TLS, send, wait, receive, and the blocked rest) against
+//! targets whose timing is known, and `--no-keepalive`'s connection per request.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::{errors_of, result, run, throng};
+use throng::core::{ErrorClass, Percentiles, Phase, PhaseStats, Snapshot};
+use throng::testbed::{Fault, HttpTarget};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The head after this long.
+const WAIT_MS: u64 = 30;
+/// The body in `PIECES` pieces, each this long after the one before (the first after the head).
+const GAP_MS: u64 = 10;
+const PIECES: u64 = 4;
+
+/// A raw HTTP/1.1 server, keep-alive, that answers each request's head after [`WAIT_MS`] and
+/// trickles its 8-byte body in [`PIECES`] pieces [`GAP_MS`] apart: wait is 30 ms and receive
+/// 40 ms, by construction. Runs on a thread of its own until the test ends.
+fn trickler() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((mut s, _)) = listener.accept().await else {
+                    return;
+                };
+                let _ = s.set_nodelay(true);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    loop {
+                        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match s.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                        buf.drain(..end);
+                        tokio::time::sleep(Duration::from_millis(WAIT_MS)).await;
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", 2 * PIECES);
+                        if s.write_all(head.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        for _ in 0..PIECES {
+                            tokio::time::sleep(Duration::from_millis(GAP_MS)).await;
+                            if s.write_all(b"ab").await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+    });
+    format!("http://{addr}/")
+}
+
+fn phases(s: &Snapshot) -> &PhaseStats {
+    s.total
+        .phases
+        .as_deref()
+        .expect("HTTP requests have phases")
+}
+
+fn ms(h: &throng::core::histogram::Histogram<u64>, q: f64) -> f64 {
+    h.value_at_quantile(q) as f64 / 1000.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_and_receiving_are_the_servers_delay_and_trickle() {
+    let url = trickler();
+    let s = run(&[&url, "-c", "2", "-n", "20"]).await;
+    assert_eq!((s.total.samples, s.total.errors), (20, 0), "{:?}", s.errors);
+    let p = phases(&s);
+    let (wait, receive) = (p.of(Phase::Wait), p.of(Phase::Receive));
+    assert_eq!(
+        (wait.len(), receive.len(), p.of(Phase::Send).len()),
+        (20, 20, 20)
+    );
+    // Wide margins: a shared machine's scheduler adds, never takes away.
+    let truth_wait = WAIT_MS as f64;
+    let truth_receive = (GAP_MS * PIECES) as f64;
+    for q in [0.0, 0.5] {
+        let (w, r) = (ms(wait, q), ms(receive, q));
+        assert!(
+            (truth_wait..truth_wait + 15.0).contains(&w),
+            "wait at {q}: {w} ms"
+        );
+        assert!(
+            (truth_receive - 1.0..truth_receive + 20.0).contains(&r),
+            "receive at {q}: {r} ms"
+        );
+    }
+    // Two users, a connection each, opened before their first request and used for the rest.
+    assert_eq!((p.new, p.reused), (2, 18));
+    assert_eq!(p.of(Phase::Connect).len(), 2);
+    assert_eq!(p.of(Phase::Tls).len(), 0, "no TLS over http://");
+    // The phases add up: latency is blocked plus the rest (closed loop: blocked is tiny).
+    let latency = Percentiles::of(&s.total.latency);
+    let blocked = Percentiles::of(&p.blocked);
+    assert_eq!(blocked.count, 20);
+    assert!(blocked.p50 < 2_000, "blocked p50 {} µs", blocked.p50);
+    let sum = wait.mean() + receive.mean() + p.of(Phase::Send).mean() + p.blocked.mean();
+    let gap = (latency.mean - sum).abs();
+    assert!(
+        gap < 200.0,
+        "latency mean {} µs, phases' sum {sum} µs",
+        latency.mean
+    );
+
+    // Every output names them.
+    let r = result(&s);
+    let json = serde_json::to_value(&r).unwrap();
+    let wait_ms = json["total"]["phases"]["wait"]["stats"]["p50"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (truth_wait..truth_wait + 15.0).contains(&wait_ms),
+        "{wait_ms}"
+    );
+    assert_eq!(json["labels"][0]["phases"]["reused_connections"], 18);
+    let summary = throng::report::render_summary(&r);
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("Phases"))
+        .expect("{summary}");
+    assert!(
+        line.contains("wait 3") && line.contains("90.0% of requests on a reused one"),
+        "{line}"
+    );
+    let md = throng::report::render_markdown(&r);
+    assert!(
+        md.contains("| wait p50/p99 |") || md.contains("wait p50/p99"),
+        "{md}"
+    );
+    let html = throng::report::render_html(&r);
+    assert!(html.contains("Where the time went") && html.contains("receive p50/p99"));
+    // A result read back (merge, compare, report) keeps its phases exactly.
+    let back = throng::report::merge(std::slice::from_ref(&r)).unwrap();
+    assert_eq!(back.total.phases, r.total.phases);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_keepalive_gives_every_request_its_own_connection_in_both_loops() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "-c", "3", "-n", "60", "--no-keepalive"]).await;
+    assert_eq!((s.total.samples, s.total.errors), (60, 0), "{:?}", s.errors);
+    let p = phases(&s);
+    assert_eq!((p.new, p.reused), (60, 0));
+    assert_eq!(p.of(Phase::Connect).len(), 60, "a connect phase each");
+    assert_eq!(p.reused_share(), 0.0);
+    assert_eq!(target.connections(), 60);
+
+    let before = target.connections();
+    let s = run(&[&url, "-q", "200", "-z", "1s", "--no-keepalive"]).await;
+    let done = s.total.completed();
+    assert!(done >= 190, "{done} of 200");
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    let p = phases(&s);
+    assert_eq!((p.new, p.reused), (done, 0));
+    assert_eq!(p.of(Phase::Connect).len(), done);
+    // Each request's connection was its own (warm slots' spares may be left unused).
+    assert!(target.connections() - before >= done);
+
+    // With keep-alive, nearly every request reuses its connection.
+    let s = run(&[&url, "-c", "3", "-n", "300"]).await;
+    let p = phases(&s);
+    assert_eq!((p.new, p.reused), (3, 297));
+    assert!(p.reused_share() > 0.98);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_has_a_handshake_phase_per_connection() {
+    let target = HttpTarget {
+        tls: true,
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", target.url());
+    assert!(url.starts_with("https://"), "{url}");
+    let s = run(&[&url, "--insecure", "-c", "2", "-n", "20", "--no-keepalive"]).await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    let p = phases(&s);
+    let tls = Percentiles::of(p.of(Phase::Tls));
+    assert_eq!(tls.count, 20, "a handshake per request");
+    // A handshake is a round trip and some crypto: more than the TCP connect's one packet.
+    assert!(
+        tls.p50 > Percentiles::of(p.of(Phase::Connect)).p50,
+        "{tls:?}"
+    );
+    let s = run(&[&url, "--insecure", "-c", "2", "-n", "20"]).await;
+    assert_eq!(
+        phases(&s).of(Phase::Tls).len(),
+        2,
+        "a handshake per connection"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_has_connect_and_waiting_phases() {
+    let target = HttpTarget::default().start().await.unwrap();
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "--http2", "-c", "4", "-n", "200"]).await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    let p = phases(&s);
+    let conns = p.of(Phase::Connect).len();
+    assert!(
+        conns >= 1 && conns == p.new,
+        "{conns} connects, {} new",
+        p.new
+    );
+    assert_eq!(p.new + p.reused, 200);
+    assert_eq!(p.of(Phase::Wait).len(), 200);
+    assert_eq!(p.of(Phase::Receive).len(), 200);
+    assert_eq!(p.of(Phase::Send).len(), 0, "hyper writes in its own task");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_and_reset_targets_still_fail_by_class() {
+    let port = common::closed_port();
+    let s = run(&[
+        &format!("http://127.0.0.1:{port}/"),
+        "-c",
+        "2",
+        "-z",
+        "300ms",
+        "--no-keepalive",
+    ])
+    .await;
+    assert!(s.total.samples > 0);
+    assert_eq!(errors_of(&s, ErrorClass::Connect), s.total.errors);
+    assert_eq!(s.total.errors, s.total.samples);
+    // No connection was made, so no request had a phase of one.
+    let connects = s
+        .total
+        .phases
+        .as_deref()
+        .map_or(0, |p| p.of(Phase::Connect).len());
+    assert_eq!(connects, 0);
+
+    let target = HttpTarget {
+        fault: Some(Fault::Reset),
+        ..HttpTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "-c", "2", "-n", "20", "--no-keepalive"]).await;
+    assert_eq!(errors_of(&s, ErrorClass::Reset), 20, "{:?}", s.errors);
+    let p = phases(&s);
+    // Each connection opened and its request was written; no answer came.
+    assert_eq!(p.of(Phase::Connect).len(), 20);
+    assert_eq!(p.of(Phase::Send).len(), 20);
+    assert_eq!(p.of(Phase::Receive).len(), 0);
+    assert_eq!(p.blocked.len(), 0, "no whole answer, no blocked time");
+}
+
+#[test]
+fn the_samples_file_has_jmeters_latency_and_connect() {
+    let url = trickler();
+    let dir = tempfile::tempdir().unwrap();
+    let jtl = dir.path().join("s.jtl");
+    let out = throng(&[
+        "run",
+        &url,
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "--no-keepalive",
+        "--no-tui",
+        "--quiet",
+        "--samples",
+        &jtl.display().to_string(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&jtl).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (elapsed, latency, connect) = (col("elapsed"), col("Latency"), col("Connect"));
+    let mut n = 0;
+    for line in lines {
+        let f: Vec<u64> = line
+            .split(',')
+            .map(|c| c.trim_matches('"').parse().unwrap_or(u64::MAX))
+            .collect();
+        // Time to first byte: the 30 ms wait (and the connect before it); the 40 ms trickle
+        // of the body after it is in elapsed only.
+        assert!((WAIT_MS..WAIT_MS + 15).contains(&f[latency]), "{line}");
+        assert!(f[elapsed] >= f[latency] + GAP_MS * PIECES - 2, "{line}");
+        assert!(f[connect] < 50, "{line}");
+        n += 1;
+    }
+    assert_eq!(n, 10);
+}
