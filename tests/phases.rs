@@ -229,6 +229,16 @@ async fn http2_has_connect_and_waiting_phases() {
     assert_eq!(p.of(Phase::Wait).len(), 200);
     assert_eq!(p.of(Phase::Receive).len(), 200);
     assert_eq!(p.of(Phase::Send).len(), 0, "hyper writes in its own task");
+
+    // Without keep-alive, a connection per request under HTTP/2 too.
+    let before = target.connections();
+    let s = run(&[&url, "--http2", "-c", "4", "-n", "40", "--no-keepalive"]).await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    let p = phases(&s);
+    assert_eq!((p.new, p.reused, p.of(Phase::Connect).len()), (40, 0, 40));
+    assert_eq!(target.connections() - before, 40);
+    // Each request's bytes are its own connection's: the preface and SETTINGS every time.
+    assert!(s.total.bytes_sent / 40 > 24, "{} bytes", s.total.bytes_sent);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

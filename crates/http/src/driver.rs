@@ -276,6 +276,8 @@ impl HttpDriver {
     /// connect timeout; a failure is the outcome of the request that needed it.
     pub async fn connect_session(&self, session: &mut Session) -> Result<(), Outcome> {
         match session.h2.clone() {
+            // Without keep-alive each request opens its own.
+            Some(_) if !self.cfg.keepalive => Ok(()),
             Some(slot) => Box::pin(self.h2_sender(&slot, false)).await.map(drop),
             None if session.h1.is_none() => {
                 session.h1 = Some(Box::pin(self.connect_h1(false)).await?);

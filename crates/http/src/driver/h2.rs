@@ -98,7 +98,17 @@ impl HttpDriver {
         req: Request<Body>,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        let (mut sender, counters) = match self.h2_sender(slot, true).await {
+        // Without keep-alive, a connection of its own that ends with the request (its sender
+        // dropped), however many sessions share the slot.
+        let alone = !self.cfg.keepalive;
+        let got = match alone {
+            true => self.connect_h2().await.map(|(s, c, opened)| {
+                slot.opened.set(Some((opened, Connection::New)));
+                (s, c)
+            }),
+            false => self.h2_sender(slot, true).await,
+        };
+        let (mut sender, counters) = match got {
             Ok(pair) => pair,
             Err(o) => return (o, None),
         };
@@ -126,7 +136,10 @@ impl HttpDriver {
         // Streams share the connection: each request takes the bytes not yet attributed, so
         // the totals are exact and the split between requests is close.
         let (s1, r1) = counters.read();
-        let (s0, r0) = slot.seen.replace((s1, r1));
+        let (s0, r0) = match alone {
+            true => (0, 0),
+            false => slot.seen.replace((s1, r1)),
+        };
         let (mut outcome, response) = self.finish(result, keep);
         // An HTTP/2 server's first bytes are its SETTINGS, before any answer: a connection that
         // failed without a byte from the server never spoke HTTP/2 (hyper's HTTP/1.1 server
