@@ -440,6 +440,40 @@ impl Families {
             labels.clone(),
             Value::Count(r.operations),
         );
+        if let Some(p) = &r.phases {
+            self.phases(labels, p);
+        }
+    }
+
+    /// A row's phases, for a protocol that times them: a histogram per phase (and blocked), and
+    /// its requests on new and reused connections.
+    fn phases(&mut self, labels: &Labels, p: &throng_core::PhaseStats) {
+        let all = throng_core::Phase::ALL
+            .iter()
+            .map(|ph| (ph.name(), p.of(*ph)))
+            .chain([("blocked", &p.blocked)]);
+        for (name, h) in all {
+            let mut l = labels.clone();
+            l.push(("phase".into(), name.to_string()));
+            self.add(
+                "throng_phase",
+                "Where requests' time went: connect, tls, send, wait (to the first byte), receive, each of the requests that had it, and blocked (latency less the rest).",
+                Some(Unit::Seconds),
+                l,
+                Value::Histogram(Buckets::of(h)),
+            );
+        }
+        for (how, n) in [("new", p.new), ("reused", p.reused)] {
+            let mut l = labels.clone();
+            l.push(("connection".into(), how.to_string()));
+            self.add(
+                "throng_connection_uses",
+                "Requests on a connection they opened (new) or an earlier request's (reused).",
+                None,
+                l,
+                Value::Count(n),
+            );
+        }
     }
 }
 
@@ -455,6 +489,54 @@ pub(crate) fn families(runs: &[(Labels, Arc<Snapshot>)]) -> Families {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rows_phases_are_a_histogram_each_and_its_connection_uses() {
+        use throng_core::{Connection, Phase, Phases};
+        let mut row = LabelStats::new("GET /");
+        let mut f = Families::default();
+        f.row(&Labels::new(), &row);
+        assert!(
+            f.0.iter().all(|f| f.name != "throng_phase"),
+            "no phases, no family"
+        );
+        let mut p = Phases::on(Connection::New);
+        p.set(Phase::Connect, std::time::Duration::from_micros(300));
+        p.set(Phase::Wait, std::time::Duration::from_millis(20));
+        let mut stats = throng_core::PhaseStats::default();
+        stats.record(&p, None);
+        stats.record(&Phases::on(Connection::Reused), None);
+        row.phases = Some(Box::new(stats));
+        let mut f = Families::default();
+        f.row(&Labels::new(), &row);
+        let phase =
+            f.0.iter()
+                .find(|f| f.name == "throng_phase")
+                .expect("phases");
+        assert_eq!(phase.stored_name(), "throng_phase_seconds");
+        assert_eq!(phase.series.len(), 6);
+        let count = |name: &str| {
+            phase
+                .series
+                .iter()
+                .find(|(l, _)| l.iter().any(|(k, v)| k == "phase" && v == name))
+                .map(|(_, v)| match v {
+                    Value::Histogram(b) => b.count,
+                    _ => u64::MAX,
+                })
+        };
+        assert_eq!(
+            (count("connect"), count("wait"), count("tls")),
+            (Some(1), Some(1), Some(0))
+        );
+        let uses =
+            f.0.iter()
+                .find(|f| f.name == "throng_connection_uses")
+                .expect("uses");
+        assert_eq!(uses.stored_name(), "throng_connection_uses_total");
+        let values: Vec<_> = uses.series.iter().map(|(_, v)| v.clone()).collect();
+        assert_eq!(values, vec![Value::Count(1), Value::Count(1)]);
+    }
 
     #[test]
     fn bounds_are_at_most_the_stated_ratio_apart() {
