@@ -8,18 +8,22 @@
 use std::path::Path;
 
 use throng_report::{Coordinates, Level};
+use throng_run::Side;
 
 use super::args::RunArgs;
 use super::runner::{prepare_once, run_once, Outputs};
 use super::CliError;
 
-/// One side of an A/B run: its name and the URL it puts the plan against.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct AbSide {
-    /// The name in the comparison's columns.
-    pub(crate) name: String,
-    /// The URL replacing the plan's target.
-    pub(crate) url: String,
+/// The sides of an A/B run, typed once from the `--target NAME=URL` flags: the library's
+/// [`Side`]s (a name, and the URL replacing the plan's target), and for a scenario file the
+/// one target of the file they point elsewhere.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Sides {
+    /// The sides, in the order they run.
+    pub(crate) list: Vec<Side>,
+    /// The scenario's target that each side points at its URL (the file's one target no
+    /// `--target NAME=URL` names); none for a URL, which the side's replaces.
+    target: Option<String>,
 }
 
 fn usage(m: impl Into<String>) -> CliError {
@@ -31,7 +35,7 @@ fn usage(m: impl Into<String>) -> CliError {
 /// targets are sides. `None` when the run is a single one (no `--target`, or a scenario's
 /// targets pointed elsewhere); a single run refuses `--cooldown`, which it would accept and
 /// ignore (there is no second run to pause before).
-pub(crate) fn sides(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
+pub(crate) fn sides(a: &RunArgs) -> Result<Option<Sides>, CliError> {
     let sides = sides_of(a)?;
     if sides.is_none() && !a.run.is_grid() && a.with.is_empty() && cooldown(a) {
         return Err(usage(format!(
@@ -49,7 +53,7 @@ fn cooldown(a: &RunArgs) -> bool {
     throng_core::stages::parse_duration(&a.run.cooldown).map_or(true, |d| !d.is_zero())
 }
 
-fn sides_of(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
+fn sides_of(a: &RunArgs) -> Result<Option<Sides>, CliError> {
     if a.targets.is_empty() {
         return Ok(None);
     }
@@ -62,19 +66,17 @@ fn sides_of(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
                     "--target {t:?}: write NAME=URL, e.g. --target go=http://127.0.0.1:8081"
                 ))
             })?;
-            Ok(AbSide {
-                name: n.trim().to_string(),
-                url: u.trim().to_string(),
-            })
+            Ok(Side::new(n.trim(), u.trim()))
         })
         .collect::<Result<Vec<_>, CliError>>()?;
+    let mut target = None;
     if super::scenario::is_scenario(&a.url) {
         // A file that does not load says why in the run itself.
         let Ok(scenario) = throng_scenario::load(Path::new(&a.url), &crate::protocols()) else {
             return Ok(None);
         };
         let own: Vec<&str> = scenario.targets.iter().map(|t| t.name.as_str()).collect();
-        let foreign: Vec<AbSide> = pairs
+        let foreign: Vec<Side> = pairs
             .iter()
             .filter(|p| !own.contains(&p.name.as_str()))
             .cloned()
@@ -103,6 +105,7 @@ fn sides_of(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
                 free.len()
             )));
         }
+        target = free.first().map(|t| t.to_string());
         pairs = foreign;
     }
     if pairs.len() < 2 {
@@ -113,13 +116,13 @@ fn sides_of(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
     }
     let protocols = crate::protocols();
     for (i, p) in pairs.iter().enumerate() {
-        let flag = format!("--target {}={}", p.name, p.url);
+        let flag = format!("--target {}={}", p.name, p.target);
         if p.name.is_empty() || pairs[..i].iter().any(|q| q.name == p.name) {
             return Err(usage(format!("{flag}: each side needs a name of its own")));
         }
         // Every side's URL is checked before the first side's load.
-        let checked = match protocols.for_url(&p.url) {
-            Some(proto) => proto.check_target(&p.url),
+        let checked = match protocols.for_url(&p.target) {
+            Some(proto) => proto.check_target(&p.target),
             None => Err(format!(
                 "not a URL of the protocols throng speaks ({})",
                 protocols.schemes()
@@ -127,60 +130,47 @@ fn sides_of(a: &RunArgs) -> Result<Option<Vec<AbSide>>, CliError> {
         };
         checked.map_err(|e| usage(format!("{flag}: {e}")))?;
     }
-    Ok(Some(pairs))
+    Ok(Some(Sides {
+        list: pairs,
+        target,
+    }))
 }
 
 /// The flags of one run of the grid: the side's URL in place of the plan's (a scenario's one
 /// side target pointed at it), the level's users or rate, the side's containers and databases
-/// only, and no outputs of its own (the grid writes them).
-fn cell_args(a: &RunArgs, at: &Coordinates, sides: &[AbSide]) -> Result<RunArgs, CliError> {
+/// only, and no outputs of its own (the grid writes them). `side` is the run's, as the grid
+/// hands it over in its cell.
+fn cell_args(
+    a: &RunArgs,
+    at: &Coordinates,
+    side: Option<&Side>,
+    sides: &Sides,
+) -> Result<RunArgs, CliError> {
     let mut r = a.clone();
-    let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
-    if let Some(side) = at
-        .side
-        .as_ref()
-        .and_then(|n| sides.iter().find(|s| &s.name == n))
-    {
-        if super::scenario::is_scenario(&a.url) {
-            let scenario = throng_scenario::load(Path::new(&a.url), &crate::protocols())
-                .map_err(|e| usage(e.to_string()))?;
-            // The one target of the file that no --target NAME=URL names is the sides' target.
-            let named: Vec<&str> = a
-                .targets
-                .iter()
-                .filter_map(|t| t.split_once('=').map(|(n, _)| n.trim()))
-                .collect();
-            let free: Vec<&str> = scenario
-                .targets
-                .iter()
-                .map(|t| t.name.as_str())
-                .filter(|t| !named.contains(t))
-                .collect();
-            let [target] = free[..] else {
-                return Err(usage(format!(
-                    "--target: {} has {} targets that no --target NAME=URL points elsewhere \
-                     ({free:?}): the sides replace one of them; point the others with \
-                     --target NAME=URL",
-                    a.url,
-                    free.len()
-                )));
-            };
-            r.targets = a
-                .targets
-                .iter()
-                .filter(|t| {
-                    !t.split_once('=')
-                        .is_some_and(|(n, _)| names.contains(&n.trim()))
-                })
-                .cloned()
-                .chain(std::iter::once(format!("{target}={}", side.url)))
-                .collect();
-        } else {
-            r.url = side.url.clone();
-            r.targets.clear();
-            if mixed(sides) {
-                // Sides of several protocols: each takes the flags of its own.
-                r = super::runner::for_protocol(&r, protocol_of(&side.url));
+    let names: Vec<&str> = sides.list.iter().map(|s| s.name.as_str()).collect();
+    if let Some(side) = side {
+        match &sides.target {
+            // The scenario's flags point its targets by name: the sides' target at this side,
+            // the others where their own --target NAME=URL says.
+            Some(target) => {
+                r.targets = a
+                    .targets
+                    .iter()
+                    .filter(|t| {
+                        !t.split_once('=')
+                            .is_some_and(|(n, _)| names.contains(&n.trim()))
+                    })
+                    .cloned()
+                    .chain(std::iter::once(format!("{target}={}", side.target)))
+                    .collect();
+            }
+            None => {
+                r.url = side.target.clone();
+                r.targets.clear();
+                if mixed(&sides.list) {
+                    // Sides of several protocols: each takes the flags of its own.
+                    r = super::runner::for_protocol(&r, protocol_of(&side.target));
+                }
             }
         }
     }
@@ -225,27 +215,26 @@ fn protocol_of(url: &str) -> &'static str {
 }
 
 /// Whether the sides speak more than one protocol (HTTP against gRPC: transports side by side).
-fn mixed(sides: &[AbSide]) -> bool {
+fn mixed(sides: &[Side]) -> bool {
     sides
         .windows(2)
-        .any(|w| protocol_of(&w[0].url) != protocol_of(&w[1].url))
+        .any(|w| protocol_of(&w[0].target) != protocol_of(&w[1].target))
 }
 
 /// Runs the grid: every side checked first (its URL, its protocol's flags, its server where
 /// the protocol asks one before the load, as gRPC's reflection), then every run.
-pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result<u8, CliError> {
+pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, CliError> {
     one_process(&out, "a sweep, rounds or A/B sides")?;
-    let names: Vec<String> = sides.iter().map(|s| s.name.clone()).collect();
-    if mixed(&sides) && !super::scenario::is_scenario(&a.url) {
+    if mixed(&sides.list) && !super::scenario::is_scenario(&a.url) {
         // A protocol's flags go to its own sides; one that applies to no side is refused.
-        let protocols: Vec<&str> = sides.iter().map(|s| protocol_of(&s.url)).collect();
+        let protocols: Vec<&str> = sides.list.iter().map(|s| protocol_of(&s.target)).collect();
         super::runner::applies_to_any(a, &protocols)?;
     }
     let first_level = a.run.levels()?.first().copied();
     let (mut labels, mut thresholds) = (Vec::new(), Vec::new());
-    let check: Vec<Option<&AbSide>> = match sides.is_empty() {
+    let check: Vec<Option<&Side>> = match sides.list.is_empty() {
         true => vec![None],
-        false => sides.iter().map(Some).collect(),
+        false => sides.list.iter().map(Some).collect(),
     };
     for side in check {
         let at = Coordinates {
@@ -253,7 +242,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
             side: side.map(|s| s.name.clone()),
             round: 1,
         };
-        let args = cell_args(a, &at, &sides)?;
+        let args = cell_args(a, &at, side, &sides)?;
         for p in args.protocols.all() {
             p.check_watched(&args.request)
                 .map_err(|e| match (CliError::from(e), side) {
@@ -289,7 +278,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
         .run
         .grid(&labels)?
         .with_thresholds(thresholds)
-        .sides(names)
+        .sides(sides.list.clone())
         .idle(idle);
     if let Some(m) = &out.run.metrics {
         grid = grid.metrics(m.clone());
@@ -300,7 +289,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Vec<AbSide>, out: Outputs) -> Result
             let sides = &sides;
             let at = cell.at.clone();
             async move {
-                let args = cell_args(a, &at, sides).map_err(run_error)?;
+                let args = cell_args(a, &at, cell.side.as_ref(), sides).map_err(run_error)?;
                 // Each run's samples in a file of their own: `s.jtl` -> `s.1000-users-go-1.jtl`.
                 let tag: Vec<String> = [
                     at.level.map(|l| match l {

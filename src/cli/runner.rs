@@ -34,7 +34,7 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
                     super::grid::run(&a, sides, out).await
                 }
                 None if a.run.is_grid() || a.run.until.is_some() => {
-                    super::grid::run(&a, Vec::new(), out).await
+                    super::grid::run(&a, super::grid::Sides::default(), out).await
                 }
                 None => Ok(watched(&a, out, |out| run_once(&a, out)).await?.exit_code()),
             }
@@ -218,12 +218,12 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
 
 /// Checks the flags that name sides (`--http2=SIDE`) against the sides of an A/B run, before
 /// any load: each protocol's against the sides of its own and the others.
-pub(super) fn check_sides(a: &RunArgs, sides: &[super::grid::AbSide]) -> Result<(), CliError> {
+pub(super) fn check_sides(a: &RunArgs, sides: &super::grid::Sides) -> Result<(), CliError> {
     let protocols = crate::protocols();
-    let of = |s: &super::grid::AbSide| protocols.for_url(&s.url).map(|p| p.name());
+    let of = |s: &throng_run::Side| protocols.for_url(&s.target).map(|p| p.name());
     for p in a.protocols.all() {
         let (mut own, mut others) = (Vec::new(), Vec::new());
-        for s in sides {
+        for s in &sides.list {
             match of(s) == Some(p.name()) {
                 true => own.push(s.name.as_str()),
                 false => others.push(s.name.as_str()),

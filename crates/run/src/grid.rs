@@ -24,6 +24,26 @@ use crate::dashboard::Session;
 use crate::observer::{Event, Stream};
 use crate::{check_writable, Finished, RunError, EXIT_OK, EXIT_RUNTIME, EXIT_THRESHOLDS};
 
+/// One side of an A/B grid: its name (a column of the comparison, a label of the metrics) and
+/// the target its runs are pointed at (a URL, or whatever the caller's runs read as one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Side {
+    /// The side's name: `go`, `java`.
+    pub name: String,
+    /// Where its runs go: `http://127.0.0.1:8081`.
+    pub target: String,
+}
+
+impl Side {
+    /// The side `name` at `target`.
+    pub fn new(name: impl Into<String>, target: impl Into<String>) -> Self {
+        Side {
+            name: name.into(),
+            target: target.into(),
+        }
+    }
+}
+
 /// One run of a grid, as [`Grid::execute`] and [`Grid::together`] hand it to the closure that
 /// makes the run: its coordinates and title, and what the grid's runs share, given to the run
 /// with [`crate::Run::cell`] (its dashboard, and whether the grid's document holds standard
@@ -34,6 +54,9 @@ pub struct Cell {
     pub at: Coordinates,
     /// Its title (`2000 users, go, round 2 of 3`; a workload's name).
     pub title: String,
+    /// The side it runs against (its name is `at.side`); none without sides, and for a
+    /// workload of [`Grid::together`], whose name is `at.side` but which has no target.
+    pub side: Option<Side>,
     /// The grid's dashboard session.
     pub(crate) session: Arc<Session>,
     /// The run's name on the dashboard's board: a workload's; empty for a grid's runs, each
@@ -47,7 +70,7 @@ pub struct Cell {
 #[derive(Debug, Clone, Default)]
 pub struct Grid {
     levels: Vec<Level>,
-    sides: Vec<String>,
+    sides: Vec<Side>,
     rounds: u32,
     cooldown: Duration,
     idle: Duration,
@@ -122,8 +145,9 @@ impl Grid {
         self
     }
 
-    /// The sides' names, in the order they run at each level.
-    pub fn sides(mut self, sides: impl IntoIterator<Item = String>) -> Self {
+    /// The sides, in the order they run at each level (names of their own: the runs are told
+    /// theirs in their [`Cell`]).
+    pub fn sides(mut self, sides: impl IntoIterator<Item = Side>) -> Self {
         self.sides = sides.into_iter().collect();
         self
     }
@@ -218,7 +242,7 @@ impl Grid {
         };
         let sides: Vec<Option<String>> = match self.sides.is_empty() {
             true => vec![None],
-            false => self.sides.iter().cloned().map(Some).collect(),
+            false => self.sides.iter().map(|s| Some(s.name.clone())).collect(),
         };
         let mut out = Vec::new();
         for level in &levels {
@@ -332,6 +356,11 @@ impl Grid {
                 let cell = Cell {
                     at: (*at).clone(),
                     title: title.clone(),
+                    side: self
+                        .sides
+                        .iter()
+                        .find(|s| at.side.as_ref() == Some(&s.name))
+                        .cloned(),
                     session: session.clone(),
                     name: String::new(),
                     stdout_taken,
@@ -491,6 +520,7 @@ impl Grid {
                         round: 1,
                     },
                     title: name.clone(),
+                    side: None,
                     session: session.clone(),
                     name: name.clone(),
                     stdout_taken,
@@ -725,6 +755,38 @@ mod tests {
             failures: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// Each run is handed its typed side in its cell: the side's name in its coordinates and
+    /// its target with it, A B A B at each level.
+    #[tokio::test]
+    async fn each_run_is_handed_its_side() {
+        let seen = std::sync::Mutex::new(Vec::new());
+        let done = Grid::new()
+            .levels([Level::Users(1), Level::Users(2)])
+            .sides([Side::new("a", "http://a/"), Side::new("b", "http://b/")])
+            .execute(|cell| {
+                let side = cell.side.map(|s| (s.name, s.target));
+                if let Ok(mut s) = seen.lock() {
+                    s.push((cell.at.level, cell.at.side, side));
+                }
+                async { Ok(finished()) }
+            })
+            .await
+            .expect("the grid");
+        assert_eq!(done.result.runs.len(), 4);
+        let cell = |users, side: &str| {
+            let named = (side.to_string(), format!("http://{side}/"));
+            (
+                Some(Level::Users(users)),
+                Some(side.to_string()),
+                Some(named),
+            )
+        };
+        assert_eq!(
+            seen.into_inner().expect("the cells"),
+            [cell(1, "a"), cell(1, "b"), cell(2, "a"), cell(2, "b")]
+        );
     }
 
     #[tokio::test]

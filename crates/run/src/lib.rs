@@ -69,7 +69,7 @@ use tokio::sync::oneshot;
 pub use check::{Checked, Unreached};
 #[cfg(feature = "docker")]
 pub use containers::Containers;
-pub use grid::{at_level, Cell, Grid, GridFinished, Workload};
+pub use grid::{at_level, Cell, Grid, GridFinished, Side, Workload};
 pub use observer::{Collect, Console, Event, Observer};
 pub use outputs::{beside, check_writable, write_report};
 pub use process::{quiet_tracing, raise_open_files, OpenFiles};
