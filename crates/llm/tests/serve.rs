@@ -147,6 +147,62 @@ fn request(api: Api, max_tokens: Option<u32>, usage: bool) -> Value {
     spec.body(&prompt)
 }
 
+/// A testbed of fixed TTFT, gap and length (in milliseconds and tokens).
+fn fixed(ttft: u64, itl: u64, tokens: u32) -> ServeConfig {
+    ServeConfig {
+        ttft: Spread::Fixed(ms(ttft)),
+        itl: Spread::Fixed(ms(itl)),
+        output_tokens: Spread::Fixed(tokens),
+        ..ServeConfig::default()
+    }
+}
+
+/// A chat request asking usage, read with two seconds' patience.
+async fn chat(conn: &mut Conn) -> Answer {
+    ask(conn, Api::Chat, &request(Api::Chat, None, true), ms(2000)).await
+}
+
+/// An answer's chunks, `[DONE]` (which must be last) left out.
+fn chunks(a: &Answer) -> Vec<Value> {
+    assert_eq!(a.events.last().map(String::as_str), Some("[DONE]"));
+    a.events[..a.events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect()
+}
+
+/// The ITL samples of an answer against a gap programmed in `low..=high`: their median within
+/// a millisecond of it, at most one of them more than `LATE` over it (a machine shared with
+/// other builds holds a thread up for tens of milliseconds now and then), and their sum the
+/// time from the first token to the last. A sample alone may be short: a token (or the
+/// reader) held up makes the next gap shorter, as the schedule does not slip.
+fn gaps_within(a: &Answer, low: Duration, high: Duration) {
+    let over = a.gaps.iter().filter(|g| **g > high + LATE).count();
+    assert!(
+        over <= 1,
+        "{over} gaps over {:?}: {:?}",
+        high + LATE,
+        a.gaps
+    );
+    within(
+        "median ITL",
+        median(a.gaps.clone()),
+        low - ms(1),
+        high + ms(1),
+    );
+    let f = &a.figures;
+    assert_eq!(
+        a.gaps.iter().sum::<Duration>(),
+        f.e2e - f.ttft.unwrap(),
+        "the gaps add up to the time from the first token to the last"
+    );
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
 fn within(what: &str, measured: Duration, low: Duration, high: Duration) {
     assert!(
         measured >= low && measured <= high,
@@ -157,57 +213,53 @@ fn within(what: &str, measured: Duration, low: Duration, high: Duration) {
 #[tokio::test]
 async fn a_chat_stream_over_http1_has_the_programmed_ttft_gaps_and_length() {
     tokio::time::timeout(BOUND, async {
-        let server = serve::start(ServeConfig {
-            ttft: Spread::Fixed(ms(40)),
-            itl: Spread::Fixed(ms(10)),
-            output_tokens: Spread::Fixed(20),
-            ..ServeConfig::default()
-        })
-        .await
-        .unwrap();
+        let server = serve::start(fixed(40, 10, 20)).await.unwrap();
         let mut conn = connect(server.addr, false).await;
-        let a = ask(
-            &mut conn,
-            Api::Chat,
-            &request(Api::Chat, None, true),
-            ms(2000),
-        )
-        .await;
-        assert_eq!(a.status, 200);
-        assert_eq!(a.headers["content-type"], "text/event-stream");
-        assert_eq!(
-            (
-                a.truth("x-throng-ttft-us"),
-                a.truth("x-throng-output-tokens")
-            ),
-            (40_000, 20)
-        );
-        let f = a.figures;
-        within("TTFT", f.ttft.unwrap(), ms(40), ms(40) + LATE);
-        assert_eq!(
-            (f.output_tokens, f.source, f.content_events),
-            (20, TokenSource::Usage, 20)
-        );
-        assert_eq!(
-            f.prompt_tokens,
-            Some(12),
-            "the testbed counts the prompt's words"
-        );
-        assert!(f.done && !a.cut && !a.stalled);
-        assert_eq!(a.gaps.len(), 19);
-        for gap in &a.gaps {
-            within("ITL", *gap, ms(10) - ms(5), ms(10) + LATE);
+        let mut answers = Vec::new();
+        for _ in 0..3 {
+            answers.push(chat(&mut conn).await);
         }
+        for a in &answers {
+            assert_eq!(a.status, 200);
+            assert_eq!(a.headers["content-type"], "text/event-stream");
+            let truth = (
+                a.truth("x-throng-ttft-us"),
+                a.truth("x-throng-output-tokens"),
+            );
+            assert_eq!(truth, (40_000, 20));
+            let f = a.figures;
+            assert!(
+                f.ttft.unwrap() >= ms(40),
+                "never before the programmed TTFT"
+            );
+            assert_eq!(
+                (f.output_tokens, f.source, f.content_events),
+                (20, TokenSource::Usage, 20)
+            );
+            assert_eq!(
+                f.prompt_tokens,
+                Some(12),
+                "the testbed counts the prompt's words"
+            );
+            assert!(f.done && !a.cut && !a.stalled);
+            assert_eq!(a.gaps.len(), 19);
+            gaps_within(a, ms(10), ms(10));
+        }
+        // Timing by the median of three answers: a hold-up of the machine's does not hit two.
+        let of =
+            |f: fn(&Figures) -> Duration| median(answers.iter().map(|a| f(&a.figures)).collect());
+        within("TTFT", of(|f| f.ttft.unwrap()), ms(40), ms(40) + LATE);
         // The schedule is absolute: lateness does not add up, so TPOT (the mean gap) is close,
         // below the gap by at most the first token's lateness over 19 gaps.
+        let tpot = of(|f| f.tpot.unwrap());
         within(
             "TPOT",
-            f.tpot.unwrap(),
+            tpot,
             Duration::from_micros(8_500),
             Duration::from_micros(11_500),
         );
-        within("e2e", f.e2e, ms(40 + 190), ms(40 + 190) + LATE);
-        assert_eq!(server.requests(), 1);
+        within("e2e", of(|f| f.e2e), ms(40 + 190), ms(40 + 190) + LATE);
+        assert_eq!(server.requests(), 3);
     })
     .await
     .unwrap();
@@ -216,29 +268,12 @@ async fn a_chat_stream_over_http1_has_the_programmed_ttft_gaps_and_length() {
 #[tokio::test]
 async fn chunks_have_openai_exact_shape() {
     tokio::time::timeout(BOUND, async {
-        let server = serve::start(ServeConfig {
-            ttft: Spread::Fixed(ms(1)),
-            itl: Spread::Fixed(ms(1)),
-            output_tokens: Spread::Fixed(3),
-            ..ServeConfig::default()
-        })
-        .await
-        .unwrap();
+        let server = serve::start(fixed(1, 1, 3)).await.unwrap();
         let mut conn = connect(server.addr, false).await;
-        let a = ask(
-            &mut conn,
-            Api::Chat,
-            &request(Api::Chat, None, true),
-            ms(2000),
-        )
-        .await;
-        let json: Vec<Value> = a.events[..a.events.len() - 1]
-            .iter()
-            .map(|e| serde_json::from_str(e).unwrap())
-            .collect();
+        let a = chat(&mut conn).await;
+        let json = chunks(&a);
         // Role, 3 tokens, finish, usage; then [DONE].
         assert_eq!(json.len(), 6);
-        assert_eq!(a.events.last().unwrap(), "[DONE]");
         for chunk in &json {
             assert_eq!(chunk["object"], "chat.completion.chunk");
             assert_eq!(chunk["model"], "m1", "the request's model is echoed");
@@ -269,10 +304,7 @@ async fn chunks_have_openai_exact_shape() {
             ms(2000),
         )
         .await;
-        let json: Vec<Value> = a.events[..a.events.len() - 1]
-            .iter()
-            .map(|e| serde_json::from_str(e).unwrap())
-            .collect();
+        let json = chunks(&a);
         assert_eq!(json.len(), 3);
         assert_eq!(json[0]["object"], "text_completion");
         assert_eq!(json[0]["id"], "cmpl-1");
@@ -324,16 +356,24 @@ async fn concurrent_completions_over_h2c_follow_their_drawn_truth() {
             let truth = Duration::from_micros(a.truth("x-throng-ttft-us"));
             within("drawn TTFT", truth, ms(20), ms(80));
             ttfts.push(truth);
-            within("TTFT", a.figures.ttft.unwrap(), truth, truth + LATE);
+            assert!(
+                a.figures.ttft.unwrap() >= truth,
+                "never before the programmed TTFT"
+            );
             let tokens = a.truth("x-throng-output-tokens");
             assert!((10..=30).contains(&tokens));
             assert_eq!(a.figures.output_tokens, tokens);
             assert_eq!(a.gaps.len() as u64, tokens - 1);
-            for gap in &a.gaps {
-                within("ITL", *gap, ms(4) - ms(3), ms(12) + LATE);
-            }
-            within("TPOT", a.figures.tpot.unwrap(), ms(3), ms(12) + ms(2));
+            gaps_within(a, ms(4), ms(12));
+            assert!(a.figures.tpot.unwrap() >= ms(3));
         }
+        // At most one answer held up by the machine past the margins.
+        let late = |a: &Answer| {
+            let truth = Duration::from_micros(a.truth("x-throng-ttft-us"));
+            a.figures.ttft.unwrap() > truth + LATE || a.figures.tpot.unwrap() > ms(12) + ms(2)
+        };
+        let held = answers.iter().filter(|a| late(a)).count();
+        assert!(held <= 1, "{held} answers late past the margins");
         ttfts.sort();
         assert_ne!(ttfts.first(), ttfts.last(), "TTFT is drawn per request");
         // The same seed draws the same values for the same request index.
@@ -378,12 +418,7 @@ async fn futures_join(handles: Vec<tokio::task::JoinHandle<Answer>>) -> Vec<Answ
 #[tokio::test]
 async fn faults_cut_fail_and_stall_streams() {
     tokio::time::timeout(BOUND, async {
-        let base = ServeConfig {
-            ttft: Spread::Fixed(ms(5)),
-            itl: Spread::Fixed(ms(5)),
-            output_tokens: Spread::Fixed(10),
-            ..ServeConfig::default()
-        };
+        let base = fixed(5, 5, 10);
         for h2 in [false, true] {
             let server = serve::start(ServeConfig {
                 fault: Some(Fault::Cut(3)),
@@ -392,13 +427,7 @@ async fn faults_cut_fail_and_stall_streams() {
             .await
             .unwrap();
             let mut conn = connect(server.addr, h2).await;
-            let a = ask(
-                &mut conn,
-                Api::Chat,
-                &request(Api::Chat, None, true),
-                ms(2000),
-            )
-            .await;
+            let a = chat(&mut conn).await;
             assert!(a.cut, "h2 {h2}: the body ends in an error");
             assert_eq!(a.figures.content_events, 3, "h2 {h2}");
             assert!(!a.figures.done);
@@ -412,13 +441,7 @@ async fn faults_cut_fail_and_stall_streams() {
         .await
         .unwrap();
         let mut conn = connect(server.addr, false).await;
-        let a = ask(
-            &mut conn,
-            Api::Chat,
-            &request(Api::Chat, None, true),
-            ms(2000),
-        )
-        .await;
+        let a = chat(&mut conn).await;
         assert_eq!(a.status, 500);
         let error: Value = serde_json::from_slice(&a.raw).unwrap();
         assert_eq!(error["error"]["type"], "server_error");
@@ -426,13 +449,7 @@ async fn faults_cut_fail_and_stall_streams() {
             .as_str()
             .unwrap()
             .contains("fault"));
-        let a = ask(
-            &mut conn,
-            Api::Chat,
-            &request(Api::Chat, None, true),
-            ms(2000),
-        )
-        .await;
+        let a = chat(&mut conn).await;
         assert_eq!(
             (a.status, a.figures.output_tokens),
             (200, 10),
@@ -495,14 +512,7 @@ async fn plain(addr: std::net::SocketAddr, method: &str, path: &str, body: &str)
 #[tokio::test]
 async fn whole_answers_models_and_bad_requests() {
     tokio::time::timeout(BOUND, async {
-        let server = serve::start(ServeConfig {
-            ttft: Spread::Fixed(ms(30)),
-            itl: Spread::Fixed(ms(2)),
-            output_tokens: Spread::Fixed(4),
-            ..ServeConfig::default()
-        })
-        .await
-        .unwrap();
+        let server = serve::start(fixed(30, 2, 4)).await.unwrap();
         let started = Instant::now();
         let (status, v) = plain(
             server.addr,
@@ -587,13 +597,7 @@ async fn serve_runs_until_stopped() {
             }
             tokio::time::sleep(ms(5)).await;
         };
-        let a = ask(
-            &mut conn,
-            Api::Chat,
-            &request(Api::Chat, None, true),
-            ms(2000),
-        )
-        .await;
+        let a = chat(&mut conn).await;
         assert_eq!(a.figures.output_tokens, 2);
         stop.send(()).unwrap();
         served.await.unwrap().unwrap();

@@ -2,7 +2,6 @@
 //! itself (no task or channel per stream).
 
 use std::fmt::Write as _;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
@@ -10,45 +9,36 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body::Frame;
 use rand::rngs::SmallRng;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 use super::clock::Clock;
 use super::config::{Fault, Spread};
 use crate::Api;
 
-/// How a stream waits for its next token: the server's precise clock (with the deadline and
-/// waker it last gave it), or tokio's timer.
-pub(crate) enum Wait {
-    Precise(Clock, Option<(Instant, Waker)>),
-    Tokio(Pin<Box<Sleep>>),
+/// How a stream waits for its next token: the server's precise clock, with the deadline and
+/// waker it last gave it.
+pub(crate) struct Wait {
+    pub(crate) clock: Clock,
+    pub(crate) given: Option<(Instant, Waker)>,
 }
 
 impl Wait {
     fn poll(&mut self, due: Instant, cx: &mut Context<'_>) -> Poll<()> {
-        match self {
-            Wait::Precise(clock, given) => {
-                if Instant::now() >= due {
-                    return Poll::Ready(());
-                }
-                // hyper polls a body again when its connection wakes for other reasons: the
-                // clock already holds this deadline for this task, and a second entry would
-                // be a second wake-up.
-                let known = given
-                    .as_ref()
-                    .is_some_and(|(at, w)| *at == due && w.will_wake(cx.waker()));
-                if !known {
-                    clock.wake_at(due.into_std(), cx.waker().clone());
-                    *given = Some((due, cx.waker().clone()));
-                }
-                Poll::Pending
-            }
-            Wait::Tokio(sleep) => {
-                if sleep.deadline() != due {
-                    sleep.as_mut().reset(due);
-                }
-                sleep.as_mut().poll(cx)
-            }
+        if Instant::now() >= due {
+            return Poll::Ready(());
         }
+        // hyper polls a body again when its connection wakes for other reasons: the clock
+        // already holds this deadline for this task, and a second entry would be a second
+        // wake-up.
+        let known = self
+            .given
+            .as_ref()
+            .is_some_and(|(at, w)| *at == due && w.will_wake(cx.waker()));
+        if !known {
+            self.clock.wake_at(due.into_std(), cx.waker().clone());
+            self.given = Some((due, cx.waker().clone()));
+        }
+        Poll::Pending
     }
 }
 

@@ -10,7 +10,7 @@
 //! `data: [DONE]`. Token `k` is due at the request's arrival, plus the TTFT drawn for the
 //! request, plus the gaps drawn for tokens `1..=k`; each is written as soon as it is due,
 //! never early, some tens of microseconds late on an idle machine (one `timerfd` for all the
-//! server's streams, see `clock.rs`), and lateness never accumulates. A request without
+//! server's streams, the engine's pacer's, see `clock.rs`), and lateness never accumulates. A request without
 //! `stream` gets the whole answer at once, when its last token would have been due (on
 //! tokio's timer: up to a millisecond late).
 //!
@@ -90,8 +90,8 @@ struct State {
     model: String,
     requests: Arc<AtomicU64>,
     created: u64,
-    /// The streams' precise timer, where one could be made.
-    clock: Option<Clock>,
+    /// The streams' precise timer.
+    clock: Clock,
 }
 
 /// Serves `config` on its address until `stop` completes (`throng serve llm`: Ctrl-C).
@@ -328,9 +328,9 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
         let first = arrived + ttft;
         let body = TokenBody {
             shape,
-            wait: match &state.clock {
-                Some(clock) => Wait::Precise(clock.clone(), None),
-                None => Wait::Tokio(Box::pin(tokio::time::sleep_until(first))),
+            wait: Wait {
+                clock: state.clock.clone(),
+                given: None,
             },
             due: first,
             rng,
