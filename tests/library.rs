@@ -136,6 +136,23 @@ async fn a_run_that_cannot_start_says_why() {
     assert_eq!(target.requests(), 0);
 }
 
+/// Runs the test `name` of this binary again in a child process with `env` set, and returns its
+/// standard output and error once it has passed.
+fn in_child(name: &str, env: (&str, &str)) -> (String, String) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "the child failed: {stdout}{stderr}");
+    assert!(stdout.contains("1 passed"), "the child ran: {stdout}");
+    (stdout, stderr)
+}
+
 /// What the child process of [`a_library_run_tells_its_observer_and_prints_nothing`] runs:
 /// a run with messages, the summary and a late start, told to a collecting observer.
 async fn observed_run() {
@@ -184,24 +201,9 @@ async fn a_library_run_tells_its_observer_and_prints_nothing() {
     if std::env::var_os("THRONG_LIBRARY_CHILD").is_some() {
         return observed_run().await;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "library::a_library_run_tells_its_observer_and_prints_nothing",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("THRONG_LIBRARY_CHILD", "1")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "the child failed: {stdout}{stderr}");
-    assert!(
-        stdout.contains("1 passed"),
-        "the child ran the run: {stdout}"
+    let (stdout, stderr) = in_child(
+        "library::a_library_run_tells_its_observer_and_prints_nothing",
+        ("THRONG_LIBRARY_CHILD", "1"),
     );
     assert_eq!(stderr, "", "the run printed to standard error");
     for said in ["p99", "written", "start was", "samples"] {
@@ -393,22 +395,10 @@ async fn a_run_raises_the_open_file_limit_or_warns() {
         return open_files_run(&url.to_string_lossy()).await;
     }
     let target = HttpTarget::default().start().await.unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "library::a_run_raises_the_open_file_limit_or_warns",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("THRONG_OPEN_FILES_CHILD", format!("{}/", target.url()))
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    in_child(
+        "library::a_run_raises_the_open_file_limit_or_warns",
+        ("THRONG_OPEN_FILES_CHILD", &format!("{}/", target.url())),
     );
-    assert!(out.status.success(), "the child failed: {stdout}{stderr}");
-    assert!(stdout.contains("1 passed"), "the child ran: {stdout}");
     assert_eq!(target.requests(), 4);
 }
 
