@@ -37,5 +37,6 @@ pub mod serve;
 pub use figures::{ChunkError, Figures, Token, TokenSource, Tracker};
 pub use goodput::{Goodput, GoodputError, Metric, Objective};
 pub use request::{
-    generated_prompts, read_prompts, Api, Prompt, PromptError, PromptText, RequestSpec,
+    generated_prompts, read_prompts, read_prompts_file, Api, Prompt, PromptError, PromptText,
+    RequestSpec,
 };

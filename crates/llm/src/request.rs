@@ -102,6 +102,19 @@ pub enum PromptError {
     },
 }
 
+/// Reads the prompts file at `path` (see [`read_prompts`]), its errors naming it.
+///
+/// # Errors
+/// The file cannot be opened or read, or is not a prompts file.
+pub fn read_prompts_file(path: &std::path::Path, api: Api) -> Result<Vec<Prompt>, PromptError> {
+    let file = path.display().to_string();
+    let opened = std::fs::File::open(path).map_err(|source| PromptError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    read_prompts(std::io::BufReader::new(opened), &file, api)
+}
+
 /// Reads a prompts file, JSON Lines: one object a line, empty lines skipped.
 ///
 /// Fields read: `prompt` (a string), or `messages` (chat messages, an array of objects each
