@@ -20,6 +20,7 @@ use throng_h2::client::{connect, Client, Target};
 use throng_h2::conn::{Config, Keep, Request, Response, StreamError};
 use throng_h2::frame::{self, kind, setting};
 use throng_h2::hpack::Block;
+use throng_h2::pool::Pool;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
@@ -692,5 +693,178 @@ fn a_connection_closed_mid_response_fails_its_streams_as_reset() {
             .await
             .expect_err("closed");
         assert!(matches!(e, StreamError::Conn(_)), "{e:?}");
+    });
+}
+
+#[test]
+fn a_pool_moves_to_a_new_connection_after_a_graceful_goaway_and_loses_none() {
+    local(async {
+        let s = hyper_server(ServerCfg::default()).await;
+        let pool = Rc::new(Pool::new(target(s.addr, Config::default()), 100, None));
+        let auth = s.addr.to_string();
+        let mut set = tokio::task::JoinSet::new();
+        let call = |path: &str| {
+            let (pool, h) = (pool.clone(), block("GET", path, &auth));
+            async move {
+                let seat = pool.join();
+                let req = Request {
+                    headers: &h,
+                    body: Bytes::new(),
+                    keep: Keep::default(),
+                };
+                timeout(BOUND, pool.send(&seat, req))
+                    .await
+                    .expect("bounded")
+            }
+        };
+        for _ in 0..10 {
+            set.spawn_local(call("/slow"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.shutdown.notify_waiters();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        for _ in 0..20 {
+            set.spawn_local(call("/hello"));
+        }
+        let mut ok = 0;
+        while let Some(r) = set.join_next().await {
+            let r = r
+                .expect("task")
+                .expect("answered, the second time if not the first");
+            assert_eq!(r.status, 200);
+            ok += 1;
+        }
+        assert_eq!(ok, 30);
+        assert_eq!(
+            s.stats.processed.load(Ordering::SeqCst),
+            30,
+            "none lost, none twice"
+        );
+        assert_eq!(pool.connections(), 1, "the slot's connection was replaced");
+    });
+}
+
+/// Reads the client's frames until `n` requests (HEADERS) have come; their stream ids.
+async fn read_requests(tcp: &mut tokio::net::TcpStream, got: &mut Vec<u8>, n: usize) -> Vec<u32> {
+    let mut ids = Vec::new();
+    let mut at = 0;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        if at == 0 && got.len() >= frame::PREFACE.len() && got.starts_with(frame::PREFACE) {
+            at = frame::PREFACE.len();
+        }
+        while at > 0
+            && got.len() >= at + 9
+            && got.len() >= at + 9 + frame::Head::read(&got[at..]).len
+        {
+            let h = frame::Head::read(&got[at..]);
+            if h.kind == kind::HEADERS {
+                ids.push(h.stream);
+            }
+            at += 9 + h.len;
+        }
+        if ids.len() >= n {
+            got.drain(..at);
+            return ids;
+        }
+        match tcp.read(&mut buf).await {
+            Ok(k) if k > 0 => got.extend_from_slice(&buf[..k]),
+            _ => return ids,
+        }
+    }
+}
+
+fn head_200(id: u32, body: &[u8]) -> Vec<u8> {
+    let mut b = Vec::new();
+    throng_h2::hpack::encode_field(&mut b, b":status", b"200", false);
+    let mut out = Vec::new();
+    frame::write_header(
+        &mut out,
+        b.len(),
+        kind::HEADERS,
+        frame::flag::END_HEADERS,
+        id,
+    );
+    out.extend_from_slice(&b);
+    frame::write_header(
+        &mut out,
+        body.len(),
+        kind::DATA,
+        frame::flag::END_STREAM,
+        id,
+    );
+    out.extend_from_slice(body);
+    out
+}
+
+/// A server whose first connection answers stream 1 of three and sends GOAWAY(1); its second
+/// answers everything: the pool sends streams 3 and 5 again there, once.
+#[test]
+fn a_pool_retries_the_streams_above_goaways_last_id_once_on_a_new_connection() {
+    local(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let answered = Arc::new(AtomicU64::new(0));
+        let a = answered.clone();
+        tokio::spawn(async move {
+            for conn in 0..2 {
+                let Ok((mut tcp, _)) = listener.accept().await else {
+                    return;
+                };
+                let mut out = Vec::new();
+                frame::write_settings(&mut out, &[]);
+                let _ = tcp.write_all(&out).await;
+                let a = a.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    if conn == 0 {
+                        let ids = read_requests(&mut tcp, &mut got, 3).await;
+                        assert_eq!(ids, [1, 3, 5]);
+                        let mut out = Vec::new();
+                        frame::write_goaway(&mut out, 1, frame::Reason::NO_ERROR, b"");
+                        out.extend(head_200(1, b"first"));
+                        let _ = tcp.write_all(&out).await;
+                        a.fetch_add(1, Ordering::SeqCst);
+                    } else {
+                        let ids = read_requests(&mut tcp, &mut got, 2).await;
+                        let mut out = Vec::new();
+                        for id in ids {
+                            out.extend(head_200(id, b"second"));
+                            a.fetch_add(1, Ordering::SeqCst);
+                        }
+                        let _ = tcp.write_all(&out).await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                });
+            }
+        });
+        let pool = Rc::new(Pool::new(target(addr, Config::default()), 10, None));
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..3 {
+            let (pool, h) = (pool.clone(), block("GET", "/", &addr.to_string()));
+            set.spawn_local(async move {
+                let seat = pool.join();
+                let req = Request {
+                    headers: &h,
+                    body: Bytes::new(),
+                    keep: keep_all(),
+                };
+                timeout(BOUND, pool.send(&seat, req))
+                    .await
+                    .expect("bounded")
+            });
+        }
+        let mut bodies = Vec::new();
+        while let Some(r) = set.join_next().await {
+            let r = r.expect("task").expect("answered");
+            bodies.push(String::from_utf8(r.body.to_vec()).expect("utf-8"));
+        }
+        bodies.sort();
+        assert_eq!(bodies, ["first", "second", "second"]);
+        assert_eq!(
+            answered.load(Ordering::SeqCst),
+            3,
+            "each request answered once"
+        );
     });
 }

@@ -1,0 +1,160 @@
+//! One worker's HTTP/2 connections, for HTTP/2 and gRPC alike: each shared by up to `streams`
+//! sessions (or a fixed number of connections with the sessions spread evenly, gRPC's
+//! `--connections`), opened when a session first needs one and again when it ends or goes
+//! away. A request the server did not process (above a GOAWAY's last stream id, refused, or
+//! never sent) is sent once more on a new connection before it counts as failed.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use throng_core::Outcome;
+use throng_net::SharedConn;
+
+use crate::client::{connect, Client, Target};
+use crate::conn::{Request, Response, StreamError};
+
+/// One connection of the pool and the sessions seated on it.
+#[derive(Default)]
+pub struct Slot {
+    conn: SharedConn<Client>,
+    /// Counter values already attributed to requests.
+    seen: Cell<(u64, u64)>,
+    /// One clone per seated session: its strong count less one is their number.
+    seats: Rc<()>,
+}
+
+/// A session's place on one of the pool's connections; dropping it frees the seat.
+pub struct Seat {
+    slot: Rc<Slot>,
+    _seat: Rc<()>,
+}
+
+/// One worker's connections.
+pub struct Pool {
+    target: Target,
+    streams: usize,
+    fixed: Option<usize>,
+    slots: RefCell<Vec<Rc<Slot>>>,
+}
+
+impl Pool {
+    /// A pool opening connections to `target`, each for up to `streams` sessions, or exactly
+    /// `fixed` connections with the sessions spread evenly.
+    pub fn new(target: Target, streams: usize, fixed: Option<usize>) -> Pool {
+        Pool {
+            target,
+            streams: streams.max(1),
+            fixed: fixed.map(|n| n.max(1)),
+            slots: RefCell::default(),
+        }
+    }
+
+    /// The seat of a new session: on the first connection with room (or, with a fixed number,
+    /// a new one until there are that many, then the one with the fewest sessions).
+    pub fn join(&self) -> Seat {
+        let seated = |s: &Rc<Slot>| Rc::strong_count(&s.seats) - 1;
+        let mut slots = self.slots.borrow_mut();
+        let free = match self.fixed {
+            Some(n) if slots.len() >= n => slots.iter().min_by_key(|s| seated(s)).cloned(),
+            Some(_) => None,
+            None => slots.iter().find(|s| seated(s) < self.streams).cloned(),
+        };
+        let slot = free.unwrap_or_else(|| {
+            let s = Rc::new(Slot::default());
+            slots.push(s.clone());
+            s
+        });
+        Seat {
+            _seat: slot.seats.clone(),
+            slot,
+        }
+    }
+
+    /// Connections this pool has made room for.
+    pub fn connections(&self) -> usize {
+        self.slots.borrow().len()
+    }
+
+    /// The seat's connection, opened if there is none or it can take no more requests;
+    /// sessions waiting while another opens it share the attempt's result, a failure too.
+    pub async fn client(&self, seat: &Seat) -> Result<Client, Outcome> {
+        let open = || async {
+            let c = connect(&self.target).await?;
+            seat.slot.seen.set((0, 0));
+            Ok(c)
+        };
+        seat.slot.conn.get(|c| c.is_usable(), open).await
+    }
+
+    /// Sends `req` on the seat's connection; a request the server did not process goes once
+    /// more, on a new connection. Returns the response or how it failed (a connect failure as
+    /// its outcome).
+    pub async fn send(&self, seat: &Seat, req: Request<'_>) -> Result<Response, SendError> {
+        let client = self.client(seat).await.map_err(SendError::Connect)?;
+        match client.send(req.clone()).await {
+            Err(StreamError::NotProcessed(_)) => {}
+            r => return r.map_err(|e| SendError::Stream(client.classify(&e), e)),
+        }
+        let client = self.client(seat).await.map_err(SendError::Connect)?;
+        client
+            .send(req)
+            .await
+            .map_err(|e| SendError::Stream(client.classify(&e), e))
+    }
+
+    /// The bytes that crossed the seat's connection since the last call on any of its seats:
+    /// streams share it, so each request takes what crossed since the one before; totals are
+    /// exact, the split between requests close.
+    pub fn take_bytes(&self, seat: &Seat, client: &Client) -> (u64, u64) {
+        let (s1, r1) = client.counters().read();
+        let (s0, r0) = seat.slot.seen.replace((s1, r1));
+        (s1.saturating_sub(s0), r1.saturating_sub(r0))
+    }
+}
+
+/// Why [`Pool::send`] failed.
+#[derive(Debug)]
+pub enum SendError {
+    /// No connection could be made: the outcome to record.
+    Connect(Outcome),
+    /// The request failed on its connection, with the class throng counts it under.
+    Stream(throng_core::ErrorClass, StreamError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn target() -> Target {
+        Target {
+            addrs: vec![],
+            authority: "nowhere".into(),
+            tls: None,
+            connect_timeout: Duration::from_millis(10),
+            config: Default::default(),
+        }
+    }
+
+    #[test]
+    fn seats_fill_connections_by_streams_or_spread_over_a_fixed_number() {
+        let pool = Pool::new(target(), 2, None);
+        let seats: Vec<Seat> = (0..5).map(|_| pool.join()).collect();
+        assert_eq!(pool.connections(), 3);
+        assert!(Rc::ptr_eq(&seats[0].slot, &seats[1].slot));
+        assert!(!Rc::ptr_eq(&seats[1].slot, &seats[2].slot));
+        // A session that leaves frees its seat for the next.
+        drop(seats);
+        let again: Vec<Seat> = (0..4).map(|_| pool.join()).collect();
+        assert_eq!(pool.connections(), 3);
+        drop(again);
+        let pool = Pool::new(target(), 100, Some(2));
+        let seats: Vec<Seat> = (0..5).map(|_| pool.join()).collect();
+        assert_eq!(pool.connections(), 2);
+        let on_first = seats
+            .iter()
+            .filter(|s| Rc::ptr_eq(&s.slot, &seats[0].slot))
+            .count();
+        assert_eq!(on_first, 3);
+    }
+}
