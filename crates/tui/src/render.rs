@@ -13,8 +13,8 @@ use crate::format;
 use crate::state::{View, ViewState};
 use crate::widgets::{
     ContainersPanel, ContainersView, DatabasesPanel, ErrorsPanel, Footer, GridView, Header,
-    LabelErrorsPanel, LabelTable, LatencyPanel, Metric, MixTable, SeriesChart, Spectrum,
-    StatusPanel, TabBar, TrafficPanel, WorkloadsChart,
+    LabelErrorsPanel, LabelTable, LatencyPanel, Metric, MixTable, PhasesPanel, SeriesChart,
+    Spectrum, StatusPanel, TabBar, TrafficPanel, WorkloadsChart,
 };
 
 /// The narrowest terminal the dashboard draws in.
@@ -77,6 +77,7 @@ pub fn render_board(
         .render(body, buf),
         (View::Grid, Some(grid)) => GridView { grid, snap }.render(body, buf),
         (View::Mix, _) => mix(body, buf, snap, board, state.scroll),
+        (View::Phases, _) => phases(body, buf, snap, board, state.scroll),
         _ => overview(body, buf, snap, board, state),
     }
     Footer { snap, board, state }.render(footer, buf);
@@ -276,6 +277,25 @@ fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: 
     let [table, rest] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(chart)]).areas(area);
     LabelTable { snap, scroll }.render(table, buf);
+    if chart > 0 {
+        latency_chart(rest, buf, snap, board);
+    }
+}
+
+/// Where the time goes; below it, when there is room, latency over time.
+fn phases(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usize) {
+    let want = PhasesPanel::height(snap);
+    let chart = match area.height.checked_sub(want + 1) {
+        Some(rest) if rest >= 8 => rest,
+        _ => 0,
+    };
+    let [table, _, rest] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(u16::from(chart > 0)),
+        Constraint::Length(chart),
+    ])
+    .areas(area);
+    PhasesPanel { snap, scroll }.render(table, buf);
     if chart > 0 {
         latency_chart(rest, buf, snap, board);
     }

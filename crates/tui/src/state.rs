@@ -25,17 +25,21 @@ pub enum View {
     Grid,
     /// A row per workload and per flow, in a mix of workloads or a run of several flows.
     Mix,
+    /// Where the requests' time goes (connect, TLS, send, wait, receive, blocked), when their
+    /// protocol times it.
+    Phases,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: [View; 6] = [
+    pub const ALL: [View; 7] = [
         View::Overview,
         View::Labels,
         View::Errors,
         View::Containers,
         View::Grid,
         View::Mix,
+        View::Phases,
     ];
 
     /// The tab title.
@@ -47,12 +51,13 @@ impl View {
             View::Containers => "Containers",
             View::Grid => "Grid",
             View::Mix => "Mix",
+            View::Phases => "Phases",
         }
     }
 
     /// The views worth showing, in tab order (the number keys reach them in this order): the
     /// containers view only when some are watched, the grid view in a grid, the mix view with
-    /// several workloads or flows.
+    /// several workloads or flows, the phases view when the requests' protocol times them.
     pub fn available(snap: &Snapshot, board: &Board) -> Vec<View> {
         View::ALL
             .into_iter()
@@ -60,6 +65,7 @@ impl View {
                 View::Containers => !snap.containers.is_empty(),
                 View::Grid => board.grid.is_some(),
                 View::Mix => board.is_mix() || snap.labels.iter().any(|l| l.group),
+                View::Phases => snap.total.phases.is_some(),
                 _ => true,
             })
             .collect()

@@ -57,6 +57,16 @@ fn labels_view() {
 }
 
 #[test]
+fn phases_view() {
+    insta::assert_snapshot!(screen(&common::with_phases(), &view(View::Phases), 120, 30));
+}
+
+#[test]
+fn phases_view_80x24() {
+    insta::assert_snapshot!(screen(&common::with_phases(), &view(View::Phases), 80, 24));
+}
+
+#[test]
 fn errors_view() {
     insta::assert_snapshot!(screen(&common::closed(), &view(View::Errors), 100, 30));
 }

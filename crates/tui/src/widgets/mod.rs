@@ -11,6 +11,7 @@ pub mod header;
 pub mod labels;
 pub mod latency;
 pub mod mix;
+pub mod phases;
 pub mod spectrum;
 pub mod traffic;
 
@@ -24,6 +25,7 @@ pub use header::{Header, TabBar};
 pub use labels::{Aggregate, LabelTable, TableRow};
 pub use latency::LatencyPanel;
 pub use mix::{MixTable, WorkloadsChart};
+pub use phases::PhasesPanel;
 pub use spectrum::Spectrum;
 pub use traffic::TrafficPanel;
 

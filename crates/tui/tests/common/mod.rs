@@ -417,3 +417,40 @@ pub(crate) fn mix_failing() -> Vec<throng_tui::Workload> {
         },
     ]
 }
+
+/// The closed loop's two request rows with their phases: `GET /` on kept-alive connections
+/// (50 opened, the rest reused), `POST /orders` over TLS, a connection each.
+pub(crate) fn with_phases() -> Snapshot {
+    use throng_core::{Connection, Phase, PhaseStats, Phases};
+    let mut s = closed();
+    let phases = |n: u64, fresh: u64, tls: bool, wait: u64| {
+        let mut p = PhaseStats::default();
+        for i in 0..n {
+            let mut one = Phases::on(match i < fresh {
+                true => Connection::New,
+                false => Connection::Reused,
+            });
+            let us = Duration::from_micros;
+            if i < fresh {
+                one.set(Phase::Connect, us(150 + i % 40));
+                if tls {
+                    one.set(Phase::Tls, us(900 + (i * 31) % 400));
+                }
+            }
+            one.set(Phase::Send, us(12 + i % 9));
+            one.set(Phase::Wait, us(wait + (i * 7919) % wait));
+            one.set(Phase::Receive, us(40 + (i * 13) % 200));
+            let inside = one.inside().as_micros() as u64;
+            p.record(&one, Some(inside + 20 + i % 50));
+        }
+        p
+    };
+    s.labels[0].phases = Some(Box::new(phases(18_000, 50, false, 800)));
+    s.labels[1].phases = Some(Box::new(phases(6_000, 6_000, true, 1_400)));
+    let mut total = PhaseStats::default();
+    for l in &s.labels[..2] {
+        total.add(l.phases.as_deref().expect("just set"));
+    }
+    s.total.phases = Some(Box::new(total));
+    s
+}
