@@ -38,7 +38,9 @@ pub struct HttpFlags {
         help_heading = "Request"
     )]
     pub http2: Option<Vec<String>>,
-    /// HTTP/1.1: open a new connection for every request.
+    /// A new connection for every request, each timing its connect and TLS phases (HTTP/1.1
+    /// sends `Connection: close`; HTTP/2 opens one for the request alone), as oha's
+    /// --disable-keepalive and k6's noConnectionReuse.
     #[arg(long, visible_alias = "disable-keepalive", help_heading = "Request")]
     pub no_keepalive: bool,
     /// `--streams` was given for other sides of an A/B run, which speak HTTP/2: this one's
