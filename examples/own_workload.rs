@@ -18,7 +18,7 @@ struct Cli {
     size: usize,
     /// throng's flags.
     #[command(flatten)]
-    run: throng::run::flags::RunFlags,
+    run: throng::flags::RunFlags,
 }
 
 struct Sort {
@@ -60,7 +60,7 @@ impl Driver for Sort {
 }
 
 fn main() -> std::process::ExitCode {
-    throng::run::flags::main(
+    throng::flags::main(
         |cli: &Cli| match cli.size {
             0 => Err("--size must be at least 1".into()),
             size => Ok(("sort://".into(), Sort { size })),

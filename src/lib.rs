@@ -66,7 +66,9 @@ pub use throng_tui as tui;
 
 pub use throng_protocols::protocols;
 
-/// `throng run`'s flags as one clap struct ([`flags::RunArgs`]), each protocol's among them,
-/// and a scenario file's run under them ([`flags::scenario`]).
+/// The command line as clap types (the `throng-cli` crate): `throng run`'s flags as one
+/// struct ([`flags::RunArgs`]), each protocol's among them, the flags every workload has
+/// ([`flags::RunFlags`], [`flags::main`] for a workload of your own), and a scenario file's
+/// run under them ([`flags::scenario`]).
 #[cfg(feature = "cli")]
-pub use throng_protocols::flags;
+pub use throng_cli as flags;

@@ -27,7 +27,7 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// The protocols' own subcommands.
     #[command(flatten)]
-    Protocol(throng_protocols::flags::ProtocolCommand),
+    Protocol(throng_cli::ProtocolCommand),
     /// Results side by side, against the first, with regression thresholds.
     Compare(throng_run::results::CompareArgs),
     /// A result as HTML, Markdown, CSV, JUnit or JSON.
@@ -36,7 +36,7 @@ pub(crate) enum Command {
     Merge(throng_run::results::MergeArgs),
 }
 
-pub(crate) use throng_protocols::flags::RunArgs;
+pub(crate) use throng_cli::RunArgs;
 
 /// Flags of `throng demo`.
 #[derive(Debug, Clone, Args)]
@@ -67,13 +67,13 @@ pub(crate) struct ServeArgs {
 }
 
 /// A target of `throng serve`: one of the testbed's (`http`, `bank`, `grpc`), or a registered
-/// protocol's own server (`tcp`, `ws`: [`throng_protocols::flags::servers`]).
+/// protocol's own server (`tcp`, `ws`: [`throng_cli::servers`]).
 #[derive(Debug)]
 pub(crate) enum ServeTarget {
     /// One of the testbed's.
     Testbed(throng_testbed::serve::ServeArgs),
     /// A protocol's: its server and its subcommand's flags.
-    Protocol(throng_run::flags::Server, clap::ArgMatches),
+    Protocol(throng_cli::Server, clap::ArgMatches),
 }
 
 fn testbed_target(name: &str) -> Option<throng_testbed::serve::ServeTarget> {
@@ -90,7 +90,7 @@ impl clap::FromArgMatches for ServeTarget {
             a.target = target;
             return Ok(ServeTarget::Testbed(a));
         }
-        match throng_protocols::flags::servers()
+        match throng_cli::servers()
             .into_iter()
             .find(|s| s.name == name)
         {
@@ -119,7 +119,7 @@ impl clap::Subcommand for ServeTarget {
                 );
                 cmd.subcommand(sub.about(v.get_help().cloned().unwrap_or_default()))
             });
-        throng_protocols::flags::servers()
+        throng_cli::servers()
             .iter()
             .fold(testbed, |cmd, s| cmd.subcommand(s.command()))
             .subcommand_required(true)
@@ -131,7 +131,7 @@ impl clap::Subcommand for ServeTarget {
 
     fn has_subcommand(name: &str) -> bool {
         testbed_target(name).is_some()
-            || throng_protocols::flags::servers()
+            || throng_cli::servers()
                 .iter()
                 .any(|s| s.name == name)
     }

@@ -45,9 +45,9 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
         None,
     )?;
     let out = Outputs {
-        run: throng_run::flags::Outputs {
+        run: throng_cli::Outputs {
             json: a.json,
-            show: throng_run::flags::show(a.no_tui, false),
+            show: throng_cli::show(a.no_tui, false),
             ..Default::default()
         },
         ..Outputs::default()

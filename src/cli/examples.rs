@@ -6,7 +6,7 @@
 #[test]
 fn readme_examples_parse() {
     use clap::{CommandFactory, Parser};
-    use throng_protocols::flags::scenario;
+    use throng_cli::scenario;
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut commands = Vec::new();
@@ -86,8 +86,9 @@ fn readme_examples_parse() {
                     && run.request.cacert.is_none()
                     && run.url.contains("127.0.0.1")
                 {
-                    let protocol = crate::protocols().for_url(&run.url).map(|p| p.name());
-                    if let Some(flags) = protocol.and_then(|p| run.protocols.of(p)) {
+                    let protocols = crate::protocols();
+                    let protocol = protocols.for_url(&run.url);
+                    if let Some(flags) = protocol.and_then(|p| run.protocols.of(&**p)) {
                         flags
                             .check_offline(&run.url, &run.request, &plan)
                             .unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));

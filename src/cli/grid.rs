@@ -303,7 +303,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, C
                 .flatten()
                 .collect();
                 let run_out = Outputs {
-                    run: throng_run::flags::Outputs {
+                    run: throng_cli::Outputs {
                         show: out.run.show,
                         quiet: out.run.quiet,
                         samples: out
@@ -440,7 +440,7 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
             let i = names.iter().position(|n| *n == cell.title).unwrap_or(0);
             let args = args[i].clone();
             let run_out = Outputs {
-                run: throng_run::flags::Outputs {
+                run: throng_cli::Outputs {
                     // One dashboard or progress line: the first workload's.
                     show: match i {
                         0 => out.run.show,

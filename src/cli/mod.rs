@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub(crate) use args::Cli;
-use throng_protocols::flags::scenario;
+use throng_cli::scenario;
 
 pub(crate) use throng_run::{EXIT_OK, EXIT_RUNTIME, EXIT_USAGE};
 

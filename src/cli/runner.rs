@@ -8,12 +8,12 @@ use super::args::{Command, RunArgs};
 use super::demo::demo;
 use super::{Cli, CliError, EXIT_OK};
 
-/// Where a run's outputs go (the flags' [`throng_run::flags::Outputs`]) and the databases it
+/// Where a run's outputs go (the flags' [`throng_cli::Outputs`]) and the databases it
 /// watches.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Outputs {
     /// The outputs, shard and start.
-    pub(crate) run: throng_run::flags::Outputs,
+    pub(crate) run: throng_cli::Outputs,
     /// Databases whose own counters go into the result (`--db-stats`).
     pub(crate) databases: Option<Arc<throng_run::Databases>>,
     /// The run's cell in its grid (its place, title, the grid's dashboard and standard output).
@@ -121,7 +121,7 @@ pub(crate) async fn prepare_once(
     }
     // The URL's scheme picks the protocol (`throng::protocols()`).
     let protocols = crate::protocols();
-    let Some(protocol) = protocols.for_url(&a.url).map(|p| p.name()) else {
+    let Some(declared) = protocols.for_url(&a.url) else {
         let what = match a.url.split_once("://") {
             Some((scheme, _)) => format!("the scheme is `{scheme}`, not one of"),
             None => "not a URL of".into(),
@@ -132,8 +132,9 @@ pub(crate) async fn prepare_once(
             protocols.schemes()
         )));
     };
-    applies(a, protocol)?;
-    let Some(flags) = a.protocols.of(protocol) else {
+    let protocol = declared.name();
+    applies(a, &**declared)?;
+    let Some(flags) = a.protocols.of(&**declared) else {
         return Err(CliError::Usage(format!(
             "{}: {protocol} targets run from scenario files for now ({})",
             a.url,
@@ -188,22 +189,22 @@ fn given(a: &RunArgs) -> Vec<(&'static str, Vec<&'static str>)> {
 
 /// The flags of `a` with those of protocols other than `protocol` taken back: one side's run
 /// in a grid whose sides speak several protocols (`--call` is the gRPC side's). `-d` goes to
-/// the sides whose protocol takes it as its request ([`ProtocolFlags::takes_body`]: gRPC's with
+/// the sides whose protocol takes it as its request ([`AnyFlags::takes_body`]: gRPC's with
 /// `--call`, HTTP's with `-m` other than GET), to every reader only when none does: a gRPC
 /// message was once the body of the HTTP side's GET.
 ///
-/// [`ProtocolFlags::takes_body`]: throng_run::flags::ProtocolFlags::takes_body
+/// [`AnyFlags::takes_body`]: throng_cli::AnyFlags::takes_body
 pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
     let mut r = a.clone();
     let all = a.protocols.all();
     let body_to: Vec<&str> = all
         .iter()
-        .filter(|p| p.reads().contains(&throng_run::flags::BODY) && p.takes_body())
+        .filter(|p| p.reads().contains(&throng_cli::BODY) && p.takes_body())
         .map(|p| p.name())
         .collect();
     for (flag, to) in given(a) {
         let elsewhere =
-            flag == throng_run::flags::BODY && !body_to.is_empty() && !body_to.contains(&protocol);
+            flag == throng_cli::BODY && !body_to.is_empty() && !body_to.contains(&protocol);
         if !to.contains(&protocol) || elsewhere {
             r.request.clear(flag);
         }
@@ -267,7 +268,8 @@ fn schemes_of(a: &RunArgs, protocols: &[&str]) -> String {
 
 /// The protocol flags given for a URL of another protocol exit 2 saying so, the same way for
 /// every protocol, where they used to be ignored (`--workload` on an http:// URL ran plain GETs).
-fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
+fn applies(a: &RunArgs, declared: &dyn throng_core::step::StepProtocol) -> Result<(), CliError> {
+    let protocol = declared.name();
     for (flag, to) in given(a) {
         if !to.contains(&protocol) {
             return Err(CliError::Usage(format!(
@@ -277,7 +279,7 @@ fn applies(a: &RunArgs, protocol: &str) -> Result<(), CliError> {
             )));
         }
     }
-    match a.protocols.of(protocol) {
+    match a.protocols.of(declared) {
         Some(p) => Ok(p.check_url(&a.request)?),
         None => Ok(()),
     }

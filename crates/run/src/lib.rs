@@ -43,7 +43,6 @@ mod check;
 #[cfg(feature = "docker")]
 mod containers;
 mod dashboard;
-#[cfg(feature = "clap")]
 pub mod flags;
 mod grid;
 pub mod metrics;
@@ -51,8 +50,6 @@ pub mod observer;
 mod outputs;
 mod process;
 mod progress;
-#[cfg(feature = "clap")]
-mod request;
 #[cfg(feature = "clap")]
 pub mod results;
 mod samples;

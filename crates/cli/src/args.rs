@@ -2,11 +2,12 @@
 //! protocol's ([`ProtocolArgs`]) and the scenario file's), which a program of a library user's
 //! can embed or parse as it is, and the subcommands protocols add ([`ProtocolCommand`]).
 
-pub mod scenario;
-
 use clap::{Parser, Subcommand};
-use throng_run::flags::{Flagged, RequestFlags, RunFlags};
+use throng_core::step::StepProtocol;
 use throng_run::RunError;
+
+use crate::request::{registrations, Flagged, RequestFlags, Server};
+use crate::RunFlags;
 
 /// Flags of `throng run`.
 #[derive(Debug, Clone, Parser)]
@@ -73,23 +74,21 @@ pub struct RunArgs {
 }
 
 /// The own flags of every protocol of this build, each beside its protocol's declaration
-/// ([`Flagged`]), read through the protocols' [`crate::registry`]: adding a protocol adds its
-/// flags here with no line of this file changed.
+/// ([`Flagged`]), read through the protocols' [`throng_protocols::registry`]: adding a
+/// protocol adds its flags here with no line of this file changed.
 #[derive(Debug, Clone)]
 pub struct ProtocolArgs(Vec<Flagged>);
 
 impl Default for ProtocolArgs {
     fn default() -> Self {
-        let all = crate::registry();
-        ProtocolArgs(all.iter().map(|r| r.flags.default_flags()).collect())
+        let all = registrations();
+        ProtocolArgs(all.iter().map(|r| r.default_flags()).collect())
     }
 }
 
 impl clap::Args for ProtocolArgs {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        crate::registry()
-            .iter()
-            .fold(cmd, |cmd, r| r.flags.augment(cmd))
+        registrations().iter().fold(cmd, |cmd, r| r.augment(cmd))
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
@@ -99,8 +98,8 @@ impl clap::Args for ProtocolArgs {
 
 impl clap::FromArgMatches for ProtocolArgs {
     fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        let all = crate::registry();
-        let flags = all.iter().map(|r| r.flags.parse(matches));
+        let all = registrations();
+        let flags = all.iter().map(|r| r.parse(matches));
         Ok(ProtocolArgs(flags.collect::<Result<_, _>>()?))
     }
 
@@ -121,9 +120,9 @@ impl ProtocolArgs {
         self.0.iter_mut().collect()
     }
 
-    /// The flags of the protocol named `protocol` (as its declaration names itself).
-    pub fn of(&self, protocol: &str) -> Option<&Flagged> {
-        self.0.iter().find(|p| p.name() == protocol)
+    /// The flags of `protocol` (by its declaration's type, not its name).
+    pub fn of(&self, protocol: &dyn StepProtocol) -> Option<&Flagged> {
+        self.0.iter().find(|p| p.is(protocol))
     }
 
     /// The flags of the protocol whose declared schemes take `url`.
@@ -140,18 +139,16 @@ impl ProtocolArgs {
         self.0.iter().find_map(|p| p.get::<F>())
     }
 
-    /// Whether any protocol's flags watch servers beside the run ([`ProtocolFlags::watches`]).
+    /// Whether any protocol's flags watch servers beside the run
+    /// ([`AnyFlags::watches`](crate::AnyFlags::watches)).
     pub fn watches(&self) -> bool {
         self.0.iter().any(|p| p.watches())
     }
 }
 
 /// The testbed servers of the registered protocols (`throng serve tcp`, `throng serve ws`).
-pub fn servers() -> Vec<throng_run::flags::Server> {
-    crate::registry()
-        .iter()
-        .filter_map(|r| r.flags.server)
-        .collect()
+pub fn servers() -> Vec<Server> {
+    registrations().iter().filter_map(|r| r.server).collect()
 }
 
 /// The subcommands of protocols: `throng sql prepare|cleanup`.

@@ -6,11 +6,10 @@ use std::path::Path;
 use throng_core::RunPlan;
 use throng_report::Threshold;
 use throng_run::flags::parse_thresholds;
+use throng_run::RunError;
 use throng_scenario::{ClientOptions, ScenarioDriver};
 
-use throng_run::RunError;
-
-use super::RunArgs;
+use crate::RunArgs;
 
 /// Whether the run's target is a scenario file rather than a URL.
 pub fn is_scenario(target: &str) -> bool {
@@ -93,7 +92,7 @@ pub fn override_targets(
 
 /// Loads, validates and compiles a scenario run.
 pub fn build_scenario(a: &RunArgs) -> Result<ScenarioSetup, RunError> {
-    let protocols = crate::protocols();
+    let protocols = throng_protocols::protocols();
     let scenario = if a.mix.is_empty() && weighted(&a.url).1.is_none() {
         throng_scenario::load(Path::new(&a.url), &protocols)
     } else {
@@ -174,7 +173,7 @@ pub fn build_from(
         let targets = scenario
             .targets
             .iter()
-            .filter(|t| t.protocol.name() == p.name())
+            .filter(|t| p.is(&*t.protocol))
             .count();
         options = p.scenario_options(options, targets, &a.url)?;
     }
@@ -187,7 +186,7 @@ pub fn build_from(
         containers,
     )?;
     for p in a.protocols.all() {
-        let targets = scenario_targets(&setup, p.name());
+        let targets = scenario_targets(&setup, &*p.protocol);
         setup.connections += p.fit_scenario(&mut setup.plan, &a.request, targets)?;
     }
     // A mix of files runs them all: its target (the summary's, the JSON's, the dashboard's
@@ -203,13 +202,16 @@ pub fn build_from(
 }
 
 /// How many of a scenario's targets speak `protocol`.
-fn scenario_targets(setup: &ScenarioSetup, protocol: &str) -> usize {
+fn scenario_targets(
+    setup: &ScenarioSetup,
+    protocol: &dyn throng_core::step::StepProtocol,
+) -> usize {
     setup
         .driver
         .scenario()
         .targets
         .iter()
-        .filter(|t| t.protocol.name() == protocol)
+        .filter(|t| throng_core::step::same_protocol(&*t.protocol, protocol))
         .count()
 }
 
@@ -244,7 +246,7 @@ pub fn assemble(
     }
     let plan = flags
         .over(&driver.scenario().load)
-        .plan(source, &throng_run::flags::flag)
+        .plan(source, &crate::flags::flag)
         .map_err(|e| usage(format!("{e} (load from {source} and the flags)")))?;
     thresholds.extend(parse_thresholds(extra, "--threshold", &labels)?);
     let connections =
