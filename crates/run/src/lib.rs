@@ -37,6 +37,12 @@
 //! result through the engine (a database's last reading, taken after the load, too), so the
 //! final snapshot is never edited afterwards, and a run shown live produces the same numbers
 //! as a headless one.
+//!
+//! Nothing is hidden: what a run reports to (its exporter, its [`Observer`]) and what a grid's
+//! runs share (their [`Cell`]: dashboard, standard output, side) are values it is given, and it
+//! prints nothing itself. What it needs of the process it takes itself and says so (the
+//! open-file limit, [`raise_open_files`]); the one process-wide setting, tracing's subscriber,
+//! is the caller's to make ([`quiet_tracing`]).
 #![deny(missing_docs)]
 
 mod check;
