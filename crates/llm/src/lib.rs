@@ -19,10 +19,11 @@
 //!   else counted one per event with content, and [`TokenSource`] says which.
 //! - [`Goodput`]: objectives (`ttft<200ms,tpot<50ms`, or vLLM's `ttft:200`) and whether a
 //!   request meets them all.
-//! - [`serve`]: `throng serve llm`, an OpenAI-compatible streaming server on hyper whose
-//!   TTFT, token gaps and output lengths follow given values or ranges, seeded, with faults
-//!   (a stream cut, an error status, a stall), so that every figure is checked against a
-//!   known truth.
+//! - `serve` (feature `serve`, on by default): `throng serve llm`, an OpenAI-compatible
+//!   streaming server on hyper whose TTFT, token gaps and output lengths follow given values
+//!   or ranges, seeded, with faults (a stream cut, an error status, a stall), so that every
+//!   figure is checked against a known truth. A client of the workload (the HTTP driver)
+//!   leaves it out and gets none of its dependencies.
 //!
 //! The main decision: a request's figures are computed as its events arrive and handed back
 //! one by one ([`Token`]), never from a kept list of timestamps, so memory stays bounded
@@ -32,6 +33,7 @@
 mod figures;
 mod goodput;
 mod request;
+#[cfg(feature = "serve")]
 pub mod serve;
 
 pub use figures::{ChunkError, Figures, Token, TokenSource, Tracker};
