@@ -115,19 +115,24 @@ impl Client {
     pub async fn send(&self, req: Request<'_>) -> Result<Response, StreamError> {
         let key = self.inner.conn.borrow_mut().open(req)?;
         self.inner.kick();
-        let mut guard = Pending {
+        let guard = Pending {
             inner: &self.inner,
             key: Some(key),
         };
-        poll_fn(|cx| {
-            let key = guard.key.as_ref().expect("until ready");
-            let r = guard.inner.conn.borrow_mut().poll_response(key, cx);
-            if r.is_ready() {
-                guard.key = None;
-            }
-            r
+        wait(guard).await
+    }
+
+    /// Sends a request whose response is read as it arrives (a server stream): its
+    /// [`Streaming::data`] hands out each part of the body as it comes, [`Streaming::end`] the
+    /// rest. The request's `keep.parts` is set.
+    pub fn send_streaming(&self, mut req: Request<'_>) -> Result<Streaming, StreamError> {
+        req.keep.parts = true;
+        let key = self.inner.conn.borrow_mut().open(req)?;
+        self.inner.kick();
+        Ok(Streaming {
+            inner: self.inner.clone(),
+            key: Some(key),
         })
-        .await
     }
 
     /// Sends a PING and waits for its answer.
@@ -186,6 +191,54 @@ impl Client {
             },
         }
     }
+}
+
+/// A request whose response is read as it arrives; dropped before its end, its stream is
+/// reset with CANCEL.
+pub struct Streaming {
+    inner: Rc<Inner>,
+    key: Option<Key>,
+}
+
+impl Streaming {
+    /// The body that arrived since the last call, or `None` once the response is complete.
+    pub async fn data(&mut self) -> Option<BytesMut> {
+        let key = self.key.as_ref()?;
+        poll_fn(|cx| self.inner.conn.borrow_mut().poll_data(key, cx)).await
+    }
+
+    /// Waits for the end of the response: its status, headers, trailers and counts, and the
+    /// part of its body not yet handed out.
+    pub async fn end(mut self) -> Result<Response, StreamError> {
+        let key = self.key.take().expect("until its end");
+        let pending = Pending {
+            inner: &self.inner,
+            key: Some(key),
+        };
+        wait(pending).await
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.inner.conn.borrow_mut().cancel(key);
+            self.inner.kick();
+        }
+    }
+}
+
+/// Waits for the response of a pending request.
+async fn wait(mut guard: Pending<'_>) -> Result<Response, StreamError> {
+    poll_fn(|cx| {
+        let key = guard.key.as_ref().expect("until ready");
+        let r = guard.inner.conn.borrow_mut().poll_response(key, cx);
+        if r.is_ready() {
+            guard.key = None;
+        }
+        r
+    })
+    .await
 }
 
 /// A request waiting for its response: cancelled if dropped before it is complete.

@@ -60,6 +60,10 @@ pub struct Keep {
     pub headers: bool,
     /// Keep the body.
     pub body: bool,
+    /// Hand the body out as it arrives ([`Conn::poll_data`]): the waiting task is woken by
+    /// every DATA frame, and what it takes is no longer held (a server stream in bounded
+    /// memory). Implies `body`.
+    pub parts: bool,
 }
 
 /// A request: its encoded header block ([`crate::hpack::Block`]), its body, and what to keep
@@ -380,6 +384,25 @@ impl Conn {
         }
     }
 
+    /// The part of `key`'s body that arrived since the last call (`Some`, never empty), or
+    /// `None` once the response is complete and all of its body was handed out (then
+    /// [`Conn::take`] gives the rest of it: status, trailers, counts); registers the waker
+    /// while neither.
+    pub fn poll_data(&mut self, key: &Key, cx: &mut Context<'_>) -> Poll<Option<BytesMut>> {
+        let s = self.slab[key.0].as_mut().expect("a live key");
+        if !s.resp.body.is_empty() {
+            return Poll::Ready(Some(s.resp.body.split()));
+        }
+        if s.result.is_some() {
+            return Poll::Ready(None);
+        }
+        match &s.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => s.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
     /// The response of `key` if it is complete (the key is then spent).
     pub fn take(&mut self, key: &Key) -> Option<Result<Response, StreamError>> {
         let s = self.slab[key.0].as_mut().expect("a live key");
@@ -606,8 +629,13 @@ impl Conn {
         }
         s.resp.body_len += body.len() as u64;
         s.resp.data_frames += 1;
-        if s.keep.body {
+        if s.keep.body || s.keep.parts {
             s.resp.body.extend_from_slice(&body);
+        }
+        if s.keep.parts && !end {
+            if let Some(w) = &s.waker {
+                w.wake_by_ref();
+            }
         }
         if end {
             self.finish(idx, Ok(()));

@@ -54,10 +54,27 @@ struct Server {
     cert_pem: Option<String>,
 }
 
+type Body = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;
+
+/// `n` chunks of 100 bytes, 30 ms apart.
+fn trickle(n: usize) -> Body {
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tokio::spawn(async move {
+        for i in 0..n {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let chunk = Bytes::from(vec![b'a' + (i % 26) as u8; 100]);
+            if tx.send(Ok(hyper::body::Frame::data(chunk))).await.is_err() {
+                return;
+            }
+        }
+    });
+    http_body_util::StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx)).boxed()
+}
+
 async fn handle(
     req: http::Request<Incoming>,
     st: Arc<Stats>,
-) -> Result<http::Response<Full<Bytes>>, std::io::Error> {
+) -> Result<http::Response<Body>, std::io::Error> {
     let now = st.inflight.fetch_add(1, Ordering::SeqCst) + 1;
     st.max_inflight.fetch_max(now, Ordering::SeqCst);
     let path = req.uri().path().to_string();
@@ -79,7 +96,12 @@ async fn handle(
     st.inflight.fetch_sub(1, Ordering::SeqCst);
     let body = r?;
     st.processed.fetch_add(1, Ordering::SeqCst);
-    let mut resp = http::Response::new(Full::new(body));
+    let body = if path == "/stream" {
+        trickle(query.parse().unwrap_or(1))
+    } else {
+        Full::new(body).map_err(|never| match never {}).boxed()
+    };
+    let mut resp = http::Response::new(body);
     resp.headers_mut()
         .insert("x-server", "hyper".parse().expect("value"));
     Ok(resp)
@@ -187,6 +209,7 @@ fn keep_all() -> Keep {
     Keep {
         headers: true,
         body: true,
+        parts: false,
     }
 }
 
@@ -866,5 +889,59 @@ fn a_pool_retries_the_streams_above_goaways_last_id_once_on_a_new_connection() {
             3,
             "each request answered once"
         );
+    });
+}
+
+#[test]
+fn a_streamed_response_is_handed_out_as_it_arrives() {
+    local(async {
+        let s = hyper_server(ServerCfg::default()).await;
+        let c = connect(&target(s.addr, Config::default()))
+            .await
+            .expect("connect");
+        let h = block("GET", "/stream?10", &s.addr.to_string());
+        let req = Request {
+            headers: &h,
+            body: Bytes::new(),
+            keep: Keep::default(),
+        };
+        let mut stream = c.send_streaming(req).expect("open");
+        let mut parts = Vec::new();
+        while let Some(part) = timeout(BOUND, stream.data()).await.expect("bounded") {
+            parts.push(part);
+        }
+        let r = timeout(BOUND, stream.end())
+            .await
+            .expect("bounded")
+            .expect("ok");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body_len, 1000);
+        assert!(r.body.is_empty(), "all of it was handed out");
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        assert_eq!(total, 1000);
+        // 30 ms apart: the parts arrive one by one, not at the end.
+        assert!(parts.len() >= 8, "{} parts", parts.len());
+        assert_eq!(parts[0][0], b'a');
+        // A stream dropped halfway is reset; the connection goes on.
+        let req = Request {
+            headers: &h,
+            body: Bytes::new(),
+            keep: Keep::default(),
+        };
+        let mut stream = c.send_streaming(req).expect("open");
+        assert!(timeout(BOUND, stream.data())
+            .await
+            .expect("bounded")
+            .is_some());
+        drop(stream);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(c.open_streams(), 0);
+        let r = send(
+            &c,
+            &block("GET", "/hello", &s.addr.to_string()),
+            Bytes::new(),
+        )
+        .await;
+        assert_eq!(r.expect("hello").status, 200);
     });
 }

@@ -92,6 +92,7 @@ fn req<'a>(block: &'a [u8], body: &'static [u8]) -> Request<'a> {
         keep: Keep {
             headers: true,
             body: true,
+            parts: false,
         },
     }
 }

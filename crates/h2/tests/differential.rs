@@ -506,6 +506,7 @@ async fn ours(case: &Case) -> (Vec<Verdict>, u64) {
                 keep: Keep {
                     headers: true,
                     body: true,
+                    parts: false,
                 },
             };
             match timeout(BOUND, c.send(req)).await.expect("bounded") {
