@@ -17,6 +17,9 @@
 //!   end, to the last event with content; TPOT, `(e2e − TTFT) / (output tokens − 1)` for two
 //!   tokens or more; output tokens from the stream's last `usage` when the server sends it,
 //!   else counted one per event with content, and [`TokenSource`] says which.
+//! - [`Answer`]: throng-stream's reader and the tracker together, fed a body's slices with
+//!   their arrival times: what a driver holds per request, handing over the content events'
+//!   times as a parts row takes them (TTFT, then each ITL).
 //! - [`Goodput`]: objectives (`ttft<200ms,tpot<50ms`, or vLLM's `ttft:200`) and whether a
 //!   request meets them all.
 //! - `serve` (feature `serve`, on by default): `throng serve llm`, an OpenAI-compatible
@@ -30,12 +33,14 @@
 //! however long an answer is, and the gaps can go straight into a histogram.
 #![deny(missing_docs)]
 
+mod answer;
 mod figures;
 mod goodput;
 mod request;
 #[cfg(feature = "serve")]
 pub mod serve;
 
+pub use answer::Answer;
 pub use figures::{ChunkError, Figures, Token, TokenSource, Tracker};
 pub use goodput::{Goodput, GoodputError, Metric, Objective};
 pub use request::{
