@@ -9,7 +9,8 @@
 //! containers, metrics) mapped onto [`throng_run::Run`] ([`RunFlags::run`], and [`main`], the
 //! whole command line for a workload of your own); [`RequestFlags`] (what protocols share);
 //! the registry read into clap ([`Registration`], [`ProtocolArgs`]: every protocol's flags,
-//! each paired with its declaration, [`servers`]: their `throng serve` targets); [`RunArgs`],
+//! each paired with its declaration, [`servers`]: their `throng serve` targets, beside the
+//! testbed's in [`ServeTarget`]); [`RunArgs`],
 //! all of `throng run`'s flags as one struct; and [`scenario`], a scenario file's run under
 //! them.
 //!
@@ -25,11 +26,13 @@ mod args;
 pub mod flags;
 mod request;
 pub mod scenario;
+mod serve;
 
 pub use args::{servers, ProtocolArgs, ProtocolCommand, RunArgs};
 pub use flags::{flag, main, parse_thresholds, show, ArrivalsArg, Outputs, RunFlags};
 pub use request::{
-    positive, registrations, AnyFlags, Flagged, Registration, RequestFlags, Server,
-    Serving, UrlRun, BODY, HEADER, STREAMS,
+    positive, registrations, AnyFlags, Flagged, Registration, RequestFlags, Server, Serving,
+    UrlRun, BODY, HEADER, STREAMS,
 };
+pub use serve::{ServeArgs, ServeTarget};
 pub use throng_core::flags::Stop;

@@ -421,7 +421,9 @@ impl Server {
             command: || S::augment_args(clap::Command::new(S::NAME)).about(S::ABOUT),
             run: |m, stop| {
                 let serving = S::from_arg_matches(m)?.serve(stop);
-                Ok(Box::pin(async move { serving.await.map_err(RunError::from) }))
+                Ok(Box::pin(
+                    async move { serving.await.map_err(RunError::from) },
+                ))
             },
         }
     }
