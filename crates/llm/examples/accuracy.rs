@@ -185,6 +185,15 @@ fn main() {
         client_cpu.as_secs_f64() * 1e6 / events,
         server_cpu.as_secs_f64() * 1e6 / events
     );
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.trim_start_matches("VmHWM:").trim().to_string())
+        })
+        .unwrap_or_default();
+    println!("peak RSS of the process (testbed and client): {peak}");
     // The reader alone: a recorded stream, one chunk a slice.
     let chunk = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"system_fingerprint\":\"fp\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" ipsum\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n";
     let n = 100_000;
