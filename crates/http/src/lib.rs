@@ -10,6 +10,12 @@
 //! only its framing headers are looked at unless a check or an extraction needs the rest. In HTTP/2 the sessions of a worker thread
 //! share connections, `streams` sessions to one connection. Bytes are counted on the socket, so
 //! sent and received totals are what crossed the wire, headers and framing included.
+//!
+//! Every request reports its phases in its `Outcome` (`throng_core::phase`): the connection's
+//! TCP connect and TLS handshake for the first request on it, then sending, waiting for the
+//! first byte and receiving (HTTP/1.1: four reads of the clock a request; HTTP/2 on hyper has no
+//! `send`, as hyper writes in its own task). Without keep-alive every request opens its own
+//! connection.
 #![deny(missing_docs)]
 
 mod classify;
