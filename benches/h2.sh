@@ -8,9 +8,11 @@
 #   benches/h2.sh                          # DURATION=5 USERS=50 ROUNDS=3
 #   BIN=target/release/throng benches/h2.sh  # adds `throng run --http2` (hyper's client) beside
 #
-# The load driver and the target are crates/h2's examples `load` (one thread, as one engine
-# worker; h2load runs one thread too) and `serve` (hyper's HTTP/2 server on one thread, GET ->
-# "hello", gRPC POST -> a message and grpc-status 0 in trailers), built here in release. Needs
+# The load drivers and the target are crates/h2's examples: `load` (the bare client on one
+# thread, as one engine worker; h2load runs one thread too), `engine_load` (the client as a
+# driver under throng's engine, one worker thread: its loop, timing and histograms included) and
+# `serve` (hyper's HTTP/2 server on one thread, GET -> "hello", gRPC POST -> a message and
+# grpc-status 0 in trailers), built here in release. Needs
 # h2load (apt-get install nghttp2-client). Load goes to 127.0.0.1 only; the target's CPU is not
 # counted, and on a 2-core machine it shares the cores with the generator, as for every peer.
 set -euo pipefail
@@ -23,8 +25,9 @@ PORT=${PORT:-18661}
 BIN=${BIN:-}
 
 command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }
-cargo build --release -q -p throng-h2 --example load --example serve
+cargo build --release -q -p throng-h2 --example load --example engine_load --example serve
 LOAD=target/release/examples/load
+ENGINE=target/release/examples/engine_load
 SERVE=target/release/examples/serve
 
 work=$(mktemp -d)
@@ -55,7 +58,7 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print a
 bench() {
   local name=$1 path=$2 grpc=$3
   local url="http://127.0.0.1:$PORT$path"
-  local who_all="h2load throng-h2"
+  local who_all="h2load throng-h2 engine"
   [ -n "$BIN" ] && [ "$grpc" = 0 ] && who_all="$who_all throng-run"
   declare -A rps cpu
   echo "== $name: $USERS streams on 1 connection, ${DURATION}s x $ROUNDS rounds"
@@ -74,6 +77,12 @@ bench() {
             res=$(measure "$LOAD" "$url" -c "$USERS" -z "$DURATION" --grpc "$work/frame.bin")
           else
             res=$(measure "$LOAD" "$url" -c "$USERS" -z "$DURATION")
+          fi ;;
+        engine)
+          if [ "$grpc" = 1 ]; then
+            res=$(measure "$ENGINE" "$url" -c "$USERS" -z "$DURATION" --grpc "$work/frame.bin")
+          else
+            res=$(measure "$ENGINE" "$url" -c "$USERS" -z "$DURATION")
           fi ;;
         throng-run)
           res=$(measure "$BIN" run "$url" --http2 -c "$USERS" --streams "$USERS" -z "${DURATION}s" \
