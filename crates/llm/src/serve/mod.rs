@@ -20,6 +20,8 @@
 mod body;
 mod clock;
 mod config;
+#[cfg(feature = "clap")]
+mod flags;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -42,6 +44,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 pub use config::{Fault, ServeConfig, Spread};
+#[cfg(feature = "clap")]
+pub use flags::ServeArgs;
 
 use crate::Api;
 use body::{Shape, TokenBody, Wait};

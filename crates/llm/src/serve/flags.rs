@@ -1,0 +1,71 @@
+//! `throng serve llm`'s flags as a clap struct (feature `clap`), for the command line to embed.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use super::{Fault, ServeConfig, Spread};
+
+/// The flags of `throng serve llm`: an OpenAI-compatible streaming server whose timing and
+/// lengths are programmed.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Time to first token, from a request's arrival: a duration (50ms) or a range drawn from
+    /// uniformly per request (20ms..80ms).
+    #[arg(long, value_name = "D|A..B", default_value = "50ms")]
+    pub ttft: Spread<Duration>,
+    /// The gap between tokens: a duration or a range drawn from per token.
+    #[arg(long, value_name = "D|A..B", default_value = "10ms")]
+    pub itl: Spread<Duration>,
+    /// Output tokens of an answer (a request's max_tokens caps it): a count or a range drawn
+    /// from per request.
+    #[arg(long, value_name = "N|A..B", default_value = "64")]
+    pub output_tokens: Spread<u32>,
+    /// Seed of the draws: the same seed draws the same values for the same request, in
+    /// arrival order.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The model named in answers to requests that name none.
+    #[arg(long, default_value = "throng-testbed")]
+    pub model: String,
+    /// A fault instead of a good answer: cut:N (the stream cut after N tokens), status:CODE
+    /// (an error answer) or stall:N (silent after N tokens).
+    #[arg(long, value_name = "FAULT")]
+    pub fault: Option<Fault>,
+    /// The fault hits one request in this many (1: every one).
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub fault_every: u64,
+}
+
+impl ServeArgs {
+    /// The server these flags describe.
+    ///
+    /// # Errors
+    /// A host and port that are not an address.
+    pub fn config(&self) -> Result<ServeConfig, String> {
+        let listen: SocketAddr = format!("{}:{}", self.host, self.port)
+            .parse()
+            .or_else(|_| format!("[{}]:{}", self.host, self.port).parse())
+            .map_err(|_| {
+                format!(
+                    "--host {:?}: not an IP address (a name is not resolved here)",
+                    self.host
+                )
+            })?;
+        Ok(ServeConfig {
+            listen,
+            ttft: self.ttft,
+            itl: self.itl,
+            output_tokens: self.output_tokens,
+            seed: self.seed,
+            model: self.model.clone(),
+            fault: self.fault,
+            fault_every: self.fault_every,
+        })
+    }
+}
