@@ -30,8 +30,6 @@ pub struct ScenarioSetup {
     pub connections: u64,
     /// Containers to watch: the file's `containers`, then `--container` and `--container-label`.
     pub containers: Option<throng_run::Containers>,
-    /// How long after the run's start the load starts (the file's `load: start`).
-    pub start: Option<std::time::Duration>,
 }
 
 fn usage(m: impl Into<String>) -> RunError {
@@ -251,15 +249,8 @@ pub fn assemble(
     thresholds.extend(parse_thresholds(extra, "--threshold", &labels)?);
     let connections =
         (plan.peak_concurrency() as f64 * driver.connections_per_user()).ceil() as u64;
-    // Checked where the file says it; a bad value cannot reach here.
-    let start = driver
-        .scenario()
-        .load
-        .start
-        .as_deref()
-        .and_then(|s| throng_core::stages::parse_duration(s).ok());
+    // The file's `load: start` is the plan's (`RunPlan::start`), which the run waits for.
     Ok(ScenarioSetup {
-        start,
         plan,
         driver,
         thresholds,
