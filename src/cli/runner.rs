@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use throng_cli::Given;
 use throng_run::{Finished, Run};
 
 use super::args::{Command, RunArgs};
@@ -175,14 +176,16 @@ where
 
 /// The protocol flags given, each with the protocols it applies to: each protocol's own, and
 /// the shared request flags that only some protocols read (`-H`, `-d`, `--streams`).
-fn given(a: &RunArgs) -> Vec<(&'static str, Vec<&'static str>)> {
+fn given(a: &RunArgs) -> Vec<(Given, Vec<&'static str>)> {
     let all = a.protocols.all();
-    let own = all
-        .iter()
-        .flat_map(|p| p.given().into_iter().map(|f| (f, vec![p.name()])));
+    let own = all.iter().flat_map(|p| {
+        p.given()
+            .into_iter()
+            .map(|f| (Given::Own(f), vec![p.name()]))
+    });
     let shared = a.request.given().into_iter().map(|f| {
         let readers = all.iter().filter(|p| p.reads().contains(&f));
-        (f, readers.map(|p| p.name()).collect())
+        (Given::Shared(f), readers.map(|p| p.name()).collect())
     });
     own.chain(shared).collect()
 }
@@ -203,10 +206,11 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
         .map(|p| p.name())
         .collect();
     for (flag, to) in given(a) {
-        let elsewhere =
-            flag == throng_cli::BODY && !body_to.is_empty() && !body_to.contains(&protocol);
-        if !to.contains(&protocol) || elsewhere {
-            r.request.clear(flag);
+        let elsewhere = flag == Given::Shared(throng_cli::BODY)
+            && !body_to.is_empty()
+            && !body_to.contains(&protocol);
+        if let (Given::Shared(part), true) = (flag, !to.contains(&protocol) || elsewhere) {
+            r.request.clear(part);
         }
     }
     for p in r.protocols.all_mut() {

@@ -31,8 +31,8 @@ mod serve;
 pub use args::{servers, ProtocolArgs, ProtocolCommand, RunArgs};
 pub use flags::{flag, main, parse_thresholds, show, ArrivalsArg, Outputs, RunFlags};
 pub use request::{
-    positive, registrations, AnyFlags, Flagged, Registration, RequestFlags, Server, Serving,
-    UrlRun, BODY, HEADER, STREAMS,
+    positive, registrations, AnyFlags, Flagged, Given, Registration, RequestFlags, Server, Serving,
+    Shared, UrlRun, BODY, HEADER, STREAMS,
 };
 pub use serve::{ServeArgs, ServeTarget};
 pub use throng_core::flags::Stop;

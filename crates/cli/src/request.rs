@@ -24,7 +24,27 @@ use throng_run::{Databases, Run, RunError};
 
 use crate::flags::RunFlags;
 
-pub use throng_core::flags::{BODY, HEADER, STREAMS};
+pub use throng_core::flags::{Shared, BODY, HEADER, STREAMS};
+
+/// A flag of `throng run` given for some protocols only: a part of the shared request (found by
+/// its value), or one of a protocol's own (as its messages name it; a protocol's own flags are
+/// taken back all at once, [`AnyFlags::clear`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Given {
+    /// `-H`, `-d` or `--streams`.
+    Shared(Shared),
+    /// A protocol's own (`--call`).
+    Own(&'static str),
+}
+
+impl std::fmt::Display for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Given::Shared(s) => s.fmt(f),
+            Given::Own(flag) => f.write_str(flag),
+        }
+    }
+}
 
 /// A duration longer than zero, named by its flag when it is not.
 pub fn positive(flag: &str, v: &str) -> Result<std::time::Duration, RunError> {
@@ -126,7 +146,7 @@ pub trait AnyFlags: Send + Sync + std::fmt::Debug + Any {
     /// Takes them all back.
     fn clear(&mut self);
     /// Which of [`Request::given`]'s it reads ([`HEADER`], [`BODY`], [`STREAMS`]).
-    fn reads(&self) -> &'static [&'static str];
+    fn reads(&self) -> &'static [Shared];
     /// Whether the flags make sense for a URL run of this protocol with `request`.
     fn check_url(&self, request: &Request) -> Result<(), RunError>;
     /// Checks all that a URL run of `url` under `plan` needs, without reaching the target.
@@ -187,7 +207,7 @@ impl<F: ProtocolFlags> AnyFlags for F {
         ProtocolFlags::clear(self)
     }
 
-    fn reads(&self) -> &'static [&'static str] {
+    fn reads(&self) -> &'static [Shared] {
         ProtocolFlags::reads(self)
     }
 

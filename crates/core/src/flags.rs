@@ -38,12 +38,42 @@ fn input(m: impl Into<String>) -> FlagsError {
     FlagsError::Input(m.into())
 }
 
-/// `-H`, as messages name it.
-pub const HEADER: &str = "-H/--header";
-/// `-d`, as messages name it.
-pub const BODY: &str = "-d/--body";
-/// `--streams`, as messages name it.
-pub const STREAMS: &str = "--streams";
+/// A part of the shared [`Request`] that not every protocol reads (`-H`, `-d`, `--streams`):
+/// a protocol says which it reads by these values ([`ProtocolFlags::reads`]), and the command
+/// line takes one back by its value, not by how a message writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shared {
+    /// `-H`: headers (gRPC: metadata).
+    Header,
+    /// `-d`: the body (gRPC: the message; raw TCP, WebSocket: what is sent).
+    Body,
+    /// `--streams`: users or requests in flight a connection.
+    Streams,
+}
+
+impl Shared {
+    /// The flag, as messages name it (`-d/--body`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Shared::Header => "-H/--header",
+            Shared::Body => "-d/--body",
+            Shared::Streams => "--streams",
+        }
+    }
+}
+
+impl std::fmt::Display for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.flag())
+    }
+}
+
+/// `-H`.
+pub const HEADER: Shared = Shared::Header;
+/// `-d`.
+pub const BODY: Shared = Shared::Body;
+/// `--streams`.
+pub const STREAMS: Shared = Shared::Streams;
 
 /// The request every protocol may read, as written on the command line (`-H`, `-d`,
 /// `--streams`, `-t`, `--connect-timeout`, `-k`, `--cacert`, `--label`); which of the first
@@ -86,7 +116,7 @@ impl Default for Request {
 impl Request {
     /// The parts given that a protocol may not read ([`HEADER`], [`BODY`], [`STREAMS`]); the
     /// rest apply to every protocol.
-    pub fn given(&self) -> Vec<&'static str> {
+    pub fn given(&self) -> Vec<Shared> {
         let mut given = Vec::new();
         if !self.headers.is_empty() {
             given.push(HEADER);
@@ -100,13 +130,12 @@ impl Request {
         given
     }
 
-    /// Takes back the part `flag` names (one of [`Request::given`]'s).
-    pub fn clear(&mut self, flag: &str) {
-        match flag {
-            HEADER => self.headers.clear(),
-            BODY => self.body = None,
-            STREAMS => self.streams = None,
-            _ => {}
+    /// Takes back `part` (one of [`Request::given`]'s).
+    pub fn clear(&mut self, part: Shared) {
+        match part {
+            Shared::Header => self.headers.clear(),
+            Shared::Body => self.body = None,
+            Shared::Streams => self.streams = None,
         }
     }
 
@@ -279,7 +308,7 @@ pub trait ProtocolFlags: Clone + Send + Sync + std::fmt::Debug + 'static {
     /// Takes them all back.
     fn clear(&mut self);
     /// Which of [`Request::given`]'s it reads ([`HEADER`], [`BODY`], [`STREAMS`]).
-    fn reads(&self) -> &'static [&'static str];
+    fn reads(&self) -> &'static [Shared];
     /// Whether the flags make sense for a URL run of this protocol with `request`: `--streams`
     /// without `--http2` does not. Said before any load.
     fn check_url(&self, _request: &Request) -> Result<(), FlagsError> {

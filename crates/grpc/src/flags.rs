@@ -236,7 +236,7 @@ impl ProtocolFlags for GrpcFlags {
         *self = GrpcFlags::default();
     }
 
-    fn reads(&self) -> &'static [&'static str] {
+    fn reads(&self) -> &'static [throng_core::flags::Shared] {
         &[HEADER, BODY, STREAMS]
     }
 

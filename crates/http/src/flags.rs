@@ -225,7 +225,7 @@ impl ProtocolFlags for HttpFlags {
         *self = HttpFlags::default();
     }
 
-    fn reads(&self) -> &'static [&'static str] {
+    fn reads(&self) -> &'static [throng_core::flags::Shared] {
         &[HEADER, BODY, STREAMS]
     }
 

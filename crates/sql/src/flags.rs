@@ -109,7 +109,7 @@ impl ProtocolFlags for SqlFlags {
         };
     }
 
-    fn reads(&self) -> &'static [&'static str] {
+    fn reads(&self) -> &'static [throng_core::flags::Shared] {
         &[]
     }
 

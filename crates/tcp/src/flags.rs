@@ -93,7 +93,7 @@ impl ProtocolFlags for TcpFlags {
         *self = TcpFlags::default();
     }
 
-    fn reads(&self) -> &'static [&'static str] {
+    fn reads(&self) -> &'static [throng_core::flags::Shared] {
         &[BODY]
     }
 

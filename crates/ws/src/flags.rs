@@ -107,7 +107,7 @@ impl ProtocolFlags for WsFlags {
         *self = WsFlags::default();
     }
 
-    fn reads(&self) -> &'static [&'static str] {
+    fn reads(&self) -> &'static [throng_core::flags::Shared] {
         &[BODY]
     }
 
