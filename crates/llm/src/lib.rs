@@ -11,9 +11,12 @@
 //!   ([`generated_prompts`]); every body encoded once, before the load.
 //! - [`Tracker`]: a streamed answer's events (from throng-stream's readers), as they arrive,
 //!   into one request's [`Figures`], defined as `vllm bench serve` defines them
-//!   (`vllm/benchmarks/serve.py`, `lib/endpoint_request_func.py`): TTFT from the request's
-//!   *intended* start (so an open loop's queueing counts, as throng's latency does) to the
-//!   first event with content; ITL, each gap between consecutive events with content; end to
+//!   (`vllm/benchmarks/serve.py`, `lib/endpoint_request_func.py`) but for two choices: TTFT
+//!   runs from the start the caller gives, in a run the request's *intended* start (vLLM's
+//!   client times from its actual send, so a load generator that falls behind hides its
+//!   delay there; here it counts, as in throng's latency), to the first event with non-empty
+//!   content (vLLM's, to the first chunk with a choice, which can be a chat stream's
+//!   role-only first chunk); ITL, each gap between consecutive events with content; end to
 //!   end, to the last event with content; TPOT, `(e2e − TTFT) / (output tokens − 1)` for two
 //!   tokens or more; output tokens from the stream's last `usage` when the server sends it,
 //!   else counted one per event with content, and [`TokenSource`] says which.
