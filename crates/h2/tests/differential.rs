@@ -57,6 +57,8 @@ struct Peer {
     replenish: bool,
     open: u32,
     max_open: u32,
+    /// The first byte of each request's header block (0x20-0x3f: a table size update).
+    firsts: Vec<u8>,
 }
 
 impl Peer {
@@ -77,6 +79,7 @@ impl Peer {
             replenish: true,
             open: 0,
             max_open: 0,
+            firsts: Vec::new(),
         }
     }
 
@@ -109,6 +112,7 @@ impl Peer {
             }
             kind::HEADERS => {
                 assert_ne!(head.flags & flag::END_HEADERS, 0, "small request blocks");
+                self.firsts.push(payload.first().copied().unwrap_or(0));
                 self.dec
                     .decode(&payload, |_, _| {})
                     .expect("the client's HPACK");
@@ -441,6 +445,33 @@ fn cases() -> Vec<Case> {
             h2_differs: Some(vec![Verdict::Conn]),
         },
         Case {
+            name: "SETTINGS_HEADER_TABLE_SIZE 0: a size update first, once",
+            requests: vec![("GET", 0), ("GET", 0)],
+            script: |tcp| {
+                Box::pin(async move {
+                    let mut p = Peer::start(tcp, &[(setting::HEADER_TABLE_SIZE, 0)]).await;
+                    let ids = p.requests(2).await;
+                    for id in ids {
+                        p.respond(id, "200", b"").await;
+                    }
+                    p.drain(Duration::from_millis(200)).await;
+                    // Which requests began with a dynamic table size update (bit i: request i):
+                    // the first only.
+                    let bits = p
+                        .firsts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| (0x20..0x40).contains(*b))
+                        .map(|(i, _)| 1u64 << i)
+                        .sum();
+                    assert_eq!(bits, 1, "{:x?}", p.firsts);
+                    bits
+                })
+            },
+            want: vec![ok(200, b""), ok(200, b"")],
+            h2_differs: None,
+        },
+        Case {
             name: "MAX_CONCURRENT_STREAMS 1: three requests one after another",
             requests: vec![("GET", 0), ("GET", 0), ("GET", 0)],
             script: |tcp| {
@@ -549,10 +580,17 @@ fn h2_verdict(e: h2::Error) -> Verdict {
 async fn reference(case: &Case) -> (Vec<Verdict>, u64) {
     let (addr, server) = serve(case.script).await;
     let tcp = TcpStream::connect(addr).await.expect("connect");
-    let (send, conn) = h2::client::handshake(tcp).await.expect("handshake");
+    let (send, mut conn) = h2::client::handshake(tcp).await.expect("handshake");
+    let mut ping = conn.ping_pong().expect("ping_pong");
     tokio::spawn(async move {
         let _ = conn.await;
     });
+    // As ours does before its first request: the server's SETTINGS have been read (they came
+    // before the PING's answer).
+    timeout(BOUND, ping.ping(h2::Ping::opaque()))
+        .await
+        .expect("bounded")
+        .expect("pong");
     let mut tasks = Vec::new();
     let mut send = send;
     for &(method, len) in &case.requests {
