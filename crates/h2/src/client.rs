@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use throng_core::{ErrorClass, Outcome};
 use throng_net::{Counters, Stream, TlsTarget};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -135,6 +135,19 @@ impl Client {
         })
     }
 
+    /// Starts a request whose body is still coming (gRPC's client and bidi streams):
+    /// `req.body` is its first part, [`Streaming::send`] sends the rest; the response is read
+    /// as it arrives, as with [`Client::send_streaming`].
+    pub fn open_stream(&self, mut req: Request<'_>) -> Result<Streaming, StreamError> {
+        req.keep.parts = true;
+        let key = self.inner.conn.borrow_mut().open_partial(req)?;
+        self.inner.kick();
+        Ok(Streaming {
+            inner: self.inner.clone(),
+            key: Some(key),
+        })
+    }
+
     /// Sends a PING and waits for its answer.
     pub async fn ping(&self) -> Result<(), ConnError> {
         let before = {
@@ -201,6 +214,15 @@ pub struct Streaming {
 }
 
 impl Streaming {
+    /// Sends more of the request's body (of a request from [`Client::open_stream`]), ending it
+    /// with `end`; held until the windows allow.
+    pub fn send(&self, data: Bytes, end: bool) -> Result<(), StreamError> {
+        let key = self.key.as_ref().expect("until its end");
+        self.inner.conn.borrow_mut().send_data(key, data, end)?;
+        self.inner.kick();
+        Ok(())
+    }
+
     /// The body that arrived since the last call, or `None` once the response is complete.
     pub async fn data(&mut self) -> Option<BytesMut> {
         let key = self.key.as_ref()?;

@@ -177,6 +177,10 @@ struct Stream {
     waiting: Option<Vec<u8>>,
     send_window: i64,
     body: Bytes,
+    /// END_STREAM goes with the last of `body` (a request whose body is still coming: not).
+    end: bool,
+    /// END_STREAM has been written.
+    end_sent: bool,
     recv_window: i64,
     recv_unacked: u32,
     phase: Phase,
@@ -326,6 +330,45 @@ impl Conn {
     /// once, or when the server's MAX_CONCURRENT_STREAMS next allows. On a connection that
     /// cannot take it, the request is not processed.
     pub fn open(&mut self, req: Request<'_>) -> Result<Key, StreamError> {
+        self.open_with(req, true)
+    }
+
+    /// Starts a request whose body is still coming: `req.body` is its first part, and
+    /// [`Conn::send_data`] sends the rest and ends it (gRPC's client streams).
+    pub fn open_partial(&mut self, req: Request<'_>) -> Result<Key, StreamError> {
+        self.open_with(req, false)
+    }
+
+    /// Sends more of the body of a request opened with [`Conn::open_partial`] (held until the
+    /// windows allow, as any body), ending it with `end`. A stream whose response has ended,
+    /// or whose body was already ended, takes no more.
+    pub fn send_data(&mut self, key: &Key, data: Bytes, end: bool) -> Result<(), StreamError> {
+        let s = self.slab[key.0].as_mut().expect("a live key");
+        if let Some(Err(e)) = &s.result {
+            return Err(e.clone());
+        }
+        if s.result.is_some() || s.end {
+            return Err(StreamError::Protocol(
+                Reason::STREAM_CLOSED,
+                "the request's body has ended",
+            ));
+        }
+        if s.body.is_empty() {
+            s.body = data;
+        } else {
+            let mut joined = BytesMut::with_capacity(s.body.len() + data.len());
+            joined.extend_from_slice(&s.body);
+            joined.extend_from_slice(&data);
+            s.body = joined.freeze();
+        }
+        s.end = end;
+        if s.id != 0 && !self.send_body(key.0) && !self.blocked.contains(&key.0) {
+            self.blocked.push_back(key.0);
+        }
+        Ok(())
+    }
+
+    fn open_with(&mut self, req: Request<'_>, end: bool) -> Result<Key, StreamError> {
         if let Some(e) = &self.error {
             return Err(StreamError::Conn(e.clone()));
         }
@@ -337,6 +380,8 @@ impl Conn {
             waiting: None,
             send_window: 0,
             body: req.body,
+            end,
+            end_sent: false,
             recv_window: 0,
             recv_unacked: 0,
             phase: Phase::Head,
@@ -1025,7 +1070,8 @@ impl Conn {
         s.id = id;
         s.send_window = window;
         s.recv_window = recv;
-        let end = if s.body.is_empty() {
+        let end = if s.body.is_empty() && s.end {
+            s.end_sent = true;
             flag::END_STREAM
         } else {
             0
@@ -1078,7 +1124,8 @@ impl Conn {
                 return false;
             }
             let n = n as usize;
-            let end = if n == s.body.len() {
+            let end = if n == s.body.len() && s.end {
+                s.end_sent = true;
                 flag::END_STREAM
             } else {
                 0
@@ -1088,6 +1135,11 @@ impl Conn {
             s.body.advance(n);
             self.send_window -= n as i64;
             s.send_window -= n as i64;
+        }
+        // A body ended with nothing more to send: an empty DATA frame carries END_STREAM.
+        if s.end && !s.end_sent {
+            frame::write_header(&mut self.out, 0, kind::DATA, flag::END_STREAM, s.id);
+            s.end_sent = true;
         }
         true
     }
@@ -1128,8 +1180,8 @@ impl Conn {
         if s.result.is_some() {
             return;
         }
-        // A response complete before our body was all sent: the rest is not wanted.
-        if result.is_ok() && !s.body.is_empty() {
+        // A response complete before our body was all sent (or ended): the rest is not wanted.
+        if result.is_ok() && s.id != 0 && !s.end_sent {
             frame::write_rst(&mut self.out, s.id, Reason::CANCEL);
             s.body = Bytes::new();
         }

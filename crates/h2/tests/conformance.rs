@@ -945,3 +945,37 @@ fn a_streamed_response_is_handed_out_as_it_arrives() {
         assert_eq!(r.expect("hello").status, 200);
     });
 }
+
+#[test]
+fn a_request_body_sent_in_parts_reaches_the_server_whole() {
+    local(async {
+        let s = hyper_server(ServerCfg::default()).await;
+        let c = connect(&target(s.addr, Config::default()))
+            .await
+            .expect("connect");
+        let h = block("POST", "/echo", &s.addr.to_string());
+        let req = Request {
+            headers: &h,
+            body: Bytes::from_static(b"one,"),
+            keep: Keep::default(),
+        };
+        let mut stream = c.open_stream(req).expect("open");
+        for part in [&b"two,"[..], b"three"] {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            stream
+                .send(Bytes::copy_from_slice(part), false)
+                .expect("part");
+        }
+        stream.send(Bytes::new(), true).expect("end");
+        let mut body = Vec::new();
+        while let Some(part) = timeout(BOUND, stream.data()).await.expect("bounded") {
+            body.extend_from_slice(&part);
+        }
+        let r = timeout(BOUND, stream.end())
+            .await
+            .expect("bounded")
+            .expect("ok");
+        assert_eq!(r.status, 200);
+        assert_eq!(body, b"one,two,three");
+    });
+}

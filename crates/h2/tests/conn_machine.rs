@@ -667,3 +667,100 @@ fn the_connections_end_fails_open_streams_and_unsent_requests_are_not_processed(
         Err(StreamError::NotProcessed(_))
     ));
 }
+
+#[test]
+fn a_body_sent_in_parts_ends_with_the_last_and_an_empty_end_is_an_empty_data_frame() {
+    let block = get();
+    let mut c = ready(Config::default(), &[]);
+    let key = c.open_partial(req(&block, b"ab")).expect("open");
+    let out = written(&mut c);
+    let kinds: Vec<(u8, u8, usize)> = out
+        .iter()
+        .map(|f| (f.kind, f.flags, f.payload.len()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (kind::HEADERS, flag::END_HEADERS, block.len()),
+            (kind::DATA, 0, 2)
+        ]
+    );
+    c.send_data(&key, Bytes::from_static(b"cd"), false)
+        .expect("more");
+    c.send_data(&key, Bytes::new(), true).expect("end");
+    let out = written(&mut c);
+    let kinds: Vec<(u8, u8, Vec<u8>)> = out
+        .iter()
+        .map(|f| (f.kind, f.flags, f.payload.clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (kind::DATA, 0, b"cd".to_vec()),
+            (kind::DATA, flag::END_STREAM, vec![])
+        ]
+    );
+    assert!(
+        c.send_data(&key, Bytes::from_static(b"x"), true).is_err(),
+        "ended"
+    );
+    // A second request whose whole body waits for a window it does not have.
+    feed(&mut c, &settings(&[(setting::INITIAL_WINDOW_SIZE, 0)]), 100).expect("settings");
+    let other = c.open_partial(req(&block, b"")).expect("open");
+    c.send_data(&other, Bytes::from_static(b"held"), true)
+        .expect("held");
+    let out = written(&mut c);
+    assert!(
+        out.iter().all(|f| f.kind != kind::DATA),
+        "no window: nothing sent"
+    );
+    feed(
+        &mut c,
+        &frame_bytes(kind::WINDOW_UPDATE, 0, 3, &10u32.to_be_bytes()),
+        100,
+    )
+    .expect("wu");
+    let out = written(&mut c);
+    let data: Vec<(u8, Vec<u8>)> = out
+        .iter()
+        .filter(|f| f.kind == kind::DATA)
+        .map(|f| (f.flags, f.payload.clone()))
+        .collect();
+    assert_eq!(data, [(flag::END_STREAM, b"held".to_vec())]);
+    // The first request was ended before its response came: no reset.
+    let ok = response_block("200", &[]);
+    feed(
+        &mut c,
+        &frame_bytes(kind::HEADERS, flag::END_HEADERS | flag::END_STREAM, 1, &ok),
+        3,
+    )
+    .expect("ok");
+    assert_eq!(done(&mut c, &key).expect("ok").status, 200);
+    assert!(written(&mut c).iter().all(|f| f.kind != kind::RST_STREAM));
+}
+
+#[test]
+fn a_response_that_ends_before_the_request_body_resets_the_rest() {
+    let block = get();
+    let mut c = ready(Config::default(), &[]);
+    let key = c.open_partial(req(&block, b"part")).expect("open");
+    written(&mut c);
+    let ok = response_block("200", &[]);
+    feed(
+        &mut c,
+        &frame_bytes(kind::HEADERS, flag::END_HEADERS | flag::END_STREAM, 1, &ok),
+        3,
+    )
+    .expect("ok");
+    let out = written(&mut c);
+    let rst: Vec<(u32, Vec<u8>)> = out
+        .iter()
+        .filter(|f| f.kind == kind::RST_STREAM)
+        .map(|f| (f.stream, f.payload.clone()))
+        .collect();
+    assert_eq!(rst, [(1, Reason::CANCEL.0.to_be_bytes().to_vec())]);
+    assert!(c
+        .send_data(&key, Bytes::from_static(b"late"), true)
+        .is_err());
+    assert_eq!(done(&mut c, &key).expect("ok").status, 200);
+}
