@@ -7,7 +7,9 @@
 //! reading one chat stream through throng-stream's SSE reader and the tracker. It prints the measured TTFT
 //! minus each answer's programmed TTFT and the ITL samples as percentiles, and each thread's
 //! CPU time per token. Then the reader alone: a recorded stream of 100,000 chunks fed one
-//! chunk a slice through `Parser` and `Tracker`, CPU per event.
+//! chunk a slice through `Parser` and `Tracker`, CPU per event. With `TESTBED=ADDR` it reads
+//! from a testbed already serving there (the `serve` example) instead of its own, for a side
+//! by side with `aiohttp_client.py` against the same server.
 
 use std::time::{Duration, Instant};
 
@@ -113,7 +115,15 @@ fn main() {
     };
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    // TESTBED=ADDR: a testbed already serving (the `serve` example), timed by its own
+    // settings; the ones given here then only say what to expect.
+    let external: Option<std::net::SocketAddr> =
+        std::env::var("TESTBED").ok().and_then(|a| a.parse().ok());
     let server = std::thread::spawn(move || {
+        if let Some(addr) = external {
+            addr_tx.send(addr).expect("the client waits");
+            return Duration::ZERO;
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
