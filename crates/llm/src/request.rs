@@ -60,7 +60,9 @@ impl std::str::FromStr for Api {
 pub enum PromptText {
     /// A text: the user's message (chat) or the prompt (completions).
     Text(String),
-    /// Chat messages as the file gave them (an array of `{role, content}`): chat only.
+    /// Chat messages as the file gave them (an array of `{role, content}`): chat only
+    /// ([`read_prompts`] refuses them for completions; a completions body built from them
+    /// carries them as `messages`, which a server refuses).
     Messages(Value),
 }
 
