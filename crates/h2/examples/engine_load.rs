@@ -65,7 +65,7 @@ impl Driver for H2Driver {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: engine_load http://HOST:PORT/PATH [-c USERS] [-z SECONDS] [--grpc FRAME_FILE]"
+        "usage: engine_load http://HOST:PORT/PATH [-c USERS] [-z SECONDS | -n REQUESTS] [--grpc FRAME_FILE]"
     );
     std::process::exit(2)
 }
@@ -73,10 +73,12 @@ fn usage() -> ! {
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut url, mut users, mut secs, mut grpc) = (None, 50usize, 5f64, None);
+    let mut count: Option<u64> = None;
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| usage());
         match a.as_str() {
             "-c" => users = val().parse().unwrap_or_else(|_| usage()),
+            "-n" => count = Some(val().parse().unwrap_or_else(|_| usage())),
             "-z" => {
                 secs = val()
                     .trim_end_matches('s')
@@ -138,9 +140,9 @@ fn main() {
         url.clone(),
         LoadModel::Closed(ClosedLoop {
             users: Users::Fixed(users as u32),
-            requests: None,
+            requests: count,
             iterations: None,
-            duration: Some(Duration::from_secs_f64(secs)),
+            duration: count.is_none().then(|| Duration::from_secs_f64(secs)),
             think_time: None,
         }),
     );

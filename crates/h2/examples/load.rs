@@ -1,7 +1,7 @@
 //! A minimal closed-loop load driver on throng-h2, for `benches/h2.sh` to set beside h2load:
 //! one thread (a current-thread runtime and a `LocalSet`, as one of the engine's workers),
 //! `-c` users sharing `--connections` connections, each sending its request again as soon as
-//! the last response ends, for `-z` seconds. Prints a line in h2load's shape:
+//! the last response ends, for `-z` seconds or `-n` requests in all. Prints a line in h2load's shape:
 //! `requests: T total, T started, T done, N succeeded, F failed, 0 errored, 0 timeout`.
 //!
 //! ```text
@@ -20,17 +20,19 @@ use throng_h2::conn::{Config, Keep, Request};
 use throng_h2::hpack::Block;
 
 fn usage() -> ! {
-    eprintln!("usage: load http://HOST:PORT/PATH [-c USERS] [-z SECONDS] [--connections N] [--grpc FRAME_FILE]");
+    eprintln!("usage: load http://HOST:PORT/PATH [-c USERS] [-z SECONDS | -n REQUESTS] [--connections N] [--grpc FRAME_FILE]");
     std::process::exit(2)
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut url, mut users, mut secs, mut conns, mut grpc) = (None, 50usize, 5f64, 1usize, None);
+    let mut count: Option<u64> = None;
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| usage());
         match a.as_str() {
             "-c" => users = val().parse().unwrap_or_else(|_| usage()),
+            "-n" => count = Some(val().parse().unwrap_or_else(|_| usage())),
             "-z" => {
                 secs = val()
                     .trim_end_matches('s')
@@ -98,15 +100,21 @@ fn main() {
         }
         let ok = Rc::new(Cell::new(0u64));
         let failed = Rc::new(Cell::new(0u64));
-        let end = Instant::now() + Duration::from_secs_f64(secs);
+        let end = match count {
+            Some(_) => Instant::now() + Duration::from_secs(86_400),
+            None => Instant::now() + Duration::from_secs_f64(secs),
+        };
+        let budget = Rc::new(Cell::new(count.unwrap_or(u64::MAX)));
         let grpc = grpc.is_some();
         let mut tasks = Vec::new();
         for u in 0..users {
             let c = clients[u % clients.len()].clone();
             let (block, body, ok, failed) =
                 (block.clone(), body.clone(), ok.clone(), failed.clone());
+            let budget = budget.clone();
             tasks.push(tokio::task::spawn_local(async move {
-                while Instant::now() < end {
+                while Instant::now() < end && budget.get() > 0 {
+                    budget.set(budget.get() - 1);
                     let req = Request {
                         headers: &block,
                         body: body.clone(),
