@@ -42,6 +42,8 @@ fn defaults_and_every_flag() {
         "cut:5",
         "--fault-every",
         "10",
+        "--max-streams",
+        "4",
     ])
     .unwrap();
     let config = args.config().unwrap();
@@ -61,7 +63,7 @@ fn defaults_and_every_flag() {
 
 #[test]
 fn bad_values_name_their_flag() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--ttft", "soon"], "--ttft"),
         (&["--itl", "9ms..1ms"], "above its end"),
         (&["--output-tokens", "0"], "--output-tokens"),
@@ -70,6 +72,7 @@ fn bad_values_name_their_flag() {
             "cut:TOKENS, status:CODE or stall:TOKENS",
         ),
         (&["--fault-every", "0"], "--fault-every"),
+        (&["--max-streams", "0"], "--max-streams"),
     ];
     for (args, want) in cases {
         let err = parse(args).unwrap_err();

@@ -609,3 +609,43 @@ async fn serve_runs_until_stopped() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn beyond_max_streams_a_request_waits_and_its_ttft_counts_the_wait() {
+    tokio::time::timeout(BOUND, async {
+        // Each answer ends 50 + 9 × 10 = 140 ms after it began.
+        let server = serve::start(ServeConfig {
+            max_streams: Some(2),
+            ..fixed(50, 10, 10)
+        })
+        .await
+        .unwrap();
+        let Conn::H2(send) = connect(server.addr, true).await else {
+            unreachable!()
+        };
+        let tasks: Vec<_> = (0..3)
+            .map(|_| {
+                let mut conn = Conn::H2(send.clone());
+                tokio::spawn(async move { chat(&mut conn).await })
+            })
+            .collect();
+        let mut answers = futures_join(tasks).await;
+        answers.sort_by_key(|a| a.truth("x-throng-queued-us"));
+        for a in &answers[..2] {
+            assert!(a.truth("x-throng-queued-us") < 20_000, "two begin at once");
+        }
+        let last = &answers[2];
+        let queued = Duration::from_micros(last.truth("x-throng-queued-us"));
+        within("the third's wait", queued, ms(140), ms(140) + LATE);
+        let ttft = last.figures.ttft.unwrap();
+        assert!(
+            ttft >= queued + ms(50),
+            "TTFT {ttft:?} holds the wait {queued:?}"
+        );
+        assert!(answers
+            .iter()
+            .all(|a| a.figures.output_tokens == 10 && a.figures.done));
+    })
+    .await
+    .unwrap();
+}

@@ -163,6 +163,8 @@ pub(crate) struct TokenBody {
     pub(crate) sent: u32,
     pub(crate) fault: Option<Fault>,
     pub(crate) ended: bool,
+    /// The answer's place among those generated at once, given back when it ends.
+    pub(crate) slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl http_body::Body for TokenBody {
@@ -181,6 +183,7 @@ impl http_body::Body for TokenBody {
         match this.fault {
             Some(Fault::Cut(n)) if this.sent >= n => {
                 this.ended = true;
+                this.slot = None;
                 return Poll::Ready(Some(Err(std::io::Error::other(
                     "the testbed's fault: the stream cut",
                 ))));
@@ -195,6 +198,7 @@ impl http_body::Body for TokenBody {
         if this.sent >= this.tokens {
             this.shape.end(&mut out, this.tokens);
             this.ended = true;
+            this.slot = None;
         } else {
             this.due += this.itl.draw(&mut this.rng);
         }

@@ -112,7 +112,7 @@ impl std::str::FromStr for Fault {
 }
 
 /// The testbed's settings. [`ServeConfig::default`]: on `127.0.0.1:0`, TTFT 50 ms, token gaps
-/// 10 ms, 64 tokens, seed 0, no fault.
+/// 10 ms, 64 tokens, seed 0, no fault, no limit on streams.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServeConfig {
     /// Where it listens.
@@ -133,6 +133,10 @@ pub struct ServeConfig {
     pub fault: Option<Fault>,
     /// The fault hits requests `0, k, 2k, …` in arrival order (1: every one).
     pub fault_every: u64,
+    /// At most this many answers generated at once (a server's batch, as vLLM's
+    /// `max_num_seqs`): a request beyond waits for one to end, and the wait is part of its
+    /// TTFT (`x-throng-queued-us` says how long). None: no limit.
+    pub max_streams: Option<usize>,
 }
 
 impl Default for ServeConfig {
@@ -146,6 +150,7 @@ impl Default for ServeConfig {
             model: "throng-testbed".into(),
             fault: None,
             fault_every: 1,
+            max_streams: None,
         }
     }
 }

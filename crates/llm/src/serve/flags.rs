@@ -40,6 +40,10 @@ pub struct ServeArgs {
     /// The fault hits one request in this many (1: every one).
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub fault_every: u64,
+    /// At most this many answers generated at once (a server's batch): a request beyond
+    /// waits for one to end, and the wait is part of its TTFT.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_streams: Option<u64>,
 }
 
 impl ServeArgs {
@@ -66,6 +70,9 @@ impl ServeArgs {
             model: self.model.clone(),
             fault: self.fault,
             fault_every: self.fault_every,
+            max_streams: self
+                .max_streams
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         })
     }
 }

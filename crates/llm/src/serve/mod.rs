@@ -15,7 +15,8 @@
 //! tokio's timer: up to a millisecond late).
 //!
 //! Each answer carries its truth in headers: `x-throng-request` (its index in arrival
-//! order), `x-throng-ttft-us` and `x-throng-output-tokens`.
+//! order), `x-throng-ttft-us`, `x-throng-output-tokens` and `x-throng-queued-us` (its wait
+//! for a place, with [`ServeConfig::max_streams`]; TTFT runs after it).
 
 mod body;
 mod clock;
@@ -96,6 +97,8 @@ struct State {
     created: u64,
     /// The streams' precise timer.
     clock: Clock,
+    /// The places of answers generated at once, if limited.
+    slots: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// Serves `config` on its address until `stop` completes (`throng serve llm`: Ctrl-C).
@@ -133,10 +136,13 @@ pub fn start_on(config: ServeConfig, listener: TcpListener) -> std::io::Result<R
         .map_or(0, |d| d.as_secs());
     let state = Arc::new(State {
         model: Value::String(config.model.clone()).to_string(),
-        cfg: config,
         requests: requests.clone(),
         created,
         clock: Clock::start(watch.clone()),
+        slots: config
+            .max_streams
+            .map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
+        cfg: config,
     });
     tokio::spawn(async move {
         let mut stop = watch.clone();
@@ -328,8 +334,16 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
         prompt_tokens: words(prompt),
         finish: if tokens < drawn { "length" } else { "stop" },
     };
+    // A place among the answers generated at once: the wait for it is the request's, before
+    // its TTFT starts. The semaphore is never closed, so the acquisition cannot fail.
+    let slot = match &state.slots {
+        Some(slots) => slots.clone().acquire_owned().await.ok(),
+        None => None,
+    };
+    let began = Instant::now();
+    let queued = began - arrived;
     let mut response = if ask.stream == Some(true) {
-        let first = arrived + ttft;
+        let first = began + ttft;
         let body = TokenBody {
             shape,
             wait: Wait {
@@ -343,6 +357,7 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
             sent: 0,
             fault,
             ended: false,
+            slot,
         };
         let mut r = Response::new(body.boxed_unsync());
         let h = r.headers_mut();
@@ -356,17 +371,19 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
         );
         r
     } else {
-        let mut last = arrived + ttft;
+        let mut last = began + ttft;
         for _ in 1..tokens {
             last += cfg.itl.draw(&mut rng);
         }
         tokio::time::sleep_until(last).await;
+        drop(slot);
         full(StatusCode::OK, "application/json", whole(&shape, tokens))
     };
     let h = response.headers_mut();
     h.insert("x-throng-request", i.into());
     h.insert("x-throng-ttft-us", (ttft.as_micros() as u64).into());
     h.insert("x-throng-output-tokens", tokens.into());
+    h.insert("x-throng-queued-us", (queued.as_micros() as u64).into());
     response
 }
 
