@@ -119,15 +119,7 @@ impl Decoder {
             } else {
                 // Literal without indexing (0000) or never indexed (0001).
                 let (name, value) = self.literal(block, &mut pos, 4)?;
-                let n: &[u8] = match name {
-                    Ok(i) => self.get(i)?.0,
-                    Err(Str::Block(a, b)) => &block[a..b],
-                    Err(Str::Scratch) => &self.name_buf,
-                };
-                let v: &[u8] = match value {
-                    Str::Block(a, b) => &block[a..b],
-                    Str::Scratch => &self.value_buf,
-                };
+                let (n, v) = self.resolve(block, name, value)?;
                 field(n, v);
             }
             first = false;
@@ -160,14 +152,13 @@ impl Decoder {
         Ok((name, value?))
     }
 
-    /// A new entry from a literal's name and value (copied before any eviction, since the name
-    /// may be an entry that the insertion evicts).
-    fn entry(
-        &self,
-        block: &[u8],
+    /// A literal's name and value as bytes: from the tables, the block, or the scratch buffers.
+    fn resolve<'a>(
+        &'a self,
+        block: &'a [u8],
         name: Result<usize, Str>,
         value: Str,
-    ) -> Result<Entry, HpackError> {
+    ) -> Result<Field<'a>, HpackError> {
         let n: &[u8] = match name {
             Ok(i) => self.get(i)?.0,
             Err(Str::Block(a, b)) => &block[a..b],
@@ -177,6 +168,18 @@ impl Decoder {
             Str::Block(a, b) => &block[a..b],
             Str::Scratch => &self.value_buf,
         };
+        Ok((n, v))
+    }
+
+    /// A new entry from a literal's name and value (copied before any eviction, since the name
+    /// may be an entry that the insertion evicts).
+    fn entry(
+        &self,
+        block: &[u8],
+        name: Result<usize, Str>,
+        value: Str,
+    ) -> Result<Entry, HpackError> {
+        let (n, v) = self.resolve(block, name, value)?;
         let mut bytes = Vec::with_capacity(n.len() + v.len());
         bytes.extend_from_slice(n);
         bytes.extend_from_slice(v);
