@@ -30,8 +30,8 @@
 //!   or ranges, seeded, with faults (a stream cut, an error status, a stall) and a limit on
 //!   the answers generated at once, so that every figure is checked against a known truth;
 //!   with feature `clap` (on by default), `serve::ServeArgs`, its flags (`--ttft D|A..B
-//!   --itl D|A..B --output-tokens N|A..B --seed --model --fault --fault-every --max-streams
-//!   --host --port`). A client of the workload (the HTTP driver) leaves both out and gets
+//!   --prefill D --itl D|A..B --output-tokens N|A..B --seed --model --fault --fault-every
+//!   --max-streams --host --port`). A client of the workload (the HTTP driver) leaves both out and gets
 //!   none of their dependencies.
 //!
 //! The main decision: a request's figures are computed as its events arrive and handed back

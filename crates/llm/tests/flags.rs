@@ -44,6 +44,8 @@ fn defaults_and_every_flag() {
         "10",
         "--max-streams",
         "4",
+        "--prefill",
+        "250us",
     ])
     .unwrap();
     let config = args.config().unwrap();

@@ -649,3 +649,27 @@ async fn beyond_max_streams_a_request_waits_and_its_ttft_counts_the_wait() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn prefill_adds_its_time_per_prompt_token_to_the_ttft() {
+    tokio::time::timeout(BOUND, async {
+        let server = serve::start(ServeConfig {
+            prefill: ms(2),
+            ..fixed(10, 1, 3)
+        })
+        .await
+        .unwrap();
+        let mut conn = connect(server.addr, false).await;
+        // The request's prompt is 12 words: 10 ms and 12 × 2 ms.
+        let a = chat(&mut conn).await;
+        assert_eq!(a.truth("x-throng-ttft-us"), 34_000);
+        assert!(a.figures.ttft.unwrap() >= ms(34));
+        let long =
+            RequestSpec::new(Api::Chat, "m").body(&throng_llm::generated_prompts(1, 50, 0)[0]);
+        let a = ask(&mut conn, Api::Chat, &long, ms(2000)).await;
+        assert_eq!(a.truth("x-throng-ttft-us"), 110_000);
+        assert_eq!(a.figures.prompt_tokens, Some(50));
+    })
+    .await
+    .unwrap();
+}

@@ -119,6 +119,9 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
     /// Time to first token, from the request's arrival, drawn per request.
     pub ttft: Spread<Duration>,
+    /// Time per prompt token (a word of the prompt: the testbed has no tokenizer) added to
+    /// the TTFT, as a server's prefill grows with the prompt; zero by default.
+    pub prefill: Duration,
     /// The gap between tokens, drawn per token.
     pub itl: Spread<Duration>,
     /// Output tokens, drawn per request (a request's `max_tokens` caps it, and the answer
@@ -144,6 +147,7 @@ impl Default for ServeConfig {
         ServeConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             ttft: Spread::Fixed(Duration::from_millis(50)),
+            prefill: Duration::ZERO,
             itl: Spread::Fixed(Duration::from_millis(10)),
             output_tokens: Spread::Fixed(64),
             seed: 0,

@@ -19,6 +19,10 @@ pub struct ServeArgs {
     /// uniformly per request (20ms..80ms).
     #[arg(long, value_name = "D|A..B", default_value = "50ms")]
     pub ttft: Spread<Duration>,
+    /// Time per prompt token (a word of the prompt) added to the TTFT, as a server's prefill
+    /// grows with the prompt.
+    #[arg(long, value_name = "D", default_value = "0s", value_parser = humantime::parse_duration)]
+    pub prefill: Duration,
     /// The gap between tokens: a duration or a range drawn from per token.
     #[arg(long, value_name = "D|A..B", default_value = "10ms")]
     pub itl: Spread<Duration>,
@@ -64,6 +68,7 @@ impl ServeArgs {
         Ok(ServeConfig {
             listen,
             ttft: self.ttft,
+            prefill: self.prefill,
             itl: self.itl,
             output_tokens: self.output_tokens,
             seed: self.seed,

@@ -7,16 +7,17 @@
 //! chunk with the assistant's role and empty content, sent with the first token; a chunk per
 //! token; a chunk with the finish reason; with `stream_options: {include_usage: true}`, a
 //! `usage: null` on every chunk and a last chunk of usage with no choices; then
-//! `data: [DONE]`. Token `k` is due at the request's arrival, plus the TTFT drawn for the
-//! request, plus the gaps drawn for tokens `1..=k`; each is written as soon as it is due,
-//! never early, some tens of microseconds late on an idle machine (one `timerfd` for all the
-//! server's streams, the engine's pacer's, see `clock.rs`), and lateness never accumulates. A request without
-//! `stream` gets the whole answer at once, when its last token would have been due (on
-//! tokio's timer: up to a millisecond late).
+//! `data: [DONE]`. Token `k` is due at the request's arrival (or its place's, with
+//! [`ServeConfig::max_streams`]), plus the TTFT drawn for the request and the prefill's time
+//! for its prompt, plus the gaps drawn for tokens `1..=k`; each is written as soon as it is
+//! due, never early, some tens of microseconds late on an idle machine (one timer for all the
+//! server's streams, on the engine's pacer, see `clock.rs`), and lateness never accumulates.
+//! A request without `stream` gets the whole answer at once, when its last token would have
+//! been due (on tokio's timer: up to a millisecond late).
 //!
 //! Each answer carries its truth in headers: `x-throng-request` (its index in arrival
-//! order), `x-throng-ttft-us`, `x-throng-output-tokens` and `x-throng-queued-us` (its wait
-//! for a place, with [`ServeConfig::max_streams`]; TTFT runs after it).
+//! order), `x-throng-ttft-us` (the prefill's part included), `x-throng-output-tokens` and
+//! `x-throng-queued-us` (its wait for a place; TTFT runs after it).
 
 mod body;
 mod clock;
@@ -301,7 +302,11 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
     let i = state.requests.fetch_add(1, Ordering::Relaxed);
     let cfg = &state.cfg;
     let mut rng = rng_for(cfg.seed, i);
-    let ttft = cfg.ttft.draw(&mut rng);
+    let prompt_tokens = words(prompt);
+    let prefill = cfg
+        .prefill
+        .saturating_mul(u32::try_from(prompt_tokens).unwrap_or(u32::MAX));
+    let ttft = cfg.ttft.draw(&mut rng) + prefill;
     let drawn = cfg.output_tokens.draw(&mut rng);
     let cap = ask
         .max_completion_tokens
@@ -331,7 +336,7 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
             .as_ref()
             .and_then(|o| o.include_usage)
             .unwrap_or(false),
-        prompt_tokens: words(prompt),
+        prompt_tokens,
         finish: if tokens < drawn { "length" } else { "stop" },
     };
     // A place among the answers generated at once: the wait for it is the request's, before
