@@ -1,0 +1,96 @@
+//! Publish–consume against nats-server: each message timed to its delivery to every one of
+//! throng's subscribers; published = delivered + lost + in flight, and the server counts the
+//! same messages in and the fan-out out.
+
+use std::sync::Arc;
+
+use throng_nats::status::OK;
+use throng_nats::{Mode, NatsOptions, NatsStep};
+
+use crate::common::*;
+
+fn publishing(subscribers: u32) -> throng_core::step::ClientOptions {
+    with(NatsOptions {
+        mode: Mode::Publish,
+        subscribers,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_message_reaches_every_subscriber_once() {
+    let server = NatsServer::start();
+    let (in0, out0) = (
+        server.counter("in_msgs").await,
+        server.counter("out_msgs").await,
+    );
+    let plan = Arc::new(steps(
+        &server.url("ticks"),
+        &publishing(3),
+        NatsStep::publish("tick"),
+    ));
+    let s = run(closed(2, 50), plan.clone()).await;
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (100, 0), "{}", errors(&s));
+    assert_eq!(status_count(&s, OK), 100);
+    // Each delivery a part: three a message.
+    let p = parts(&s);
+    assert_eq!(p.label, "step (deliveries)");
+    assert_eq!(p.samples, 300);
+    for (name, want) in [
+        ("nats_published", 100),
+        ("nats_delivered", 100),
+        ("nats_lost", 0),
+        ("nats_in_flight_at_end", 0),
+        ("nats_duplicated", 0),
+        ("nats_late", 0),
+        ("nats_foreign", 0),
+        ("nats_subscribers", 3),
+    ] {
+        assert_eq!(count(&plan, name), want, "{name}");
+    }
+    // The server: 100 messages in, 300 deliveries out.
+    assert_eq!(server.counter("in_msgs").await - in0, 100);
+    assert_eq!(server.counter("out_msgs").await - out0, 300);
+    // A delivery is never sooner than its publish: the step's latency covers its parts.
+    assert!(r.latency.max() >= p.latency.max());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_loop_publishes_at_its_rate_and_another_publisher_is_told_apart() {
+    let server = NatsServer::start();
+    // Another publisher on the subject, before and during the run.
+    let other = async_nats::connect(format!("127.0.0.1:{}", server.port))
+        .await
+        .unwrap();
+    let plan = Arc::new(steps(
+        &server.url("ticks"),
+        &publishing(1),
+        NatsStep::publish("tick"),
+    ));
+    let noise = tokio::spawn({
+        let other = other.clone();
+        async move {
+            // Within the run (half a second), once throng's subscribers are there.
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            for _ in 0..20 {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                other.publish("ticks", "noise".into()).await.unwrap();
+            }
+            other.flush().await.unwrap();
+        }
+    });
+    let started = std::time::Instant::now();
+    let s = run(open(400.0, 200, 50), plan.clone()).await;
+    noise.await.unwrap();
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (200, 0), "{}", errors(&s));
+    assert!(started.elapsed().as_millis() >= 480);
+    assert_eq!(count(&plan, "nats_delivered"), 200);
+    // The noise was flushed to the server; its deliveries may still be on their way.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while count(&plan, "nats_foreign") < 20 && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(count(&plan, "nats_foreign"), 20);
+    assert_eq!(count(&plan, "nats_duplicated"), 0);
+}
