@@ -58,6 +58,7 @@ pub fn registry(r: &mut impl Registrar) {
     register!(r, throng_http::HttpProtocol, throng_http::flags::HttpFlags);
     register!(r, throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags, serve: throng_tcp::flags::TcpServe);
     register!(r, throng_ws::WsProtocol, throng_ws::flags::WsFlags, serve: throng_ws::flags::WsServe);
+    register!(r, throng_nats::NatsProtocol, throng_nats::flags::NatsFlags);
     #[cfg(feature = "sql")]
     register!(r, throng_sql::SqlProtocol, throng_sql::flags::SqlFlags);
     #[cfg(feature = "grpc")]
