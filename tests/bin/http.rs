@@ -22,6 +22,8 @@ mod h1_conformance;
 mod library;
 #[path = "../live.rs"]
 mod live;
+#[path = "../nats.rs"]
+mod nats;
 #[path = "../open_protocols.rs"]
 mod open_protocols;
 #[path = "../phases.rs"]

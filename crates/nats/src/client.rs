@@ -471,6 +471,8 @@ impl NatsClient {
                     .collect();
                 Outcome {
                     status: OK,
+                    // The subscribers received the message once each.
+                    bytes_received: sent * times.len() as u64,
                     parts,
                     ..Outcome::default()
                 }

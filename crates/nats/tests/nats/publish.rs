@@ -51,6 +51,8 @@ async fn every_message_reaches_every_subscriber_once() {
     // The server: 100 messages in, 300 deliveries out.
     assert_eq!(server.counter("in_msgs").await - in0, 100);
     assert_eq!(server.counter("out_msgs").await - out0, 300);
+    // Each subscriber received what was sent.
+    assert_eq!(r.bytes_received, 3 * r.bytes_sent);
     // A delivery is never sooner than its publish: the step's latency covers its parts.
     assert!(r.latency.max() >= p.latency.max());
 }

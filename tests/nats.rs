@@ -1,0 +1,293 @@
+//! NATS through the command line as a user meets it, against Debian's nats-server (started
+//! here on free ports with its monitoring endpoint) and the nats.go responder of
+//! `crates/nats/tests/nats/responder.go` (built offline with Debian's Go): a URL run of
+//! requests, a publish run with two subscribers and the server's `/varz` beside it (the JSON's
+//! counts against the server's own), a scenario, no responders, a server that is not there,
+//! and bad input (exit 2 naming the flag). The crate tests the fault matrix itself.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{closed_port, said, throng};
+
+/// A nats-server on free ports, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    monitor: u16,
+}
+
+impl Server {
+    fn start() -> Server {
+        let (port, monitor) = (closed_port(), closed_port());
+        let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .unwrap_or("nats-server");
+        let child = Command::new(bin)
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-m",
+                &monitor.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect(
+                "nats-server is not installed (apt-get install nats-server; scripts/test does)",
+            );
+        let until = Instant::now() + Duration::from_secs(10);
+        for p in [port, monitor] {
+            while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
+                assert!(Instant::now() < until, "nats-server does not listen on {p}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Server {
+            child,
+            port,
+            monitor,
+        }
+    }
+
+    fn url(&self, subject: &str) -> String {
+        format!("nats://127.0.0.1:{}/{subject}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The nats.go responder on `subject`, ready; killed when dropped.
+struct Responder(Child);
+
+impl Responder {
+    fn start(server: &Server, subject: &str) -> Responder {
+        let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nats-responder");
+        let built = Command::new("go")
+            .args(["build", "-o"])
+            .arg(&bin)
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/crates/nats/tests/nats/responder.go"
+            ))
+            .env("GO111MODULE", "off")
+            .env("GOPATH", "/usr/share/gocode")
+            .current_dir(env!("CARGO_TARGET_TMPDIR"))
+            .status()
+            .expect(
+                "Go is not installed (apt-get install golang-go golang-github-nats-io-go-nats-dev)",
+            );
+        assert!(built.success(), "the nats.go responder does not build");
+        let mut child = Command::new(bin)
+            .args(["-url", &format!("nats://127.0.0.1:{}", server.port)])
+            .args(["-subject", subject])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready");
+        Responder(child)
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn result(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `throng run ARGS --no-tui --json FILE`: the output and the result.
+async fn run(args: Vec<String>) -> (std::process::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut all = args;
+    all.extend([
+        "--no-tui".into(),
+        "--json".into(),
+        json.to_str().unwrap().into(),
+    ]);
+    let o = tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        throng(&refs)
+    })
+    .await
+    .unwrap();
+    let r = result(&json);
+    (o, r)
+}
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nats_url_runs_requests_and_publishes_counted_as_the_server_counts_them() {
+    let server = Server::start();
+    let _responder = Responder::start(&server, "greeter");
+    let monitor = format!("http://127.0.0.1:{}", server.monitor);
+
+    // Request–reply: every request answered, `nats 0 OK`.
+    let url = server.url("greeter");
+    let (o, r) = run(args(&["run", &url, "-d", "world", "-c", "4", "-n", "400"])).await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["samples"], 400, "{r}");
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    assert_eq!(r["status_codes"]["nats 0 OK"], 400, "{r}");
+    assert_eq!(r["protocol_counts"]["nats_connections"], 2, "{r}");
+
+    // Publish–consume, open loop, two subscribers, the server's /varz beside it.
+    let url = server.url("ticks");
+    let (o, r) = run(args(&[
+        "run",
+        &url,
+        "--subject-mode",
+        "publish",
+        "--subscribers",
+        "2",
+        "-d",
+        "tick {{ seq() }}",
+        "-q",
+        "400",
+        "-n",
+        "200",
+        "--nats-monitor",
+        &monitor,
+    ]))
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["samples"], 200, "{r}");
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    let counts = &r["protocol_counts"];
+    assert_eq!(counts["nats_published"], 200, "{r}");
+    assert_eq!(counts["nats_delivered"], 200, "{r}");
+    assert_eq!(counts["nats_lost"], 0, "{r}");
+    assert_eq!(counts["nats_duplicated"], 0, "{r}");
+    let deliveries = format!("{url} (deliveries)");
+    let parts = r["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["label"] == deliveries.as_str())
+        .unwrap_or_else(|| panic!("no deliveries row: {r}"));
+    assert_eq!(parts["samples"], 400, "{r}");
+    // The server's own count of the load: 200 messages in, 400 deliveries out.
+    let db = &r["databases"][0];
+    assert!(db["name"].as_str().unwrap().contains("/varz"), "{db}");
+    let counter = |name: &str| {
+        db["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no counter {name}: {db}"))["load_total"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(counter("in_msgs"), 200, "{db}");
+    assert_eq!(counter("out_msgs"), 400, "{db}");
+    assert_eq!(counter("slow_consumers"), 0, "{db}");
+    assert!(
+        said(&o).contains("200 published, 200 delivered"),
+        "{}",
+        said(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nats_scenario_checks_replies_and_no_responders_is_a_status() {
+    let server = Server::start();
+    let _responder = Responder::start(&server, "greeter");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nats.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "targets:\n  svc: {}\nsteps:\n  - label: hello\n    nats: 'user {{{{ user }}}}'\n    \
+             checks:\n      - body_contains: 'hello user'\n  - label: nobody\n    nats:\n      \
+             request: x\n      subject: nobody.home\n    checks:\n      - status: \
+             NO_RESPONDERS\n",
+            server.url("greeter")
+        ),
+    )
+    .unwrap();
+    let (o, r) = run(args(&[
+        "run",
+        file.to_str().unwrap(),
+        "-c",
+        "2",
+        "-n",
+        "40",
+    ]))
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    assert_eq!(r["status_codes"]["nats 503 NO_RESPONDERS"], 20, "{r}");
+
+    // Without the check, no responders fails each request as its status.
+    let (_, r) = run(args(&[
+        "run",
+        &server.url("nobody.home"),
+        "-n",
+        "10",
+        "-c",
+        "1",
+    ]))
+    .await;
+    assert_eq!(r["total"]["errors_by_class"]["status"], 10, "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nats_server_that_is_not_there_fails_as_connect_and_bad_input_exits_2() {
+    let url = format!("nats://127.0.0.1:{}/greeter", closed_port());
+    let (o, r) = run(args(&["run", &url, "-c", "1", "-z", "1s"])).await;
+    let samples = r["total"]["samples"].as_u64().unwrap();
+    assert!(samples >= 1, "{r}");
+    assert_eq!(r["total"]["errors_by_class"]["connect"], samples, "{r}");
+    assert!(said(&o).contains("no request succeeded"), "{}", said(&o));
+
+    let url = "nats://127.0.0.1:4222/greeter";
+    for (a, says) in [
+        (vec!["--subject-mode", "push"], "--subject-mode"),
+        (
+            vec!["--subject-mode", "publish", "--subscribers", "0"],
+            "--subscribers",
+        ),
+        (vec!["--subscribers", "2"], "--subject-mode publish"),
+        (vec!["--nats-monitor", "127.0.0.1:8222"], "--nats-monitor"),
+    ] {
+        let mut all = vec!["run", url, "-n", "1", "--no-tui"];
+        all.extend(a.iter().copied());
+        let o = tokio::task::spawn_blocking({
+            let all: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+            move || throng(&all.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+        .await
+        .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", said(&o));
+        assert!(said(&o).contains(says), "{a:?}: {}", said(&o));
+    }
+    let o = tokio::task::spawn_blocking(|| throng(&["run", "nats://127.0.0.1:4222", "-n", "1"]))
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(said(&o).contains("no subject"), "{}", said(&o));
+}
