@@ -16,18 +16,18 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use throng_core::ErrorClass;
-use throng_h2::client::{connect, Client, Target};
-use throng_h2::conn::{Config, Keep, Request, Response, StreamError};
+use throng_h2::client::{connect, Target};
+use throng_h2::conn::{Config, Keep, Request, StreamError};
 use throng_h2::frame::{self, kind, setting};
 use throng_h2::hpack::Block;
 use throng_h2::pool::Pool;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
-use tokio::task::LocalSet;
 use tokio::time::timeout;
 
-const BOUND: Duration = Duration::from_secs(20);
+mod common;
+use common::{health_call, keep_all, local, send, BOUND};
 
 /// What the server saw.
 #[derive(Default)]
@@ -203,33 +203,6 @@ fn block(method: &str, path: &str, authority: &str) -> Vec<u8> {
         .fixed()
         .expect("fixed")
         .to_vec()
-}
-
-fn keep_all() -> Keep {
-    Keep {
-        headers: true,
-        body: true,
-        parts: false,
-    }
-}
-
-async fn send(c: &Client, headers: &[u8], body: Bytes) -> Result<Response, StreamError> {
-    let req = Request {
-        headers,
-        body,
-        keep: keep_all(),
-    };
-    timeout(BOUND, c.send(req))
-        .await
-        .expect("no request outlives its bound")
-}
-
-fn local<F: std::future::Future>(f: F) -> F::Output {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
-    rt.block_on(LocalSet::new().run_until(f))
 }
 
 #[test]
@@ -542,26 +515,8 @@ fn grpc_unary_on_tonic() {
         let c = connect(&target(addr, Config::default()))
             .await
             .expect("connect");
-        let grpc = |service: &str| {
-            let headers = Block::builder()
-                .field(":method", b"POST")
-                .field(":scheme", b"http")
-                .field(":path", b"/grpc.health.v1.Health/Check")
-                .field(":authority", addr.to_string().as_bytes())
-                .field("content-type", b"application/grpc")
-                .field("te", b"trailers")
-                .build()
-                .fixed()
-                .expect("fixed")
-                .to_vec();
-            // HealthCheckRequest { service }: field 1, length-delimited.
-            let mut msg = vec![0x0a, service.len() as u8];
-            msg.extend_from_slice(service.as_bytes());
-            let mut body = vec![0u8];
-            body.extend_from_slice(&(msg.len() as u32).to_be_bytes());
-            body.extend_from_slice(&msg);
-            (headers, Bytes::from(body))
-        };
+        let auth = addr.to_string();
+        let grpc = |service: &str| health_call(&auth, "Check", service);
         let (h, b) = grpc("throng.Test");
         let r = send(&c, &h, b).await.expect("call");
         assert_eq!(r.status, 200);

@@ -13,14 +13,13 @@ use std::process::{Child, Command, Stdio};
 use std::rc::Rc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use throng_h2::client::{connect, Client, Target};
-use throng_h2::conn::{Config, Keep, Request, Response, StreamError};
-use throng_h2::hpack::Block;
+use throng_h2::client::{connect, Target};
+use throng_h2::conn::{Config, Keep, Request};
 use tokio::task::LocalSet;
 use tokio::time::timeout;
 
-const BOUND: Duration = Duration::from_secs(20);
+mod common;
+use common::{health_call, send, BOUND};
 
 fn server_binary() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -81,43 +80,6 @@ impl Drop for GoServer {
     }
 }
 
-/// A health call's header block and body (HealthCheckRequest{service}).
-fn call(addr: SocketAddr, method: &str, service: &str) -> (Vec<u8>, Bytes) {
-    let headers = Block::builder()
-        .field(":method", b"POST")
-        .field(":scheme", b"http")
-        .field(
-            ":path",
-            format!("/grpc.health.v1.Health/{method}").as_bytes(),
-        )
-        .field(":authority", addr.to_string().as_bytes())
-        .field("content-type", b"application/grpc")
-        .field("te", b"trailers")
-        .build()
-        .fixed()
-        .expect("fixed")
-        .to_vec();
-    let mut msg = vec![0x0a, service.len() as u8];
-    msg.extend_from_slice(service.as_bytes());
-    let mut body = vec![0u8];
-    body.extend_from_slice(&(msg.len() as u32).to_be_bytes());
-    body.extend_from_slice(&msg);
-    (headers, Bytes::from(body))
-}
-
-async fn unary(c: &Client, headers: &[u8], body: Bytes) -> Result<Response, StreamError> {
-    let req = Request {
-        headers,
-        body,
-        keep: Keep {
-            headers: true,
-            body: true,
-            parts: false,
-        },
-    };
-    timeout(BOUND, c.send(req)).await.expect("bounded")
-}
-
 #[test]
 fn grpc_go_unary_many_at_once_and_a_server_stream() {
     let server = GoServer::start();
@@ -135,8 +97,9 @@ fn grpc_go_unary_many_at_once_and_a_server_stream() {
             config: Config::default(),
         };
         let c = connect(&t).await.expect("connect");
-        let (h, b) = call(addr, "Check", "throng.Test");
-        let r = unary(&c, &h, b).await.expect("Check");
+        let auth = addr.to_string();
+        let (h, b) = health_call(&auth, "Check", "throng.Test");
+        let r = send(&c, &h, b).await.expect("Check");
         assert_eq!((r.status, r.grpc_status), (200, Some(0)));
         // HealthCheckResponse{status: SERVING}.
         assert_eq!(&r.body[..], &[0, 0, 0, 0, 2, 0x08, 0x01]);
@@ -144,24 +107,24 @@ fn grpc_go_unary_many_at_once_and_a_server_stream() {
             .trailers
             .iter()
             .any(|(n, v)| n == b"grpc-status" && v == b"0"));
-        let (h, b) = call(addr, "Check", "no.Such");
-        let r = unary(&c, &h, b).await.expect("Check");
+        let (h, b) = health_call(&auth, "Check", "no.Such");
+        let r = send(&c, &h, b).await.expect("Check");
         assert_eq!(r.grpc_status, Some(5), "NOT_FOUND");
         assert!(r.body.is_empty(), "trailers-only");
         // 200 at once.
-        let (h, b) = call(addr, "Check", "throng.Test");
+        let (h, b) = health_call(&auth, "Check", "throng.Test");
         let h = Rc::new(h);
         let mut set = tokio::task::JoinSet::new();
         for _ in 0..200 {
             let (c, h, b) = (c.clone(), h.clone(), b.clone());
-            set.spawn_local(async move { unary(&c, &h, b).await });
+            set.spawn_local(async move { send(&c, &h, b).await });
         }
         while let Some(r) = set.join_next().await {
             assert_eq!(r.expect("task").expect("Check").grpc_status, Some(0));
         }
         // Watch streams the status and then every change: the first message as it comes, then
         // the call dropped (reset) and the connection going on.
-        let (h, b) = call(addr, "Watch", "throng.Test");
+        let (h, b) = health_call(&auth, "Watch", "throng.Test");
         let req = Request {
             headers: &h,
             body: b,
@@ -171,8 +134,8 @@ fn grpc_go_unary_many_at_once_and_a_server_stream() {
         let first = timeout(BOUND, watch.data()).await.expect("bounded");
         assert_eq!(first.as_deref(), Some(&[0, 0, 0, 0, 2, 0x08, 0x01][..]));
         drop(watch);
-        let (h, b) = call(addr, "Check", "throng.Test");
-        let r = unary(&c, &h, b).await.expect("after the reset");
+        let (h, b) = health_call(&auth, "Check", "throng.Test");
+        let r = send(&c, &h, b).await.expect("after the reset");
         assert_eq!(r.grpc_status, Some(0));
         assert!(c.is_usable());
     }));

@@ -10,13 +10,13 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use throng_h2::client::{connect, Client, Target};
-use throng_h2::conn::{Config, Keep, Request, Response, StreamError};
+use throng_h2::client::{connect, Target};
+use throng_h2::conn::Config;
 use throng_h2::hpack::Block;
 use tokio::task::LocalSet;
-use tokio::time::timeout;
 
-const BOUND: Duration = Duration::from_secs(20);
+mod common;
+use common::send;
 
 /// nginx on two free ports (TLS with `h2`, and h2c) in a temporary prefix; stopped on drop.
 struct Nginx {
@@ -161,19 +161,6 @@ fn block(method: &str, scheme: &str, path: &str, port: u16) -> Vec<u8> {
         .fixed()
         .expect("fixed")
         .to_vec()
-}
-
-async fn send(c: &Client, headers: &[u8], body: Bytes) -> Result<Response, StreamError> {
-    let req = Request {
-        headers,
-        body,
-        keep: Keep {
-            headers: true,
-            body: true,
-            parts: false,
-        },
-    };
-    timeout(BOUND, c.send(req)).await.expect("bounded")
 }
 
 #[test]
