@@ -764,3 +764,31 @@ fn a_response_that_ends_before_the_request_body_resets_the_rest() {
         .is_err());
     assert_eq!(done(&mut c, &key).expect("ok").status, 200);
 }
+
+#[test]
+fn a_header_block_over_the_limit_is_a_connection_error_however_it_is_split() {
+    let block = get();
+    let cfg = Config {
+        max_header_block: 1000,
+        ..Config::default()
+    };
+    let mut c = ready(cfg, &[]);
+    let key = c.open(req(&block, b"")).expect("open");
+    written(&mut c);
+    let long = "v".repeat(1500);
+    let head = response_block("200", &[("x-long", &long)]);
+    let mut answer = frame_bytes(kind::HEADERS, 0, 1, &head[..600]);
+    answer.extend(frame_bytes(kind::CONTINUATION, 0, 1, &head[600..]));
+    answer.extend(frame_bytes(kind::CONTINUATION, flag::END_HEADERS, 1, &[]));
+    let e = feed(&mut c, &answer, 50);
+    assert!(
+        matches!(e, Err(ConnError::Protocol(Reason::ENHANCE_YOUR_CALM, _))),
+        "{e:?}"
+    );
+    assert!(matches!(done(&mut c, &key), Err(StreamError::Conn(_))));
+    // Under the limit, the same split reads.
+    let mut c = ready(Config::default(), &[]);
+    let key = c.open(req(&block, b"")).expect("open");
+    feed(&mut c, &answer, 50).expect("1.5 KB is fine by default");
+    assert!(c.take(&key).is_none(), "head read, body to come");
+}
