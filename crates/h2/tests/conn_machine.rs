@@ -792,3 +792,48 @@ fn a_header_block_over_the_limit_is_a_connection_error_however_it_is_split() {
     feed(&mut c, &answer, 50).expect("1.5 KB is fine by default");
     assert!(c.take(&key).is_none(), "head read, body to come");
 }
+
+/// Arbitrary frames (any type, flags, stream, payload of any length up to 64 bytes) after the
+/// handshake, on a connection with requests open: a stream error, a connection error or
+/// nothing, never a panic; the output stays bounded. A cheap fuzz, seeded.
+#[test]
+fn arbitrary_frames_never_panic() {
+    let block = get();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..20_000 {
+        let mut c = ready(Config::default(), &[]);
+        let keys: Vec<_> = (0..3)
+            .map(|_| c.open(req(&block, b"body")).expect("open"))
+            .collect();
+        written(&mut c);
+        let mut bytes = Vec::new();
+        for _ in 0..(next() % 6 + 1) {
+            let kind = (next() % 12) as u8;
+            let flags = next() as u8;
+            let stream = (next() % 8) as u32;
+            let len = (next() % 65) as usize;
+            let payload: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            bytes.extend(frame_bytes(kind, flags, stream, &payload));
+        }
+        let step = (next() % 20 + 1) as usize;
+        let mut buf = BytesMut::new();
+        for piece in bytes.chunks(step) {
+            buf.extend_from_slice(piece);
+            if c.recv(&mut buf).is_err() {
+                break;
+            }
+        }
+        let mut out = Vec::new();
+        c.swap_out(&mut out);
+        assert!(out.len() < 64 * 1024);
+        for k in &keys {
+            let _ = c.take(k);
+        }
+    }
+}
