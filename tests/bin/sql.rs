@@ -10,6 +10,8 @@ mod sql_bytes;
 mod sql_cli;
 #[path = "../sql_db_stats.rs"]
 mod sql_db_stats;
+#[path = "../sql_db_transactions.rs"]
+mod sql_db_transactions;
 #[path = "../sql_retry.rs"]
 mod sql_retry;
 #[path = "../sql_scenario.rs"]

@@ -54,14 +54,7 @@ const ENABLE: &str = "shared_preload_libraries = 'pg_stat_statements' in postgre
 /// MySQL's and MariaDB's, as `SHOW GLOBAL STATUS` names them: transactions, the storage
 /// engines' commits, statements (all, then by kind), rows. MariaDB (10.11) keeps no
 /// `Innodb_rows_*`: counters a server does not keep are left out (see [`DbStats::missing`]),
-/// never shown as 0.
-///
-/// No counter of MySQL's means what PostgreSQL's `xact_commit` means (every committed
-/// transaction, an autocommit statement's too): `Com_commit` counts COMMIT statements only, and
-/// `Handler_commit` (measured on MariaDB 10.11) one for each autocommit statement on a table,
-/// but inside BEGIN ... COMMIT one for each statement on a table and one for the COMMIT (3 for
-/// BEGIN, a SELECT, an UPDATE, COMMIT). The transactions are `Com_commit` and `Com_rollback`;
-/// `Handler_commit` is shown beside them for a load of autocommit statements.
+/// never shown as 0. Then the transactions, which no status variable counts ([`MY_DERIVED`]).
 const MY: &[&str] = &[
     "Com_commit",
     "Com_rollback",
@@ -76,7 +69,37 @@ const MY: &[&str] = &[
     "Innodb_rows_inserted",
     "Innodb_rows_updated",
     "Innodb_rows_deleted",
+    "events_transactions",
+    "transactions_derived",
+    "commits_derived",
 ];
+
+/// Where MySQL's transaction counters start in [`MY`]. No status variable of MySQL's means
+/// what PostgreSQL's `xact_commit` and `xact_rollback` mean (every transaction, an autocommit
+/// statement's too). Measured on MariaDB 10.11: `Com_commit` and `Com_rollback` count COMMIT
+/// and ROLLBACK statements only (0 for a service of autocommit statements); `Handler_commit`
+/// counts one for each autocommit statement on a table, but inside BEGIN ... COMMIT one for
+/// each statement on a table and one for the COMMIT (3 for BEGIN, a SELECT, an UPDATE, COMMIT),
+/// and nothing for a statement on no table (`SELECT 1`); `Handler_rollback` one for each
+/// statement rolled back. So the transactions are, in this order of preference:
+///
+/// - `events_transactions`: `performance_schema`'s count of transactions
+///   (`events_transactions_summary_global_by_event_name`'s `COUNT_STAR`), which counts an
+///   autocommit statement's transaction as one and BEGIN ... COMMIT as one, when its
+///   `transaction` instrument is on (MySQL 8.0's default; MariaDB's needs
+///   `performance_schema = ON` and the instrument enabled);
+/// - otherwise `transactions_derived`, from the status variables second by second (between
+///   two readings): COMMIT and ROLLBACK statements (`Com_commit + Com_rollback`) where there
+///   were any, else the autocommit statements' commits and rollbacks
+///   (`Handler_commit + Handler_rollback`). Exact for a load of explicit transactions and for
+///   one of autocommit statements; where both run in the same second, the autocommit
+///   statements beside the transactions are not counted (the counters cannot tell them from
+///   the statements inside the transactions).
+///
+/// `commits_derived` is the committed ones by the same rule (`Com_commit`, else
+/// `Handler_commit`), read in both cases (`performance_schema` does not count commits apart).
+/// The derived counters count from the first reading.
+const MY_DERIVED: usize = 13;
 
 /// Samples one database's counters.
 pub struct DbStats {
@@ -89,6 +112,42 @@ pub struct DbStats {
     /// Why PostgreSQL's statement counters are not available (`pg_stat_statements` not
     /// created in the database, or not loaded), known from the first reading.
     unavailable: Option<String>,
+    /// MySQL: whether `performance_schema` counts transactions (known from the first
+    /// reading), and the derivation's state ([`MY_DERIVED`]).
+    my: MyTransactions,
+}
+
+/// MySQL's transactions as [`MY_DERIVED`] defines them.
+#[derive(Default)]
+struct MyTransactions {
+    /// `performance_schema`'s `transaction` instrument is on.
+    events: bool,
+    /// The last reading's `Com_commit`, `Com_rollback`, `Handler_commit`, `Handler_rollback`.
+    last: Option<[u64; 4]>,
+    /// Transactions and commits derived so far.
+    transactions: u64,
+    commits: u64,
+}
+
+impl MyTransactions {
+    /// Adds what happened since the last reading and returns the derived totals.
+    fn add(&mut self, now: [u64; 4]) -> (u64, u64) {
+        if let Some(last) = self.last {
+            let d: Vec<u64> = now
+                .iter()
+                .zip(last)
+                .map(|(n, l)| n.saturating_sub(l))
+                .collect();
+            let (t, c) = match d[0] + d[1] {
+                0 => (d[2] + d[3], d[2]),
+                explicit => (explicit, d[0]),
+            };
+            self.transactions += t;
+            self.commits += c;
+        }
+        self.last = Some(now);
+        (self.transactions, self.commits)
+    }
 }
 
 /// Counter values, in [`DbStats::names`] order.
@@ -111,6 +170,7 @@ impl DbStats {
             timeout: connect_timeout,
             kept: None,
             unavailable: None,
+            my: MyTransactions::default(),
         })
     }
 
@@ -144,8 +204,12 @@ impl DbStats {
     /// available, so left out rather than shown as 0.
     pub fn missing(&self) -> Vec<&'static str> {
         let kept = self.names();
-        self.all()
-            .iter()
+        let real = match self.dialect() {
+            Dialect::Postgres => PG,
+            // The transactions' counters are one or the other, never missing.
+            _ => &MY[..MY_DERIVED],
+        };
+        real.iter()
             .filter(|n| !kept.contains(*n))
             .copied()
             .collect()
@@ -156,9 +220,16 @@ impl DbStats {
     }
 
     /// The counters whose sum is the database's transactions (committed and rolled back):
-    /// `xact_commit` and `xact_rollback`, `Com_commit` and `Com_rollback`.
+    /// `xact_commit` and `xact_rollback`; on MySQL `events_transactions` where
+    /// `performance_schema` counts them, else `transactions_derived` ([`MY_DERIVED`]).
     pub fn transactions(&self) -> Vec<usize> {
-        ["xact_commit", "xact_rollback", "Com_commit", "Com_rollback"]
+        if let Some(i) = self
+            .place("events_transactions")
+            .or_else(|| self.place("transactions_derived"))
+        {
+            return vec![i];
+        }
+        ["xact_commit", "xact_rollback"]
             .iter()
             .filter_map(|n| self.place(n))
             .collect()
@@ -187,9 +258,10 @@ impl DbStats {
             .collect()
     }
 
-    /// The counters of committed transactions: `xact_commit`, `Com_commit`.
+    /// The counters of committed transactions: `xact_commit`, `commits_derived`
+    /// ([`MY_DERIVED`]).
     pub fn commits(&self) -> Vec<usize> {
-        ["xact_commit", "Com_commit"]
+        ["xact_commit", "commits_derived"]
             .iter()
             .filter_map(|n| self.place(n))
             .collect()
@@ -212,14 +284,22 @@ impl DbStats {
     /// `pg_stat_statements` what enables its statement counts.
     pub fn note(&self) -> Option<String> {
         let missing = self.missing();
-        if missing.is_empty() {
+        let derived = self.place("transactions_derived").is_some();
+        if missing.is_empty() && !derived {
             return None;
         }
-        let mut line = format!(
-            "--db-stats {}: counters this server does not keep (not available): {}",
-            self.shown(),
+        let mut line = format!("--db-stats {}: ", self.shown());
+        if derived {
+            line.push_str(DERIVED_NOTE);
+            if missing.is_empty() {
+                return Some(line);
+            }
+            line.push_str("; ");
+        }
+        line.push_str(&format!(
+            "counters this server does not keep (not available): {}",
             missing.join(", ")
-        );
+        ));
         if let Some(why) = &self.unavailable {
             line.push_str(&format!(
                 "; statements, and statements by kind (selects, inserts, updates, deletes), are \
@@ -268,7 +348,8 @@ impl DbStats {
             )),
             _ => Arc::from(format!(
                 "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
-                MY.iter()
+                MY[..MY_DERIVED]
+                    .iter()
                     .map(|n| format!("'{n}'"))
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -277,7 +358,25 @@ impl DbStats {
         let by_kind =
             self.target.dialect() == Dialect::Postgres && (first || self.unavailable.is_none());
         let mut statements = None;
+        let mysql = self.target.dialect() != Dialect::Postgres;
+        let mut events = self.my.events;
+        let mut events_count = None;
         let read = async {
+            if mysql && first {
+                // A server without performance_schema's tables (or with them off) has no row.
+                let on = conn.run(&Arc::from(MY_INSTRUMENT), &[], true).await;
+                events = on.is_ok_and(|d| {
+                    d.data
+                        .first()
+                        .and_then(|r| r.get("ENABLED"))
+                        .and_then(|v| v.as_str())
+                        == Some("YES")
+                });
+            }
+            if mysql && events {
+                let done = conn.run(&Arc::from(MY_EVENTS), &[], true).await?;
+                events_count = done.data.first().and_then(|r| r.get("COUNT_STAR").cloned());
+            }
             let done = conn.run(&sql, &[], true).await?;
             if by_kind {
                 statements = Some(conn.run(&Arc::from(by_kind_sql()), &[], true).await);
@@ -341,6 +440,16 @@ impl DbStats {
                         read[i] = row.get("Value").and_then(number);
                     }
                 }
+                self.my.events = events;
+                let (t, c) = self.my.add([0, 1, 2, 3].map(|i| read[i].unwrap_or(0)));
+                match events {
+                    true => {
+                        read[MY_DERIVED] =
+                            Some(events_count.as_ref().and_then(number).unwrap_or(0));
+                    }
+                    false => read[MY_DERIVED + 1] = Some(t),
+                }
+                read[MY_DERIVED + 2] = Some(c);
             }
         }
         let kept = self
@@ -349,6 +458,21 @@ impl DbStats {
         Ok(kept.iter().map(|&i| read[i].unwrap_or(0)).collect())
     }
 }
+
+/// Said when MySQL's transactions are derived ([`MY_DERIVED`]).
+const DERIVED_NOTE: &str = "transactions are derived second by second (performance_schema does \
+     not count them here): COMMIT and ROLLBACK statements (Com_commit + Com_rollback) where there \
+     were any, else autocommit statements (Handler_commit + Handler_rollback); with \
+     performance_schema = ON and its 'transaction' instrument enabled they are counted exactly";
+
+/// Whether `performance_schema` counts transactions (its `transaction` instrument).
+const MY_INSTRUMENT: &str =
+    "SELECT ENABLED FROM performance_schema.setup_instruments WHERE NAME = 'transaction'";
+
+/// `performance_schema`'s count of transactions since the server started.
+const MY_EVENTS: &str = "SELECT COUNT_STAR FROM \
+     performance_schema.events_transactions_summary_global_by_event_name \
+     WHERE EVENT_NAME = 'transaction'";
 
 /// The statement that reads `pg_stat_statements`: its `calls` in the URL's database by the
 /// statements' first keyword (after comments and opening parentheses), the reader's own left
