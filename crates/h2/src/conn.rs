@@ -565,16 +565,16 @@ impl Conn {
                 buf.reserve(HEADER_LEN + head.len - buf.len());
                 return Ok(());
             }
-            buf.advance(HEADER_LEN);
-            let payload = buf.split_to(head.len).freeze();
-            self.frame(head, payload)?;
+            let r = self.frame(head, &buf[HEADER_LEN..HEADER_LEN + head.len]);
+            buf.advance(HEADER_LEN + head.len);
+            r?;
             if !self.blocked.is_empty() && self.send_window > 0 {
                 self.send_blocked();
             }
         }
     }
 
-    fn frame(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn frame(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         if !self.got_settings && (head.kind != kind::SETTINGS || head.flags & flag::ACK != 0) {
             return Err(ConnError::NotHttp2);
         }
@@ -631,7 +631,7 @@ impl Conn {
         Ok(None)
     }
 
-    fn data(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn data(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         let idx = self.stream_of(head.stream, "DATA on stream 0")?;
         let len = head.len;
         // Flow control counts the whole payload, padding too.
@@ -675,7 +675,7 @@ impl Conn {
         s.resp.body_len += body.len() as u64;
         s.resp.data_frames += 1;
         if s.keep.body || s.keep.parts {
-            s.resp.body.extend_from_slice(&body);
+            s.resp.body.extend_from_slice(body);
         }
         if s.keep.parts && !end {
             if let Some(w) = &s.waker {
@@ -695,7 +695,7 @@ impl Conn {
         Ok(())
     }
 
-    fn headers(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn headers(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         if head.stream == 0 {
             return Err(proto(Reason::PROTOCOL_ERROR, "HEADERS on stream 0"));
         }
@@ -707,10 +707,10 @@ impl Conn {
                     "HEADERS too short for its priority",
                 ));
             }
-            fragment.advance(5);
+            fragment = &fragment[5..];
         }
         self.block.clear();
-        self.block.extend_from_slice(&fragment);
+        self.block.extend_from_slice(fragment);
         let end_stream = head.flags & flag::END_STREAM != 0;
         if head.flags & flag::END_HEADERS == 0 {
             self.partial = Some((head.stream, end_stream));
@@ -719,14 +719,14 @@ impl Conn {
         self.header_block(head.stream, end_stream)
     }
 
-    fn continuation(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn continuation(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         let Some((stream, end_stream)) = self.partial else {
             return Err(proto(
                 Reason::PROTOCOL_ERROR,
                 "CONTINUATION without HEADERS",
             ));
         };
-        self.block.extend_from_slice(&payload);
+        self.block.extend_from_slice(payload);
         self.check_block_size()?;
         if head.flags & flag::END_HEADERS != 0 {
             self.partial = None;
@@ -827,7 +827,7 @@ impl Conn {
         Ok(())
     }
 
-    fn settings(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn settings(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         if head.stream != 0 {
             return Err(proto(Reason::PROTOCOL_ERROR, "SETTINGS on a stream"));
         }
@@ -909,7 +909,7 @@ impl Conn {
         Ok(())
     }
 
-    fn ping_frame(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn ping_frame(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         if head.stream != 0 {
             return Err(proto(Reason::PROTOCOL_ERROR, "PING on a stream"));
         }
@@ -923,13 +923,13 @@ impl Conn {
             }
         } else {
             let mut p = [0u8; 8];
-            p.copy_from_slice(&payload);
+            p.copy_from_slice(payload);
             frame::write_ping(&mut self.out, true, p);
         }
         Ok(())
     }
 
-    fn goaway_frame(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn goaway_frame(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         if head.stream != 0 {
             return Err(proto(Reason::PROTOCOL_ERROR, "GOAWAY on a stream"));
         }
@@ -977,7 +977,7 @@ impl Conn {
         Ok(())
     }
 
-    fn rst(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn rst(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         if head.len != 4 {
             return Err(proto(
                 Reason::FRAME_SIZE_ERROR,
@@ -999,7 +999,7 @@ impl Conn {
         Ok(())
     }
 
-    fn window_update(&mut self, head: Head, payload: Bytes) -> Result<(), ConnError> {
+    fn window_update(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnError> {
         if head.len != 4 {
             return Err(proto(
                 Reason::FRAME_SIZE_ERROR,
@@ -1207,7 +1207,7 @@ fn proto(reason: Reason, why: &str) -> ConnError {
 }
 
 /// The payload of a DATA or HEADERS frame without its padding.
-fn unpad(head: Head, mut payload: Bytes) -> Result<Bytes, ConnError> {
+fn unpad(head: Head, payload: &[u8]) -> Result<&[u8], ConnError> {
     if head.flags & flag::PADDED == 0 {
         return Ok(payload);
     }
@@ -1224,7 +1224,5 @@ fn unpad(head: Head, mut payload: Bytes) -> Result<Bytes, ConnError> {
             "padding as long as the frame",
         ));
     }
-    payload.advance(1);
-    payload.truncate(payload.len() - pad);
-    Ok(payload)
+    Ok(&payload[1..payload.len() - pad])
 }
