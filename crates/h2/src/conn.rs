@@ -18,6 +18,7 @@
 //! sent, that stream fails), as the RFC classifies it.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -212,7 +213,7 @@ pub struct Conn {
     recv_unacked: u32,
     slab: Vec<Option<Stream>>,
     free: Vec<usize>,
-    ids: HashMap<u32, usize>,
+    ids: HashMap<u32, usize, BuildHasherDefault<IdHasher>>,
     next_id: u32,
     /// Streams counted against the server's MAX_CONCURRENT_STREAMS.
     open: u32,
@@ -261,7 +262,7 @@ impl Conn {
             recv_unacked: 0,
             slab: Vec::new(),
             free: Vec::new(),
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             next_id: 1,
             open: 0,
             waiting: VecDeque::new(),
@@ -1199,6 +1200,29 @@ impl Conn {
         if s.id != 0 && self.ids.remove(&s.id).is_some() {
             self.open -= 1;
         }
+    }
+}
+
+/// Stream ids hashed by one multiplication: they are ours, odd and dense, so SipHash's
+/// protection against chosen keys buys nothing (it was 5% of a gRPC call's instructions).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        // Our ids are odd: the low bit says nothing.
+        self.0 = ((n >> 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn finish(&self) -> u64 {
+        // The product's well-mixed high half where the table takes its bucket (the low bits).
+        self.0.rotate_left(32)
     }
 }
 
