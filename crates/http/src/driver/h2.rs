@@ -102,19 +102,24 @@ impl HttpDriver {
         // dropped), however many sessions share the slot.
         let alone = !self.cfg.keepalive;
         let got = match alone {
-            true => self.connect_h2().await.map(|(s, c, opened)| {
-                slot.opened.set(Some((opened, Connection::New)));
-                (s, c)
-            }),
-            false => self.h2_sender(slot, true).await,
+            true => self
+                .connect_h2()
+                .await
+                .map(|(s, c, opened)| ((s, c), Some((opened, Connection::New)))),
+            // The slot's connection, and how long it took to open if this request is the
+            // first on it.
+            false => self
+                .h2_sender(slot, true)
+                .await
+                .map(|pair| (pair, slot.opened.take())),
         };
-        let (mut sender, counters) = match got {
-            Ok(pair) => pair,
+        let ((mut sender, counters), opened) = match got {
+            Ok(got) => got,
             Err(o) => return (o, None),
         };
         // hyper writes the request in its connection's task: `wait` counts from handing it
         // over to the response's head, and there is no `send`; `receive` is the body.
-        let mut phases = match slot.opened.take() {
+        let mut phases = match opened {
             Some((opened, how)) => {
                 let mut p = Phases::on(how);
                 opened.into_phases(&mut p);
