@@ -12,6 +12,8 @@ mod sql_cli;
 mod sql_db_stats;
 #[path = "../sql_db_transactions.rs"]
 mod sql_db_transactions;
+#[path = "../sql_nested.rs"]
+mod sql_nested;
 #[path = "../sql_retry.rs"]
 mod sql_retry;
 #[path = "../sql_scenario.rs"]

@@ -124,12 +124,28 @@ impl Position {
             None => first,
             Some(s) if std::mem::take(&mut self.redo) => {
                 // Its group's pass goes on from the group's first step (a retry is no new
-                // pass of a repeated group), or the flow starts again.
-                let group = blocks
+                // pass of a repeated group), or the flow starts again. Among nested groups
+                // the unit undone is the innermost that is not a loop (a transaction, not
+                // the pair repeated inside it nor the loop around it); the groups inside it
+                // start afresh.
+                let groups: Vec<(usize, &Block)> = blocks
                     .iter()
                     .enumerate()
-                    .find(|(b, x)| x.group && self.inside[*b] && (x.first..=x.last).contains(&s));
-                return Some(group.map_or(self.first, |(_, x)| x.first));
+                    .filter(|(b, x)| x.group && self.inside[*b] && (x.first..=x.last).contains(&s))
+                    .collect();
+                let unit = groups
+                    .iter()
+                    .find(|(_, x)| x.repeat == 1 && x.until.is_none())
+                    .or(groups.first());
+                let Some(&(u, unit)) = unit else {
+                    return Some(self.first);
+                };
+                for (b, x) in blocks.iter().enumerate() {
+                    if b != u && x.group && unit.first <= x.first && x.last <= unit.last {
+                        self.inside[b] = false;
+                    }
+                }
+                return Some(unit.first);
             }
             Some(s) => {
                 // The step's own loop first.
@@ -142,34 +158,33 @@ impl Position {
                 s + 1
             }
         };
-        loop {
-            // A group whose last step is behind: another pass, or out of it.
+        'next: loop {
+            // Groups whose last step is behind, innermost first (an inner group's block comes
+            // before its enclosing group's): another pass, or out of it.
             if let Some(prev) = step.checked_sub(1) {
-                let ending = blocks
-                    .iter()
-                    .enumerate()
-                    .find(|(b, x)| x.group && x.last == prev && self.inside[*b]);
-                if let Some((b, block)) = ending {
+                for (b, block) in blocks.iter().enumerate() {
+                    if !(block.group && block.last == prev && self.inside[b]) {
+                        continue;
+                    }
                     self.inside[b] = self.again(b, block, r);
                     if self.inside[b] {
                         // Another pass: its `when` was decided on the way in.
                         step = block.first;
-                        continue;
+                        continue 'next;
                     }
                 }
             }
             if step > self.last {
                 return None;
             }
-            // Groups starting here, unless a pass is under way.
-            let starting = blocks
-                .iter()
-                .enumerate()
-                .find(|(b, x)| x.group && x.first == step && !self.inside[*b]);
-            if let Some((b, block)) = starting {
+            // Groups starting here, outermost first, unless a pass is under way.
+            for (b, block) in blocks.iter().enumerate().rev() {
+                if !(block.group && block.first == step && !self.inside[b]) {
+                    continue;
+                }
                 if !self.enters(block, r) {
                     step = block.last + 1;
-                    continue;
+                    continue 'next;
                 }
                 self.inside[b] = true;
                 self.passes[b] = 0;
@@ -228,6 +243,67 @@ pub fn boolean_shaped(expr: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn group(first: usize, last: usize, repeat: u32) -> Block {
+        Block {
+            first,
+            last,
+            group: true,
+            when: None,
+            repeat,
+            until: None,
+        }
+    }
+
+    /// The steps a user runs through `blocks` over steps `0..=last`, with a redo (a retried
+    /// transaction) after the step at `redo_at`-th place of the walk.
+    fn walk(blocks: &[Block], last: usize, redo_at: Option<usize>) -> Vec<usize> {
+        let templates = Templates::default();
+        let vars = Vars::new();
+        let r = Reader {
+            templates: &templates,
+            vars: &vars,
+            user: 0,
+            iteration: 0,
+        };
+        let mut p = Position::default();
+        let flow = GroupInfo {
+            label: "flow".into(),
+            first: 0,
+            last,
+        };
+        let first = p.start(blocks.len(), &flow);
+        let mut at = p.next(blocks, None, first, &r);
+        let mut seen = Vec::new();
+        while let Some(s) = at {
+            seen.push(s);
+            p.redo = redo_at == Some(seen.len() - 1);
+            at = p.next(blocks, Some(s), 0, &r);
+            assert!(seen.len() < 100, "{seen:?}");
+        }
+        seen
+    }
+
+    #[test]
+    fn nested_groups_run_in_the_order_written() {
+        // BEGIN (0), a pair (1, 2) three times, COMMIT (3); the pair's block before the
+        // transaction's, as the compiler writes them.
+        let blocks = [group(1, 2, 3), group(0, 3, 1)];
+        assert_eq!(walk(&blocks, 3, None), [0, 1, 2, 1, 2, 1, 2, 3]);
+        // Both ending on the same step: the pair's passes, then out of both.
+        let blocks = [group(1, 2, 2), group(0, 2, 1)];
+        assert_eq!(walk(&blocks, 2, None), [0, 1, 2, 1, 2]);
+        // The transaction repeated around the pair: each of its passes does every pair.
+        let blocks = [group(1, 2, 2), group(0, 3, 2)];
+        assert_eq!(walk(&blocks, 3, None), [0, 1, 2, 1, 2, 3, 0, 1, 2, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_retry_inside_a_repeated_pair_starts_the_transaction_again_with_fresh_pairs() {
+        let blocks = [group(1, 2, 2), group(0, 3, 1)];
+        // The credit of the second pair undoes the transaction: BEGIN again, then two pairs.
+        assert_eq!(walk(&blocks, 3, Some(4)), [0, 1, 2, 1, 2, 0, 1, 2, 1, 2, 3]);
+    }
 
     #[test]
     fn boolean_shapes() {

@@ -108,13 +108,21 @@ pub(super) fn items(
     on_failure: OnFailure,
     out: &mut Compiled,
 ) -> Result<(), ScenarioError> {
-    let Compiled {
-        steps,
-        groups,
-        label_at,
-        blocks,
-    } = out;
-    for item in list.value.iter() {
+    list_of(cx, &list.value, targets, on_failure, out)
+}
+
+/// Compiles steps and groups, in the order written, into `out`: a group's own steps and
+/// groups first (a group nests in a group: a repeated pair inside a transaction), then the
+/// group's block and row, so an inner group's block comes before its enclosing group's (the
+/// order [`crate::control`] ends them in).
+fn list_of(
+    cx: &mut Ctx,
+    list: &[Spanned<Item>],
+    targets: &[Target],
+    on_failure: OnFailure,
+    out: &mut Compiled,
+) -> Result<(), ScenarioError> {
+    for item in list {
         match (&item.value.group, &item.value.steps) {
             (Some(name), Some(inner)) => {
                 if item.value.label.is_some() || !item.value.requests.is_empty() {
@@ -129,33 +137,44 @@ pub(super) fn items(
                         format!("group `{}` has no steps", name.value),
                     ));
                 }
-                let first = steps.len();
+                // The engine ends a group's pass where the iteration comes back to the
+                // group's first step: a loop there (a repeated group or step first in the
+                // group) would count each of its passes as a pass of this group.
+                if let Some(first) = inner.first() {
+                    let f = &first.value;
+                    if f.steps.is_some() && (f.repeat.is_some() || f.until.is_some()) {
+                        return Err(cx.at(
+                            first.referenced,
+                            format!(
+                                "a repeated group cannot be the first item of group `{}`: \
+                                 each of its passes would start a new pass of `{}`; put a step \
+                                 before it (such as BEGIN) or repeat `{}` itself",
+                                name.value, name.value, name.value
+                            ),
+                        ));
+                    }
+                }
+                let first = out.steps.len();
                 let within = item
                     .value
                     .on_failure
                     .as_ref()
                     .map_or(on_failure, |o| o.value);
-                for s in inner {
-                    if s.value.group.is_some() || s.value.steps.is_some() {
-                        return Err(cx.at(s.referenced, "groups cannot be nested"));
-                    }
-                    let n = steps.len();
-                    steps.push(step(cx, s, targets, within)?);
-                    label_at.push(label_place(s));
-                    blocks.extend(block(cx, &s.value, n, n, false)?);
-                }
-                blocks.extend(block(cx, &item.value, first, steps.len() - 1, true)?);
-                groups.push(throng_core::GroupInfo {
+                list_of(cx, inner, targets, within, out)?;
+                let last = out.steps.len() - 1;
+                out.blocks
+                    .extend(block(cx, &item.value, first, last, true)?);
+                out.groups.push(throng_core::GroupInfo {
                     label: name.value.clone(),
                     first,
-                    last: steps.len() - 1,
+                    last,
                 });
             }
             (None, None) => {
-                let n = steps.len();
-                steps.push(step(cx, item, targets, on_failure)?);
-                label_at.push(label_place(item));
-                blocks.extend(block(cx, &item.value, n, n, false)?);
+                let n = out.steps.len();
+                out.steps.push(step(cx, item, targets, on_failure)?);
+                out.label_at.push(label_place(item));
+                out.blocks.extend(block(cx, &item.value, n, n, false)?);
             }
             (Some(name), None) => return Err(cx.at(name.referenced, "a group needs `steps`")),
             (None, Some(_)) => {
