@@ -6,7 +6,9 @@
 //! side and level, and checks every side before any load.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use throng_core::step::{same_protocol, StepProtocol};
 use throng_report::{Coordinates, Level};
 use throng_run::Side;
 
@@ -167,9 +169,9 @@ fn cell_args(
             None => {
                 r.url = side.target.clone();
                 r.targets.clear();
-                if mixed(&sides.list) {
+                if let (true, Some(p)) = (mixed(&sides.list), protocol_of(&side.target)) {
                     // Sides of several protocols: each takes the flags of its own.
-                    r = super::runner::for_protocol(&r, protocol_of(&side.target));
+                    r = super::runner::for_protocol(&r, &*p);
                 }
             }
         }
@@ -209,16 +211,20 @@ fn side_entries(list: &[String], sides: &[&str], side: Option<&str>) -> Vec<Stri
         .collect()
 }
 
-/// The protocol a URL's scheme picks (`?` when none does: its run then says why).
-fn protocol_of(url: &str) -> &'static str {
-    crate::protocols().for_url(url).map_or("?", |p| p.name())
+/// The protocol a URL's scheme picks, its declaration (none: its run then says why).
+fn protocol_of(url: &str) -> Option<Arc<dyn StepProtocol>> {
+    crate::protocols().for_url(url).cloned()
 }
 
-/// Whether the sides speak more than one protocol (HTTP against gRPC: transports side by side).
+/// Whether the sides speak more than one protocol (HTTP against gRPC: transports side by side),
+/// by their declarations.
 fn mixed(sides: &[Side]) -> bool {
-    sides
-        .windows(2)
-        .any(|w| protocol_of(&w[0].target) != protocol_of(&w[1].target))
+    sides.windows(2).any(
+        |w| match (protocol_of(&w[0].target), protocol_of(&w[1].target)) {
+            (Some(a), Some(b)) => !same_protocol(&*a, &*b),
+            (a, b) => a.is_some() || b.is_some(),
+        },
+    )
 }
 
 /// Runs the grid: every side checked first (its URL, its protocol's flags, its server where
@@ -227,7 +233,11 @@ pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, C
     one_process(&out, "a sweep, rounds or A/B sides")?;
     if mixed(&sides.list) && !super::scenario::is_scenario(&a.url) {
         // A protocol's flags go to its own sides; one that applies to no side is refused.
-        let protocols: Vec<&str> = sides.list.iter().map(|s| protocol_of(&s.target)).collect();
+        let protocols: Vec<_> = sides
+            .list
+            .iter()
+            .filter_map(|s| protocol_of(&s.target))
+            .collect();
         super::runner::applies_to_any(a, &protocols)?;
     }
     let first_level = a.run.levels()?.first().copied();

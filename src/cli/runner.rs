@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use throng_cli::Given;
+use throng_cli::{Flagged, Given};
+use throng_core::step::StepProtocol;
 use throng_run::{Finished, Run};
 
 use super::args::{Command, RunArgs};
@@ -174,20 +175,24 @@ where
     run(out).await
 }
 
-/// The protocol flags given, each with the protocols it applies to: each protocol's own, and
-/// the shared request flags that only some protocols read (`-H`, `-d`, `--streams`).
-fn given(a: &RunArgs) -> Vec<(Given, Vec<&'static str>)> {
+/// The protocol flags given, each with the protocols it applies to (their flags, which carry
+/// their declarations): each protocol's own, and the shared request flags that only some
+/// protocols read (`-H`, `-d`, `--streams`).
+fn given(a: &RunArgs) -> Vec<(Given, Vec<&Flagged>)> {
     let all = a.protocols.all();
-    let own = all.iter().flat_map(|p| {
-        p.given()
-            .into_iter()
-            .map(|f| (Given::Own(f), vec![p.name()]))
-    });
+    let own = all
+        .iter()
+        .flat_map(|p| p.given().into_iter().map(|f| (Given::Own(f), vec![*p])));
     let shared = a.request.given().into_iter().map(|f| {
         let readers = all.iter().filter(|p| p.reads().contains(&f));
-        (Given::Shared(f), readers.map(|p| p.name()).collect())
+        (Given::Shared(f), readers.copied().collect())
     });
     own.chain(shared).collect()
+}
+
+/// Whether `to` (a flag's protocols) holds `protocol`'s flags, by its declaration.
+fn holds(to: &[&Flagged], protocol: &dyn StepProtocol) -> bool {
+    to.iter().any(|p| p.is(protocol))
 }
 
 /// The flags of `a` with those of protocols other than `protocol` taken back: one side's run
@@ -197,24 +202,24 @@ fn given(a: &RunArgs) -> Vec<(Given, Vec<&'static str>)> {
 /// message was once the body of the HTTP side's GET.
 ///
 /// [`AnyFlags::takes_body`]: throng_cli::AnyFlags::takes_body
-pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
+pub(super) fn for_protocol(a: &RunArgs, protocol: &dyn StepProtocol) -> RunArgs {
     let mut r = a.clone();
     let all = a.protocols.all();
-    let body_to: Vec<&str> = all
+    let body_to: Vec<&Flagged> = all
         .iter()
         .filter(|p| p.reads().contains(&throng_cli::BODY) && p.takes_body())
-        .map(|p| p.name())
+        .copied()
         .collect();
     for (flag, to) in given(a) {
         let elsewhere = flag == Given::Shared(throng_cli::BODY)
             && !body_to.is_empty()
-            && !body_to.contains(&protocol);
-        if let (Given::Shared(part), true) = (flag, !to.contains(&protocol) || elsewhere) {
+            && !holds(&body_to, protocol);
+        if let (Given::Shared(part), true) = (flag, !holds(&to, protocol) || elsewhere) {
             r.request.clear(part);
         }
     }
     for p in r.protocols.all_mut() {
-        if p.name() != protocol {
+        if !p.is(protocol) {
             p.clear();
         }
     }
@@ -225,11 +230,10 @@ pub(super) fn for_protocol(a: &RunArgs, protocol: &str) -> RunArgs {
 /// any load: each protocol's against the sides of its own and the others.
 pub(super) fn check_sides(a: &RunArgs, sides: &super::grid::Sides) -> Result<(), CliError> {
     let protocols = crate::protocols();
-    let of = |s: &throng_run::Side| protocols.for_url(&s.target).map(|p| p.name());
     for p in a.protocols.all() {
         let (mut own, mut others) = (Vec::new(), Vec::new());
         for s in &sides.list {
-            match of(s) == Some(p.name()) {
+            match protocols.for_url(&s.target).is_some_and(|d| p.is(&**d)) {
                 true => own.push(s.name.as_str()),
                 false => others.push(s.name.as_str()),
             }
@@ -241,26 +245,26 @@ pub(super) fn check_sides(a: &RunArgs, sides: &super::grid::Sides) -> Result<(),
 
 /// Checks that every protocol flag given applies to one of `protocols` at least (a grid's
 /// sides'), naming the first that applies to none.
-pub(super) fn applies_to_any(a: &RunArgs, protocols: &[&str]) -> Result<(), CliError> {
+pub(super) fn applies_to_any(
+    a: &RunArgs,
+    protocols: &[Arc<dyn StepProtocol>],
+) -> Result<(), CliError> {
     match given(a)
         .into_iter()
-        .find(|(_, to)| !to.iter().any(|p| protocols.contains(p)))
+        .find(|(_, to)| !protocols.iter().any(|p| holds(to, &**p)))
     {
         Some((flag, to)) => Err(CliError::Usage(format!(
             "{flag} applies to {} targets; no side is one",
-            schemes_of(a, &to)
+            schemes_of(&to)
         ))),
         None => Ok(()),
     }
 }
 
 /// The URL schemes of `protocols`, as a message lists them.
-fn schemes_of(a: &RunArgs, protocols: &[&str]) -> String {
-    let all: Vec<String> = a
-        .protocols
-        .all()
+fn schemes_of(protocols: &[&Flagged]) -> String {
+    let all: Vec<String> = protocols
         .iter()
-        .filter(|p| protocols.contains(&p.name()))
         .flat_map(|p| p.schemes().iter().map(|s| format!("{s}://")))
         .collect();
     match all.split_last() {
@@ -272,13 +276,12 @@ fn schemes_of(a: &RunArgs, protocols: &[&str]) -> String {
 
 /// The protocol flags given for a URL of another protocol exit 2 saying so, the same way for
 /// every protocol, where they used to be ignored (`--workload` on an http:// URL ran plain GETs).
-fn applies(a: &RunArgs, declared: &dyn throng_core::step::StepProtocol) -> Result<(), CliError> {
-    let protocol = declared.name();
+fn applies(a: &RunArgs, declared: &dyn StepProtocol) -> Result<(), CliError> {
     for (flag, to) in given(a) {
-        if !to.contains(&protocol) {
+        if !holds(&to, declared) {
             return Err(CliError::Usage(format!(
                 "{flag} applies to {} targets; {} is not one",
-                schemes_of(a, &to),
+                schemes_of(&to),
                 throng_core::redact(&a.url)
             )));
         }
