@@ -30,8 +30,8 @@ pub struct Sample {
     pub bytes_sent: u64,
     /// Bytes read.
     pub bytes_received: u64,
-    /// Time to first byte: from due to the answer's first byte, µs, when the protocol timed it
-    /// (see [`crate::phase`]).
+    /// Time to first byte: from due to the answer's first byte, µs, when the protocol times its
+    /// phases (see [`crate::phase`]); 0 when no byte of an answer came.
     pub first_byte_us: Option<u64>,
     /// The connection's opening (connect and TLS) for this request, µs; 0 on a reused
     /// connection, or when the protocol does not time it.

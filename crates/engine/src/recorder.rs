@@ -188,7 +188,16 @@ impl Recorder {
     ) {
         if let Some((start, worker, log)) = &mut self.log {
             let lag = started.map_or(0, |s| micros(s.saturating_duration_since(intended)));
-            let first_byte_us = outcome.phases.to_first_byte().map(|d| lag + micros(d));
+            // Timed but no byte came: 0, as JMeter's Latency of a sample without a response.
+            let first_byte_us = match outcome.phases.is_empty() {
+                true => None,
+                false => Some(
+                    outcome
+                        .phases
+                        .to_first_byte()
+                        .map_or(0, |d| lag + micros(d)),
+                ),
+            };
             log.push(Sample {
                 step: step as u32,
                 worker: *worker,
@@ -548,5 +557,41 @@ mod tests {
         assert_eq!(p.blocked.len(), 1);
         assert_eq!(p.blocked.max(), p.blocked.highest_equivalent(1_000));
         assert!(got[1].phases.is_none());
+    }
+
+    #[test]
+    fn a_kept_samples_first_byte_counts_from_its_due_time_and_its_connect_is_the_opening() {
+        use std::time::Duration;
+        use throng_core::{Connection, Phase, Phases};
+        let mut r = Recorder::new(vec!["a".into()], Duration::from_millis(10));
+        let t = Instant::now();
+        r.keep_samples(t, 0);
+        let ms = Duration::from_millis;
+        let mut phases = Phases::on(Connection::New);
+        phases.set(Phase::Connect, ms(2));
+        phases.set(Phase::Send, ms(1));
+        phases.set(Phase::Wait, ms(3));
+        phases.set(Phase::Receive, ms(4));
+        let ok = Outcome {
+            phases,
+            ..Outcome::default()
+        };
+        // Started 1 ms late: its first byte came 1 + 2 + 1 + 3 ms after it was due.
+        r.record(0, t, t + ms(1), t + ms(11), ok);
+        let mut reset = Phases::on(Connection::Reused);
+        reset.set(Phase::Send, ms(1));
+        let cut = Outcome {
+            phases: reset,
+            ..Outcome::failed(ErrorClass::Reset, "reset")
+        };
+        r.record(0, t, t, t + ms(2), cut);
+        r.record(0, t, t, t + ms(2), Outcome::default());
+        let got: Vec<_> = r
+            .take(0, 0, true, 0)
+            .requests
+            .iter()
+            .map(|s| (s.first_byte_us, s.connect_us))
+            .collect();
+        assert_eq!(got, vec![(Some(7_000), 2_000), (Some(0), 0), (None, 0)]);
     }
 }

@@ -4,7 +4,8 @@
 //! The header is JMeter 5.6's default. `Latency` is JMeter's time to first byte: from the
 //! request's start (its `timeStamp`, when it was due, as `elapsed` counts) to the answer's first
 //! byte, connecting included; `Connect` is the time to open its connection, TLS handshake
-//! included, 0 on a reused one, as JMeter has them. Both come from the protocol's phases (see
+//! included, 0 on a reused one, as JMeter has them (a request that got no byte back has a
+//! `Latency` of 0, as in JMeter). Both come from the protocol's phases (see
 //! `throng_core::phase`); for a protocol that times no first byte, `Latency` holds the service
 //! time (sent to last byte) and `Connect` is 0.
 
