@@ -658,6 +658,8 @@ impl Client for NatsClient {
                 ("nats_late", load(&c.late)),
                 ("nats_duplicated", load(&c.duplicated)),
                 ("nats_foreign", load(&c.foreign)),
+                ("nats_probes", load(&c.probes)),
+                ("nats_probe_deliveries", load(&c.probe_deliveries)),
             ]);
             notes.push(format!(
                 "NATS messages: {} published, {} delivered to all {} subscribers, {} lost, {} \

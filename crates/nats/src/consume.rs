@@ -51,6 +51,12 @@ pub struct Counts {
     pub foreign: AtomicU64,
     /// Messages still awaited when the run ended (their steps were cut off).
     pub in_flight_at_end: AtomicU64,
+    /// Probes published when the subscribers started, to know the server has them all (the
+    /// server counts them among its messages).
+    pub probes: AtomicU64,
+    /// Deliveries of those probes (a probe published before every subscriber was there
+    /// reaches only some).
+    pub probe_deliveries: AtomicU64,
 }
 
 struct Pending {
@@ -133,7 +139,16 @@ impl Table {
             .filter(|(tag, _)| u64::from_str_radix(tag, 16).ok() == Some(self.tag))
             .and_then(|(_, id)| id.parse::<u64>().ok());
         let Some(id) = id else {
-            self.counts.foreign.fetch_add(1, Ordering::Relaxed);
+            // A second probe of this client's start (see `probe`) is no one's message.
+            let ours = msg
+                .and_then(|m| m.split_once('.'))
+                .is_some_and(|(tag, id)| {
+                    id == "probe" && u64::from_str_radix(tag, 16).ok() == Some(self.tag)
+                });
+            match ours {
+                true => self.counts.probe_deliveries.fetch_add(1, Ordering::Relaxed),
+                false => self.counts.foreign.fetch_add(1, Ordering::Relaxed),
+            };
             return;
         };
         let bit = 1u64 << sub;
@@ -355,16 +370,16 @@ async fn subscribe_all(
                 return;
             }
         };
-        // The server has the subscription once it answered the ping that follows it.
-        if let Err(e) = client.flush().await {
-            let _ = ready.send(Err((
-                throng_core::ErrorClass::Reset,
-                format!("subscribing to {subject}: {e}"),
-            )));
-            return;
-        }
         subs.push(sub);
         clients.push(client);
+    }
+    // async-nats' flush writes the SUB out but does not wait for the server to have it: a
+    // message published on another connection can reach the server first and miss the
+    // subscriber. A probe published until every subscriber has received one proves they
+    // are all there.
+    if let Err(e) = probe(&clients, &mut subs, &subject, &table).await {
+        let _ = ready.send(Err(e));
+        return;
     }
     let _ = ready.send(Ok(()));
     let local = tokio::task::LocalSet::new();
@@ -389,6 +404,75 @@ async fn subscribe_all(
         })
         .await;
     drop(clients);
+}
+
+/// Publishes a probe (`Throng-Msg: TAG.probe`) on `subject` every 50 ms until each of `subs`
+/// has received one, for at most five seconds; other messages meanwhile are foreign.
+async fn probe(
+    clients: &[async_nats::Client],
+    subs: &mut [async_nats::Subscriber],
+    subject: &str,
+    table: &Table,
+) -> Result<(), (throng_core::ErrorClass, String)> {
+    let Some(first) = clients.first() else {
+        return Ok(());
+    };
+    let probe = format!("{:x}.probe", table.tag);
+    let give_up = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut got = vec![false; subs.len()];
+    while got.iter().any(|g| !g) {
+        if tokio::time::Instant::now() >= give_up {
+            return Err((
+                throng_core::ErrorClass::Timeout,
+                format!(
+                    "the server did not deliver a probe on {subject} to every subscriber within                      5 s"
+                ),
+            ));
+        }
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(MSG_HEADER, probe.as_str());
+        first
+            .publish_with_headers(subject.to_string(), headers, bytes::Bytes::new())
+            .await
+            .map_err(|e| {
+                (
+                    throng_core::ErrorClass::Reset,
+                    format!("probing {subject}: {e}"),
+                )
+            })?;
+        table.counts.probes.fetch_add(1, Ordering::Relaxed);
+        let _ = first.flush().await;
+        let round = tokio::time::Instant::now() + std::time::Duration::from_millis(50);
+        for (i, sub) in subs.iter_mut().enumerate() {
+            while !got[i] {
+                match tokio::time::timeout_at(round, sub.next()).await {
+                    Ok(Some(m)) => {
+                        let msg = m.headers.as_ref().and_then(|h| h.get(MSG_HEADER));
+                        match msg.map(|v| v.as_str()) == Some(probe.as_str()) {
+                            true => {
+                                got[i] = true;
+                                table
+                                    .counts
+                                    .probe_deliveries
+                                    .fetch_add(1, Ordering::Relaxed);
+                            }
+                            false => {
+                                table.delivered(i as u32, msg.map(|v| v.as_str()), Instant::now())
+                            }
+                        }
+                    }
+                    Ok(None) => {
+                        return Err((
+                            throng_core::ErrorClass::Reset,
+                            format!("subscribing to {subject}: the connection ended"),
+                        ))
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -418,6 +502,9 @@ mod tests {
         // Another run's message, and one without the header, are foreign.
         t.delivered(0, Some("1.0"), now);
         t.delivered(0, None, now);
+        assert_eq!(t.counts.foreign.load(Ordering::Relaxed), 2);
+        // A probe of this client's own start is no one's.
+        t.delivered(1, Some(&format!("{:x}.probe", t.tag)), now);
         assert_eq!(t.counts.foreign.load(Ordering::Relaxed), 2);
 
         // A message only one of two had when its wait ended: lost, then late.
