@@ -1,5 +1,5 @@
 //! Thresholds: `p99<250ms`, `error_rate<1%`, `rps>=1000`, `dropped<1`, or per label
-//! `p95{GET /}<10ms`.
+//! `p95{GET /}<10ms`; a phase's time as a latency (`wait_p99<50ms`, `tls_mean{GET /}<5ms`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -53,7 +53,13 @@ pub struct Threshold {
     pub op: Op,
     /// The limit, in the metric's unit (ms, fraction, per second, or a count).
     pub limit: f64,
+    /// The phase whose time a latency statistic tests (`wait_p99`: `wait`; see
+    /// `throng_core::phase`), or `None` for the requests' latency.
+    pub phase: Option<&'static str>,
 }
+
+/// The phases a threshold may name before a latency statistic, as the result names them.
+const PHASES: [&str; 6] = ["blocked", "connect", "tls", "send", "wait", "receive"];
 
 /// The forms, for messages that cannot point at one part.
 const FORMS: &str = "write e.g. `p99<250ms`, `error_rate<1%`, `rps>=500`, `p95{GET /}<10ms`";
@@ -131,6 +137,14 @@ impl std::str::FromStr for Threshold {
             }
             None => (lhs.trim(), None),
         };
+        // `wait_p99`: a phase's time, tested as a latency.
+        let (phase, name) = match name.split_once('_') {
+            Some((p, stat)) => match PHASES.iter().find(|x| **x == p) {
+                Some(p) => (Some(*p), stat),
+                None => (None, name),
+            },
+            None => (None, name),
+        };
         let metric = match name {
             "mean" | "avg" => Metric::Mean,
             "min" => Metric::Min,
@@ -140,6 +154,11 @@ impl std::str::FromStr for Threshold {
             "dropped" => Metric::Dropped,
             p => Metric::Quantile(percentile(p).map_err(err)?),
         };
+        if phase.is_some() && matches!(metric, Metric::ErrorRate | Metric::Rps | Metric::Dropped) {
+            return Err(err(format!(
+                "a phase has a time, not `{name}`: write e.g. wait_p99<50ms, tls_mean<5ms"
+            )));
+        }
         let value = value.trim();
         if value.is_empty() {
             return Err(err(format!("no limit after `{op_text}`")));
@@ -167,6 +186,7 @@ impl std::str::FromStr for Threshold {
             label,
             op,
             limit,
+            phase,
         })
     }
 }
@@ -285,7 +305,26 @@ impl Threshold {
         if row.samples == 0 {
             return Err("no request ended");
         }
-        let l = &row.latency;
+        let (l, hdr) = match self.phase {
+            None => (&row.latency, &row.latency_hdr),
+            Some(phase) => {
+                let Some(p) = &row.phases else {
+                    return Err("this row's requests time no phases (their protocol does not)");
+                };
+                let r = p
+                    .named()
+                    .into_iter()
+                    .find(|(n, _)| *n == phase)
+                    .map(|(_, r)| r);
+                let Some(r) = r else {
+                    return Err("no such phase");
+                };
+                if r.stats.count == 0 {
+                    return Err("no request of this row had this phase");
+                }
+                (&r.stats, &r.hdr)
+            }
+        };
         let latency = |v: f64| {
             if l.count == 0 {
                 Err("no request succeeded or waited for an answer: there is no latency to test")
@@ -299,7 +338,7 @@ impl Threshold {
             Metric::Quantile(95_000) => latency(l.p95),
             Metric::Quantile(99_000) => latency(l.p99),
             Metric::Quantile(99_900) => latency(l.p999),
-            Metric::Quantile(q) => match throng_core::histogram::decode(&row.latency_hdr) {
+            Metric::Quantile(q) => match throng_core::histogram::decode(hdr) {
                 Ok(h) => latency(h.value_at_quantile(f64::from(q) / 100_000.0) as f64 / 1000.0),
                 Err(_) => Err("the latency histogram does not decode"),
             },
@@ -350,6 +389,50 @@ impl Threshold {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phase_is_tested_as_a_latency_of_the_rows_that_time_it() {
+        let t: Threshold = "wait_p99{GET /}<50ms".parse().unwrap();
+        assert_eq!(
+            (t.phase, t.metric, t.label.as_deref(), t.limit),
+            (Some("wait"), Metric::Quantile(99_000), Some("GET /"), 50.0)
+        );
+        let t: Threshold = "tls_mean<5ms".parse().unwrap();
+        assert_eq!((t.phase, t.metric), (Some("tls"), Metric::Mean));
+        let t: Threshold = "error_rate<1%".parse().unwrap();
+        assert_eq!(t.phase, None, "error is no phase");
+        let e = "wait_error_rate<1%"
+            .parse::<Threshold>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a phase has a time"), "{e}");
+        // Observed from the row's phases: 100 waits of 1..=100 ms, no TLS.
+        let mut s = throng_core::LabelStats::new("GET /");
+        let mut p = throng_core::PhaseStats::default();
+        for ms in 1..=100u64 {
+            let mut one = throng_core::Phases::on(throng_core::Connection::Reused);
+            one.set(
+                throng_core::Phase::Wait,
+                std::time::Duration::from_millis(ms),
+            );
+            p.record(&one, None);
+        }
+        s.phases = Some(Box::new(p));
+        s.samples = 100;
+        let row = LabelResult::from_stats(&s, 1.0);
+        let got = |t: &str| t.parse::<Threshold>().unwrap().observe(&row);
+        assert_eq!(got("wait_p50<1s"), Ok(50.015));
+        assert_eq!(got("wait_max<1s"), Ok(100.031));
+        assert!(got("wait_p99.99<1s").unwrap() >= 100.0);
+        assert_eq!(
+            got("tls_p99<1s"),
+            Err("no request of this row had this phase")
+        );
+        let mut plain = row.clone();
+        plain.phases = None;
+        let e = "wait_p99<1s".parse::<Threshold>().unwrap().observe(&plain);
+        assert!(e.unwrap_err().contains("time no phases"));
+    }
 
     #[test]
     fn parses_the_forms() {
