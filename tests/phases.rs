@@ -152,6 +152,18 @@ async fn waiting_and_receiving_are_the_servers_delay_and_trickle() {
     // A result read back (merge, compare, report) keeps its phases exactly.
     let back = throng::report::merge(std::slice::from_ref(&r)).unwrap();
     assert_eq!(back.total.phases, r.total.phases);
+    // Thresholds read them: the wait is at least the target's 30 ms, never under 5.
+    let holds = |t: &str| {
+        t.parse::<throng::report::Threshold>()
+            .unwrap()
+            .evaluate(&r)
+            .passed
+    };
+    assert!(holds("wait_p50>=30ms") && holds("receive_p50>=30ms"));
+    assert!(
+        !holds("wait_p99<5ms") && !holds("tls_p99<1s"),
+        "no TLS phase: nothing to pass"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
