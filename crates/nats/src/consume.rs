@@ -356,7 +356,7 @@ async fn subscribe_all(
         {
             Ok(c) => c,
             Err(e) => {
-                let _ = ready.send(Err(crate::client::connect_error(&server, &e)));
+                let _ = ready.send(Err(crate::target::connect_error(&server, &e)));
                 return;
             }
         };

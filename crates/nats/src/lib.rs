@@ -51,6 +51,7 @@ pub mod flags;
 pub mod monitor;
 pub mod status;
 mod step;
+mod target;
 
 pub use client::{NatsClient, NatsSession, NatsWorker};
 pub use step::{url_steps, Mode, NatsOptions, NatsProtocol, NatsStep, MAX_SUBSCRIBERS};

@@ -149,7 +149,7 @@ impl Protocol for NatsProtocol {
     }
 
     fn check_target(&self, url: &str) -> Result<(), String> {
-        crate::client::Target::parse(url).map(|_| ())
+        crate::target::Target::parse(url).map(|_| ())
     }
 
     fn compile(&self, node: &Node, t: &mut dyn TemplateCompiler) -> Result<NatsStep, StepError> {
@@ -182,13 +182,13 @@ impl Protocol for NatsProtocol {
             };
         if let Some(s) = fields.get("subject") {
             let subject = s.text("nats subject")?;
-            crate::client::check_subject(&subject)
+            crate::target::check_subject(&subject)
                 .map_err(|e| StepError::at(s.at, format!("nats subject: {e}")))?;
             step.subject = Some(subject);
         }
         if let Some(h) = fields.get("headers") {
             for (name, value) in h.map("nats headers")? {
-                crate::client::check_header_name(name)
+                crate::target::check_header_name(name)
                     .map_err(|e| StepError::at(value.at, format!("nats headers: {e}")))?;
                 let text = t.text(&value.text("nats header")?, value.at)?;
                 step.headers.push((name.clone(), text));
