@@ -4,8 +4,9 @@ use anyhow::Context as _;
 use throng_testbed::BankService;
 
 use super::args::DemoArgs;
-use super::runner::{run_scenario, Outputs};
+use super::runner::run_scenario;
 use super::CliError;
+use throng_cli::Outputs;
 
 /// The bundled bank-transfer scenario, run by `throng demo`.
 pub(crate) const DEMO_SCENARIO: &str = include_str!("../../scenarios/bank-transfer.yaml");
@@ -45,12 +46,9 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
         None,
     )?;
     let out = Outputs {
-        run: throng_cli::Outputs {
-            json: a.json,
-            show: throng_cli::show(a.no_tui, false),
-            ..Default::default()
-        },
-        ..Outputs::default()
+        json: a.json,
+        show: throng_cli::show(a.no_tui, false),
+        ..Default::default()
     };
     let code = run_scenario(setup, out).await?.exit_code();
     let errors = bank.server_errors();

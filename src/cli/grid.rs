@@ -13,8 +13,9 @@ use throng_report::{Coordinates, Level};
 use throng_run::Side;
 
 use super::args::RunArgs;
-use super::runner::{prepare_once, run_once, Outputs};
+use super::runner::{prepare_once, run_once};
 use super::CliError;
+use throng_cli::Outputs;
 
 /// The sides of an A/B run, typed once from the `--target NAME=URL` flags: the library's
 /// [`Side`]s (a name, and the URL replacing the plan's target), and for a scenario file the
@@ -290,7 +291,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, C
         .with_thresholds(thresholds)
         .sides(sides.list.clone())
         .idle(idle);
-    if let Some(m) = &out.run.metrics {
+    if let Some(m) = &out.metrics {
         grid = grid.metrics(m.clone());
     }
     let finished = grid
@@ -313,17 +314,13 @@ pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, C
                 .flatten()
                 .collect();
                 let run_out = Outputs {
-                    run: throng_cli::Outputs {
-                        show: out.run.show,
-                        quiet: out.run.quiet,
-                        samples: out
-                            .run
-                            .samples
-                            .as_ref()
-                            .map(|p| throng_run::beside(p, &tag.join("-"))),
-                        metrics: out.run.metrics.clone(),
-                        ..Default::default()
-                    },
+                    show: out.show,
+                    quiet: out.quiet,
+                    samples: out
+                        .samples
+                        .as_ref()
+                        .map(|p| throng_run::beside(p, &tag.join("-"))),
+                    metrics: out.metrics.clone(),
                     cell: Some(cell),
                     ..Outputs::default()
                 };
@@ -342,7 +339,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, C
 /// A grid of runs is one process's: a shard of it would silently run every level whole, and
 /// `throng merge` takes runs, not grids.
 fn one_process(out: &Outputs, what: &str) -> Result<(), CliError> {
-    if !out.run.shard.is_whole() || out.run.start_at.is_some() {
+    if !out.shard.is_whole() || out.start_at.is_some() {
         return Err(usage(format!(
             "--shard, --shards and --start-at split one run between processes: not with {what}"
         )));
@@ -433,14 +430,14 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
     let mut grid = throng_run::Grid::new()
         .observer(throng_run::Console)
         .summary(true)
-        .messages(!out.run.quiet);
-    if let Some(p) = &out.run.json {
+        .messages(!out.quiet);
+    if let Some(p) = &out.json {
         grid = grid.json(p);
     }
-    if let Some(m) = &out.run.metrics {
+    if let Some(m) = &out.metrics {
         grid = grid.metrics(m.clone());
     }
-    for (format, path) in &out.run.reports {
+    for (format, path) in &out.reports {
         grid = grid.report(*format, path);
     }
     let names: Vec<String> = list.iter().map(|(name, _)| name.clone()).collect();
@@ -450,21 +447,17 @@ pub(crate) async fn together(a: &RunArgs, out: Outputs) -> Result<u8, CliError> 
             let i = names.iter().position(|n| *n == cell.title).unwrap_or(0);
             let args = args[i].clone();
             let run_out = Outputs {
-                run: throng_cli::Outputs {
-                    // One dashboard or progress line: the first workload's.
-                    show: match i {
-                        0 => out.run.show,
-                        _ => throng_run::Show::Nothing,
-                    },
-                    quiet: out.run.quiet,
-                    samples: out
-                        .run
-                        .samples
-                        .as_ref()
-                        .map(|p| throng_run::beside(p, &cell.title)),
-                    metrics: out.run.metrics.clone(),
-                    ..Default::default()
+                // One dashboard or progress line: the first workload's.
+                show: match i {
+                    0 => out.show,
+                    _ => throng_run::Show::Nothing,
                 },
+                quiet: out.quiet,
+                samples: out
+                    .samples
+                    .as_ref()
+                    .map(|p| throng_run::beside(p, &cell.title)),
+                metrics: out.metrics.clone(),
                 // Its cell: titled with its name, a cell of its own for the metrics exporter
                 // (labelled by its name) and on the workloads' dashboard.
                 cell: Some(cell),

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use throng_cli::{Flagged, Given};
+use throng_cli::{Flagged, Given, Outputs};
 use throng_core::step::StepProtocol;
 use throng_run::{Finished, Run};
 
@@ -10,23 +10,11 @@ use super::args::{Command, RunArgs};
 use super::demo::demo;
 use super::{Cli, CliError, EXIT_OK};
 
-/// Where a run's outputs go (the flags' [`throng_cli::Outputs`]) and the databases it
-/// watches.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Outputs {
-    /// The outputs, shard and start.
-    pub(crate) run: throng_cli::Outputs,
-    /// Databases whose own counters go into the result (`--db-stats`).
-    pub(crate) databases: Option<Arc<throng_run::Databases>>,
-    /// The run's cell in its grid (its place, title, the grid's dashboard and standard output).
-    pub(crate) cell: Option<throng_run::Cell>,
-}
-
 /// Runs a parsed command line and returns its exit code.
 pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
         Command::Run(a) => {
-            let out = Outputs::of(&a)?;
+            let out = a.run.outputs()?;
             if !a.with.is_empty() {
                 return super::grid::together(&a, out).await;
             }
@@ -66,19 +54,9 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
     }
 }
 
-impl Outputs {
-    /// The outputs `throng run`'s flags ask for, checked now (files writable, shard, start).
-    pub(crate) fn of(a: &RunArgs) -> Result<Outputs, CliError> {
-        Ok(Outputs {
-            run: a.run.outputs()?,
-            ..Outputs::default()
-        })
-    }
-}
-
 /// One run of `throng run`: a scenario file, or a URL whose scheme picks the protocol.
 pub(crate) async fn run_once(a: &RunArgs, out: Outputs) -> Result<Finished, CliError> {
-    let prepared = prepare_once(a, out.run.shard).await?;
+    let prepared = prepare_once(a, out.shard).await?;
     run_load(prepared, out).await
 }
 
@@ -331,15 +309,9 @@ async fn prepare_scenario(setup: super::scenario::ScenarioSetup) -> Result<Prepa
 /// Runs a prepared run with the command line's outputs (containers, databases, signals, live
 /// UI or progress line, then the summary and the outputs).
 pub(crate) async fn run_load(prepared: Prepared, out: Outputs) -> Result<Finished, CliError> {
-    let mut run = out.run.apply(prepared.run);
-    if let Some(cell) = out.cell {
-        run = run.cell(cell);
-    }
+    let mut run = out.apply(prepared.run);
     if let Some(c) = prepared.containers {
         run = run.containers(c);
-    }
-    if let Some(start) = out.databases.and_then(|d| d.take()) {
-        run = run.databases(start);
     }
     let finished = run.execute().await?;
     for w in &finished.warnings {

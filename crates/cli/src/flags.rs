@@ -388,12 +388,12 @@ impl RunFlags {
             json: self.json()?.map(|p| p.to_path_buf()),
             reports: self.reports()?,
             samples: self.samples.clone(),
-            title: None,
             show: self.show(),
             quiet: self.quiet,
             shard: self.shard(&|k| std::env::var(k).ok())?,
             start_at: self.start_at()?,
-            place: None,
+            cell: None,
+            databases: None,
             #[cfg(feature = "metrics")]
             metrics,
         })
@@ -596,9 +596,9 @@ impl RunFlags {
     }
 }
 
-/// Where a run's results go and how it is shown, as the flags say (see
-/// [`RunFlags::outputs`]); one run of several (an A/B side's) changes some before
-/// [`Outputs::apply`].
+/// Where a run's results go, how it is shown, and what it is given beside its driver, as the
+/// command line gives them (see [`RunFlags::outputs`]): the one set of outputs of every run of
+/// `throng run`; one run of several (a grid's cell) changes some before [`Outputs::apply`].
 #[derive(Debug, Clone, Default)]
 pub struct Outputs {
     /// The JSON result file (`-`: standard output).
@@ -607,8 +607,6 @@ pub struct Outputs {
     pub reports: Vec<(Format, PathBuf)>,
     /// Every request as a line of JMeter's JTL in this file.
     pub samples: Option<PathBuf>,
-    /// Said before the target in the dashboard and the result (`go, round 2 of 3`).
-    pub title: Option<String>,
     /// What shows the run.
     pub show: Show,
     /// No messages on standard error (files written, containers watched).
@@ -617,8 +615,12 @@ pub struct Outputs {
     pub shard: Shard,
     /// When the load starts.
     pub start_at: Option<SystemTime>,
-    /// The run's place in its grid (see [`Run::place`]): its metrics' labels.
-    pub place: Option<throng_report::Coordinates>,
+    /// The run's cell in its grid (see [`Run::cell`]): its place and title, the grid's
+    /// dashboard and standard output.
+    pub cell: Option<throng_run::Cell>,
+    /// Servers whose own counters go into the result (SQL's `--db-stats`), read through their
+    /// idle window before the run: the run that takes them first starts them.
+    pub databases: Option<Arc<throng_run::Databases>>,
     /// The exporter the runs report their metrics to (`--metrics-listen`, `--metrics-push`):
     /// one for every run of the process, a grid's included, passed to each.
     #[cfg(feature = "metrics")]
@@ -645,9 +647,6 @@ impl Outputs {
         if let Some(p) = self.samples {
             run = run.samples(p);
         }
-        if let Some(t) = self.title {
-            run = run.title(t);
-        }
         if let Some(at) = self.start_at {
             run = run.start_at(at);
         }
@@ -655,8 +654,11 @@ impl Outputs {
         if let Some(m) = self.metrics {
             run = run.metrics(m);
         }
-        if let Some(at) = self.place {
-            run = run.place(at);
+        if let Some(cell) = self.cell {
+            run = run.cell(cell);
+        }
+        if let Some(start) = self.databases.and_then(|d| d.take()) {
+            run = run.databases(start);
         }
         run
     }
