@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use async_nats::{HeaderMap, RequestErrorKind};
 use bytes::Bytes;
-use throng_core::step::{Client, ClientOptions, Render, Reply};
+use throng_core::step::{Client, ClientOptions, Render, Reply, StepError};
 use throng_core::{DriverReport, ErrorClass, Outcome, Status};
 use tokio::sync::OnceCell;
 use tokio::time::{timeout_at, Instant};
@@ -522,6 +522,21 @@ impl Client for NatsClient {
                 });
                 (outcome, reply)
             }
+        }
+    }
+
+    /// A publishing step publishes on its target's subject, where throng's subscribers are.
+    fn check(&self, step: &NatsStep) -> Result<(), StepError> {
+        match (step.mode, step.subject.as_deref()) {
+            (Mode::Publish, Some(s)) if s != self.target.subject => Err(StepError::at(
+                step.at,
+                format!(
+                    "nats publish on {s}: throng's subscribers are on the target's subject, {} \
+                     (name a target of that subject instead)",
+                    self.target.subject
+                ),
+            )),
+            _ => Ok(()),
         }
     }
 

@@ -88,3 +88,18 @@ async fn checks_extraction_and_publishing_in_a_flow() {
     // hello and wrong reached the responder; nobody did not.
     assert_eq!(responder.stop(), 20);
 }
+
+#[test]
+fn a_publish_step_on_another_subject_than_its_targets_is_refused_before_the_load() {
+    let protocols = Protocols::new().with(NatsProtocol);
+    let flow =
+        "targets:\n  feed: nats://127.0.0.1:4222/ticks\nsteps:\n  - label: tick\n    nats:\n      \
+                publish: x\n      subject: other\n";
+    let scenario = compile_str(flow, "nats.yaml", Path::new("."), &protocols).unwrap();
+    let Err(e) = ScenarioDriver::new(scenario, &options()) else {
+        panic!("a publish step on another subject was taken");
+    };
+    let said = e.to_string();
+    assert!(said.contains("target's subject, ticks"), "{said}");
+    assert!(said.contains("nats.yaml:6"), "{said}");
+}
