@@ -371,3 +371,28 @@ async fn a_scenarios_http_steps_each_have_their_phases_and_its_flow_none() {
     assert!(row("both").phases.is_none(), "a group is no request");
     assert_eq!(phases(&s).new + phases(&s).reused, 12);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_cut_off_mid_body_keeps_its_wait_but_has_no_receive() {
+    // Answers every connection's request with a head and 2 of 10 promised bytes, then closes.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab");
+        }
+    });
+    let s = run(&[&url, "-c", "1", "-n", "3"]).await;
+    assert_eq!(errors_of(&s, ErrorClass::Reset), 3, "{:?}", s.errors);
+    let p = phases(&s);
+    assert_eq!(
+        p.of(Phase::Wait).len(),
+        3,
+        "the head came: its wait is known"
+    );
+    assert_eq!(p.of(Phase::Receive).len(), 0, "the body never ended");
+    assert_eq!(p.blocked.len(), 0);
+}

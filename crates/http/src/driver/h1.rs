@@ -122,12 +122,15 @@ impl H1 {
         let sent = Instant::now();
         phases.set(Phase::Send, sent - start);
         // When the response's first byte arrived (the buffer holds none from before: bytes left
-        // after a response close the connection).
+        // after a response close the connection); its wait is set then, so a response cut off
+        // later still has it.
         let mut first = None;
         let arrived = |first: &mut Option<Instant>, phases: &mut Phases| {
             let now = Instant::now();
-            let at = *first.get_or_insert(now);
-            phases.set(Phase::Wait, at - sent);
+            let at = *first.get_or_insert_with(|| {
+                phases.set(Phase::Wait, now - sent);
+                now
+            });
             phases.set(Phase::Receive, now - at);
         };
         loop {
@@ -164,7 +167,9 @@ impl H1 {
                 }
                 n => {
                     if first.is_none() {
-                        first = Some(Instant::now());
+                        let now = Instant::now();
+                        phases.set(Phase::Wait, now - sent);
+                        first = Some(now);
                     }
                     if n == room && reader.in_body() {
                         self.read_size = (self.read_size * 2).min(BUF_MAX);
