@@ -29,11 +29,11 @@ pub(crate) enum Command {
     #[command(flatten)]
     Protocol(throng_cli::ProtocolCommand),
     /// Results side by side, against the first, with regression thresholds.
-    Compare(throng_run::results::CompareArgs),
+    Compare(throng_cli::results::CompareArgs),
     /// A result as HTML, Markdown, CSV, JUnit or JSON.
-    Report(throng_run::results::ReportArgs),
+    Report(throng_cli::results::ReportArgs),
     /// The results of a plan's shards as one result.
-    Merge(throng_run::results::MergeArgs),
+    Merge(throng_cli::results::MergeArgs),
 }
 
 pub(crate) use throng_cli::RunArgs;

@@ -30,9 +30,9 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
             }
         }
         Command::Demo(a) => demo(a).await,
-        Command::Compare(a) => Ok(throng_run::results::run_compare(&a)?),
-        Command::Report(a) => Ok(throng_run::results::run_report(&a)?),
-        Command::Merge(a) => Ok(throng_run::results::run_merge(&a)?),
+        Command::Compare(a) => Ok(throng_cli::results::run_compare(&a)?),
+        Command::Report(a) => Ok(throng_cli::results::run_report(&a)?),
+        Command::Merge(a) => Ok(throng_cli::results::run_merge(&a)?),
         Command::Serve(a) => match a.target {
             super::args::ServeTarget::Testbed(t) => {
                 match t.run(throng_run::wait_for_signal()).await {

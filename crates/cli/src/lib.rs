@@ -11,8 +11,8 @@
 //! the registry read into clap ([`Registration`], [`ProtocolArgs`]: every protocol's flags,
 //! each paired with its declaration, [`servers`]: their `throng serve` targets, beside the
 //! testbed's in [`ServeTarget`]); [`RunArgs`],
-//! all of `throng run`'s flags as one struct; and [`scenario`], a scenario file's run under
-//! them.
+//! all of `throng run`'s flags as one struct; [`scenario`], a scenario file's run under
+//! them; and [`results`], `throng compare`, `report` and `merge`.
 //!
 //! The design decision, ripgrep's: the command line is a layer on top that turns raw flags
 //! into the library's plain values (a `RunPlan`, a driver, a `Run`); the library takes those,
@@ -25,6 +25,7 @@
 mod args;
 pub mod flags;
 mod request;
+pub mod results;
 pub mod scenario;
 mod serve;
 

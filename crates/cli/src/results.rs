@@ -1,7 +1,8 @@
-//! The commands on results written before (the `clap` feature): `throng compare` (results
-//! side by side, regression thresholds against the first), `throng report` (a result in
-//! another format) and `throng merge` (the results of a plan's shards as one result). Each
-//! returns its exit code.
+//! The commands on results written before: `throng compare` (results side by side,
+//! regression thresholds against the first), `throng report` (a result in another format) and
+//! `throng merge` (the results of a plan's shards as one result), their flags as clap types
+//! and their runs on throng-report's pure functions and throng-run's one report writer
+//! ([`throng_run::write_report`]). Each returns its exit code.
 
 use std::path::{Path, PathBuf};
 
@@ -11,8 +12,8 @@ use throng_report::{
     render_report, render_summary, Format, Regression, RunResult, Side,
 };
 
-use crate::observer::{Event, Observer, Stream};
-use crate::{RunError, EXIT_OK, EXIT_THRESHOLDS};
+use throng_run::observer::{Event, Observer, Stream};
+use throng_run::{RunError, EXIT_OK, EXIT_THRESHOLDS};
 
 /// Flags of `throng compare`.
 #[derive(Debug, Clone, Args)]
@@ -71,7 +72,7 @@ fn usage(m: impl Into<String>) -> RunError {
 
 /// Checks before any work that the file a flag names can be written.
 fn writable(flag: &str, path: &Path) -> Result<(), RunError> {
-    crate::check_writable(path).map_err(|e| usage(format!("{flag} {e}")))
+    throng_run::check_writable(path).map_err(|e| usage(format!("{flag} {e}")))
 }
 
 /// Reads a result file; a missing or malformed one is a usage error naming it.
@@ -146,7 +147,7 @@ fn sides(results: &[String]) -> Result<(Vec<Side>, Vec<Option<String>>), RunErro
 
 /// Runs `throng compare`: prints the comparison, evaluates the regression thresholds.
 pub fn run_compare(a: &CompareArgs) -> Result<u8, RunError> {
-    compare_with(a, &crate::Console)
+    compare_with(a, &throng_run::Console)
 }
 
 /// [`run_compare`], its text told to `out` rather than printed.
@@ -225,7 +226,7 @@ pub fn compare_with(a: &CompareArgs, out: &dyn Observer) -> Result<u8, RunError>
 
 /// Runs `throng report`.
 pub fn run_report(a: &ReportArgs) -> Result<u8, RunError> {
-    report_with(a, &crate::Console)
+    report_with(a, &throng_run::Console)
 }
 
 /// [`run_report`], its text told to `out` rather than printed.
@@ -268,7 +269,7 @@ pub fn report_with(a: &ReportArgs, out: &dyn Observer) -> Result<u8, RunError> {
     }
     let result = read_result(&a.result)?;
     match &a.output {
-        Some(path) => crate::write_report(&result, format, path)?,
+        Some(path) => throng_run::write_report(&result, format, path)?,
         None => {
             for (i, (_, text)) in render_report(&result, format).iter().enumerate() {
                 if i > 0 {
@@ -325,7 +326,7 @@ fn read_results(path: &std::path::Path) -> Result<Vec<throng_report::RunResult>,
 
 /// Runs `throng merge`.
 pub fn run_merge(a: &MergeArgs) -> Result<u8, RunError> {
-    merge_with(a, &crate::Console)
+    merge_with(a, &throng_run::Console)
 }
 
 /// [`run_merge`], its text told to `out` rather than printed.
@@ -357,7 +358,7 @@ pub fn merge_with(a: &MergeArgs, out: &dyn Observer) -> Result<u8, RunError> {
         RunError::Input(m)
     })?;
     let labels: Vec<String> = merged.labels.iter().map(|l| l.label.clone()).collect();
-    let thresholds = crate::flags::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
+    let thresholds = throng_run::flags::parse_thresholds(&a.thresholds, "--threshold", &labels)?;
     merged.thresholds = thresholds.iter().map(|t| t.evaluate(&merged)).collect();
     let people = match a.json.as_deref() == Some(std::path::Path::new("-")) {
         true => Stream::Err,

@@ -1,7 +1,7 @@
 //! Thresholds as the command line writes them (`--threshold`, `--until`, a scenario file's),
 //! checked against a run's rows. The flags themselves (`RunFlags`, the request's, each
-//! protocol's) are clap types and live in `throng-cli`; this stays for `throng compare` and
-//! `merge` (`results`, feature `clap`), whose thresholds are the same.
+//! protocol's) are clap types and live in `throng-cli`, as do `throng compare` and `merge`
+//! (`throng_cli::results`), whose thresholds are these too.
 
 use throng_report::Threshold;
 

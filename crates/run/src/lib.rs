@@ -56,8 +56,6 @@ pub mod observer;
 mod outputs;
 mod process;
 mod progress;
-#[cfg(feature = "clap")]
-pub mod results;
 mod samples;
 mod signals;
 
