@@ -136,8 +136,9 @@ pub(crate) async fn watch(
         true => {
             if !args.quiet {
                 eprintln!(
-                    "--db-stats: the last reading waits 10.5 s after the load, until PostgreSQL \
-                     has published the counters of the service's idle connections"
+                    "--db-stats: the last reading waits until the service's connections have \
+                     been idle 10 s (at most 10.5 s after the load), when PostgreSQL publishes \
+                     their last counters"
                 );
             }
             Duration::from_millis(10_500)

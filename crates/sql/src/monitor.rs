@@ -178,17 +178,37 @@ pub struct Sampling {
 }
 
 impl Sampling {
-    /// Stops reading each second, waits `settle` (for the database to publish the load's last
-    /// counters) and reads every database once more: the last readings, by database number
-    /// (`None` where that reading failed), with `t` from the load's start.
+    /// Stops reading each second, waits until the databases have published the load's last
+    /// counters ([`DbStats::flush_wait`], asked every 200 ms: on PostgreSQL until the backends
+    /// that ran the load have exited or been idle 10 s; at most `settle`) and reads every
+    /// database once more: the last readings, by database number (`None` where that reading
+    /// failed), with `t` from the load's start.
     pub async fn finish(mut self, settle: Duration) -> Vec<Option<DatabaseSample>> {
+        let ended = Instant::now();
         let _ = self.stop.send(true);
         let mut dbs = Vec::with_capacity(self.tasks.len());
         for t in std::mem::take(&mut self.tasks) {
             // A task ends within one reading's timeout; one that panicked has no database left.
             dbs.push(t.await.ok());
         }
-        tokio::time::sleep(settle).await;
+        let deadline = ended + settle;
+        loop {
+            let mut wait = Duration::ZERO;
+            for d in dbs.iter_mut().flatten() {
+                // A database that cannot say waits the whole `settle`.
+                let w = d
+                    .flush_wait(self.origin.elapsed(), ended.elapsed())
+                    .await
+                    .unwrap_or(settle);
+                wait = wait.max(w);
+            }
+            let now = Instant::now();
+            if wait.is_zero() || now >= deadline {
+                break;
+            }
+            let poll = Duration::from_millis(200);
+            tokio::time::sleep_until((now + wait.min(poll)).min(deadline)).await;
+        }
         let mut out = Vec::with_capacity(dbs.len());
         for (i, d) in dbs.iter_mut().enumerate() {
             let Some(d) = d else {

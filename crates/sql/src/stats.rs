@@ -327,6 +327,78 @@ impl DbStats {
         }
     }
 
+    /// How long until the database has published what the load did, `loaded` after the
+    /// load started and `ended` after it ended ([`crate::monitor::Sampling::finish`] asks
+    /// again until it is nothing).
+    ///
+    /// MySQL's status variables count as statements run: nothing to wait for. PostgreSQL 15
+    /// and later keep a backend's counters in the backend until it flushes them, at most once
+    /// a second (`PGSTAT_MIN_INTERVAL`) when it goes idle; a backend that flushed less than a
+    /// second before its last statement arms a timer then and flushes the rest when it fires,
+    /// `PGSTAT_IDLE_INTERVAL` (10 s) later, or when it exits. So the counters are complete
+    /// once every other backend of the database that was idle at the end and ran a statement
+    /// during the load has been idle 10 s (its timer was armed no later than its last
+    /// statement, `pg_stat_activity.state_change`) or has exited: throng's own sessions exit
+    /// at the end of the run, a service's pooled connections stay. Before 15 the statistics
+    /// collector published every 500 ms and an idle backend's rest waited for its next
+    /// statement: 0.6 s is all a wait can give.
+    pub async fn flush_wait(
+        &mut self,
+        loaded: Duration,
+        ended: Duration,
+    ) -> Result<Duration, String> {
+        if self.target.dialect() != Dialect::Postgres {
+            return Ok(Duration::ZERO);
+        }
+        if self.conn.is_none() {
+            let c = self
+                .target
+                .connect()
+                .await
+                .map_err(|o| o.message.unwrap_or_default())?;
+            self.conn = Some(c);
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err("no connection".into());
+        };
+        let sql: Arc<str> = Arc::from(format!(
+            r"{MARK} SELECT current_setting('server_version_num')::int < 150000 AS old,
+  COALESCE(ceil(EXTRACT(EPOCH FROM max(state_change) + interval '{IDLE_MS} ms'
+    - clock_timestamp()) * 1000), 0)::int8 AS wait_ms
+FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid()
+  AND backend_type = 'client backend' AND state = 'idle'
+  AND state_change > clock_timestamp() - make_interval(secs => {:.3})",
+            loaded.as_secs_f64()
+        ));
+        let done = match tokio::time::timeout(self.timeout, conn.run(&sql, &[], true)).await {
+            Ok(Ok(d)) => d,
+            Ok(Err(e)) => {
+                self.conn = None;
+                return Err(self
+                    .target
+                    .scrub(&crate::failure(&e).message.unwrap_or_default()));
+            }
+            Err(_) => {
+                self.conn = None;
+                return Err(format!("{}: no answer", self.shown()));
+            }
+        };
+        let row = done.data.first();
+        if row.and_then(|r| r.get("old")).and_then(|v| v.as_bool()) == Some(true) {
+            return Ok(Duration::from_millis(600).saturating_sub(ended));
+        }
+        let ms = row
+            .and_then(|r| r.get("wait_ms"))
+            .and_then(|v| match v {
+                serde_json::Value::Number(n) => n.as_i64(),
+                serde_json::Value::String(s) => s.parse().ok(),
+                _ => None,
+            })
+            .unwrap_or(0);
+        Ok(Duration::from_millis(ms.max(0) as u64))
+    }
+
     async fn read(&mut self) -> Result<Sample, String> {
         if self.conn.is_none() {
             let c = self
@@ -464,6 +536,10 @@ const DERIVED_NOTE: &str = "transactions are derived second by second (performan
      not count them here): COMMIT and ROLLBACK statements (Com_commit + Com_rollback) where there \
      were any, else autocommit statements (Handler_commit + Handler_rollback); with \
      performance_schema = ON and its 'transaction' instrument enabled they are counted exactly";
+
+/// PostgreSQL's `PGSTAT_IDLE_INTERVAL` (10 s, `pgstat.h`), and 100 ms for the backend to wake
+/// and flush: see [`DbStats::flush_wait`].
+const IDLE_MS: u64 = 10_100;
 
 /// Whether `performance_schema` counts transactions (its `transaction` instrument).
 const MY_INSTRUMENT: &str =
