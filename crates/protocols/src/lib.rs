@@ -9,6 +9,16 @@
 //! Features: `grpc` (gRPC targets), `sql` (PostgreSQL and MySQL/MariaDB), `sqlite` (SQLite
 //! too), `clap` (each protocol's flags as clap types, for a registrar that reads them). HTTP,
 //! raw TCP and WebSocket are always in.
+//!
+//! Why this crate knows clap at all (behind `clap`, which only throng-cli turns on): a
+//! registry line names its flags' type, and Rust checks a generic's bounds where the type is
+//! named, so [`Registrar::flags`] must say `F: clap::Args + clap::FromArgMatches` for
+//! throng-cli's registrar to read the type into clap; an impl cannot add a bound to a trait's
+//! method. Without clap here, the list would have to be a macro that throng-cli expands (each
+//! line's `#[cfg(feature = ...)]` then read against throng-cli's features, not this crate's),
+//! or every flags type would hand core its clap functions as plain pointers (a second,
+//! clap-shaped contract beside core's `ProtocolFlags`). Both cost more than an optional
+//! dependency that nothing below the command line turns on.
 #![deny(missing_docs)]
 
 use std::sync::Arc;

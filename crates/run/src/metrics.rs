@@ -1,5 +1,5 @@
 //! Live metrics for Prometheus (`metrics` feature): a run's snapshots go to the exporter it was
-//! given ([`crate::Run::metrics`]: nothing is installed process-wide, so a run without one
+//! given (`Run::metrics`, with this feature: nothing is installed process-wide, so a run without one
 //! exports nothing), labelled with the run's place in its grid (side, level, round) and its
 //! shard.
 //!
