@@ -71,7 +71,12 @@ impl std::ops::DerefMut for RequestFlags {
     }
 }
 
-/// The request flags as clap reads them, made into a [`Request`].
+/// The request flags as clap reads them, made into a [`Request`]. Its fields are
+/// [`Request`]'s again, on purpose: clap's derive reads attributes on the struct it fills, and
+/// core knows no clap (a `cfg_attr(feature = "clap", derive(clap::Args))` on `Request` would
+/// put clap back below the command line, which STYLE's "command line on top" rules out); a
+/// hand-written `clap::Args` would list the same fields as `Arg`s and read them back by name.
+/// A field added to `Request` and not here fails to compile in `from_arg_matches` below.
 #[derive(Debug, Clone, Args)]
 struct RequestArgs {
     /// A request header, 'name: value' (repeatable); gRPC: metadata.
