@@ -16,8 +16,9 @@
 //! nats.go's 12.7-13.6 µs (2.72, 2.53, 2.66 s), 0.24x, at 72,000-78,000 against 37,000-40,000
 //! requests/s; publish–consume (each message awaited by one subscriber on a connection of its
 //! own, the subscribers' thread included), throng 5.6-5.9 µs a message (1.17, 1.12, 1.15 s)
-//! against 12.3-12.6 µs (2.47, 2.51, 2.46 s), 0.46x. async-nats writes what every user has
-//! queued in one system call; nats.go's requests each arm a timer and wake its flusher.
+//! against 12.3-12.6 µs (2.47, 2.51, 2.46 s), 0.46x. Most of the request–reply difference is
+//! system time (0.26-0.31 s against 1.75-1.87 s): nats.go makes many more system calls for
+//! the same requests (not looked into further).
 
 use std::sync::Arc;
 use std::time::Instant;
