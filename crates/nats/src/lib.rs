@@ -37,6 +37,10 @@
 //! the engine backs off); one that goes away mid-run is reconnected to by async-nats, and
 //! the calls meanwhile fail as said above.
 //!
+//! JetStream is not spoken yet: a message published on a stream's subject is stored by the
+//! server and still reaches throng's core subscribers, but no publish acknowledgement is
+//! awaited and no JetStream consumer reads it.
+//!
 //! Bytes are the messages' own: subject, headers and payload sent; the reply's size as
 //! async-nats counts it received (NATS's protocol lines are not counted).
 //!
