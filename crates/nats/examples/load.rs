@@ -42,7 +42,7 @@ fn main() {
         } else {
             Mode::Request
         },
-        subscribers: 1,
+        ..NatsOptions::default()
     };
     let step = match publish {
         true => NatsStep::publish("hello"),

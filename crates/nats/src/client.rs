@@ -157,6 +157,7 @@ impl NatsClient {
                 consume::start(
                     self.target.server.clone(),
                     self.target.subject.clone(),
+                    self.own.jetstream,
                     self.table.clone(),
                     move || connect_options(timeout),
                 )
@@ -333,29 +334,45 @@ impl NatsClient {
             .map_or(0, |d| d.as_nanos());
         headers.insert(SENT_HEADER, now.to_string().as_str());
         let sent = (subject.len() + payload.len() + header_len(Some(&headers))) as u64;
-        let published = timeout_at(
-            deadline,
-            conn.publish_with_headers(subject.to_string(), headers, payload),
-        )
-        .await;
-        match published {
-            Ok(Ok(())) => awaited.published(),
-            Ok(Err(e)) => {
+        if self.own.jetstream {
+            if let Err(o) = self
+                .publish_to_stream(conn, subject, headers, payload, deadline, &mut awaited)
+                .await
+            {
                 awaited.unpublished();
-                return Outcome::failed(ErrorClass::Reset, format!("publishing on {subject}: {e}"));
+                return Outcome {
+                    bytes_sent: sent,
+                    ..o
+                };
             }
-            Err(_) => {
-                awaited.unpublished();
-                let mut o = self.timed_out(conn, subject);
-                o.message = Some(format!(
-                    "publishing on {subject}: not taken within {:?}{}",
-                    self.timeout,
-                    match o.error {
-                        Some(ErrorClass::Connect) => " (the connection is down)",
-                        _ => "",
-                    }
-                ));
-                return o;
+        } else {
+            let published = timeout_at(
+                deadline,
+                conn.publish_with_headers(subject.to_string(), headers, payload),
+            )
+            .await;
+            match published {
+                Ok(Ok(())) => awaited.published(),
+                Ok(Err(e)) => {
+                    awaited.unpublished();
+                    return Outcome::failed(
+                        ErrorClass::Reset,
+                        format!("publishing on {subject}: {e}"),
+                    );
+                }
+                Err(_) => {
+                    awaited.unpublished();
+                    let mut o = self.timed_out(conn, subject);
+                    o.message = Some(format!(
+                        "publishing on {subject}: not taken within {:?}{}",
+                        self.timeout,
+                        match o.error {
+                            Some(ErrorClass::Connect) => " (the connection is down)",
+                            _ => "",
+                        }
+                    ));
+                    return o;
+                }
             }
         }
         let mut outcome = match awaited.wait(deadline).await {
@@ -400,6 +417,61 @@ impl NatsClient {
         };
         outcome.bytes_sent = sent;
         outcome
+    }
+}
+
+impl NatsClient {
+    /// Publishes through JetStream and waits for the stream's acknowledgement (the message is
+    /// stored): published once acknowledged; a failure's outcome otherwise. A stream that
+    /// holds no such subject is the server's "no responders" (`nats 503`, class `status`).
+    async fn publish_to_stream(
+        &self,
+        conn: &async_nats::Client,
+        subject: &str,
+        headers: HeaderMap,
+        payload: Bytes,
+        deadline: Instant,
+        awaited: &mut consume::Awaited,
+    ) -> Result<(), Outcome> {
+        use async_nats::jetstream::context::PublishErrorKind;
+        let js = async_nats::jetstream::new(conn.clone());
+        let acked = timeout_at(deadline, async {
+            js.publish_with_headers(subject.to_string(), headers, payload)
+                .await?
+                .await
+        })
+        .await;
+        let e = match acked {
+            Ok(Ok(_ack)) => {
+                awaited.published();
+                return Ok(());
+            }
+            Ok(Err(e)) => e,
+            Err(_) => {
+                let mut o = self.timed_out(conn, subject);
+                o.message = Some(format!(
+                    "publishing on {subject}: no JetStream acknowledgement within {:?}",
+                    self.timeout
+                ));
+                return Err(o);
+            }
+        };
+        Err(match e.kind() {
+            PublishErrorKind::StreamNotFound => Outcome {
+                status: NO_RESPONDERS,
+                ..Outcome::failed(
+                    ErrorClass::Status,
+                    format!("publishing on {subject}: no JetStream stream holds it"),
+                )
+            },
+            PublishErrorKind::TimedOut => {
+                Outcome::failed(ErrorClass::Timeout, format!("publishing on {subject}: {e}"))
+            }
+            PublishErrorKind::BrokenPipe => {
+                Outcome::failed(ErrorClass::Reset, format!("publishing on {subject}: {e}"))
+            }
+            _ => Outcome::failed(ErrorClass::Status, format!("publishing on {subject}: {e}")),
+        })
     }
 }
 

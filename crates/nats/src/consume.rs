@@ -293,6 +293,7 @@ impl Drop for Subscribers {
 pub async fn start(
     server: String,
     subject: String,
+    jetstream: bool,
     table: Arc<Table>,
     options: impl Fn() -> async_nats::ConnectOptions + Send + 'static,
 ) -> Result<Subscribers, (throng_core::ErrorClass, String)> {
@@ -315,7 +316,7 @@ pub async fn start(
                 }
             };
             rt.block_on(subscribe_all(
-                server, subject, table, options, ready_tx, stop_rx,
+                server, subject, jetstream, table, options, ready_tx, stop_rx,
             ));
         });
     if let Err(e) = spawned {
@@ -338,9 +339,50 @@ pub async fn start(
 
 type Ready = oneshot::Sender<Result<(), (throng_core::ErrorClass, String)>>;
 
+/// What a subscriber receives: a core subscription's messages, or a JetStream consumer's.
+type Deliveries = std::pin::Pin<Box<dyn futures_util::Stream<Item = async_nats::Message> + Send>>;
+
+/// A JetStream consumer of `subject` for one subscriber: an ordered push consumer (no acks, the
+/// messages in the stream's order, made again by async-nats if it falls behind) of the stream
+/// that holds the subject, from the next message on.
+async fn consumer(
+    client: &async_nats::Client,
+    subject: &str,
+) -> Result<Deliveries, (throng_core::ErrorClass, String)> {
+    use async_nats::jetstream::consumer::{push::OrderedConfig, DeliverPolicy};
+    let failed = |e: String| (throng_core::ErrorClass::Status, e);
+    let js = async_nats::jetstream::new(client.clone());
+    let name = js
+        .stream_by_subject(subject.to_string())
+        .await
+        .map_err(|e| failed(format!("no JetStream stream holds {subject} ({e})")))?;
+    let stream = js
+        .get_stream(&name)
+        .await
+        .map_err(|e| failed(format!("JetStream stream {name}: {e}")))?;
+    let consumer = stream
+        .create_consumer(OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            filter_subject: subject.to_string(),
+            deliver_policy: DeliverPolicy::New,
+            ..OrderedConfig::default()
+        })
+        .await
+        .map_err(|e| failed(format!("a consumer of JetStream stream {name}: {e}")))?;
+    let messages = consumer
+        .messages()
+        .await
+        .map_err(|e| failed(format!("a consumer of JetStream stream {name}: {e}")))?;
+    Ok(Box::pin(futures_util::StreamExt::filter_map(
+        messages,
+        |m| std::future::ready(m.ok().map(|m| m.message)),
+    )))
+}
+
 async fn subscribe_all(
     server: String,
     subject: String,
+    jetstream: bool,
     table: Arc<Table>,
     options: impl Fn() -> async_nats::ConnectOptions,
     ready: Ready,
@@ -360,13 +402,23 @@ async fn subscribe_all(
                 return;
             }
         };
-        let sub = match client.subscribe(subject.clone()).await {
+        let sub: Result<Deliveries, _> = match jetstream {
+            true => consumer(&client, &subject).await,
+            false => client
+                .subscribe(subject.clone())
+                .await
+                .map(|s| Box::pin(s) as Deliveries)
+                .map_err(|e| {
+                    (
+                        throng_core::ErrorClass::Other,
+                        format!("subscribing to {subject}: {e}"),
+                    )
+                }),
+        };
+        let sub = match sub {
             Ok(s) => s,
             Err(e) => {
-                let _ = ready.send(Err((
-                    throng_core::ErrorClass::Other,
-                    format!("subscribing to {subject}: {e}"),
-                )));
+                let _ = ready.send(Err(e));
                 return;
             }
         };
@@ -410,7 +462,7 @@ async fn subscribe_all(
 /// has received one, for at most five seconds; other messages meanwhile are foreign.
 async fn probe(
     clients: &[async_nats::Client],
-    subs: &mut [async_nats::Subscriber],
+    subs: &mut [Deliveries],
     subject: &str,
     table: &Table,
 ) -> Result<(), (throng_core::ErrorClass, String)> {

@@ -38,6 +38,11 @@ pub struct NatsFlags {
     /// every message on a connection of its own (1 by default, at most 64).
     #[arg(long, value_name = "N", help_heading = "NATS")]
     pub subscribers: Option<u32>,
+    /// nats:// with --subject-mode publish: publish through JetStream (each message's
+    /// acknowledgement by the stream that holds the subject awaited), each subscriber an
+    /// ordered JetStream consumer of that stream instead of a core subscription.
+    #[arg(long, help_heading = "NATS")]
+    pub jetstream: bool,
     /// Read a nats-server's monitoring endpoint (its -m PORT: http://HOST:PORT) once a second
     /// beside any run, idle (--idle, 1s by default) and under load: its /varz messages and
     /// bytes in and out, slow consumers and connections, in the result and reports.
@@ -69,6 +74,15 @@ impl NatsFlags {
                 ));
             }
             o.subscribers = n;
+        }
+        if self.jetstream {
+            if o.mode != Mode::Publish {
+                return Err(input(
+                    "--jetstream applies to --subject-mode publish (a request goes to the \
+                     service's responders)",
+                ));
+            }
+            o.jetstream = true;
         }
         Ok(o)
     }
@@ -138,6 +152,9 @@ impl ProtocolFlags for NatsFlags {
         if self.subscribers.is_some() {
             given.push("--subscribers");
         }
+        if self.jetstream {
+            given.push("--jetstream");
+        }
         given
     }
 
@@ -189,6 +206,7 @@ impl ProtocolFlags for NatsFlags {
             }
             own.subscribers = n;
         }
+        own.jetstream = self.jetstream;
         Ok(options.with(own))
     }
 

@@ -37,9 +37,12 @@
 //! the engine backs off); one that goes away mid-run is reconnected to by async-nats, and
 //! the calls meanwhile fail as said above.
 //!
-//! JetStream is not spoken yet: a message published on a stream's subject is stored by the
-//! server and still reaches throng's core subscribers, but no publish acknowledgement is
-//! awaited and no JetStream consumer reads it.
+//! With JetStream (`--jetstream`, [`NatsOptions::jetstream`]) a message is published to the
+//! stream that holds the subject and its acknowledgement (the message stored) awaited before
+//! it counts as published, and each subscriber is an ordered JetStream consumer of that stream
+//! (no acks, from the next message on) instead of a core subscription: the latency then runs
+//! to the last consumer's delivery, the store included. A subject no stream holds is the
+//! server's "no responders" (`nats 503`), when publishing and when the consumers start.
 //!
 //! Bytes are the messages' own: subject, headers and payload sent; the reply's size as
 //! async-nats counts it received (NATS's protocol lines are not counted).

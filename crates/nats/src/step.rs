@@ -90,6 +90,10 @@ pub struct NatsOptions {
     /// every message (a fan-out of this many), each on a connection of its own. 1 by default;
     /// at most [`MAX_SUBSCRIBERS`].
     pub subscribers: u32,
+    /// Publish–consume through JetStream: each message published to the stream that holds the
+    /// subject and its acknowledgement awaited, each subscriber an ordered JetStream consumer
+    /// of that stream (from the next message on) rather than a core subscription.
+    pub jetstream: bool,
 }
 
 /// The most subscribers a target has (a message's deliveries are a 64-bit set).
@@ -100,6 +104,7 @@ impl Default for NatsOptions {
         NatsOptions {
             mode: Mode::Request,
             subscribers: 1,
+            jetstream: false,
         }
     }
 }

@@ -24,11 +24,29 @@ pub(crate) struct NatsServer {
     child: Option<Child>,
     pub(crate) port: u16,
     pub(crate) monitor: u16,
+    /// JetStream's store, removed with the server.
+    store: Option<std::path::PathBuf>,
 }
 
 impl NatsServer {
     /// Starts one and waits until both ports accept connections.
     pub(crate) fn start() -> NatsServer {
+        Self::with_args(&[])
+    }
+
+    /// One with JetStream on, its store in a directory of its own.
+    pub(crate) fn jetstream() -> NatsServer {
+        let dir = std::env::temp_dir().join(format!(
+            "throng-nats-js-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        let mut server = Self::with_args(&["-js", "-sd", &dir.to_string_lossy()]);
+        server.store = Some(dir);
+        server
+    }
+
+    fn with_args(extra: &[&str]) -> NatsServer {
         let (port, monitor) = (free_port(), free_port());
         let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
             .into_iter()
@@ -39,6 +57,7 @@ impl NatsServer {
         let child = Command::new(bin)
             .args(["-a", "127.0.0.1", "-p", &port.to_string()])
             .args(["-m", &monitor.to_string()])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -48,6 +67,7 @@ impl NatsServer {
             child: Some(child),
             port,
             monitor,
+            store: None,
         };
         for p in [port, monitor] {
             wait_for_port(p);
@@ -99,6 +119,9 @@ impl NatsServer {
 impl Drop for NatsServer {
     fn drop(&mut self) {
         self.kill();
+        if let Some(dir) = &self.store {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 

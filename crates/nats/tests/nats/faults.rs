@@ -16,6 +16,7 @@ fn publishing() -> throng_core::step::ClientOptions {
     with(NatsOptions {
         mode: Mode::Publish,
         subscribers: 1,
+        ..NatsOptions::default()
     })
 }
 

@@ -13,6 +13,7 @@ fn publishing(subscribers: u32) -> throng_core::step::ClientOptions {
     with(NatsOptions {
         mode: Mode::Publish,
         subscribers,
+        ..NatsOptions::default()
     })
 }
 
@@ -100,4 +101,52 @@ async fn an_open_loop_publishes_at_its_rate_and_another_publisher_is_told_apart(
     }
     assert_eq!(count(&plan, "nats_foreign"), 20);
     assert_eq!(count(&plan, "nats_duplicated"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_jetstream_every_message_is_stored_acknowledged_and_consumed_once() {
+    let server = NatsServer::jetstream();
+    let client = async_nats::connect(format!("127.0.0.1:{}", server.port))
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(client);
+    let mut stream = js
+        .create_stream(async_nats::jetstream::stream::Config {
+            name: "TICKS".into(),
+            subjects: vec!["ticks".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let opts = with(NatsOptions {
+        mode: Mode::Publish,
+        subscribers: 2,
+        jetstream: true,
+    });
+    let plan = Arc::new(steps(
+        &server.url("ticks"),
+        &opts,
+        NatsStep::publish("tick"),
+    ));
+    let s = run(closed(2, 25), plan.clone()).await;
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (50, 0), "{}", errors(&s));
+    assert_eq!(parts(&s).samples, 100);
+    assert_eq!(count(&plan, "nats_delivered"), 50);
+    assert_eq!(count(&plan, "nats_duplicated"), 0);
+    // The stream stored every message (and the subscribers' probes).
+    let probes = count(&plan, "nats_probes");
+    assert_eq!(stream.info().await.unwrap().state.messages, 50 + probes);
+
+    // A subject no stream holds: the server's "no responders", and no subscriber starts.
+    let plan = Arc::new(steps(&server.url("nowhere"), &opts, NatsStep::publish("x")));
+    let s = run(closed(1, 3), plan).await;
+    let r = row(&s);
+    assert_eq!(r.samples, 3);
+    assert_eq!(
+        class(r, throng_core::ErrorClass::Status),
+        3,
+        "{}",
+        errors(&s)
+    );
 }
