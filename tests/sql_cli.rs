@@ -494,12 +494,12 @@ fn db_stats_set_the_databases_own_transactions_beside_the_loads() {
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let out = String::from_utf8_lossy(&o.stdout);
         let shown = url.replace(DB_PASSWORD, "***");
-        assert!(out.contains("Transactions/s load"), "{out}");
-        assert_eq!(
-            out.lines().filter(|l| l.contains(&shown)).count(),
-            2,
-            "{out}"
-        );
+        assert!(out.contains("DB-TPS: transactions/s"), "{out}");
+        let databases = out
+            .lines()
+            .find(|l| l.starts_with("Database "))
+            .unwrap_or("");
+        assert_eq!(databases.matches(&shown).count(), 2, "{out}");
     }
 }
 
@@ -1068,4 +1068,23 @@ fn each_side_reads_its_own_database() {
         g["rows"]
     );
     assert!(g["rows"][1].get("db_tps").is_none());
+    // The grid's report has the databases' one table: a column for side a (b read none), 20
+    // requests and (autocommit statements, on PostgreSQL) about as many transactions.
+    let o = throng(&[
+        "report",
+        out.to_str().expect("utf-8"),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("| Figure | a |"), "{md}");
+    assert!(md.contains("| DB-TPS: transactions/s |"), "{md}");
+    let per_request: f64 = md
+        .lines()
+        .find(|l| l.starts_with("| DB transactions per request |"))
+        .and_then(|l| l.split('|').nth(2))
+        .and_then(|c| c.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!((1.0..1.6).contains(&per_request), "{md}");
 }

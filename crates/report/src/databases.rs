@@ -303,9 +303,17 @@ pub fn render_databases(dbs: &[DatabaseResult]) -> String {
         if let Some(s) = &d.statements {
             let _ = write!(
                 out,
-                "   statements/s  idle {:.1}  load {:.1}",
+                "   statements/s (BEGIN/COMMIT included)  idle {:.1}  load {:.1}",
                 s.idle_per_s, s.load_per_s
             );
+        }
+        if !d.statements_by_kind.is_empty() {
+            let dml: f64 = d
+                .statements_by_kind
+                .iter()
+                .map(|k| k.rates.load_per_s)
+                .sum();
+            let _ = write!(out, "   SELECT+INSERT+UPDATE+DELETE/s  load {dml:.1}");
         }
         if d.requests > 0 {
             let _ = write!(
@@ -384,10 +392,25 @@ pub struct DatabaseRow {
     pub per_request: f64,
     /// Its transactions per completed pass of each flow, by flow.
     pub per_flow: Vec<(String, f64)>,
-    /// Its statements per second under the load, when it counts them.
+    /// Its statements per second under the load, when it counts them: every statement,
+    /// BEGIN and COMMIT included, as sysbench counts its queries.
     pub statements_load: Option<f64>,
     /// Its statements by kind per second under the load (`selects`, ...), where it counts them.
     pub kinds_load: Vec<(String, f64)>,
+    /// The load's requests per second.
+    pub requests_per_s: f64,
+    /// The load's completed passes per second of each flow (its Global-TPS), by flow.
+    pub flows_per_s: Vec<(String, f64)>,
+    /// Its committed transactions per second under the load, where it tells them apart.
+    pub committed_load: Option<f64>,
+}
+
+impl DatabaseRow {
+    /// Its SELECT, INSERT, UPDATE and DELETE statements per second under the load (the sum of
+    /// the kinds; BEGIN and COMMIT not among them), where it counts them by kind.
+    pub fn dml_load(&self) -> Option<f64> {
+        (!self.kinds_load.is_empty()).then(|| self.kinds_load.iter().map(|(_, v)| v).sum())
+    }
 }
 
 /// The mean of some figures (0 of none).
@@ -445,53 +468,92 @@ pub(crate) fn database_rows(side: &str, runs: &[crate::RunResult]) -> Vec<Databa
                         .iter()
                         .map(|k| (k.name.as_str(), k.rates.load_per_s))
                 })),
+                requests_per_s: of(|d| d.requests as f64 / d.load_seconds.max(1e-9)),
+                flows_per_s: means(seen.iter().flat_map(|d| {
+                    d.flows.iter().map(|f| {
+                        (
+                            f.flow.as_str(),
+                            f.completed as f64 / d.load_seconds.max(1e-9),
+                        )
+                    })
+                })),
+                committed_load: {
+                    let c: Vec<f64> = seen
+                        .iter()
+                        .filter_map(|d| d.committed.map(|c| c.load_per_s))
+                        .collect();
+                    (!c.is_empty()).then(|| mean(&c))
+                },
             }
         })
         .collect()
 }
 
-/// A comparison's table of databases: a header, then a row each. The statements by kind and
-/// the flows have a column each where any side has them; a side without them shows `-`.
+/// The one table of the databases' figures: a column per side (per side and database where a
+/// side read several), a row per figure: the load's flows per second (Global-TPS) and requests
+/// per second beside the database's transactions per second (DB-TPS), and its statements per
+/// second both ways (OPS): every statement, BEGIN and COMMIT included (sysbench's queries),
+/// and the SELECT, INSERT, UPDATE and DELETE statements alone; then per request, per pass of
+/// each flow and by kind. A figure a column lacks is `-`.
 pub(crate) fn database_table(rows: &[DatabaseRow]) -> Vec<Vec<String>> {
-    let kinds = means(
-        rows.iter()
-            .flat_map(|r| r.kinds_load.iter().map(|(n, v)| (n.as_str(), *v))),
-    );
-    let flows = means(
-        rows.iter()
-            .flat_map(|r| r.per_flow.iter().map(|(n, v)| (n.as_str(), *v))),
-    );
-    let mut head: Vec<String> = [
-        "Side",
-        "Database",
-        "Transactions/s idle",
-        "Transactions/s load",
-        "Per request",
-    ]
-    .map(String::from)
-    .to_vec();
-    head.extend(flows.iter().map(|(f, _)| format!("Per {f}")));
-    head.push("Statements/s load".into());
-    head.extend(kinds.iter().map(|(k, _)| format!("{}/s load", capital(k))));
-    let mut out = vec![head];
-    let cell = |list: &[(String, f64)], name: &str, digits: usize| {
-        list.iter()
-            .find(|(n, _)| n == name)
-            .map_or("-".into(), |(_, v)| format!("{v:.digits$}"))
-    };
-    out.extend(rows.iter().map(|r| {
-        let mut row = vec![
-            r.side.clone(),
-            r.name.clone(),
-            format!("{:.1}", r.transactions_idle),
-            format!("{:.1}", r.transactions_load),
-            format!("{:.2}", r.per_request),
-        ];
-        row.extend(flows.iter().map(|(f, _)| cell(&r.per_flow, f, 2)));
-        row.push(r.statements_load.map_or("-".into(), |s| format!("{s:.1}")));
-        row.extend(kinds.iter().map(|(k, _)| cell(&r.kinds_load, k, 1)));
-        row
+    let several = rows
+        .iter()
+        .any(|r| rows.iter().filter(|o| o.side == r.side).count() > 1);
+    let mut head = vec!["Figure".to_string()];
+    head.extend(rows.iter().map(|r| match several {
+        true => format!("{} {}", r.side, r.name),
+        false => r.side.clone(),
     }));
+    let mut out = vec![head];
+    let names = |of: &dyn Fn(&DatabaseRow) -> &[(String, f64)]| {
+        means(
+            rows.iter()
+                .flat_map(|r| of(r).iter().map(|(n, v)| (n.as_str(), *v))),
+        )
+    };
+    let flows = names(&|r| &r.flows_per_s);
+    let kinds = names(&|r| &r.kinds_load);
+    let num = |v: Option<f64>, digits: usize| v.map_or("-".into(), |v| format!("{v:.digits$}"));
+    let find =
+        |list: &[(String, f64)], name: &str| list.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+    let mut row = |name: String, cell: &dyn Fn(&DatabaseRow) -> String| {
+        let mut line = vec![name];
+        line.extend(rows.iter().map(cell));
+        out.push(line);
+    };
+    row("Database".into(), &|r| r.name.clone());
+    for (f, _) in &flows {
+        row(format!("Global-TPS: {f} passes/s"), &|r| {
+            num(find(&r.flows_per_s, f), 1)
+        });
+    }
+    row("Requests/s".into(), &|r| num(Some(r.requests_per_s), 1));
+    row("DB-TPS: transactions/s".into(), &|r| {
+        num(Some(r.transactions_load), 1)
+    });
+    row("DB committed/s".into(), &|r| num(r.committed_load, 1));
+    row("DB transactions/s idle".into(), &|r| {
+        num(Some(r.transactions_idle), 1)
+    });
+    row("OPS: statements/s, BEGIN/COMMIT included".into(), &|r| {
+        num(r.statements_load, 1)
+    });
+    row("OPS: SELECT+INSERT+UPDATE+DELETE/s".into(), &|r| {
+        num(r.dml_load(), 1)
+    });
+    row("DB transactions per request".into(), &|r| {
+        num(Some(r.per_request), 2)
+    });
+    for (f, _) in &flows {
+        row(format!("DB transactions per {f} pass"), &|r| {
+            num(find(&r.per_flow, f), 2)
+        });
+    }
+    for (k, _) in &kinds {
+        row(format!("{}/s", capital(k)), &|r| {
+            num(find(&r.kinds_load, k), 1)
+        });
+    }
     out
 }
 

@@ -12,6 +12,33 @@ impl GridResult {
         level_table(&self.rows, exact)
     }
 
+    /// The databases' one table (`--db-stats`): a column per level and side (its rounds'
+    /// mean), a row per figure, Global-TPS, DB-TPS and OPS among them; `None` when no run read
+    /// a database.
+    pub fn database_rows(&self) -> Option<Vec<Vec<String>>> {
+        let mut rows = Vec::new();
+        for r in &self.rows {
+            let runs: Vec<crate::RunResult> = self
+                .runs
+                .iter()
+                .filter(|x| x.at.level == r.level && x.at.side == r.side)
+                .map(|x| x.result.clone())
+                .collect();
+            let name: Vec<String> = r
+                .side
+                .iter()
+                .cloned()
+                .chain(r.level.map(|l| l.to_string()))
+                .collect();
+            let name = match name.is_empty() {
+                true => "run".to_string(),
+                false => name.join(" "),
+            };
+            rows.extend(crate::databases::database_rows(&name, &runs));
+        }
+        (!rows.is_empty()).then(|| crate::databases::database_table(&rows))
+    }
+
     /// The lines under the table: capacity, the sweep's end, what the columns mean.
     pub fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -284,6 +311,10 @@ pub fn render_grid(g: &GridResult) -> String {
     for n in g.notes() {
         let _ = writeln!(out, "{n}");
     }
+    if let Some(db) = g.database_rows() {
+        out.push('\n');
+        out.push_str(&crate::table::aligned(&db));
+    }
     out
 }
 
@@ -295,6 +326,10 @@ pub fn grid_markdown(g: &GridResult) -> String {
     out.push('\n');
     for n in g.notes() {
         let _ = writeln!(out, "- {n}");
+    }
+    if let Some(db) = g.database_rows() {
+        out.push('\n');
+        out.push_str(&crate::markdown::table(&db));
     }
     out
 }
