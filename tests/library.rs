@@ -446,3 +446,57 @@ async fn checking_a_run_finds_a_bad_target_without_a_load() {
     assert_eq!(e.exit_code(), throng::run::EXIT_USAGE);
     assert!(e.to_string().contains("\"nope\""), "{e}");
 }
+
+/// A library run of a scenario prepares its steps against their targets before any load, as
+/// `throng run` does: a SQL statement with a syntax error stops `execute` and
+/// `check_connecting` as bad input naming its place, and the HTTP step before it sends nothing
+/// (the statement used to be prepared by the command line only, and a library run failed every
+/// call). The same file with the statement right runs its load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_run_refuses_a_statement_that_cannot_run_before_its_load() {
+    let pg = throng::testbed::Postgres::shared().expect("PostgreSQL");
+    let target = HttpTarget::default().start().await.unwrap();
+    let run = |query: &str| {
+        let yaml = format!(
+            "targets:\n  api: {}\n  db: {}\nload: {{ users: 1, iterations: 2 }}\nsteps:\n  - \
+             label: page\n    request: {{ target: api, path: / }}\n  - label: read\n    sql: {{ \
+             target: db, query: \"{query}\" }}\n",
+            target.url(),
+            pg.url()
+        );
+        let scenario = throng::scenario::compile_str(
+            &yaml,
+            "prepared.yaml",
+            std::path::Path::new("."),
+            &throng::protocols(),
+        )
+        .unwrap();
+        let plan = scenario
+            .load
+            .plan("prepared.yaml", &throng::core::spec::keys)
+            .unwrap();
+        let options = throng::core::step::ClientOptions::default();
+        let driver = throng::scenario::ScenarioDriver::new(scenario, &options).unwrap();
+        Run::new(plan, Arc::new(driver))
+    };
+
+    let bad = "SELEC 1";
+    for e in [
+        run(bad).check_connecting().await.unwrap_err(),
+        run(bad).execute().await.unwrap_err(),
+    ] {
+        assert_eq!(e.exit_code(), throng::run::EXIT_USAGE, "{e}");
+        let e = e.to_string();
+        assert!(e.starts_with("prepared.yaml:9:31: "), "{e}");
+        assert!(e.contains("target `db`") && e.contains("`SELEC 1`"), "{e}");
+    }
+    assert_eq!(
+        target.requests(),
+        0,
+        "a step ran before the statement was refused"
+    );
+
+    let finished = run("SELECT 1").execute().await.unwrap();
+    assert_eq!(finished.snapshot.total.samples, 4);
+    assert_eq!(target.requests(), 2);
+}

@@ -69,9 +69,12 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// Checks the run without a load ([`Run::check`]): its rows' labels and its thresholds
-    /// (the flags' and a scenario file's), for a grid that checks every side first.
+    /// (the flags' and a scenario file's), and its steps against their targets
+    /// ([`Run::prepare`]: a SQL syntax error), for a grid that checks every side first.
     pub(crate) async fn check(&self) -> Result<throng_run::Checked, CliError> {
-        Ok(self.run.check().await?)
+        let checked = self.run.check().await?;
+        self.run.prepare().await?;
+        Ok(checked)
     }
 }
 
@@ -291,13 +294,9 @@ pub(crate) async fn run_scenario(
 /// A scenario file's run, made and checked before its load.
 async fn prepare_scenario(setup: super::scenario::ScenarioSetup) -> Result<Prepared, CliError> {
     ensure_open_files(setup.connections)?;
-    // The file's `load: start` is the plan's (`RunPlan::start`): the run waits for it.
-    // Steps checked against their targets (a SQL syntax error) before any load.
-    setup
-        .driver
-        .prepare()
-        .await
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    // The file's `load: start` is the plan's (`RunPlan::start`): the run waits for it. Its
+    // steps are checked against their targets (a SQL syntax error) by the run itself
+    // (`Run::prepare`), before any load.
     Ok(Prepared {
         run: Run::new(setup.plan, Arc::new(setup.driver))
             .connections(setup.connections)

@@ -109,11 +109,12 @@ pub struct SetupError(pub String);
 /// connection. Workers' state and sessions live on one thread, so neither they nor the futures
 /// of [`Driver::execute`] need to be `Send`.
 ///
-/// The engine calls, in order: [`Driver::setup`] once; per worker, [`Driver::worker_of`]; per
-/// user, [`Driver::session`]; per iteration, [`Driver::begin_iteration`], [`Driver::execute`]
-/// for each step (in a user's first iteration, and in one after a connection could not be made,
-/// [`Driver::connect`] before each step: its time is not the request's), and
-/// [`Driver::end_iteration`]; after the run, [`Driver::teardown`] once.
+/// The engine calls, in order: [`Driver::setup`] once (after the runner's
+/// [`Driver::prepare`]); per worker, [`Driver::worker_of`]; per user, [`Driver::session`]; per
+/// iteration, [`Driver::begin_iteration`], [`Driver::execute`] for each step (in a user's first
+/// iteration, and in one after a connection could not be made, [`Driver::connect`] before each
+/// step: its time is not the request's), and [`Driver::end_iteration`]; after the run,
+/// [`Driver::teardown`] once.
 pub trait Driver: Send + Sync + 'static {
     /// State one worker thread shares among its sessions: pooled connections, a cache.
     type Worker: 'static;
@@ -142,6 +143,18 @@ pub trait Driver: Send + Sync + 'static {
     /// Once before any load, on the caller's runtime: what the whole run needs (load a
     /// descriptor, prepare tables). An error stops the run before it starts. Nothing by default.
     fn setup(&self) -> impl Future<Output = Result<(), SetupError>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// Once before any load and before [`Driver::setup`]: checks the steps against their
+    /// targets themselves (a scenario's SQL statements each prepared once), so that a step that
+    /// can never succeed (a syntax error) stops the run as bad input at its place, rather than
+    /// failing every call. A target that cannot be reached is not an error here: its connects
+    /// fail, and are counted, when the load runs. The runner calls it (throng-run's `Run`, when
+    /// it executes or checks a run), not the bare engine; on a thread of its own with a
+    /// single-threaded runtime and a `LocalSet`, as a worker's, so its future need not be
+    /// `Send` (a protocol client's is not). Nothing by default.
+    fn prepare(&self) -> impl Future<Output = Result<(), SetupError>> {
         std::future::ready(Ok(()))
     }
 

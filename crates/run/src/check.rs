@@ -89,12 +89,22 @@ impl Run {
         })
     }
 
-    /// [`Run::check`], then each step's connection opened once, as a user's first iteration
+    /// Checks the driver's steps against their targets themselves ([`Driver::prepare`]: a
+    /// scenario's SQL statements each prepared once), on a thread of its own: a step that can
+    /// never succeed is bad input, naming its place. [`Run::execute`] and
+    /// [`Run::check_connecting`] do it first; a target that cannot be reached is no error here.
+    /// The future holds the driver, not the run (it is `Send`).
+    pub fn prepare(&self) -> impl std::future::Future<Output = Result<(), RunError>> + Send {
+        self.driver.clone().prepare()
+    }
+
+    /// [`Run::check`] and [`Run::prepare`], then each step's connection opened once, as a user's first iteration
     /// opens it (a scenario's step: its own target), and closed: a target that refuses, does not
     /// answer or does not speak the protocol is one of [`Checked::unreached`]. No request is
     /// sent.
     pub async fn check_connecting(&self) -> Result<Checked, RunError> {
         let mut checked = self.check().await?;
+        self.prepare().await?;
         let labels: Vec<String> = self.driver.step_labels();
         checked.unreached = self
             .driver
@@ -118,31 +128,58 @@ pub(crate) type Probing = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<Vec<(usize, Outcome)>, RunError>> + Send>,
 >;
 
+/// The steps of [`Run::prepare`] being checked against their targets.
+pub(crate) type Preparing =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), RunError>> + Send>>;
+
 /// Opens each of `driver`'s steps' connections once on a session of its own, on a thread of its
 /// own (a session lives on one thread, as on the engine's workers), and drops them.
 pub(crate) fn probe<D: Driver>(driver: Arc<D>) -> Probing {
+    on_a_thread(move || async move {
+        let worker = driver.worker_of(0, 1);
+        let mut session = driver.session(&worker, 0);
+        let mut failed = Vec::new();
+        for step in 0..driver.steps().len() {
+            if let Err(outcome) = driver.connect(&mut session, step).await {
+                failed.push((step, outcome));
+            }
+        }
+        Ok(failed)
+    })
+}
+
+/// Runs `driver`'s [`Driver::prepare`] on a thread of its own, as [`probe`] opens connections
+/// (its future need not be `Send`); its failure is bad input.
+pub(crate) fn prepare<D: Driver>(driver: Arc<D>) -> Preparing {
+    on_a_thread(move || async move {
+        driver
+            .prepare()
+            .await
+            .map_err(|e| RunError::Input(e.to_string()))
+    })
+}
+
+/// Runs the future `work` makes to its end on a thread of its own, in a single-threaded
+/// runtime's `LocalSet` (as a worker runs a driver's sessions: the future need not be `Send`),
+/// and hands back its result.
+fn on_a_thread<T, F, W>(
+    work: W,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, RunError>> + Send>>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = Result<T, RunError>> + 'static,
+    W: FnOnce() -> F + Send + 'static,
+{
     let (tx, rx) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name("throng-check".into())
         .spawn(move || {
-            let failed = tokio::runtime::Builder::new_current_thread()
+            let done = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| RunError::Runtime(format!("cannot start the check's runtime: {e}")))
-                .map(|rt| {
-                    tokio::task::LocalSet::new().block_on(&rt, async {
-                        let worker = driver.worker_of(0, 1);
-                        let mut session = driver.session(&worker, 0);
-                        let mut failed = Vec::new();
-                        for step in 0..driver.steps().len() {
-                            if let Err(outcome) = driver.connect(&mut session, step).await {
-                                failed.push((step, outcome));
-                            }
-                        }
-                        failed
-                    })
-                });
-            let _ = tx.send(failed);
+                .and_then(|rt| tokio::task::LocalSet::new().block_on(&rt, work()));
+            let _ = tx.send(done);
         });
     Box::pin(async move {
         spawned.map_err(|e| RunError::Runtime(format!("cannot start the check's thread: {e}")))?;

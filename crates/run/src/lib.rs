@@ -297,6 +297,7 @@ trait Load: Send + Sync {
     fn start(self: Arc<Self>, plan: RunPlan, extras: throng_engine::Extras) -> Starting;
     fn step_labels(&self) -> Vec<String>;
     fn probe(self: Arc<Self>) -> check::Probing;
+    fn prepare(self: Arc<Self>) -> check::Preparing;
 }
 
 /// The engine starting a run (see [`throng_engine::start_with`]).
@@ -331,6 +332,10 @@ impl<D: Driver> Load for D {
 
     fn probe(self: Arc<Self>) -> check::Probing {
         check::probe(self)
+    }
+
+    fn prepare(self: Arc<Self>) -> check::Preparing {
+        check::prepare(self)
     }
 }
 
@@ -538,7 +543,8 @@ impl Run {
 
     /// Runs to the end: the watchers first, then the load, then the outputs.
     ///
-    /// Before any load it raises the process's open-file limit for the run's connections
+    /// Before any load it prepares the driver's steps against their targets ([`Run::prepare`]),
+    /// raises the process's open-file limit for the run's connections
     /// ([`Run::connections`]), and tells its observer a warning when even the hard limit is
     /// too low (connections past it will fail as `connect`); it waits for the load's start
     /// ([`Run::start_at`], then the plan's own [`RunPlan::start`]).
@@ -567,6 +573,9 @@ impl Run {
         for (_, path) in &self.reports {
             check_writable(path).map_err(|e| RunError::Input(format!("the report {e}")))?;
         }
+        // Steps that can never succeed (a statement with a syntax error) stop here, before any
+        // container is watched or start awaited.
+        self.prepare().await?;
         let mut warnings = Vec::new();
         let mut extras = throng_engine::Extras::default();
         // Containers are resolved (and sampled idle) before any load; an unknown one stops here.

@@ -317,8 +317,10 @@ impl ScenarioDriver {
 
     /// Checks every step against its target itself before any load (see
     /// [`throng_core::step::Client::prepare`]: SQL statements prepared once, so a syntax error
-    /// is an error at its place rather than a failure of every call). Call it once, before
-    /// running; a target that cannot be reached is left to fail, and be counted, when it runs.
+    /// is an error at its place rather than a failure of every call). throng-run's `Run` calls
+    /// it before any load (as [`Driver::prepare`]); call it yourself only when you drive the
+    /// engine directly. A target that cannot be reached is left to fail, and be counted, when
+    /// it runs.
     pub async fn prepare(&self) -> Result<(), ScenarioError> {
         for (i, client) in self.clients.iter().enumerate() {
             let steps: Vec<&dyn StepCall> = self
@@ -507,6 +509,13 @@ impl Driver for ScenarioDriver {
 
     fn groups(&self) -> Vec<GroupInfo> {
         self.scenario.groups.clone()
+    }
+
+    /// Every step checked against its target before any load ([`ScenarioDriver::prepare`]).
+    async fn prepare(&self) -> Result<(), throng_core::SetupError> {
+        ScenarioDriver::prepare(self)
+            .await
+            .map_err(|e| throng_core::SetupError(e.to_string()))
     }
 
     fn step_urls(&self) -> Vec<String> {
