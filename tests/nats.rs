@@ -276,6 +276,7 @@ async fn a_nats_server_that_is_not_there_fails_as_connect_and_bad_input_exits_2(
             "--subscribers",
         ),
         (vec!["--subscribers", "2"], "--subject-mode publish"),
+        (vec!["--jetstream"], "--subject-mode publish"),
         (vec!["--nats-monitor", "127.0.0.1:8222"], "--nats-monitor"),
     ] {
         let mut all = vec!["run", url, "-n", "1", "--no-tui"];
