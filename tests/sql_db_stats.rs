@@ -424,11 +424,22 @@ fn statements_by_kind_and_transactions_per_flow_on_both_databases() {
     );
     // Its statements are pg_stat_statements' calls, the reader's left out: 7 a flow exactly.
     assert_eq!(pg_db["statements"]["load_total"], 70, "{pg_db}");
-    // The reports name them as the summary does.
+    // The reports name them as the summary does, and the statements both ways apart: 70
+    // with BEGIN and COMMIT, 50 without.
     assert!(
         md.contains("| selects") && md.contains("| Per flow") && md.contains("| committed"),
         "{md}"
     );
+    for (figure, total) in [
+        ("statements (BEGIN/COMMIT included)", "70"),
+        ("statements (SELECT+INSERT+UPDATE+DELETE)", "50"),
+    ] {
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {figure} |")))
+            .unwrap_or_else(|| panic!("no {figure}: {md}"));
+        assert_eq!(line.split('|').nth(4).map(str::trim), Some(total), "{line}");
+    }
     assert!(
         csv.lines()
             .next()

@@ -255,7 +255,14 @@ impl DatabaseResult {
         };
         let mut rows = vec![row("transactions", &self.transactions)];
         rows.extend(self.committed.iter().map(|c| row("committed", c)));
-        rows.extend(self.statements.iter().map(|s| row("statements", s)));
+        rows.extend(
+            self.statements
+                .iter()
+                .map(|s| row("statements (BEGIN/COMMIT included)", s)),
+        );
+        if let Some(dml) = self.dml() {
+            rows.push(row("statements (SELECT+INSERT+UPDATE+DELETE)", &dml));
+        }
         rows.extend(
             self.statements_by_kind
                 .iter()
@@ -263,6 +270,19 @@ impl DatabaseResult {
                 .map(|c| row(&c.name, &c.rates)),
         );
         rows
+    }
+
+    /// Its SELECT, INSERT, UPDATE and DELETE statements (the sum of the kinds; BEGIN and
+    /// COMMIT not among them), where it counts them by kind.
+    pub fn dml(&self) -> Option<Rates> {
+        let kinds = &self.statements_by_kind;
+        let sum = |f: fn(&Rates) -> f64| kinds.iter().map(|k| f(&k.rates)).sum::<f64>();
+        (!kinds.is_empty()).then(|| Rates {
+            idle_per_s: sum(|r| r.idle_per_s),
+            load_per_s: sum(|r| r.load_per_s),
+            load_total: kinds.iter().map(|k| k.rates.load_total).sum(),
+            per_request: sum(|r| r.per_request),
+        })
     }
 
     /// The header of [`DatabaseResult::rows`]: [`DatabaseResult::HEADER`], then `Per FLOW`
@@ -307,13 +327,12 @@ pub fn render_databases(dbs: &[DatabaseResult]) -> String {
                 s.idle_per_s, s.load_per_s
             );
         }
-        if !d.statements_by_kind.is_empty() {
-            let dml: f64 = d
-                .statements_by_kind
-                .iter()
-                .map(|k| k.rates.load_per_s)
-                .sum();
-            let _ = write!(out, "   SELECT+INSERT+UPDATE+DELETE/s  load {dml:.1}");
+        if let Some(dml) = d.dml() {
+            let _ = write!(
+                out,
+                "   SELECT+INSERT+UPDATE+DELETE/s  load {:.1}",
+                dml.load_per_s
+            );
         }
         if d.requests > 0 {
             let _ = write!(
@@ -352,19 +371,21 @@ pub fn render_databases(dbs: &[DatabaseResult]) -> String {
                 p.median, p.max, p.intervals
             );
         }
+        let rows = d.rows(|v| format!("{v:.2}"));
+        let w = rows.iter().map(|r| r[0].len()).max().unwrap_or(0).max(22);
         let _ = write!(
             out,
-            "\n  {:<22} {:>12} {:>12} {:>14} {:>12}",
+            "\n  {:<w$} {:>12} {:>12} {:>14} {:>12}",
             "counter", "idle/s", "load/s", "load total", "per request"
         );
         for f in &d.flows {
             let _ = write!(out, " {:>12}", format!("per {}", f.flow));
         }
         out.push('\n');
-        for row in d.rows(|v| format!("{v:.2}")) {
+        for row in rows {
             let _ = write!(
                 out,
-                "  {:<22} {:>12} {:>12} {:>14}",
+                "  {:<w$} {:>12} {:>12} {:>14}",
                 row[0], row[1], row[2], row[3]
             );
             for cell in &row[4..] {
