@@ -79,6 +79,21 @@ impl Client {
     where
         T: AsyncRead + AsyncWrite + Unpin + 'static,
     {
+        Client::handshake_classified(io, counters, cfg)
+            .await
+            .map_err(|(e, _)| e)
+    }
+
+    /// [`Client::handshake`], a failure with the class of the I/O error that ended the
+    /// connection, if one did (a reset is not a server of another protocol).
+    async fn handshake_classified<T>(
+        io: T,
+        counters: Arc<Counters>,
+        cfg: Config,
+    ) -> Result<Client, (ConnError, Option<ErrorClass>)>
+    where
+        T: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
         let inner = Rc::new(Inner {
             conn: RefCell::new(Conn::new(cfg)),
             task: RefCell::new(None),
@@ -98,7 +113,7 @@ impl Client {
         poll_fn(|cx| {
             let mut c = inner.conn.borrow_mut();
             if let Some(e) = c.error() {
-                return Poll::Ready(Err(e.clone()));
+                return Poll::Ready(Err((e.clone(), inner.io_class.get())));
             }
             if c.got_settings() {
                 return Poll::Ready(Ok(()));
@@ -435,21 +450,24 @@ pub async fn connect(target: &Target) -> Result<Client, Outcome> {
     let cfg = target.config.clone();
     match tokio::time::timeout(
         target.connect_timeout,
-        Client::handshake(stream, counters.clone(), cfg),
+        Client::handshake_classified(stream, counters.clone(), cfg),
     )
     .await
     {
         Ok(Ok(c)) => Ok(c),
-        Ok(Err(ConnError::Closed(m))) if counters.read().1 == 0 => Err(Outcome::failed(
+        // Closed at once, with nothing said: a server of another protocol (hyper's HTTP/1.1
+        // server closes on the preface). Reset, it keeps the reset's class.
+        Ok(Err((ConnError::Closed(m), None))) if counters.read().1 == 0 => Err(Outcome::failed(
             ErrorClass::Protocol,
             format!(
                 "{} closed the connection without a word of HTTP/2: {m}",
                 target.authority
             ),
         )),
-        Ok(Err(e)) => {
+        Ok(Err((e, io))) => {
             let class = match e {
-                ConnError::Closed(_) | ConnError::GoAway(..) => ErrorClass::Reset,
+                ConnError::Closed(_) => io.unwrap_or(ErrorClass::Reset),
+                ConnError::GoAway(..) => ErrorClass::Reset,
                 _ => ErrorClass::Protocol,
             };
             Err(Outcome::failed(class, format!("{}: {e}", target.authority)))
