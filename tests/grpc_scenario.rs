@@ -193,8 +193,15 @@ async fn the_transport_scenarios_run_the_same_operations_over_both() {
     let mut cfg = throng::grpc::GrpcConfig::new(&grpc_url, "bank.Bank/Total").unwrap();
     cfg.data = Some("{}".into());
     let d = throng::grpc::GrpcClient::one_step(cfg).await.unwrap();
-    let mut session = throng::core::Driver::session(&d, &throng::grpc::Pool::default(), 0);
-    let reply = d.send(&mut session, true).await.1.unwrap();
+    // gRPC's connections are local tasks (throng-h2's): a call outside the engine's workers
+    // goes from a LocalSet.
+    let local = tokio::task::LocalSet::new();
+    let reply = local
+        .run_until(async {
+            let mut session = throng::core::Driver::session(&d, &throng::grpc::Pool::default(), 0);
+            d.send(&mut session, true).await.1.unwrap()
+        })
+        .await;
     assert_eq!(reply.json.unwrap()["total"], (opened * 1000).to_string());
     assert_eq!(bank.server_errors(), 0);
 }

@@ -1,28 +1,27 @@
-//! One gRPC call on the h2 crate directly: the request's frames are built once, the reply's
-//! frames are only counted unless a check or an extraction reads them, and the status comes
-//! from the trailers (or the headers of a trailers-only reply).
+//! One gRPC call on throng-h2: the request's header block encoded once per step
+//! (`throng_h2::hpack::Block`), its messages framed once, the reply's bytes only counted unless
+//! a check or an extraction reads them, and the status from the trailers (or the headers of a
+//! trailers-only reply), which the connection reads as it decodes them.
 //!
 //! Why not tonic's client for the load: under it, hyper's HTTP/2 client spawns a task for every
 //! request and hands the response back through a channel, and tonic's body encoder and decoder
-//! allocate their buffers per call. On h2 the user's own task sends the frames and reads the
-//! reply. tonic stays for reflection, which is a handful of calls.
+//! allocate their buffers per call. On throng-h2 the user's own task opens the stream on its
+//! worker's connection (no lock, no channel, no task per stream) and reads the reply. tonic
+//! stays for reflection, which is a handful of calls.
 
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use h2::client::SendRequest;
-use h2::RecvStream;
-use http::{HeaderMap, HeaderName, Request, Response};
+use throng_core::{ErrorClass, Outcome};
+use throng_h2::client::{Client, Streaming};
+use throng_h2::conn::{Field, Keep, Request, Response, StreamError};
+use throng_h2::pool::{Pool, Seat};
 use tokio::time::Instant;
-
-// Header names parsed once, not at every lookup.
-const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
-const GRPC_MESSAGE: HeaderName = HeaderName::from_static("grpc-message");
 
 /// What a call got back when it ended with OK.
 pub(crate) struct Answer {
-    /// Response headers and trailers.
-    pub(crate) metadata: HeaderMap,
+    /// Response headers and trailers (kept when the reply was asked for).
+    pub(crate) metadata: Vec<Field>,
     /// The messages, when they were asked for.
     pub(crate) replies: Vec<Bytes>,
 }
@@ -30,15 +29,11 @@ pub(crate) struct Answer {
 /// Why a call did not end with OK.
 pub(crate) enum CallError {
     /// The server's status: code, message, headers and trailers.
-    Status(u8, String, HeaderMap),
-    /// The connection or the stream failed.
-    Transport(h2::Error),
-}
-
-impl From<h2::Error> for CallError {
-    fn from(e: h2::Error) -> Self {
-        CallError::Transport(e)
-    }
+    Status(u8, String, Vec<Field>),
+    /// No connection could be made: the outcome to record.
+    Connect(Outcome),
+    /// The stream or its connection failed: its class and what happened.
+    Transport(ErrorClass, String),
 }
 
 /// A message behind gRPC's 5-byte prefix (uncompressed, length).
@@ -51,55 +46,175 @@ pub(crate) fn frame(message: &[u8]) -> Bytes {
     b.freeze()
 }
 
-/// Sends `frames` on a new stream (one per `interval` after the first) and reads the reply;
-/// with `gaps`, pushes each reply message's time since the one before (the first's since now).
-///
-/// The sender is the session's own handle, borrowed: cloning h2's `SendRequest` for each call
-/// (as `ready()` wants) locks the connection's state twice more per call.
-pub(crate) async fn call(
-    sender: &mut SendRequest<Bytes>,
-    request: Request<()>,
-    frames: &[Bytes],
-    interval: Option<Duration>,
-    keep: bool,
-    gaps: Option<&mut Vec<Duration>>,
-) -> Result<Answer, CallError> {
-    let gaps = gaps.map(|g| (g, Messages::default(), Instant::now()));
-    std::future::poll_fn(|cx| sender.poll_ready(cx)).await?;
-    let (response, mut body) = sender.send_request(request, false)?;
-    let n = frames.len();
-    let mut send = |i: usize| match frames.get(i) {
-        Some(f) => body.send_data(f.clone(), i + 1 == n),
-        None => body.send_data(Bytes::new(), true),
-    };
-    let (sent, received) = match interval {
-        // Without pauses, h2 takes every frame at once (it buffers what the windows do not
-        // let out yet): no second future to poll beside the reply's.
-        None => {
-            let sent = (0..n.max(1)).try_for_each(&mut send);
-            (sent, read(response.await?, keep, gaps).await)
-        }
-        Some(d) => {
-            let send = async {
-                for i in 0..n.max(1) {
-                    if i > 0 {
-                        tokio::time::sleep(d).await;
-                    }
-                    send(i)?;
-                }
-                Ok::<(), h2::Error>(())
-            };
-            let receive = async { read(response.await?, keep, gaps).await };
-            tokio::join!(send, receive)
-        }
-    };
-    // The reply says more than the sending: a server may answer (and close) before it has read
-    // everything.
-    let answer = received?;
-    sent?;
-    Ok(answer)
+/// What one call sends and how.
+pub(crate) struct Call<'a> {
+    /// The request's header block, encoded.
+    pub(crate) headers: &'a [u8],
+    /// Its messages, framed.
+    pub(crate) frames: &'a [Bytes],
+    /// Its body, when it is sent whole: the frames together (`None` for a stream of requests).
+    pub(crate) body: Option<Bytes>,
+    /// The pause before each message after the first (a stream of requests).
+    pub(crate) interval: Option<Duration>,
+    /// Whether the reply is read as it arrives and its messages timed (a stream of replies).
+    pub(crate) timed: bool,
+    /// Keep the reply's metadata and messages.
+    pub(crate) keep: bool,
 }
 
+impl Call<'_> {
+    /// The body of a call sent whole: its one message, or a stream of requests that is sent
+    /// at once (none, one, or several without `--message-interval`), as one body.
+    pub(crate) fn whole(frames: &[Bytes], client_streams: bool, interval: bool) -> Option<Bytes> {
+        match frames {
+            [one] => Some(one.clone()),
+            [] => Some(Bytes::new()),
+            _ if client_streams && interval => None,
+            many => {
+                let mut b = BytesMut::with_capacity(many.iter().map(Bytes::len).sum());
+                many.iter().for_each(|f| b.extend_from_slice(f));
+                Some(b.freeze())
+            }
+        }
+    }
+}
+
+/// Sends `call` on the seat's connection and reads the reply; with `call.timed`, pushes each
+/// reply message's time since the one before (the first's since now) to `gaps`. A call the
+/// server did not process (above its GOAWAY's last stream id, refused) goes once more, on a new
+/// connection, as long as nothing of its reply came. `used` is the connection it went on last
+/// (its bytes are the call's).
+pub(crate) async fn call(
+    pool: &Pool,
+    seat: &Seat,
+    used: &mut Client,
+    call: &Call<'_>,
+    gaps: &mut Vec<Duration>,
+) -> Result<Answer, CallError> {
+    let mut reader = Reader {
+        messages: Messages::default(),
+        last: Instant::now(),
+        gaps: call.timed.then_some(gaps),
+        keep: call.keep,
+        buf: BytesMut::new(),
+        got: false,
+    };
+    let mut retried = false;
+    loop {
+        match once(used, call, &mut reader).await {
+            Ok(resp) => return ended(resp, reader.buf, call.keep),
+            Err(StreamError::NotProcessed(_)) if !retried && !reader.got => {
+                retried = true;
+                *used = pool.client(seat).await.map_err(CallError::Connect)?;
+            }
+            Err(e) => return Err(CallError::Transport(used.classify(&e), e.to_string())),
+        }
+    }
+}
+
+/// One attempt of a call on `client`.
+async fn once(
+    client: &Client,
+    call: &Call<'_>,
+    reader: &mut Reader<'_>,
+) -> Result<Response, StreamError> {
+    let keep = Keep {
+        headers: call.keep,
+        body: call.keep,
+        parts: false,
+    };
+    let mut stream = match &call.body {
+        Some(body) if !call.timed => {
+            let req = Request {
+                headers: call.headers,
+                body: body.clone(),
+                keep,
+            };
+            let mut resp = client.send(req).await?;
+            reader.buf = std::mem::take(&mut resp.body);
+            return Ok(resp);
+        }
+        Some(body) => client.send_streaming(Request {
+            headers: call.headers,
+            body: body.clone(),
+            keep,
+        })?,
+        None => {
+            let req = Request {
+                headers: call.headers,
+                body: call.frames.first().cloned().unwrap_or_default(),
+                keep,
+            };
+            let mut stream = client.open_stream(req)?;
+            if !send_rest(&mut stream, call, reader).await {
+                // The reply ended while requests were still to go: it says how the call went.
+                return stream.end().await;
+            }
+            stream
+        }
+    };
+    while let Some(chunk) = stream.data().await {
+        reader.chunk(&chunk);
+    }
+    stream.end().await
+}
+
+/// Sends the messages after the first, each after the interval, reading what the reply brings
+/// meanwhile; `false` if the reply ended first.
+async fn send_rest(stream: &mut Streaming, call: &Call<'_>, reader: &mut Reader<'_>) -> bool {
+    let n = call.frames.len();
+    for (i, f) in call.frames.iter().enumerate().skip(1) {
+        if let Some(d) = call.interval {
+            let pause = tokio::time::sleep(d);
+            tokio::pin!(pause);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut pause => break,
+                    chunk = stream.data() => match chunk {
+                        Some(c) => reader.chunk(&c),
+                        None => return false,
+                    },
+                }
+            }
+        }
+        if stream.send(f.clone(), i + 1 == n).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// What is read of a reply as it arrives: where its messages end (timed when asked) and, when
+/// kept, its bytes.
+struct Reader<'a> {
+    messages: Messages,
+    last: Instant,
+    gaps: Option<&'a mut Vec<Duration>>,
+    keep: bool,
+    buf: BytesMut,
+    /// Whether any of the reply's body came.
+    got: bool,
+}
+
+impl Reader<'_> {
+    fn chunk(&mut self, chunk: &[u8]) {
+        self.got = true;
+        if let Some(gaps) = &mut self.gaps {
+            let n = self.messages.ends(chunk);
+            if n > 0 {
+                let now = Instant::now();
+                gaps.push(now - self.last);
+                // Messages that came in one chunk came at once.
+                gaps.extend(std::iter::repeat_n(Duration::ZERO, n - 1));
+                self.last = now;
+            }
+        }
+        if self.keep {
+            self.buf.extend_from_slice(chunk);
+        }
+    }
+}
 /// Where a reply's messages end, read chunk by chunk without keeping their bytes.
 #[derive(Default)]
 struct Messages {
@@ -138,74 +253,37 @@ impl Messages {
     }
 }
 
-async fn read(
-    response: Response<RecvStream>,
-    keep: bool,
-    mut gaps: Option<(&mut Vec<Duration>, Messages, Instant)>,
-) -> Result<Answer, CallError> {
-    let (parts, mut body) = response.into_parts();
-    let mut metadata = parts.headers;
-    if parts.status != http::StatusCode::OK {
+/// The call's end, by its HTTP status and `grpc-status`.
+fn ended(resp: Response, body: BytesMut, keep: bool) -> Result<Answer, CallError> {
+    let mut metadata = resp.headers;
+    metadata.extend(resp.trailers);
+    if resp.status != 200 {
+        let status = http::StatusCode::from_u16(resp.status)
+            .map_or_else(|_| resp.status.to_string(), |s| s.to_string());
         return Err(CallError::Status(
-            from_http(parts.status.as_u16()),
-            format!("HTTP status {}", parts.status),
+            from_http(resp.status),
+            format!("HTTP status {status}"),
             metadata,
         ));
     }
-    // A trailers-only reply: the status is in the headers.
-    if metadata.contains_key(&GRPC_STATUS) {
-        return ended(metadata, Vec::new());
-    }
-    let mut buf = BytesMut::new();
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk?;
-        let _ = body.flow_control().release_capacity(chunk.len());
-        if let Some((gaps, messages, last)) = &mut gaps {
-            let n = messages.ends(&chunk);
-            if n > 0 {
-                let now = Instant::now();
-                gaps.push(now - *last);
-                // Messages that came in one chunk came at once.
-                gaps.extend(std::iter::repeat_n(Duration::ZERO, n - 1));
-                *last = now;
-            }
+    match resp.grpc_status.map(u8::try_from) {
+        Some(Ok(0)) => {
+            let replies = if keep {
+                messages(body.freeze())
+            } else {
+                Vec::new()
+            };
+            Ok(Answer { metadata, replies })
         }
-        if keep {
-            buf.extend_from_slice(&chunk);
-        }
-    }
-    // The status is in the trailers; headers and trailers together only for a reply asked for.
-    if let Some(trailers) = body.trailers().await? {
-        match keep {
-            true => metadata.extend(trailers),
-            false => metadata = trailers,
-        }
-    }
-    let replies = if keep {
-        messages(buf.freeze())
-    } else {
-        Vec::new()
-    };
-    ended(metadata, replies)
-}
-
-/// The call's end, by its `grpc-status`.
-fn ended(metadata: HeaderMap, replies: Vec<Bytes>) -> Result<Answer, CallError> {
-    let code = metadata
-        .get(&GRPC_STATUS)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u8>().ok());
-    match code {
-        Some(0) => Ok(Answer { metadata, replies }),
-        Some(c) => {
-            let text = metadata
-                .get(&GRPC_MESSAGE)
-                .map(|v| percent_decode(v.as_bytes()))
+        Some(Ok(c)) => {
+            let text = resp
+                .grpc_message
+                .map(|v| percent_decode(&v))
                 .unwrap_or_default();
             Err(CallError::Status(c, text, metadata))
         }
         // tonic says the same of a reply without a status.
-        None => Err(CallError::Status(
+        _ => Err(CallError::Status(
             2,
             "the reply ended without a grpc-status".into(),
             metadata,

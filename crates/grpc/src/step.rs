@@ -21,7 +21,6 @@
 //! descriptors are loaded, its method found and its message encoded before the load, and a
 //! message holding templates (`-d '{"id": {{ seq() }}}'`) is rendered and encoded per call.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -34,11 +33,13 @@ use throng_core::step::{
 };
 use throng_core::steps::Steps;
 use throng_core::{ErrorClass, Outcome, Status};
+use throng_h2::hpack::Block;
 
 use crate::config::{split_call, Descriptors, GrpcConfig, GrpcError};
 use crate::conn::Pool;
+use crate::conn::Session;
 use crate::descriptors::find_method;
-use crate::target::{metadata, Method, Session, Target};
+use crate::target::{metadata, Method, Target};
 
 /// The gRPC protocol of scenarios.
 #[derive(Debug, Clone, Copy, Default)]
@@ -74,8 +75,9 @@ pub struct GrpcStep {
     /// The method and (when nothing in the message is a template) its encoded requests, found
     /// at the first call: a step's target is fixed, so the answer never changes.
     resolved: OnceLock<Result<Resolved, String>>,
-    /// Its calls' URI, made at the first call (a step's target is fixed).
-    uri: OnceLock<http::Uri>,
+    /// Its calls' header block, encoded at the first call (a step's target is fixed), with a
+    /// slot for each metadata value that is a template.
+    block: OnceLock<Block>,
 }
 
 /// What a step sends.
@@ -175,7 +177,7 @@ impl Protocol for GrpcProtocol {
             message,
             metadata: md,
             resolved: OnceLock::new(),
-            uri: OnceLock::new(),
+            block: OnceLock::new(),
         };
         if let Some(p) = f.get("proto") {
             let files = paths(p, "proto", t.dir())?;
@@ -390,7 +392,7 @@ impl GrpcClient {
             message,
             metadata: Vec::new(),
             resolved: OnceLock::from(Ok((found, fixed))),
-            uri: OnceLock::new(),
+            block: OnceLock::new(),
         };
         Ok((client, step, cfg.label()))
     }
@@ -421,18 +423,35 @@ impl GrpcClient {
         }
     }
 
-    fn metadata(&self, step: &GrpcStep, r: &dyn Render) -> Result<Cow<'_, HeaderMap>, String> {
-        if step.metadata.is_empty() {
-            return Ok(Cow::Borrowed(&self.base));
-        }
-        let mut pairs = Vec::new();
+    /// The step's header block (see [`Target::block`]).
+    fn block<'s>(&self, step: &'s GrpcStep, method: &Method) -> &'s Block {
+        step.block.get_or_init(|| {
+            let extra: Vec<(&str, Option<&str>)> = step
+                .metadata
+                .iter()
+                .map(|(k, v)| match v {
+                    Text::Static(v) => (k.as_str(), Some(v.as_str())),
+                    Text::Template(_) => (k.as_str(), None),
+                })
+                .collect();
+            self.target.block(method, &self.base, &extra)
+        })
+    }
+
+    /// The step's metadata values for this call, each checked (a value that is not metadata
+    /// fails the call): the templates' renderings, in the order of the block's slots.
+    fn slots(&self, step: &GrpcStep, r: &dyn Render) -> Result<Vec<String>, String> {
+        let mut pairs = Vec::with_capacity(step.metadata.len());
+        let mut slots = Vec::new();
         for (k, v) in &step.metadata {
-            pairs.push((k.clone(), r.render(v)?));
+            let value = r.render(v)?;
+            if let Text::Template(_) = v {
+                slots.push(value.clone());
+            }
+            pairs.push((k.clone(), value));
         }
-        let extra = metadata(&pairs).map_err(|e| e.to_string())?;
-        let mut all = self.base.clone();
-        all.extend(extra.into_headers());
-        Ok(Cow::Owned(all))
+        metadata(&pairs).map_err(|e| e.to_string())?;
+        Ok(slots)
     }
 }
 
@@ -481,18 +500,33 @@ impl Client for GrpcClient {
                 }
             },
         };
-        let md = match self.metadata(step, render) {
-            Ok(m) => m,
-            Err(e) => {
-                return (
-                    Outcome::failed(ErrorClass::Check, format!("metadata: {e}")),
-                    None,
-                )
+        let block = self.block(step, method);
+        // A step's metadata values are checked at every call, templates or not.
+        let values = match step.metadata.is_empty() {
+            true => Vec::new(),
+            false => match self.slots(step, render) {
+                Ok(v) => v,
+                Err(e) => {
+                    return (
+                        Outcome::failed(ErrorClass::Check, format!("metadata: {e}")),
+                        None,
+                    )
+                }
+            },
+        };
+        let written;
+        let headers = match block.fixed() {
+            Some(fixed) => fixed,
+            None => {
+                let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+                let mut out = Vec::with_capacity(128);
+                block.write(&mut out, &values);
+                written = out;
+                &written[..]
             }
         };
-        let uri = step.uri.get_or_init(|| self.target.uri(method));
         self.target
-            .call(s, method, uri, requests, &md, want_reply)
+            .call(s, method, headers, requests, want_reply)
             .await
     }
 

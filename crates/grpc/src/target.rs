@@ -2,22 +2,21 @@
 //! call kinds: what [`crate::GrpcClient`] sends its steps with.
 
 use std::net::SocketAddr;
-use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, TE};
-use http::uri::PathAndQuery;
-use http::{HeaderMap, HeaderValue, Request};
+use http::{HeaderMap, HeaderValue};
 use prost_reflect::{DescriptorPool, MethodDescriptor};
 use throng_core::step::Reply;
 use throng_core::{ErrorClass, Outcome, Status};
+use throng_h2::conn::Field;
+use throng_h2::hpack::Block;
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 
-use crate::call::{self, CallError};
-use crate::classify::classify;
+use crate::call::{self, Call, CallError};
 use crate::config::{Descriptors, GrpcConfig, GrpcError};
-use crate::conn::{Connector, H2Conn, Pool, Slot};
+use crate::conn::{Connector, Pool, Session};
 use crate::descriptors::{compile_protos, read_protoset};
 use crate::message;
 
@@ -41,7 +40,8 @@ pub struct Method {
     pub desc: MethodDescriptor,
     /// How it streams.
     pub kind: CallKind,
-    path: PathAndQuery,
+    /// `/package.Service/Method`.
+    path: String,
 }
 
 impl Method {
@@ -53,8 +53,10 @@ impl Method {
             (true, false) => CallKind::ClientStreaming,
             (true, true) => CallKind::Bidi,
         };
-        let full = format!("/{}/{}", desc.parent_service().full_name(), desc.name());
-        let path = full.parse().map_err(|_| GrpcError::Call(full.clone()))?;
+        let path = format!("/{}/{}", desc.parent_service().full_name(), desc.name());
+        if path.parse::<http::uri::PathAndQuery>().is_err() {
+            return Err(GrpcError::Call(path));
+        }
         Ok(Method { desc, kind, path })
     }
 
@@ -101,18 +103,14 @@ pub fn metadata(pairs: &[(String, String)]) -> Result<MetadataMap, GrpcError> {
 
 /// A server and how calls reach it: the part of a driver every method on it shares.
 pub struct Target {
+    /// Reflection's connections.
     connector: Connector,
+    /// The load's connections (throng-h2's).
+    h2: throng_h2::client::Target,
+    scheme: &'static str,
     timeout: Duration,
     streams: usize,
     interval: Option<Duration>,
-}
-
-/// A user's session: its seat on one of its worker's connections, and its own handle on that
-/// connection while it is open.
-pub struct Session {
-    slot: Rc<Slot>,
-    _seat: Rc<()>,
-    conn: Option<H2Conn>,
 }
 
 impl Target {
@@ -152,6 +150,13 @@ impl Target {
                 url: cfg.url.to_string(),
                 problem: "no authority".into(),
             })?;
+        let h2 = throng_h2::client::Target {
+            addrs: addrs.clone(),
+            authority: auth.clone(),
+            tls: tls.clone(),
+            connect_timeout: cfg.connect_timeout,
+            config: throng_h2::conn::Config::default(),
+        };
         Ok(Target {
             connector: Connector {
                 addrs,
@@ -160,6 +165,8 @@ impl Target {
                 tls,
                 connect_timeout: cfg.connect_timeout,
             },
+            h2,
+            scheme,
             timeout: cfg.timeout,
             streams: cfg.streams.max(1),
             interval: cfg.message_interval,
@@ -213,21 +220,26 @@ impl Target {
 
     /// A session on a worker's pool.
     pub fn session(&self, pool: &Pool) -> Session {
-        let slot = pool.join(self.streams);
-        let seat = slot.seats.clone();
-        Session {
-            slot,
-            _seat: seat,
-            conn: None,
-        }
+        pool.join(&self.h2, self.streams)
+    }
+
+    /// The session's connection, opened if it has none (or its connection can take no more
+    /// calls). A connect that timed out says so as throng-net's own timeouts do.
+    async fn client(&self, session: &Session) -> Result<throng_h2::client::Client, Outcome> {
+        session.pool.client(&session.seat).await.map_err(|mut o| {
+            if o.error == Some(ErrorClass::Timeout) {
+                o.message = Some(format!(
+                    "connect to {} timed out after {:?}",
+                    self.h2.authority, self.h2.connect_timeout
+                ));
+            }
+            o
+        })
     }
 
     /// Opens the session's connection if it has none (or its connection closed).
     pub async fn connect(&self, session: &mut Session) -> Result<(), Outcome> {
-        if session.conn.as_ref().is_none_or(H2Conn::is_closed) {
-            session.conn = Some(session.slot.client(&self.connector).await?);
-        }
-        Ok(())
+        self.client(session).await.map(drop)
     }
 
     /// The headers of every call with `metadata`: gRPC's own, and the deadline as
@@ -239,47 +251,69 @@ impl Target {
         h
     }
 
-    /// Sends one call of `method` at `uri` (see [`Target::uri`]; `frames`: its messages,
-    /// framed) and waits for its end; with `want_reply`, the reply's metadata and messages as
-    /// JSON.
+    /// The header block of `method`'s calls, encoded once: `POST`, the scheme, the method's
+    /// path and the authority, then `base` (see [`Target::headers`]) and `extra` (a step's own
+    /// metadata, each a fixed value or, `None`, a slot for each call's value; `base`'s fields of
+    /// the same names left out).
+    pub fn block(
+        &self,
+        method: &Method,
+        base: &HeaderMap,
+        extra: &[(&str, Option<&str>)],
+    ) -> Block {
+        let mut b = Block::builder();
+        b.field(":method", b"POST")
+            .field(":scheme", self.scheme.as_bytes())
+            .field(":path", method.path.as_bytes())
+            .field(":authority", self.h2.authority.as_bytes());
+        for (name, value) in base {
+            if !extra.iter().any(|(n, _)| *n == name.as_str()) {
+                b.field(name.as_str(), value.as_bytes());
+            }
+        }
+        for (name, value) in extra {
+            match value {
+                Some(v) => b.field(name, v.as_bytes()),
+                None => b.slot(name),
+            };
+        }
+        b.build()
+    }
+
+    /// Sends one call of `method` (`headers`: its header block, see [`Target::block`];
+    /// `frames`: its messages, framed) and waits for its end; with `want_reply`, the reply's
+    /// metadata and messages as JSON.
     pub async fn call(
         &self,
         session: &mut Session,
         method: &Method,
-        uri: &http::Uri,
+        headers: &[u8],
         frames: &[Bytes],
-        headers: &HeaderMap,
         want_reply: bool,
     ) -> (Outcome, Option<Reply>) {
-        if let Err(o) = self.connect(session).await {
-            return (o, None);
-        }
-        // Just opened, or still open.
-        let Some(conn) = session.conn.as_mut() else {
-            return (Outcome::failed(ErrorClass::Connect, "no connection"), None);
+        let mut client = match self.client(session).await {
+            Ok(c) => c,
+            Err(o) => return (o, None),
         };
-        let mut request = Request::new(());
-        *request.method_mut() = http::Method::POST;
-        *request.uri_mut() = uri.clone();
-        *request.headers_mut() = headers.clone();
         let t = self.timeout;
-        // A stream of replies has its messages timed for the `(messages)` row.
-        let mut gaps = Vec::new();
-        let timed = method.server_streams().then_some(&mut gaps);
-        let work = call::call(
-            &mut conn.sender,
-            request,
+        let streams_in = method.client_streams();
+        let call = Call {
+            headers,
             frames,
-            self.interval,
-            want_reply,
-            timed,
-        );
+            body: Call::whole(frames, streams_in, self.interval.is_some()),
+            interval: self.interval,
+            // A stream of replies has its messages timed for the `(messages)` row.
+            timed: method.server_streams(),
+            keep: want_reply,
+        };
+        let mut gaps = Vec::new();
         let deadline = tokio::time::Instant::now() + t;
+        let work = call::call(&session.pool, &session.seat, &mut client, &call, &mut gaps);
         let result = tokio::time::timeout_at(deadline, work).await;
         // The server saw the same deadline (grpc-timeout) and may end the call first: grpc-go
         // answers CANCELLED at it. A call that ends so at its deadline is a timeout too.
         let at_deadline = || tokio::time::Instant::now() + t.mul_f64(0.05) >= deadline;
-        let (sent, received) = session.slot.take_bytes(&conn.counters);
+        let (sent, received) = session.pool.take_bytes(&session.seat, &client);
         let (mut outcome, reply) = match result {
             Err(_) => (
                 Outcome::failed(ErrorClass::Timeout, format!("no end of call within {t:?}")),
@@ -302,8 +336,9 @@ impl Target {
                     reply,
                 )
             }
-            Ok(Err(CallError::Transport(e))) => {
-                (Outcome::failed(classify(&e), throng_net::message(&e)), None)
+            Ok(Err(CallError::Connect(o))) => (o, None),
+            Ok(Err(CallError::Transport(class, message))) => {
+                (Outcome::failed(class, message), None)
             }
             Ok(Err(CallError::Status(code, text, md))) => {
                 let mut failed = failure(method, code, &text, &md, want_reply);
@@ -318,13 +353,6 @@ impl Target {
         outcome.parts = gaps;
         (outcome, reply)
     }
-
-    /// `scheme://authority/package.Service/Method`, the URI of `method`'s calls.
-    pub fn uri(&self, method: &Method) -> http::Uri {
-        let mut parts = self.connector.origin.clone().into_parts();
-        parts.path_and_query = Some(method.path.clone());
-        http::Uri::from_parts(parts).unwrap_or_default()
-    }
 }
 
 /// A failed call's outcome: the server's status, as class `status` (DEADLINE_EXCEEDED is a
@@ -333,7 +361,7 @@ fn failure(
     method: &Method,
     code: u8,
     message: &str,
-    md: &HeaderMap,
+    md: &[Field],
     want_reply: bool,
 ) -> (Outcome, Option<Reply>) {
     let class = match code {
@@ -356,7 +384,7 @@ fn failure(
 
 /// The reply as checks and extraction read it: one message's JSON (unary and client
 /// streaming), or an array of the messages' JSON (server streaming and bidi).
-fn reply(method: &Method, status: Status, md: &HeaderMap, replies: &[Bytes]) -> Reply {
+fn reply(method: &Method, status: Status, md: &[Field], replies: &[Bytes]) -> Reply {
     let output = method.desc.output();
     let decoded: Vec<serde_json::Value> = replies
         .iter()
@@ -369,9 +397,17 @@ fn reply(method: &Method, status: Status, md: &HeaderMap, replies: &[Bytes]) -> 
         CallKind::Unary | CallKind::ClientStreaming => decoded.into_iter().next(),
         CallKind::ServerStreaming | CallKind::Bidi => Some(serde_json::Value::Array(decoded)),
     };
+    // Values as `HeaderValue::to_str` reads them: visible ASCII (and tabs) only.
+    let visible = |v: &[u8]| v.iter().all(|&b| b == b'\t' || (32..127).contains(&b));
     let metadata = md
         .iter()
-        .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+        .filter(|(_, v)| visible(v))
+        .map(|(k, v)| {
+            (
+                String::from_utf8_lossy(k).into_owned(),
+                String::from_utf8_lossy(v).into_owned(),
+            )
+        })
         .collect();
     Reply {
         status,
