@@ -114,11 +114,9 @@ impl NatsClient {
         &self.table.counts
     }
 
-    /// How a connection is made: within the connect timeout, no retries at first (a server
-    /// that is down fails the connect, and the engine backs off); once made, async-nats
-    /// reconnects by itself after the server went away, and requests meanwhile time out.
+    /// How a connection is made (see `Target::options`).
     fn options(&self) -> async_nats::ConnectOptions {
-        connect_options(self.connect_timeout)
+        self.target.options(self.connect_timeout)
     }
 
     async fn open(&self) -> Result<async_nats::Client, Outcome> {
@@ -151,7 +149,7 @@ impl NatsClient {
 
     /// The subscribers of publish–consume, started once for the target.
     async fn subscribe(&self) -> Result<(), Outcome> {
-        let timeout = self.connect_timeout;
+        let (timeout, target) = (self.connect_timeout, self.target.clone());
         self.subscribers
             .get_or_try_init(|| {
                 consume::start(
@@ -159,7 +157,7 @@ impl NatsClient {
                     self.target.subject.clone(),
                     self.own.jetstream,
                     self.table.clone(),
-                    move || connect_options(timeout),
+                    move || target.options(timeout),
                 )
             })
             .await
@@ -473,13 +471,6 @@ impl NatsClient {
             _ => Outcome::failed(ErrorClass::Status, format!("publishing on {subject}: {e}")),
         })
     }
-}
-
-/// Connect options of every connection: the connect timeout, no retries of the first connect.
-fn connect_options(connect_timeout: Duration) -> async_nats::ConnectOptions {
-    async_nats::ConnectOptions::new()
-        .connection_timeout(connect_timeout)
-        .request_timeout(None)
 }
 
 /// The bytes a message's headers take in NATS's header block (`NATS/1.0\r\n`, `K: V\r\n`

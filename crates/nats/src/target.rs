@@ -4,12 +4,14 @@
 use async_nats::ConnectErrorKind;
 use throng_core::ErrorClass;
 
-/// A `nats://` URL, checked: the server (as async-nats takes it, credentials included) and the
-/// subject.
-#[derive(Debug, Clone)]
+/// A `nats://` URL, checked: the server, the credentials it carries and the subject.
+#[derive(Clone)]
 pub(crate) struct Target {
-    /// `nats://[user:pass@]host:port`.
+    /// `nats://host:port`.
     pub(crate) server: String,
+    /// `USER:PASS@` (user and password) or `TOKEN@` (a token), percent-decoded: async-nats
+    /// reads a URL's credentials only from its options.
+    pub(crate) auth: Option<(String, Option<String>)>,
     /// `host:port`, for messages (no credentials).
     pub(crate) shown: String,
     pub(crate) subject: String,
@@ -28,7 +30,19 @@ impl Target {
             }
         };
         let (authority, subject) = rest.split_once('/').unwrap_or((rest, ""));
-        let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+        let (auth, host_port) = match authority.rsplit_once('@') {
+            Some((auth, hp)) => (Some(auth), hp),
+            None => (None, authority),
+        };
+        let decode = |v: &str| {
+            percent_encoding::percent_decode_str(v)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let auth = auth.map(|a| match a.split_once(':') {
+            Some((user, pass)) => (decode(user), Some(decode(pass))),
+            None => (decode(a), None),
+        });
         if host_port.is_empty() || host_port.starts_with(':') {
             return Err(format!("{url}: no host"));
         }
@@ -43,10 +57,40 @@ impl Target {
             false => format!("{host_port}:4222"),
         };
         Ok(Target {
-            server: format!("nats://{authority}"),
+            server: format!("nats://{host_port}"),
+            auth,
             shown,
             subject: subject.to_string(),
         })
+    }
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the credentials.
+        f.debug_struct("Target")
+            .field("server", &self.server)
+            .field("subject", &self.subject)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Target {
+    /// The options every connection to it starts from: its credentials, the connect timeout,
+    /// no retries of the first connect (a server that is down fails it, and the engine backs
+    /// off; once made, async-nats connects again by itself after the server went away).
+    pub(crate) fn options(
+        &self,
+        connect_timeout: std::time::Duration,
+    ) -> async_nats::ConnectOptions {
+        let o = match &self.auth {
+            Some((user, Some(pass))) => {
+                async_nats::ConnectOptions::with_user_and_password(user.clone(), pass.clone())
+            }
+            Some((token, None)) => async_nats::ConnectOptions::with_token(token.clone()),
+            None => async_nats::ConnectOptions::new(),
+        };
+        o.connection_timeout(connect_timeout).request_timeout(None)
     }
 }
 
@@ -98,8 +142,24 @@ pub(crate) fn connect_error(server: &str, e: &async_nats::ConnectError) -> (Erro
         }
         _ => ErrorClass::Connect,
     };
-    let server = server
-        .rsplit_once('@')
-        .map_or(server.trim_start_matches("nats://"), |(_, hp)| hp);
+    let server = server.trim_start_matches("nats://");
     (class, format!("connecting to NATS at {server}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_taken_out_of_the_url_and_never_shown() {
+        let t = Target::parse("nats://me:p%40ss@127.0.0.1:4222/a.b").unwrap();
+        assert_eq!(t.server, "nats://127.0.0.1:4222");
+        assert_eq!(t.auth, Some(("me".into(), Some("p@ss".into()))));
+        assert_eq!(t.shown, "127.0.0.1:4222");
+        assert!(!format!("{t:?}").contains("p@ss"));
+        let token = Target::parse("nats://s3cr3t@host/x").unwrap();
+        assert_eq!(token.auth, Some(("s3cr3t".into(), None)));
+        assert_eq!(token.shown, "host:4222");
+        assert_eq!(Target::parse("nats://host:1/x").unwrap().auth, None);
+    }
 }

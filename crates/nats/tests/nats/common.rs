@@ -46,7 +46,7 @@ impl NatsServer {
         server
     }
 
-    fn with_args(extra: &[&str]) -> NatsServer {
+    pub(crate) fn with_args(extra: &[&str]) -> NatsServer {
         let (port, monitor) = (free_port(), free_port());
         let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
             .into_iter()

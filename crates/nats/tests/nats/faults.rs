@@ -212,3 +212,38 @@ async fn a_server_killed_mid_run_loses_messages_and_every_one_is_counted() {
         assert_eq!(published, delivered + lost + in_flight);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_credentials_fail_the_connect_as_the_servers_refusal() {
+    let server = NatsServer::with_args(&["--user", "throng", "--pass", "s3cret"]);
+    for (url, plan, n) in [
+        (server.url("greeter"), closed(2, 3), 6),
+        (
+            format!("nats://throng:wrong@127.0.0.1:{}/greeter", server.port),
+            open(50.0, 10, 5),
+            10,
+        ),
+    ] {
+        let s = all_fail(
+            plan,
+            &url,
+            &options(),
+            NatsStep::request("x"),
+            ErrorClass::Status,
+            n,
+        )
+        .await;
+        let said = format!("{:?}", s.errors);
+        assert!(said.contains("authorization"), "{said}");
+        // The password is not in the message.
+        assert!(!said.contains("wrong"), "{said}");
+    }
+    // The right ones: the server answers (no responders: nobody serves the subject).
+    let url = format!("nats://throng:s3cret@127.0.0.1:{}/greeter", server.port);
+    let s = run(
+        closed(1, 2),
+        Arc::new(steps(&url, &options(), NatsStep::request("x"))),
+    )
+    .await;
+    assert_eq!(status_count(&s, NO_RESPONDERS), 2, "{}", errors(&s));
+}
