@@ -31,7 +31,8 @@ fn run(url: &str, args: &[&str]) -> (String, serde_json::Value) {
 
 /// A load of 300 autocommit UPDATEs is 300 transactions (before, `Com_commit + Com_rollback`
 /// read 0); a load of 40 BEGIN, SELECT, UPDATE, COMMIT transactions is 40, not the 120 that
-/// `Handler_commit` counts for them. The derivation is said.
+/// `Handler_commit` counts for them. The derivation is said, and the statements are the load's
+/// (the reader's own left out).
 #[test]
 fn mariadb_transactions_of_autocommit_statements_and_of_explicit_transactions() {
     let my = MariaDb::start().expect("a MariaDB of this test's own");
@@ -68,6 +69,10 @@ fn mariadb_transactions_of_autocommit_statements_and_of_explicit_transactions() 
     };
     assert_eq!(counter("Com_commit"), Some(0), "{db}");
     assert_eq!(counter("Handler_commit"), Some(300), "{db}");
+    // The statements are the load's, the reader's own SHOW GLOBAL STATUS left out: 300, and
+    // 2 for each of the load's 2 connections (its SET at login, its statement's preparation).
+    assert_eq!(db["statements"]["load_total"], 304, "{db}");
+    assert_eq!(counter("Com_select"), Some(0), "{db}");
 
     let (_, db) = run(
         &url,
@@ -93,6 +98,14 @@ fn mariadb_transactions_of_autocommit_statements_and_of_explicit_transactions() 
     };
     assert_eq!(counter("Com_commit"), Some(40), "{db}");
     assert_eq!(counter("Handler_commit"), Some(120), "{db}");
+    // BEGIN, SELECT, UPDATE, COMMIT: 160 statements (and the connections' 4), 80 of them
+    // SELECT or UPDATE.
+    assert_eq!(db["statements"]["load_total"], 164, "{db}");
+    let dml: u64 = ["Com_select", "Com_insert", "Com_update", "Com_delete"]
+        .iter()
+        .filter_map(|k| counter(k))
+        .sum();
+    assert_eq!(dml, 80, "{db}");
 }
 
 /// A service's pooled connections stay idle after the load, and PostgreSQL (15+) publishes the

@@ -55,6 +55,8 @@ const ENABLE: &str = "shared_preload_libraries = 'pg_stat_statements' in postgre
 /// engines' commits, statements (all, then by kind), rows. MariaDB (10.11) keeps no
 /// `Innodb_rows_*`: counters a server does not keep are left out (see [`DbStats::missing`]),
 /// never shown as 0. Then the transactions, which no status variable counts ([`MY_DERIVED`]).
+/// The reader's own statements (its `SHOW GLOBAL STATUS`, and its SELECTs of
+/// `performance_schema`) are left out of `Questions` and `Com_select`, counted as they run.
 const MY: &[&str] = &[
     "Com_commit",
     "Com_rollback",
@@ -127,6 +129,9 @@ struct MyTransactions {
     /// Transactions and commits derived so far.
     transactions: u64,
     commits: u64,
+    /// The reader's own statements so far, all of them and its SELECTs: left out of
+    /// `Questions` and `Com_select`, as PostgreSQL's reader leaves its own out.
+    own: (u64, u64),
 }
 
 impl MyTransactions {
@@ -433,8 +438,10 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
         let mysql = self.target.dialect() != Dialect::Postgres;
         let mut events = self.my.events;
         let mut events_count = None;
+        let mut own = (0, 0);
         let read = async {
             if mysql && first {
+                own = (own.0 + 1, own.1 + 1);
                 // A server without performance_schema's tables (or with them off) has no row.
                 let on = conn.run(&Arc::from(MY_INSTRUMENT), &[], true).await;
                 events = on.is_ok_and(|d| {
@@ -446,9 +453,11 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
                 });
             }
             if mysql && events {
+                own = (own.0 + 1, own.1 + 1);
                 let done = conn.run(&Arc::from(MY_EVENTS), &[], true).await?;
                 events_count = done.data.first().and_then(|r| r.get("COUNT_STAR").cloned());
             }
+            own.0 += u64::from(mysql);
             let done = conn.run(&sql, &[], true).await?;
             if by_kind {
                 statements = Some(conn.run(&Arc::from(by_kind_sql()), &[], true).await);
@@ -460,7 +469,9 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
             this.target
                 .scrub(&crate::failure(e).message.unwrap_or_default())
         };
-        let done = match read.await {
+        let done = read.await;
+        self.my.own = (self.my.own.0 + own.0, self.my.own.1 + own.1);
+        let done = match done {
             Ok(d) => d,
             Err(e) => return Err(failed(self, &e)),
         };
@@ -513,6 +524,12 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
                     }
                 }
                 self.my.events = events;
+                // The reader's own statements are counted as they run: left out.
+                for (name, mine) in [("Questions", self.my.own.0), ("Com_select", self.my.own.1)] {
+                    if let Some(i) = names.iter().position(|n| *n == name) {
+                        read[i] = read[i].map(|v| v.saturating_sub(mine));
+                    }
+                }
                 let (t, c) = self.my.add([0, 1, 2, 3].map(|i| read[i].unwrap_or(0)));
                 match events {
                     true => {
