@@ -104,6 +104,11 @@ impl NatsClient {
         })
     }
 
+    /// The target's URL as throng shows it: a password or token as `***`.
+    pub fn shown_url(&self) -> String {
+        self.target.shown_url()
+    }
+
     /// The target's subject.
     pub fn subject(&self) -> &str {
         &self.target.subject

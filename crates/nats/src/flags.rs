@@ -117,8 +117,8 @@ impl NatsFlags {
                 .iter()
                 .any(|(_, t)| matches!(t, Text::Template(_)));
         let client = NatsClient::new(url, &options).map_err(input)?;
-        let steps = Steps::new(client, step, request.label.as_deref().unwrap_or(url))
-            .map_err(|e| input(e.message))?;
+        let label = request.label.clone().unwrap_or_else(|| client.shown_url());
+        let steps = Steps::new(client, step, label).map_err(|e| input(e.message))?;
         let render: Arc<dyn Render + Send + Sync> = match templated {
             true => Arc::new(calls),
             false => Arc::new(StaticOnly),
@@ -212,7 +212,10 @@ impl ProtocolFlags for NatsFlags {
 
     async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
         let driver = self.url_steps(args.url, args.request)?;
-        Ok(UrlRun::of(args.plan?, driver))
+        let mut plan = args.plan?;
+        // The run's target as it is shown: a password or token hidden.
+        plan.target = driver.client().shown_url();
+        Ok(UrlRun::of(plan, driver))
     }
 
     fn watches(&self) -> bool {

@@ -109,7 +109,8 @@ impl Default for NatsOptions {
     }
 }
 
-/// `throng run nats://host:port/SUBJECT`: one step, labelled with the URL, sending `payload`
+/// `throng run nats://host:port/SUBJECT`: one step, labelled with the URL (its password or token
+/// hidden), sending `payload`
 /// (as a request or published, as `options`' [`NatsOptions`] say) with the options' headers.
 /// The payload is sent as written; one with templates is a step made with [`NatsStep`] and
 /// rendered by the caller's [`Steps::rendered_by`].
@@ -122,7 +123,8 @@ pub fn url_steps(
     let mut step = NatsStep::request(payload.unwrap_or_default());
     step.mode = own.mode;
     let client = NatsClient::new(url, options)?;
-    Steps::new(client, step, url).map_err(|e| e.message)
+    let label = client.shown_url();
+    Steps::new(client, step, label).map_err(|e| e.message)
 }
 
 /// The protocol: `nats://` targets, steps under `nats`.

@@ -76,6 +76,16 @@ impl std::fmt::Debug for Target {
 }
 
 impl Target {
+    /// The URL as throng shows it (labels, the plan): its password, or its token, as `***`.
+    pub(crate) fn shown_url(&self) -> String {
+        let auth = match &self.auth {
+            Some((user, Some(_))) => format!("{user}:***@"),
+            Some((_, None)) => "***@".to_string(),
+            None => String::new(),
+        };
+        format!("nats://{auth}{}/{}", self.shown, self.subject)
+    }
+
     /// The options every connection to it starts from: its credentials, the connect timeout,
     /// no retries of the first connect (a server that is down fails it, and the engine backs
     /// off; once made, async-nats connects again by itself after the server went away).
@@ -157,9 +167,11 @@ mod tests {
         assert_eq!(t.auth, Some(("me".into(), Some("p@ss".into()))));
         assert_eq!(t.shown, "127.0.0.1:4222");
         assert!(!format!("{t:?}").contains("p@ss"));
+        assert_eq!(t.shown_url(), "nats://me:***@127.0.0.1:4222/a.b");
         let token = Target::parse("nats://s3cr3t@host/x").unwrap();
         assert_eq!(token.auth, Some(("s3cr3t".into(), None)));
         assert_eq!(token.shown, "host:4222");
+        assert_eq!(token.shown_url(), "nats://***@host:4222/x");
         assert_eq!(Target::parse("nats://host:1/x").unwrap().auth, None);
     }
 }

@@ -246,4 +246,13 @@ async fn wrong_credentials_fail_the_connect_as_the_servers_refusal() {
     )
     .await;
     assert_eq!(status_count(&s, NO_RESPONDERS), 2, "{}", errors(&s));
+    // A URL run's row is labelled without the password.
+    let plan = throng_nats::url_steps(&url, &options(), Some("x")).unwrap();
+    assert_eq!(
+        plan.labels(),
+        vec![format!(
+            "nats://throng:***@127.0.0.1:{}/greeter",
+            server.port
+        )]
+    );
 }
