@@ -1,0 +1,267 @@
+//! AMQP's own flags on `throng run` (`clap` feature), mapped onto [`AmqpOptions`]: the route
+//! (`--exchange`, `--routing-key`), what a URL run's calls do (`--amqp-mode rpc|publish`),
+//! publish–consume's `--confirms`, `--no-ack` and `--prefetch`, and the broker watched beside
+//! any run (`--amqp-monitor URL`, its management API's overview).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use throng_core::flags::{
+    positive, FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs, BODY, HEADER,
+};
+use throng_core::step::{ClientOptions, Render, StaticOnly, Text};
+use throng_core::steps::Steps;
+use throng_core::watch::Watched;
+use throng_core::RunPlan;
+use throng_template::Calls;
+
+use crate::monitor::{Monitor, Overview};
+use crate::{AmqpClient, AmqpOptions, AmqpStep, Mode};
+
+fn input(m: impl Into<String>) -> FlagsError {
+    FlagsError::Input(m.into())
+}
+
+/// A URL run's plan: its one step, its templates rendered per call.
+pub type AmqpSteps = Steps<AmqpClient, Arc<dyn Render + Send + Sync>>;
+
+/// AMQP's flags of `throng run`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct AmqpFlags {
+    /// amqp://: the routing key messages are published with (with the default exchange, the
+    /// queue's name); the URL's ?routing_key= when absent.
+    #[arg(long, value_name = "KEY", help_heading = "AMQP")]
+    pub routing_key: Option<String>,
+    /// amqp://: the exchange messages are published to (it must exist); the default exchange
+    /// when absent.
+    #[arg(long, value_name = "NAME", help_heading = "AMQP")]
+    pub exchange: Option<String>,
+    /// amqp://: what each call does: rpc (publish -d as a request, its reply on direct
+    /// reply-to timed; the default) or publish (publish -d, timed to its delivery to throng's
+    /// own consumer).
+    #[arg(long, value_name = "MODE", value_parser = mode, help_heading = "AMQP")]
+    pub amqp_mode: Option<Mode>,
+    /// amqp:// with --amqp-mode publish: publisher confirms (each publish waits for the
+    /// broker's ack; returned and nacked messages are counted).
+    #[arg(long, help_heading = "AMQP")]
+    pub confirms: bool,
+    /// amqp:// with --amqp-mode publish: throng's consumer does not acknowledge (auto-ack).
+    #[arg(long, help_heading = "AMQP")]
+    pub no_ack: bool,
+    /// amqp:// with --amqp-mode publish: the consumer's prefetch, unacknowledged deliveries
+    /// at once (100 by default; 0: no limit).
+    #[arg(long, value_name = "N", help_heading = "AMQP")]
+    pub prefetch: Option<u16>,
+    /// Read a RabbitMQ's management API (http://USER:PASS@HOST:PORT, the rabbitmq_management
+    /// plugin's) once a second beside any run, idle (--idle, 1s by default) and under load:
+    /// messages published, delivered, acknowledged, redelivered, confirmed and returned, the
+    /// queues' depth, connections and channels, in the result and reports.
+    #[arg(long = "amqp-monitor", value_name = "URL", help_heading = "AMQP")]
+    pub amqp_monitor: Vec<String>,
+}
+
+fn mode(v: &str) -> Result<Mode, String> {
+    v.parse()
+}
+
+impl AmqpFlags {
+    /// The options these flags set.
+    pub fn options(&self) -> Result<AmqpOptions, FlagsError> {
+        let mut o = AmqpOptions::default();
+        if let Some(m) = self.amqp_mode {
+            o.mode = m;
+        }
+        if let Some(e) = &self.exchange {
+            crate::target::check_exchange(e).map_err(|m| input(format!("--exchange {m}")))?;
+            o.exchange = Some(e.clone());
+        }
+        if let Some(k) = &self.routing_key {
+            crate::target::check_short("--routing-key", k).map_err(input)?;
+            o.routing_key = Some(k.clone());
+        }
+        let publish_only = [
+            (self.confirms, "--confirms"),
+            (self.no_ack, "--no-ack"),
+            (self.prefetch.is_some(), "--prefetch"),
+        ];
+        if let Some((_, flag)) = publish_only.iter().find(|(given, _)| *given) {
+            if o.mode != Mode::Publish {
+                return Err(input(format!(
+                    "{flag} applies to --amqp-mode publish (an RPC's reply comes from the \
+                     service, not throng's consumer)"
+                )));
+            }
+        }
+        if self.no_ack && self.prefetch.is_some() {
+            return Err(input(
+                "--prefetch applies to a consumer that acknowledges; --no-ack has none",
+            ));
+        }
+        o.confirms = self.confirms;
+        o.ack = !self.no_ack;
+        if let Some(p) = self.prefetch {
+            o.prefetch = p;
+        }
+        Ok(o)
+    }
+
+    /// The step of a run of `url`: `-d` (templates of functions rendered per call) sent as an
+    /// RPC request or published, with `-H`'s headers (templated values per call).
+    pub fn url_steps(&self, url: &str, request: &Request) -> Result<AmqpSteps, FlagsError> {
+        let mut options = request.options()?.with(self.options()?);
+        let mut calls = Calls::default();
+        let payload = request.body_text()?.unwrap_or_default();
+        let mut step = AmqpStep::rpc("");
+        step.mode = self.amqp_mode.unwrap_or_default();
+        step.payload = calls
+            .compile(&payload)
+            .map_err(|e| input(format!("-d/--body's template: {e}")))?;
+        let mut fixed = Vec::new();
+        for (name, value) in std::mem::take(&mut options.headers) {
+            match value.contains("{{") || value.contains("{%") {
+                true => {
+                    let text = calls
+                        .compile(&value)
+                        .map_err(|e| input(format!("-H {name}: {e}")))?;
+                    step.headers.push((name, text));
+                }
+                false => fixed.push((name, value)),
+            }
+        }
+        options.headers = fixed;
+        let templated = matches!(step.payload, Text::Template(_))
+            || step
+                .headers
+                .iter()
+                .any(|(_, t)| matches!(t, Text::Template(_)));
+        let client = AmqpClient::new(url, &options).map_err(input)?;
+        let steps = Steps::new(client, step, request.label.as_deref().unwrap_or(url))
+            .map_err(|e| input(e.message))?;
+        let render: Arc<dyn Render + Send + Sync> = match templated {
+            true => Arc::new(calls),
+            false => Arc::new(StaticOnly),
+        };
+        Ok(steps.rendered_by(render))
+    }
+
+    fn overview(&self, request: &Request) -> Result<Option<Overview>, FlagsError> {
+        let timeout = request.connect_timeout()?;
+        match self.amqp_monitor.as_slice() {
+            [] => Ok(None),
+            [one] => Overview::new(one, timeout)
+                .map(Some)
+                .map_err(|e| input(format!("--amqp-monitor {e}"))),
+            [..] => Err(input(
+                "--amqp-monitor: one broker a run (a grid's sides may each name theirs, \
+                 SIDE=URL)",
+            )),
+        }
+    }
+}
+
+impl ProtocolFlags for AmqpFlags {
+    type Driver = AmqpSteps;
+
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        for (on, flag) in [
+            (self.routing_key.is_some(), "--routing-key"),
+            (self.exchange.is_some(), "--exchange"),
+            (self.amqp_mode.is_some(), "--amqp-mode"),
+            (self.confirms, "--confirms"),
+            (self.no_ack, "--no-ack"),
+            (self.prefetch.is_some(), "--prefetch"),
+        ] {
+            if on {
+                given.push(flag);
+            }
+        }
+        given
+    }
+
+    /// Takes back the load's flags; `--amqp-monitor` watches a broker beside any run, so it
+    /// stays.
+    fn clear(&mut self) {
+        *self = AmqpFlags {
+            amqp_monitor: std::mem::take(&mut self.amqp_monitor),
+            ..AmqpFlags::default()
+        };
+    }
+
+    fn reads(&self) -> &'static [throng_core::flags::Shared] {
+        &[HEADER, BODY]
+    }
+
+    fn check_offline(
+        &self,
+        url: &str,
+        request: &Request,
+        _plan: &RunPlan,
+    ) -> Result<(), FlagsError> {
+        self.url_steps(url, request).map(|_| ())
+    }
+
+    fn scenario_options(
+        &self,
+        options: ClientOptions,
+        targets: usize,
+        source: &str,
+    ) -> Result<ClientOptions, FlagsError> {
+        if self.amqp_mode.is_some() {
+            return Err(input(format!(
+                "--amqp-mode applies to an amqp:// URL; {source} is a scenario file, whose \
+                 amqp steps say `rpc` or `publish`"
+            )));
+        }
+        if let (0, Some(flag)) = (targets, self.given().first()) {
+            return Err(input(format!(
+                "{flag} applies to amqp:// targets; {source} has none"
+            )));
+        }
+        let mut own = AmqpFlags {
+            amqp_mode: Some(Mode::Publish),
+            ..self.clone()
+        }
+        .options()?;
+        own.mode = Mode::Rpc;
+        Ok(options.with(own))
+    }
+
+    async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
+        let driver = self.url_steps(args.url, args.request)?;
+        Ok(UrlRun::of(args.plan?, driver))
+    }
+
+    fn watches(&self) -> bool {
+        !self.amqp_monitor.is_empty()
+    }
+
+    fn check_watched(&self, request: &Request) -> Result<(), FlagsError> {
+        self.overview(request).map(|_| ())
+    }
+
+    async fn watch<'a>(
+        &'a self,
+        request: &'a Request,
+        args: WatchArgs<'a>,
+    ) -> Result<Option<Watched>, FlagsError> {
+        let Some(api) = self.overview(request)? else {
+            return Ok(None);
+        };
+        let idle = match args.idle {
+            Some(v) => positive("--idle", v)?,
+            None => Duration::from_secs(1),
+        };
+        let monitor = Monitor::start(api, idle)
+            .await
+            .map_err(|e| FlagsError::Runtime(format!("--amqp-monitor: {e}")))?;
+        // The broker refreshes its figures every collect_statistics_interval: a reading that
+        // long after the load holds its last messages (1 s when the broker is set to it).
+        Ok(Some(monitor.watched(Duration::from_millis(1100))))
+    }
+
+    fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {
+        self.amqp_monitor = pick(&self.amqp_monitor);
+    }
+}
