@@ -226,7 +226,8 @@ impl DbStats {
 
     /// The counters whose sum is the database's transactions (committed and rolled back):
     /// `xact_commit` and `xact_rollback`; on MySQL `events_transactions` where
-    /// `performance_schema` counts them, else `transactions_derived` ([`MY_DERIVED`]).
+    /// `performance_schema` counts them, else `transactions_derived`
+    /// (`MY_DERIVED` in the source says how it is derived).
     pub fn transactions(&self) -> Vec<usize> {
         if let Some(i) = self
             .place("events_transactions")
@@ -264,7 +265,7 @@ impl DbStats {
     }
 
     /// The counters of committed transactions: `xact_commit`, `commits_derived`
-    /// ([`MY_DERIVED`]).
+    /// (derived as `MY_DERIVED` in the source says).
     pub fn commits(&self) -> Vec<usize> {
         ["xact_commit", "commits_derived"]
             .iter()
