@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let driver = Arc::new(ScenarioDriver::new(scenario, &Default::default())?);
     let spec = LoadSpec {
         users: Some(8),
-        duration: Some("3s".into()),
+        duration: Some(std::time::Duration::from_secs(3)),
         ..LoadSpec::default()
     };
     let plan = spec.plan("examples/flow.rs", &throng::core::spec::keys)?;

@@ -32,7 +32,10 @@ pub(crate) async fn demo(a: DemoArgs) -> Result<u8, CliError> {
     }
     // The demo's flags are `throng run`'s: a spec over the file's load section, as there.
     let flags = throng_core::LoadSpec {
-        duration: Some(a.duration.clone()),
+        duration: Some(
+            throng_core::spec::duration("-z/--duration", &a.duration)
+                .map_err(|e| CliError::Usage(e.to_string()))?,
+        ),
         rate: a.rate,
         users: a.rate.is_none().then_some(a.users),
         ..throng_core::LoadSpec::default()

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use clap::{Args, ValueEnum};
-use throng_core::spec::{Field, LoadSpec};
+use throng_core::spec::{self, Field, LoadSpec};
 use throng_core::stages::parse_duration;
+use throng_core::Arrivals;
 use throng_core::{Driver, RunPlan, Shard};
 use throng_report::{Format, Level, Threshold};
 
@@ -83,6 +84,10 @@ pub struct RunFlags {
         allow_hyphen_values = true
     )]
     pub warmup: Option<String>,
+    /// The level of a sweep these flags run at ([`RunFlags::at_level`]), applied to the spec
+    /// they make ([`throng_run::at_level`]); none from the command line itself.
+    #[arg(skip)]
+    level: Option<Level>,
 
     /// Run the plan at each of these levels, one after the other, as one result with a row per
     /// level: users=1000,2000,4000 or rate=2000,3000,5000, or a range users=1000..10000:1000
@@ -267,37 +272,52 @@ pub fn flag(f: Field) -> &'static str {
 }
 
 impl RunFlags {
-    /// The load flags as a spec (what a scenario's `load:` section goes under).
-    pub fn spec(&self) -> LoadSpec {
-        LoadSpec {
+    /// The load flags as a spec (what a scenario's `load:` section goes under), each value
+    /// read here and a bad one named with its flag; at the sweep's level when these are one
+    /// level's flags ([`RunFlags::at_level`]).
+    pub fn spec(&self) -> Result<LoadSpec, RunError> {
+        let read = |field: Field, v: &Option<String>| {
+            v.as_deref()
+                .map(|v| spec::duration(flag(field), v))
+                .transpose()
+                .map_err(|e| input(e.to_string()))
+        };
+        let stages = |field: Field, v: &Option<String>| {
+            v.as_deref()
+                .map(|v| spec::stages(flag(field), v))
+                .transpose()
+                .map_err(|e| input(e.to_string()))
+        };
+        let made = LoadSpec {
             users: self.users,
-            user_stages: self.user_stages.clone(),
+            user_stages: stages(Field::UserStages, &self.user_stages)?,
             requests: self.requests,
             iterations: self.iterations,
-            duration: self.duration.clone(),
-            think_time: self.think_time.clone(),
+            duration: read(Field::Duration, &self.duration)?,
+            think_time: read(Field::ThinkTime, &self.think_time)?,
             rate: self.rate,
-            rate_stages: self.rate_stages.clone(),
-            arrivals: self.arrivals.map(|x| {
-                match x {
-                    ArrivalsArg::Even => "even",
-                    ArrivalsArg::Poisson => "poisson",
-                }
-                .to_string()
+            rate_stages: stages(Field::RateStages, &self.rate_stages)?,
+            arrivals: self.arrivals.map(|x| match x {
+                ArrivalsArg::Even => Arrivals::Even,
+                ArrivalsArg::Poisson => Arrivals::Poisson,
             }),
             max_in_flight: self.max_in_flight,
             queue: self.queue,
             threads: self.threads,
-            grace: Some(self.grace.clone()),
-            late_after: Some(self.late_after.clone()),
-            warmup: self.warmup.clone(),
+            grace: read(Field::Grace, &Some(self.grace.clone()))?,
+            late_after: read(Field::LateAfter, &Some(self.late_after.clone()))?,
+            warmup: read(Field::Warmup, &self.warmup)?,
             start: None,
-        }
+        };
+        Ok(match self.level {
+            Some(level) => throng_run::at_level(&made, level),
+            None => made,
+        })
     }
 
     /// The load flags as a plan against `target`, every bad value named with its flag.
     pub fn plan(&self, target: &str) -> Result<RunPlan, RunError> {
-        self.spec()
+        self.spec()?
             .plan(target, &flag)
             .map_err(|e| input(e.to_string()))
     }
@@ -529,23 +549,11 @@ impl RunFlags {
         }
     }
 
-    /// These flags at a level of the sweep (see [`throng_run::at_level`]): the level's users or rate
-    /// in place of the flags' own.
+    /// These flags at a level of the sweep: their spec ([`RunFlags::spec`]) is
+    /// [`throng_run::at_level`]'s, the level's users or rate in place of the flags' own.
     pub fn at_level(&self, level: Level) -> RunFlags {
-        let spec = throng_run::at_level(&self.spec(), level);
         RunFlags {
-            users: spec.users,
-            user_stages: spec.user_stages,
-            rate: spec.rate,
-            rate_stages: spec.rate_stages,
-            think_time: spec.think_time,
-            iterations: spec.iterations,
-            max_in_flight: spec.max_in_flight,
-            queue: spec.queue,
-            arrivals: match level {
-                Level::Users(_) => None,
-                Level::Rate(_) => self.arrivals,
-            },
+            level: Some(level),
             ..self.clone()
         }
     }

@@ -177,7 +177,7 @@ pub fn build_from(
     }
     let mut setup = assemble(
         scenario,
-        &a.run.spec(),
+        &a.run.spec()?,
         &a.url,
         &a.run.thresholds,
         &options,

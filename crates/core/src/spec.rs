@@ -2,35 +2,39 @@
 //! every part optional. One spec goes [`LoadSpec::over`] another (flags over a file), and
 //! [`LoadSpec::plan`] validates the result into a [`RunPlan`].
 //!
-//! Messages name each value through a [`Names`] function, so the command line blames
-//! `-q/--rate` and a library user or a file blames `rate`; the library itself names no flag.
+//! Its values are typed (durations, stages, arrivals): text is read where it is written, so
+//! that a bad value is blamed on its place (a scenario file's `file:line:column`, a flag), with
+//! [`duration`], [`stages`] and [`arrivals`] for a caller that reads text. What only the whole
+//! spec can get wrong is [`LoadSpec::plan`]'s, and its messages name each value through a
+//! [`Names`] function, so the command line blames `-q/--rate` and a library user or a file
+//! blames `rate`; the library itself names no flag.
 
 use std::time::Duration;
 
 use crate::stages::{self, parse_duration};
-use crate::{Arrivals, ClosedLoop, LoadModel, OpenLoop, Rate, RunPlan, Users};
+use crate::{Arrivals, ClosedLoop, LoadModel, OpenLoop, Rate, RunPlan, Stage, Users};
 
-/// A load as written; `None` is "not given".
+/// A load as written, its values read; `None` is "not given".
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoadSpec {
     /// Closed loop: virtual users.
     pub users: Option<u32>,
-    /// Closed loop: users ramping, `DURATION:USERS,...`.
-    pub user_stages: Option<String>,
+    /// Closed loop: users ramping (`DURATION:USERS,...` as text, see [`stages`]).
+    pub user_stages: Option<Vec<Stage>>,
     /// Stop after this many requests in all (open loop: arrivals).
     pub requests: Option<u64>,
     /// Closed loop: iterations per user.
     pub iterations: Option<u64>,
-    /// How long to run (`30s`, `2m`).
-    pub duration: Option<String>,
+    /// How long to run.
+    pub duration: Option<Duration>,
     /// Closed loop: pause after each iteration.
-    pub think_time: Option<String>,
+    pub think_time: Option<Duration>,
     /// Open loop: iterations started per second.
     pub rate: Option<f64>,
-    /// Open loop: rate ramping, `DURATION:RATE,...`.
-    pub rate_stages: Option<String>,
-    /// Open loop: `even` or `poisson`.
-    pub arrivals: Option<String>,
+    /// Open loop: rate ramping (`DURATION:RATE,...` as text).
+    pub rate_stages: Option<Vec<Stage>>,
+    /// Open loop: how arrivals are spaced.
+    pub arrivals: Option<Arrivals>,
     /// Open loop: at most this many iterations at once.
     pub max_in_flight: Option<u32>,
     /// Open loop: queue of waiting arrivals.
@@ -38,14 +42,14 @@ pub struct LoadSpec {
     /// Worker threads (0 or none: one per core).
     pub threads: Option<usize>,
     /// How long requests in flight may finish after the end (default 5s).
-    pub grace: Option<String>,
+    pub grace: Option<Duration>,
     /// Open loop: a start this much behind schedule counts as late (default 1ms).
-    pub late_after: Option<String>,
-    /// Run the load this long before measuring, recording nothing (`10s`).
-    pub warmup: Option<String>,
-    /// Start the load this long after the run starts (`10s`): a workload of several starting
-    /// later than the others (the plan's [`RunPlan::start`], which the run waits for).
-    pub start: Option<String>,
+    pub late_after: Option<Duration>,
+    /// Run the load this long before measuring, recording nothing.
+    pub warmup: Option<Duration>,
+    /// Start the load this long after the run starts: a workload of several starting later
+    /// than the others (the plan's [`RunPlan::start`], which the run waits for).
+    pub start: Option<Duration>,
 }
 
 /// A value of a [`LoadSpec`], for messages.
@@ -139,13 +143,13 @@ impl LoadSpec {
         }
         if self.requests.is_none() && self.duration.is_none() && self.iterations.is_none() {
             m.requests = below.requests;
-            m.duration = below.duration.clone();
+            m.duration = below.duration;
             m.iterations = below.iterations;
         }
         if m.is_open() {
             m.iterations = None;
         } else {
-            m.think_time = m.think_time.or_else(|| below.think_time.clone());
+            m.think_time = m.think_time.or(below.think_time);
         }
         if self.users.is_none() && m.is_open() {
             // `users` with a rate bounds the requests in flight itself.
@@ -153,13 +157,13 @@ impl LoadSpec {
         }
         if m.is_open() {
             m.queue = m.queue.or(below.queue);
-            m.arrivals = m.arrivals.or_else(|| below.arrivals.clone());
+            m.arrivals = m.arrivals.or(below.arrivals);
         }
         m.threads = m.threads.or(below.threads);
-        m.grace = m.grace.or_else(|| below.grace.clone());
-        m.late_after = m.late_after.or_else(|| below.late_after.clone());
-        m.warmup = m.warmup.or_else(|| below.warmup.clone());
-        m.start = m.start.or_else(|| below.start.clone());
+        m.grace = m.grace.or(below.grace);
+        m.late_after = m.late_after.or(below.late_after);
+        m.warmup = m.warmup.or(below.warmup);
+        m.start = m.start.or(below.start);
         m
     }
 
@@ -172,11 +176,7 @@ impl LoadSpec {
     pub fn plan(&self, target: &str, names: Names) -> Result<RunPlan, SpecError> {
         let n = names;
         let usage = |m: String| SpecError(m);
-        let dur = self
-            .duration
-            .as_deref()
-            .map(|d| duration(n(Field::Duration), d))
-            .transpose()?;
+        let dur = self.duration;
         if dur == Some(Duration::ZERO) {
             return Err(usage(format!(
                 "{} must be longer than zero",
@@ -230,8 +230,7 @@ impl LoadSpec {
                     }
                     Rate::Stages {
                         start,
-                        stages: stages::parse(s)
-                            .map_err(|e| usage(format!("{} {s:?}: {e}", n(Field::RateStages))))?,
+                        stages: s.clone(),
                     }
                 }
                 (None, Some(r)) => {
@@ -267,16 +266,7 @@ impl LoadSpec {
                     n(Field::MaxInFlight)
                 )));
             }
-            let arrivals = match self.arrivals.as_deref() {
-                None | Some("even") => Arrivals::Even,
-                Some("poisson") => Arrivals::Poisson,
-                Some(other) => {
-                    return Err(usage(format!(
-                        "{} `{other}` is not even or poisson",
-                        n(Field::Arrivals)
-                    )))
-                }
-            };
+            let arrivals = self.arrivals.unwrap_or(Arrivals::Even);
             LoadModel::Open(OpenLoop {
                 rate,
                 arrivals,
@@ -287,10 +277,7 @@ impl LoadSpec {
             })
         } else {
             let users = match &self.user_stages {
-                Some(s) => Users::Stages(
-                    stages::parse(s)
-                        .map_err(|e| usage(format!("{} {s:?}: {e}", n(Field::UserStages))))?,
-                ),
+                Some(s) => Users::Stages(s.clone()),
                 None => {
                     let count = self.users.unwrap_or(50);
                     if count == 0 {
@@ -314,11 +301,7 @@ impl LoadSpec {
                     n(Field::Iterations)
                 )));
             }
-            let think_time = self
-                .think_time
-                .as_deref()
-                .map(|t| duration(n(Field::ThinkTime), t))
-                .transpose()?;
+            let think_time = self.think_time;
             if matches!(users, Users::Fixed(_))
                 && dur.is_none()
                 && self.requests.is_none()
@@ -344,14 +327,14 @@ impl LoadSpec {
         };
         let mut plan = RunPlan::new(target, model);
         plan.threads = self.threads.unwrap_or(0);
-        if let Some(g) = &self.grace {
-            plan.grace = duration(n(Field::Grace), g)?;
+        if let Some(g) = self.grace {
+            plan.grace = g;
         }
-        if let Some(l) = &self.late_after {
-            plan.late_after = duration(n(Field::LateAfter), l)?;
+        if let Some(l) = self.late_after {
+            plan.late_after = l;
         }
-        if let Some(w) = &self.warmup {
-            plan.warmup = duration(n(Field::Warmup), w)?;
+        if let Some(w) = self.warmup {
+            plan.warmup = w;
             let counted = self.requests.is_some() || self.iterations.is_some();
             let staged = self.user_stages.is_some() || self.rate_stages.is_some();
             if !plan.warmup.is_zero() && (counted || staged || dur.is_none()) {
@@ -366,20 +349,38 @@ impl LoadSpec {
                 )));
             }
         }
-        if let Some(s) = &self.start {
-            plan.start = duration(n(Field::Start), s)?;
+        if let Some(s) = self.start {
+            plan.start = s;
         }
         plan.validate().map_err(|e| usage(e.to_string()))?;
         Ok(plan)
     }
 }
 
-fn duration(name: &str, v: &str) -> Result<Duration, SpecError> {
+/// A duration as text (`30s`, `2m`, `250ms`) read for the value `name` (a flag, a key), which
+/// the message names.
+pub fn duration(name: &str, v: &str) -> Result<Duration, SpecError> {
     parse_duration(v).map_err(|e| {
         SpecError(format!(
             "{name} {v:?}: not a duration ({e}); write e.g. 30s, 2m, 250ms"
         ))
     })
+}
+
+/// Stages as text (`30s:100,2m:100,10s:0`) read for the value `name`, which the message names.
+pub fn stages(name: &str, v: &str) -> Result<Vec<Stage>, SpecError> {
+    stages::parse(v).map_err(|e| SpecError(format!("{name} {v:?}: {e}")))
+}
+
+/// Arrivals as text (`even`, `poisson`) read for the value `name`, which the message names.
+pub fn arrivals(name: &str, v: &str) -> Result<Arrivals, SpecError> {
+    match v {
+        "even" => Ok(Arrivals::Even),
+        "poisson" => Ok(Arrivals::Poisson),
+        other => Err(SpecError(format!(
+            "{name} `{other}` is not even or poisson"
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -390,8 +391,8 @@ mod tests {
     fn flags_over_a_file_replace_by_group() {
         let file = LoadSpec {
             users: Some(20),
-            duration: Some("30s".into()),
-            think_time: Some("1s".into()),
+            duration: Some(Duration::from_secs(30)),
+            think_time: Some(Duration::from_secs(1)),
             queue: Some(7),
             ..LoadSpec::default()
         };
@@ -402,7 +403,7 @@ mod tests {
         };
         let m = flags.over(&file);
         assert_eq!((m.users, m.rate), (None, Some(100.0)));
-        assert_eq!(m.duration.as_deref(), Some("30s"));
+        assert_eq!(m.duration, Some(Duration::from_secs(30)));
         assert_eq!(m.think_time, None, "an open loop has no think time");
         assert_eq!(m.queue, Some(7));
         // An end flag replaces every end of the file.
@@ -411,7 +412,7 @@ mod tests {
             ..LoadSpec::default()
         };
         let m = flags.over(&file);
-        assert_eq!((m.requests, m.duration.as_deref()), (Some(5), None));
+        assert_eq!((m.requests, m.duration), (Some(5), None));
         assert_eq!(m.users, Some(20));
     }
 
@@ -430,8 +431,8 @@ mod tests {
                 ..LoadSpec::default()
             },
             LoadSpec {
-                arrivals: Some("poisson".into()),
-                duration: Some("1s".into()),
+                arrivals: Some(Arrivals::Poisson),
+                duration: Some(Duration::from_secs(1)),
                 ..LoadSpec::default()
             },
         ] {
@@ -443,7 +444,7 @@ mod tests {
             rate: Some(100.0),
             max_in_flight: Some(10),
             queue: Some(5),
-            duration: Some("1s".into()),
+            duration: Some(Duration::from_secs(1)),
             ..LoadSpec::default()
         };
         let flags = LoadSpec {
@@ -463,7 +464,7 @@ mod tests {
     fn messages_name_fields_as_the_caller_does() {
         let spec = LoadSpec {
             rate: Some(-1.0),
-            duration: Some("2s".into()),
+            duration: Some(Duration::from_secs(2)),
             ..LoadSpec::default()
         };
         let by_key = spec.plan("t", &keys).unwrap_err().to_string();
@@ -480,7 +481,7 @@ mod tests {
         let plan = LoadSpec {
             users: Some(3),
             iterations: Some(2),
-            grace: Some("1s".into()),
+            grace: Some(Duration::from_secs(1)),
             ..LoadSpec::default()
         }
         .plan("t", &keys)

@@ -2,10 +2,12 @@
 //! under its flags and builds the plan; by then a value has lost its place, so a bad one found
 //! there would be blamed on the flag it stands in for (`-z/--duration "ten"` for a file's
 //! `duration: ten`). Everything a value can get wrong on its own, and the open and the closed
-//! loop mixed within the section, is therefore refused here, naming `file:line:column`.
+//! loop mixed within the section, is therefore refused here, naming `file:line:column`, and
+//! read into the typed [`Load`] (durations, stages, arrivals), so no text is left to read later.
 
 use serde_saphyr::{Location, Spanned};
 use throng_core::stages::{self, parse_duration};
+use throng_core::Arrivals;
 
 use crate::compile::ScenarioError;
 use crate::file::{Load, LoadSection};
@@ -19,8 +21,12 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
     at_least_one(&l.requests, "requests", at)?;
     at_least_one(&l.iterations, "iterations", at)?;
     at_least_one(&l.max_in_flight, "max_in_flight", at)?;
-    if let Some(d) = &l.duration {
-        let v = duration(d, "duration", at)?;
+    let run_for = l
+        .duration
+        .as_ref()
+        .map(|d| duration(d, "duration", at))
+        .transpose()?;
+    if let (Some(d), Some(v)) = (&l.duration, run_for) {
         if v.is_zero() {
             return Err(at(
                 d.referenced,
@@ -28,15 +34,21 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
             ));
         }
     }
-    if let Some(t) = &l.think_time {
-        duration(t, "think_time", at)?;
-    }
-    if let Some(w) = &l.warmup {
-        duration(w, "warmup", at)?;
-    }
-    if let Some(s) = &l.start {
-        duration(s, "start", at)?;
-    }
+    let think_time = l
+        .think_time
+        .as_ref()
+        .map(|t| duration(t, "think_time", at))
+        .transpose()?;
+    let warmup = l
+        .warmup
+        .as_ref()
+        .map(|w| duration(w, "warmup", at))
+        .transpose()?;
+    let start = l
+        .start
+        .as_ref()
+        .map(|s| duration(s, "start", at))
+        .transpose()?;
     if let Some(r) = &l.rate {
         // With stages, `rate` is where they start from, and 0 is the usual start.
         let staged = l.rate_stages.is_some();
@@ -52,44 +64,55 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
             ));
         }
     }
-    if let Some(s) = &l.user_stages {
-        let list = stage_list(s, "user_stages", at)?;
-        if let Some(bad) = list.iter().find(|st| st.target.fract() != 0.0) {
-            return Err(at(
-                s.referenced,
-                format!(
-                    "user_stages: user counts must be whole numbers, not {}",
-                    bad.target
-                ),
-            ));
+    let user_stages = match &l.user_stages {
+        Some(s) => {
+            let list = stage_list(s, "user_stages", at)?;
+            if let Some(bad) = list.iter().find(|st| st.target.fract() != 0.0) {
+                return Err(at(
+                    s.referenced,
+                    format!(
+                        "user_stages: user counts must be whole numbers, not {}",
+                        bad.target
+                    ),
+                ));
+            }
+            Some(list)
         }
-    }
-    if let Some(s) = &l.rate_stages {
-        stage_list(s, "rate_stages", at)?;
-    }
-    if let Some(a) = &l.arrivals {
-        if !matches!(a.value.as_str(), "even" | "poisson") {
-            return Err(at(
-                a.referenced,
-                format!("arrivals must be `even` or `poisson`, not `{}`", a.value),
-            ));
-        }
-    }
+        None => None,
+    };
+    let rate_stages = l
+        .rate_stages
+        .as_ref()
+        .map(|s| stage_list(s, "rate_stages", at))
+        .transpose()?;
+    let arrivals = match &l.arrivals {
+        Some(a) => Some(match a.value.as_str() {
+            "even" => Arrivals::Even,
+            "poisson" => Arrivals::Poisson,
+            other => {
+                return Err(at(
+                    a.referenced,
+                    format!("arrivals must be `even` or `poisson`, not `{other}`"),
+                ))
+            }
+        }),
+        None => None,
+    };
     mixed_loops(l, at)?;
     Ok(Load {
         users: l.users.as_ref().map(|v| v.value),
-        user_stages: l.user_stages.as_ref().map(|v| v.value.clone()),
+        user_stages,
         requests: l.requests.as_ref().map(|v| v.value),
         iterations: l.iterations.as_ref().map(|v| v.value),
-        duration: l.duration.as_ref().map(|v| v.value.clone()),
-        think_time: l.think_time.as_ref().map(|v| v.value.clone()),
+        duration: run_for,
+        think_time,
         rate: l.rate.as_ref().map(|v| v.value),
-        rate_stages: l.rate_stages.as_ref().map(|v| v.value.clone()),
-        arrivals: l.arrivals.as_ref().map(|v| v.value.clone()),
+        rate_stages,
+        arrivals,
         max_in_flight: l.max_in_flight.as_ref().map(|v| v.value),
         queue: l.queue.as_ref().map(|v| v.value),
-        warmup: l.warmup.as_ref().map(|v| v.value.clone()),
-        start: l.start.as_ref().map(|v| v.value.clone()),
+        warmup,
+        start,
         ..Load::default()
     })
 }

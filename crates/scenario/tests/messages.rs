@@ -106,10 +106,11 @@ fn load_values_are_blamed_on_the_file_and_line() {
 fn rate_zero_starts_rate_stages() {
     let text = with("load:\n  rate: 0\n  rate_stages: 10s:5\n");
     let s = throng_scenario::compile_str(&text, "x.yaml", Path::new("."), &protocols()).unwrap();
-    assert_eq!(
-        (s.load.rate, s.load.rate_stages.as_deref()),
-        (Some(0.0), Some("10s:5"))
-    );
+    let stages = vec![throng_core::Stage {
+        duration: std::time::Duration::from_secs(10),
+        target: 5.0,
+    }];
+    assert_eq!((s.load.rate, s.load.rate_stages), (Some(0.0), Some(stages)));
 }
 
 #[test]
