@@ -34,5 +34,7 @@ mod scenarios;
 mod schema;
 #[path = "../shards.rs"]
 mod shards;
+#[path = "../streams.rs"]
+mod streams;
 #[path = "../url_templates.rs"]
 mod url_templates;

@@ -31,6 +31,10 @@ pub enum ErrorClass {
     Dropped,
     /// The peer reset or closed the connection before the response was complete.
     Reset,
+    /// A reply read as a stream of parts (server-sent events, NDJSON lines, chunks) was cut
+    /// off mid-way, after at least one part: the connection closed or reset before its end, or
+    /// the body ended inside an event. The parts that came are still counted in its parts row.
+    Cut,
     /// The TLS handshake failed (bad certificate, no common protocol).
     Tls,
     /// The peer answered with something that is not the protocol (a garbage status line).
@@ -47,12 +51,13 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Every class, in report order.
-    pub const ALL: [ErrorClass; 10] = [
+    pub const ALL: [ErrorClass; 11] = [
         ErrorClass::Connect,
         ErrorClass::Timeout,
         ErrorClass::Aborted,
         ErrorClass::Dropped,
         ErrorClass::Reset,
+        ErrorClass::Cut,
         ErrorClass::Tls,
         ErrorClass::Protocol,
         ErrorClass::Status,
@@ -68,6 +73,7 @@ impl ErrorClass {
             ErrorClass::Aborted => "aborted",
             ErrorClass::Dropped => "dropped",
             ErrorClass::Reset => "reset",
+            ErrorClass::Cut => "cut",
             ErrorClass::Tls => "tls",
             ErrorClass::Protocol => "protocol",
             ErrorClass::Status => "status",

@@ -244,7 +244,10 @@ impl Recorder {
             );
         }
         if !outcome.parts.is_empty() {
-            self.record_parts(step, &outcome.parts);
+            // The driver times the first part from its call's start: from the intended start,
+            // it is later by the lag (DESIGN: a stalled schedule shows in time to first part).
+            let lag = started.saturating_duration_since(intended);
+            self.record_parts(step, &outcome.parts, lag);
         }
         let Some(row) = self.labels.get_mut(step) else {
             return;
@@ -287,9 +290,16 @@ impl Recorder {
     }
 
     /// Records the parts of one reply of step `step` in its parts row: each a sample, its
-    /// latency the time since the part before. Bytes and errors stay with the request's row.
+    /// latency the time since the part before, the first's since the intended start (`lag`
+    /// added to the driver's, timed from the call). Bytes and errors stay with the request's
+    /// row.
     #[cold]
-    fn record_parts(&mut self, step: usize, parts: &[std::time::Duration]) {
+    fn record_parts(
+        &mut self,
+        step: usize,
+        parts: &[std::time::Duration],
+        lag: std::time::Duration,
+    ) {
         let Some(row) = self
             .parts_row
             .get(step)
@@ -301,8 +311,10 @@ impl Recorder {
         };
         row.samples += parts.len() as u64;
         row.operations += parts.len() as u64;
-        for d in parts {
-            histogram::record(&mut row.latency, micros(*d));
+        for (i, d) in parts.iter().enumerate() {
+            // Service time runs from the actual start: the lag is latency's only.
+            let latency = if i == 0 { *d + lag } else { *d };
+            histogram::record(&mut row.latency, micros(latency));
             histogram::record(&mut row.service, micros(*d));
         }
     }

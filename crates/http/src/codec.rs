@@ -94,6 +94,8 @@ enum State {
 pub(crate) struct ResponseReader {
     head_request: bool,
     keep: bool,
+    /// Hold the body (`keep`, unless it is read as a stream: then only its events are kept).
+    pub(crate) keep_body: bool,
     state: State,
     started: bool,
     trailer_bytes: usize,
@@ -116,6 +118,7 @@ impl ResponseReader {
         ResponseReader {
             head_request,
             keep,
+            keep_body: keep,
             state: State::Head,
             started: false,
             trailer_bytes: 0,
@@ -139,7 +142,19 @@ impl ResponseReader {
 
     /// Consumes from `buf` what belongs to this response; `Ok(true)` once it is complete
     /// (bytes after it stay in `buf`).
+    #[cfg(test)]
     pub(crate) fn advance(&mut self, buf: &mut BytesMut) -> Result<bool, ReadError> {
+        self.advance_with(buf, &mut |_| {})
+    }
+
+    /// [`ResponseReader::advance`], handing `body` each slice of a 2xx response's body as it
+    /// leaves the buffer (the chunked coding's framing taken out; an error's body is not the
+    /// stream the caller reads).
+    pub(crate) fn advance_with(
+        &mut self,
+        buf: &mut BytesMut,
+        body: &mut impl FnMut(&[u8]),
+    ) -> Result<bool, ReadError> {
         loop {
             match self.state {
                 State::Done => return Ok(true),
@@ -153,7 +168,7 @@ impl ResponseReader {
                     }
                 }
                 State::Length(left) | State::ChunkData(left) => {
-                    let n = self.take(buf, left);
+                    let n = self.take(buf, left, body);
                     let chunked = matches!(self.state, State::ChunkData(_));
                     self.state = match (left - n, chunked) {
                         (0, false) => State::Done,
@@ -166,7 +181,7 @@ impl ResponseReader {
                     }
                 }
                 State::UntilClose => {
-                    self.take(buf, u64::MAX);
+                    self.take(buf, u64::MAX, body);
                     return Ok(false);
                 }
                 State::ChunkEnd => {
@@ -229,11 +244,15 @@ impl ResponseReader {
         }
     }
 
-    /// Consumes up to `max` body bytes from the buffer (kept or dropped); how many.
-    fn take(&mut self, buf: &mut BytesMut, max: u64) -> u64 {
+    /// Consumes up to `max` body bytes from the buffer (kept, or handed to `body`, or
+    /// dropped); how many.
+    fn take(&mut self, buf: &mut BytesMut, max: u64, body: &mut impl FnMut(&[u8])) -> u64 {
         let n = (buf.len() as u64).min(max) as usize;
-        if self.keep {
+        if self.keep_body {
             self.body.extend_from_slice(&buf[..n]);
+        }
+        if n > 0 && (200..300).contains(&self.status) {
+            body(&buf[..n]);
         }
         buf.advance(n);
         n as u64

@@ -36,6 +36,9 @@ pub struct HttpConfig {
     pub cacert: Option<PathBuf>,
     /// The row label in results (default: `METHOD path`).
     pub label: Option<String>,
+    /// Read the response as a stream of events, each timed in the step's parts row
+    /// (HTTP/1.1 only).
+    pub stream: Option<crate::StreamMode>,
 }
 
 /// Why a configuration cannot be used.
@@ -93,6 +96,7 @@ impl HttpConfig {
             insecure: false,
             cacert: None,
             label: None,
+            stream: None,
         })
     }
 

@@ -29,6 +29,9 @@ type Body = Full<Bytes>;
 /// A session's connection state.
 pub struct Session {
     h1: Option<H1>,
+    /// The response being read as a stream of events, if the step reads one: here, not in the
+    /// request's future, so that a timeout leaves the events that came.
+    pub(crate) reading: Option<crate::stream::Reading>,
     /// The serialized request of a scenario step (HTTP/1.1), reused from one to the next.
     wire: Vec<u8>,
     h2: Option<Rc<H2Slot>>,
@@ -293,6 +296,7 @@ impl HttpDriver {
         let seat = h2.as_ref().map(|slot| slot.seats.clone());
         Session {
             h1: None,
+            reading: None,
             wire: Vec::new(),
             h2,
             _seat: seat,

@@ -1,4 +1,5 @@
-//! HTTP's own flags on `throng run` (`clap` feature): `-m`, `--http2` and `--no-keepalive`,
+//! HTTP's own flags on `throng run` (`clap` feature): `-m`, `--http2`, `--no-keepalive` and
+//! `--stream`,
 //! and the URL run they make with the shared request flags: `throng run http://…` as a
 //! one-step plan, its templated parts (`{{ seq() }}` in the path, a header or the body) rendered
 //! per call and the rest prepared once.
@@ -14,7 +15,8 @@ use throng_core::steps::Steps;
 use throng_core::RunPlan;
 use throng_template::Calls;
 
-use crate::{HttpClient, HttpConfig, HttpOptions, PerCall};
+use crate::{HttpClient, HttpConfig, HttpOptions, PerCall, StreamMode};
+use throng_stream::Framing;
 
 fn input(m: impl Into<String>) -> FlagsError {
     FlagsError::Input(m.into())
@@ -43,6 +45,12 @@ pub struct HttpFlags {
     /// --disable-keepalive and k6's noConnectionReuse.
     #[arg(long, visible_alias = "disable-keepalive", help_heading = "Request")]
     pub no_keepalive: bool,
+    /// Read each response as a stream of events (server-sent events, NDJSON lines or the
+    /// body's chunks as they arrive), each timed from the one before, the first from the
+    /// request's intended start, in the row `LABEL (events)`; a stream cut off after an event
+    /// fails as `cut`. HTTP/1.1 only.
+    #[arg(long, value_name = "sse|ndjson|chunks", help_heading = "Request")]
+    pub stream: Option<Framing>,
     /// `--streams` was given for other sides of an A/B run, which speak HTTP/2: this one's
     /// HTTP/1.1 is no mistake.
     #[arg(skip)]
@@ -55,6 +63,7 @@ impl Default for HttpFlags {
             method: "GET".into(),
             http2: None,
             no_keepalive: false,
+            stream: None,
             streams_elsewhere: false,
         }
     }
@@ -154,6 +163,14 @@ impl HttpFlags {
                 "--cacert applies to https:// targets; {url} is plain http"
             )));
         }
+        if let Some(framing) = self.stream {
+            if http.http2 {
+                return Err(input(format!(
+                    "--stream {framing} reads a response over HTTP/1.1 only for now: drop --http2"
+                )));
+            }
+            http.stream = Some(StreamMode::Events(framing));
+        }
         http.label = request.label.clone();
         if let (None, Some(path)) = (&request.label, path) {
             http.label = Some(format!("{} {}", http.method, path));
@@ -217,6 +234,9 @@ impl ProtocolFlags for HttpFlags {
         }
         if self.no_keepalive {
             given.push("--no-keepalive");
+        }
+        if self.stream.is_some() {
+            given.push("--stream");
         }
         given
     }
@@ -308,6 +328,12 @@ impl ProtocolFlags for HttpFlags {
         if !self.method.eq_ignore_ascii_case("GET") {
             return Err(input(
                 "-m, -d and --label do not apply to a scenario file: its steps say what they send",
+            ));
+        }
+        if self.stream.is_some() {
+            return Err(input(
+                "--stream does not apply to a scenario file: a request step says `stream: sse` \
+                 (or ndjson, chunks)",
             ));
         }
         self.unplaced()?;

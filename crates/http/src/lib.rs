@@ -26,10 +26,12 @@ mod driver;
 pub mod flags;
 pub mod status;
 mod step;
+mod stream;
 mod url;
 
 pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
 pub use driver::{H2Pool, HttpDriver, HttpRequest, Response, Session};
 pub use step::{HttpClient, HttpOptions, HttpProtocol, HttpStep, PerCall};
+pub use stream::StreamMode;
 pub use url::{parse_url, UrlProblem};

@@ -6,6 +6,7 @@
 //!   path: /client/{{ id }}  # appended to the target's base path
 //!   headers: { x-trace: "{{ uuid() }}" }
 //!   json: { amount: "{{ amount }}" }   # or body: text
+//!   stream: sse             # or ndjson, chunks: the body read as events (HTTP/1.1)
 //! ```
 
 use bytes::Bytes;
@@ -13,13 +14,14 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use std::sync::OnceLock;
 
 use throng_core::step::{
-    Client, ClientOptions, JsonTemplate, Node, NodeValue, Protocol, Render, Reply, StaticOnly,
-    StepError, TemplateCompiler, Text,
+    Client, ClientOptions, JsonTemplate, Node, NodeValue, Place, Protocol, Render, Reply,
+    StaticOnly, StepError, TemplateCompiler, Text,
 };
 use throng_core::steps::Steps;
 use throng_core::{ErrorClass, Outcome, Status};
 
 use crate::driver::Prepared;
+use crate::stream::{Reading, StreamMode};
 use crate::{H2Pool, HttpConfig, HttpConfigError, HttpDriver, HttpRequest, Session};
 
 /// The HTTP protocol of scenarios.
@@ -62,6 +64,9 @@ pub struct HttpStep {
     path: Text,
     headers: Vec<(HeaderName, Text)>,
     body: Body,
+    /// The response read as a stream of events, each a part of the step's parts row, and
+    /// where the step said so.
+    stream: Option<(StreamMode, Place)>,
     /// A step with no template, prepared at its first call for the whole run (HTTP/1.1: its
     /// bytes on the wire), with its body; `None` when it has templates.
     fixed: OnceLock<Option<(Prepared, Bytes)>>,
@@ -80,7 +85,7 @@ impl HttpStep {
     }
 }
 
-const FIELDS: &[&str] = &["method", "path", "headers", "body", "json"];
+const FIELDS: &[&str] = &["method", "path", "headers", "body", "json", "stream"];
 
 impl Protocol for HttpProtocol {
     type Client = HttpClient;
@@ -98,7 +103,7 @@ impl Protocol for HttpProtocol {
     }
 
     fn step_help(&self) -> &'static str {
-        "method, path, headers, and body or json"
+        "method, path, headers, body or json, and stream (sse, ndjson or chunks)"
     }
 
     fn check_target(&self, url: &str) -> Result<(), String> {
@@ -168,11 +173,22 @@ impl Protocol for HttpProtocol {
             }
             (None, None) => Body::None,
         };
+        let stream = match f.get("stream") {
+            None => None,
+            Some(n) => {
+                let framing = n
+                    .text("stream")?
+                    .parse()
+                    .map_err(|e| StepError::at(n.at, e))?;
+                Some((StreamMode::Events(framing), n.at))
+            }
+        };
         Ok(HttpStep {
             method,
             path,
             headers,
             body,
+            stream,
             fixed: OnceLock::new(),
         })
     }
@@ -318,6 +334,7 @@ impl HttpClient {
                 (None, true) => Body::None,
                 (None, false) => Body::Bytes(cfg.body.clone()),
             },
+            stream: cfg.stream.map(|m| (m, Place::default())),
             fixed: OnceLock::new(),
         };
         let per_user = match cfg.http2 {
@@ -369,7 +386,13 @@ impl Client for HttpClient {
         render: &dyn Render,
         want_reply: bool,
     ) -> (Outcome, Option<Reply>) {
-        let (outcome, resp) = match h.fixed.get_or_init(|| self.fixed(h)) {
+        // Its parts are timed from here, the engine's start of the request (the recorder
+        // adds the lag before it to the first).
+        if let Some((mode, _)) = h.stream {
+            let start = std::time::Instant::now();
+            s.reading = Some(Reading::new(mode, start, want_reply));
+        }
+        let (mut outcome, mut resp) = match h.fixed.get_or_init(|| self.fixed(h)) {
             Some((prepared, body)) => {
                 self.driver
                     .send_prepared(s, prepared, &h.method, body, want_reply)
@@ -377,9 +400,22 @@ impl Client for HttpClient {
             }
             None => match self.built(h, render) {
                 Ok(req) => self.driver.send(s, req, want_reply).await,
-                Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
+                Err(e) => {
+                    s.reading = None;
+                    return (Outcome::failed(ErrorClass::Check, e), None);
+                }
             },
         };
+        if let Some(reading) = s.reading.take() {
+            // Checks and extraction see the last event, not the stream.
+            if let Some(r) = resp.as_mut() {
+                r.body = reading
+                    .last()
+                    .map(Bytes::copy_from_slice)
+                    .unwrap_or_default();
+            }
+            reading.into_outcome(&mut outcome);
+        }
         let reply = resp.map(|r| Reply {
             status: crate::status::status(r.status),
             metadata: r
@@ -395,6 +431,23 @@ impl Client for HttpClient {
 
     fn connections_per_user(&self) -> f64 {
         self.per_user
+    }
+
+    /// A step read as a stream: `LABEL (events)`, or `LABEL (tokens)` for an LLM answer.
+    fn parts(&self, step: &HttpStep, label: &str) -> Option<String> {
+        let (mode, _) = step.stream?;
+        Some(format!("{label} ({})", mode.parts_name()))
+    }
+
+    /// A stream is read over HTTP/1.1 only, for now.
+    fn check(&self, step: &HttpStep) -> Result<(), StepError> {
+        match step.stream {
+            Some((_, at)) if self.driver.config().http2 => Err(StepError::at(
+                at,
+                "`stream:` reads a response over HTTP/1.1 only for now: drop --http2",
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

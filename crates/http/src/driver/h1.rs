@@ -29,6 +29,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 
 use super::{Failure, HttpDriver, Response, Session};
 use crate::codec::{ReadError, ResponseReader};
+use crate::stream::Reading;
 
 /// The buffer a connection starts with, and reads into at least.
 const BUF_START: usize = 4096;
@@ -102,16 +103,19 @@ impl H1 {
     }
 
     /// Writes a request and reads its response, timing its `send`, `wait` and `receive`
-    /// phases (those it reached) into `phases`. The flag says whether any byte of the
-    /// response arrived.
+    /// phases (those it reached) into `phases`; a body read as a stream goes to `reading`,
+    /// each slice with the time of the read that brought it (the body is then not kept). The
+    /// flag says whether any byte of the response arrived.
     async fn exchange(
         &mut self,
         wire: &[u8],
         head: bool,
         keep: bool,
         phases: &mut Phases,
+        mut reading: Option<&mut Reading>,
     ) -> (Result<ResponseReader, Failure>, bool) {
         let mut reader = ResponseReader::new(head, keep);
+        reader.keep_body = keep && reading.is_none();
         let start = Instant::now();
         if let Err(e) = self.stream.write_all(wire).await {
             return (Err(Failure::Io(e)), false);
@@ -121,6 +125,8 @@ impl H1 {
         }
         let sent = Instant::now();
         phases.set(Phase::Send, sent - start);
+        // When the bytes in the buffer arrived (read only for a stream, whose events it times).
+        let mut at = sent;
         // When the response's first byte arrived (the buffer holds none from before: bytes left
         // after a response close the connection); its wait is set then, so a response cut off
         // later still has it.
@@ -135,8 +141,16 @@ impl H1 {
         };
         loop {
             if let Some(buf) = self.buf.as_mut() {
-                match reader.advance(buf) {
+                let mut events = |bytes: &[u8]| {
+                    if let Some(r) = reading.as_deref_mut() {
+                        r.feed(at, bytes);
+                    }
+                };
+                match reader.advance_with(buf, &mut events) {
                     Ok(true) => {
+                        if let Some(r) = reading.as_deref_mut() {
+                            r.finish(at);
+                        }
                         if buf.is_empty() {
                             if let Some(b) = self.buf.take() {
                                 give_back(b);
@@ -159,6 +173,9 @@ impl H1 {
                     let started = reader.started();
                     return match reader.eof() {
                         Ok(()) => {
+                            if let Some(r) = reading.as_deref_mut() {
+                                r.finish(at);
+                            }
                             arrived(&mut first, phases);
                             (Ok(reader), true)
                         }
@@ -166,10 +183,13 @@ impl H1 {
                     };
                 }
                 n => {
-                    if first.is_none() {
+                    if first.is_none() || reading.is_some() {
                         let now = Instant::now();
-                        phases.set(Phase::Wait, now - sent);
-                        first = Some(now);
+                        if first.is_none() {
+                            phases.set(Phase::Wait, now - sent);
+                            first = Some(now);
+                        }
+                        at = now;
                     }
                     if n == room && reader.in_body() {
                         self.read_size = (self.read_size * 2).min(BUF_MAX);
@@ -270,7 +290,8 @@ impl HttpDriver {
                 }
                 None => Phases::on(Connection::Reused),
             };
-            let (result, started) = h.exchange(wire, head, keep, &mut phases).await;
+            let reading = session.reading.as_mut();
+            let (result, started) = h.exchange(wire, head, keep, &mut phases, reading).await;
             let (s1, r1) = h.counters.read();
             if result.is_err() && reused && safe && !started && !retried {
                 retried = true;

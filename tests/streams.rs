@@ -1,0 +1,210 @@
+//! Responses read as streams of events (`--stream sse|ndjson|chunks`, a step's `stream:`)
+//! against throng-llm's OpenAI-compatible testbed, whose timing and faults are programmed:
+//! parts counted and timed as the testbed sends them, cut streams classified, events so far
+//! counted.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::{errors_of, refused, run, run_file};
+use throng::core::{ErrorClass, LabelStats, Snapshot};
+use throng_llm::serve::{start, Fault, RunningLlm, ServeConfig, Spread};
+
+/// The testbed's programmed timing: first token after `TTFT_MS`, then one every `ITL_MS`.
+const TTFT_MS: u64 = 40;
+const ITL_MS: u64 = 10;
+const TOKENS: u32 = 6;
+
+/// A completions request asking for a stream (the legacy API: a chunk per token, no role
+/// chunk before the first).
+const BODY: &str = r#"{"model":"m","prompt":"hello there","stream":true}"#;
+
+async fn testbed(fault: Option<Fault>) -> RunningLlm {
+    testbed_with(fault, ITL_MS).await
+}
+
+async fn testbed_with(fault: Option<Fault>, itl_ms: u64) -> RunningLlm {
+    start(ServeConfig {
+        ttft: Spread::Fixed(Duration::from_millis(TTFT_MS)),
+        itl: Spread::Fixed(Duration::from_millis(itl_ms)),
+        output_tokens: Spread::Fixed(TOKENS),
+        fault,
+        ..ServeConfig::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// `throng run` of the testbed's completions, POST, with `extra` flags.
+async fn run_stream(llm: &RunningLlm, extra: &[&str]) -> std::sync::Arc<Snapshot> {
+    let url = format!("{}/v1/completions", llm.url());
+    let mut args = vec![
+        url.as_str(),
+        "-m",
+        "POST",
+        "-d",
+        BODY,
+        "-H",
+        "content-type: application/json",
+    ];
+    args.extend_from_slice(extra);
+    run(&args).await
+}
+
+fn row<'a>(s: &'a Snapshot, label: &str) -> &'a LabelStats {
+    s.labels
+        .iter()
+        .find(|l| l.label == label)
+        .unwrap_or_else(|| panic!("no row {label}: {:?}", labels(s)))
+}
+
+fn labels(s: &Snapshot) -> Vec<&str> {
+    s.labels.iter().map(|l| l.label.as_str()).collect()
+}
+
+fn ms(s: &LabelStats, q: f64) -> f64 {
+    s.latency.value_at_quantile(q) as f64 / 1000.0
+}
+
+const EVENTS: &str = "POST /v1/completions (events)";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_sent_events_are_parts_timed_from_the_one_before() {
+    let llm = testbed(None).await;
+    let s = run_stream(&llm, &["--stream", "sse", "-c", "2", "-n", "10"]).await;
+    let calls = row(&s, "POST /v1/completions");
+    assert_eq!((calls.samples, calls.errors), (10, 0), "{:?}", s.errors);
+    // Each answer: a chunk per token, the last with the finish chunk after it in one write,
+    // then `[DONE]`, which is an end marker and not an event.
+    let parts = row(&s, EVENTS);
+    assert!(parts.parts);
+    assert_eq!(parts.samples, 10 * (u64::from(TOKENS) + 1));
+    // Sorted, an answer's parts are: the finish chunk (~0), five gaps of ITL, the TTFT. The
+    // median is a gap; the top, a first token (wide margins: a shared machine only adds).
+    let (p50, max) = (ms(parts, 0.5), ms(parts, 1.0));
+    let itl = ITL_MS as f64;
+    assert!((itl - 1.0..itl + 8.0).contains(&p50), "parts p50 {p50} ms");
+    assert!(
+        (TTFT_MS as f64 - 1.0..TTFT_MS as f64 + 40.0).contains(&max),
+        "parts max {max} ms"
+    );
+    let low = ms(parts, 1.0 / 7.0 - 0.01);
+    assert!(
+        low < 3.0,
+        "the finish chunk comes with the last token: {low} ms"
+    );
+    // TOTAL counts requests, not parts.
+    assert_eq!(s.total.samples, 10);
+
+    // Raw chunks: a part per chunk of the body as it arrives (a frame each: at least that).
+    let s = run_stream(&llm, &["--stream", "chunks", "-c", "1", "-n", "4"]).await;
+    assert_eq!(row(&s, "POST /v1/completions").errors, 0, "{:?}", s.errors);
+    let chunks = row(&s, EVENTS).samples;
+    assert!(
+        (4 * u64::from(TOKENS)..=8 * u64::from(TOKENS)).contains(&chunks),
+        "{chunks} chunks"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_stream_is_cut_and_its_events_still_count() {
+    // Cut after 3 tokens: the connection closes without the body's end. (hyper drops what it
+    // had not flushed when the body fails, so a testbed whose timer ran late on a busy machine,
+    // cutting at once after a token, loses that token: 40 ms gaps make it rare, and each
+    // answer still has 2 or 3 events.)
+    let llm = testbed_with(Some(Fault::Cut(3)), 40).await;
+    let s = run_stream(&llm, &["--stream", "sse", "-c", "1", "-n", "5"]).await;
+    assert_eq!(errors_of(&s, ErrorClass::Cut), 5, "{:?}", s.errors);
+    let parts = row(&s, EVENTS).samples;
+    assert!((10..=15).contains(&parts), "{parts} events");
+    let sample = s
+        .errors
+        .iter()
+        .find(|e| e.class == ErrorClass::Cut)
+        .unwrap();
+    assert!(
+        sample.sample.contains("after 3 events") || sample.sample.contains("after 2 events"),
+        "{}",
+        sample.sample
+    );
+
+    // Cut before any event: no stream came, a reset as without --stream.
+    let llm = testbed(Some(Fault::Cut(0))).await;
+    let s = run_stream(&llm, &["--stream", "sse", "-c", "1", "-n", "3"]).await;
+    assert_eq!(errors_of(&s, ErrorClass::Reset), 3, "{:?}", s.errors);
+    assert_eq!(row(&s, EVENTS).samples, 0);
+
+    // Silent after 2 tokens: a timeout, its events counted.
+    let llm = testbed(Some(Fault::Stall(2))).await;
+    let s = run_stream(
+        &llm,
+        &["--stream", "sse", "-c", "2", "-n", "4", "-t", "300ms"],
+    )
+    .await;
+    assert_eq!(errors_of(&s, ErrorClass::Timeout), 4, "{:?}", s.errors);
+    let parts = row(&s, EVENTS);
+    assert_eq!(parts.samples, 8);
+    assert!(ms(parts, 1.0) >= TTFT_MS as f64 - 1.0);
+
+    // An error status: its body is no stream.
+    let llm = testbed(Some(Fault::Status(500))).await;
+    let s = run_stream(&llm, &["--stream", "sse", "-c", "1", "-n", "3"]).await;
+    assert_eq!(errors_of(&s, ErrorClass::Status), 3, "{:?}", s.errors);
+    assert_eq!(row(&s, EVENTS).samples, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_step_reads_a_stream_and_checks_its_last_event() {
+    let llm = testbed(None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stream.yaml");
+    let step = |label: &str, want: &str| {
+        format!(
+            "  - label: {label}\n    request:\n      method: POST\n      path: /v1/completions\n      \
+             json: {{ model: m, prompt: hi, stream: true }}\n      stream: sse\n    checks:\n      \
+             - jsonpath: $.choices[0].finish_reason\n        equals: {want}\n"
+        )
+    };
+    std::fs::write(
+        &file,
+        format!(
+            "targets:\n  llm: {}\nload:\n  users: 1\n  requests: 6\nsteps:\n{}{}",
+            llm.url(),
+            step("stop", "stop"),
+            step("length", "length"),
+        ),
+    )
+    .unwrap();
+    let s = run_file(&file, &[]).await;
+    // The last event is the finish chunk, JSON on its own (the whole body is not): `stop`.
+    assert_eq!(row(&s, "stop").errors, 0, "{:?}", s.errors);
+    assert_eq!(row(&s, "stop").samples, 3);
+    assert_eq!(row(&s, "length").errors, 3, "{:?}", s.errors);
+    assert_eq!(errors_of(&s, ErrorClass::Check), 3);
+    assert_eq!(
+        row(&s, "stop (events)").samples,
+        3 * (u64::from(TOKENS) + 1)
+    );
+    assert_eq!(
+        row(&s, "length (events)").samples,
+        3 * (u64::from(TOKENS) + 1)
+    );
+}
+
+#[test]
+fn stream_flags_are_checked_before_the_load() {
+    let url = format!("http://127.0.0.1:{}/", common::closed_port());
+    refused(&[
+        (
+            vec![&url, "--stream", "sse", "--http2"],
+            "HTTP/1.1 only".into(),
+        ),
+        (
+            vec![&url, "--stream", "xml"],
+            "expected sse, ndjson or chunks".into(),
+        ),
+    ]);
+}
+
