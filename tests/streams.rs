@@ -208,3 +208,66 @@ fn stream_flags_are_checked_before_the_load() {
     ]);
 }
 
+/// `throng serve llm`: HTTP's testbed server, registered with it, answers a streamed run with
+/// its programmed token count and says on Ctrl-C how much it served; a bad flag exits 2.
+#[test]
+fn throng_serve_llm_streams_as_programmed() {
+    use std::io::{BufRead, BufReader};
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args([
+            "serve", "llm", "--port", "0", "--ttft", "5ms", "--itl", "1ms",
+        ])
+        .args(["--output-tokens", "4"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().strip_prefix("serving on ").unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = common::throng(&[
+        "run",
+        &format!("{url}/v1/completions"),
+        "-m",
+        "POST",
+        "-d",
+        BODY,
+        "--stream",
+        "sse",
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "--no-tui",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::said(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let events = r["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["label"] == EVENTS)
+        .unwrap_or_else(|| panic!("{}", r["labels"]));
+    // Four tokens and the finish chunk an answer.
+    assert_eq!(events["samples"], 50, "{events}");
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &serve.id().to_string()])
+        .status();
+    let out = serve.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("served 10 "), "{err}");
+    let o = common::throng(&["serve", "llm", "--port", "0", "--fault", "bogus"]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::said(&o));
+    assert!(
+        common::said(&o).contains("`bogus` is not a fault"),
+        "{}",
+        common::said(&o)
+    );
+}

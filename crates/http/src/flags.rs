@@ -18,6 +18,10 @@ use throng_template::Calls;
 use crate::{HttpClient, HttpConfig, HttpOptions, PerCall, StreamMode};
 use throng_stream::Framing;
 
+/// HTTP's testbed server, `throng serve llm`: throng-llm's OpenAI-compatible streaming server
+/// with programmed timing, the target `--stream` and `--llm` are tested against.
+pub use throng_llm::serve::ServeArgs as LlmServe;
+
 fn input(m: impl Into<String>) -> FlagsError {
     FlagsError::Input(m.into())
 }

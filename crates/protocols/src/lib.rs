@@ -65,7 +65,7 @@ macro_rules! register {
 /// crate and a line here.
 #[rustfmt::skip] // a line a protocol
 pub fn registry(r: &mut impl Registrar) {
-    register!(r, throng_http::HttpProtocol, throng_http::flags::HttpFlags);
+    register!(r, throng_http::HttpProtocol, throng_http::flags::HttpFlags, serve: throng_http::flags::LlmServe);
     register!(r, throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags, serve: throng_tcp::flags::TcpServe);
     register!(r, throng_ws::WsProtocol, throng_ws::flags::WsFlags, serve: throng_ws::flags::WsServe);
     register!(r, throng_nats::NatsProtocol, throng_nats::flags::NatsFlags);

@@ -1,4 +1,5 @@
-//! `throng serve llm`'s flags as a clap struct (feature `clap`), for the command line to embed.
+//! `throng serve llm`'s flags as a clap struct (feature `clap`), and the server they make as
+//! core's [`throng_core::flags::ServeFlags`], which HTTP's registry line names.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -78,6 +79,28 @@ impl ServeArgs {
             max_streams: self
                 .max_streams
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        })
+    }
+}
+
+impl throng_core::flags::ServeFlags for ServeArgs {
+    const NAME: &'static str = "llm";
+    const ABOUT: &'static str = "An OpenAI-compatible streaming LLM server (/v1/chat/completions, \
+        /v1/completions) whose time to first token, token gaps and output lengths are \
+        programmed, with faults";
+
+    fn serve(self, stop: throng_core::flags::Stop) -> throng_core::flags::Serving {
+        use throng_core::flags::FlagsError;
+        Box::pin(async move {
+            let config = self.config().map_err(FlagsError::Input)?;
+            let running = super::start(config).await.map_err(|e| {
+                FlagsError::Runtime(format!("listening on {}:{}: {e}", self.host, self.port))
+            })?;
+            println!("serving on {}", running.url());
+            stop.await;
+            eprintln!("served {} requests", running.requests());
+            running.stop();
+            Ok(())
         })
     }
 }
