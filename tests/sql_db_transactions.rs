@@ -29,6 +29,14 @@ fn run(url: &str, args: &[&str]) -> (String, serde_json::Value) {
     (text(&o), r["databases"][0].clone())
 }
 
+/// The load's total of counter `name`.
+fn total(db: &serde_json::Value, name: &str) -> Option<u64> {
+    db["counters"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == name))
+        .and_then(|c| c["load_total"].as_u64())
+}
+
 /// A load of 300 autocommit UPDATEs is 300 transactions (before, `Com_commit + Com_rollback`
 /// read 0); a load of 40 BEGIN, SELECT, UPDATE, COMMIT transactions is 40, not the 120 that
 /// `Handler_commit` counts for them. The derivation is said, and the statements are the load's
@@ -61,12 +69,7 @@ fn mariadb_transactions_of_autocommit_statements_and_of_explicit_transactions() 
     );
     assert_eq!(db["transactions"]["load_total"], 300, "{db}");
     assert_eq!(db["committed"]["load_total"], 300, "{db}");
-    let counter = |name: &str| {
-        db["counters"]
-            .as_array()
-            .and_then(|c| c.iter().find(|c| c["name"] == name))
-            .and_then(|c| c["load_total"].as_u64())
-    };
+    let counter = |name: &str| total(&db, name);
     assert_eq!(counter("Com_commit"), Some(0), "{db}");
     assert_eq!(counter("Handler_commit"), Some(300), "{db}");
     // The statements are the load's, the reader's own SHOW GLOBAL STATUS left out: 300, and
@@ -90,12 +93,7 @@ fn mariadb_transactions_of_autocommit_statements_and_of_explicit_transactions() 
     );
     assert_eq!(db["transactions"]["load_total"], 40, "{db}");
     assert_eq!(db["committed"]["load_total"], 40, "{db}");
-    let counter = |name: &str| {
-        db["counters"]
-            .as_array()
-            .and_then(|c| c.iter().find(|c| c["name"] == name))
-            .and_then(|c| c["load_total"].as_u64())
-    };
+    let counter = |name: &str| total(&db, name);
     assert_eq!(counter("Com_commit"), Some(40), "{db}");
     assert_eq!(counter("Handler_commit"), Some(120), "{db}");
     // BEGIN, SELECT, UPDATE, COMMIT: 160 statements (and the connections' 4), 80 of them

@@ -356,17 +356,8 @@ impl DbStats {
         if self.target.dialect() != Dialect::Postgres {
             return Ok(Duration::ZERO);
         }
-        if self.conn.is_none() {
-            let c = self
-                .target
-                .connect()
-                .await
-                .map_err(|o| o.message.unwrap_or_default())?;
-            self.conn = Some(c);
-        }
-        let Some(conn) = self.conn.as_mut() else {
-            return Err("no connection".into());
-        };
+        let limit = self.timeout;
+        let conn = self.conn().await?;
         let sql: Arc<str> = Arc::from(format!(
             r"{MARK} SELECT current_setting('server_version_num')::int < 150000 AS old,
   COALESCE(ceil(EXTRACT(EPOCH FROM max(state_change) + interval '{IDLE_MS} ms'
@@ -377,7 +368,7 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
   AND state_change > clock_timestamp() - make_interval(secs => {:.3})",
             loaded.as_secs_f64()
         ));
-        let done = match tokio::time::timeout(self.timeout, conn.run(&sql, &[], true)).await {
+        let done = match tokio::time::timeout(limit, conn.run(&sql, &[], true)).await {
             Ok(Ok(d)) => d,
             Ok(Err(e)) => {
                 self.conn = None;
@@ -405,7 +396,8 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
         Ok(Duration::from_millis(ms.max(0) as u64))
     }
 
-    async fn read(&mut self) -> Result<Sample, String> {
+    /// The reader's connection, opened if need be.
+    async fn conn(&mut self) -> Result<&mut Conn, String> {
         if self.conn.is_none() {
             let c = self
                 .target
@@ -414,6 +406,11 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
                 .map_err(|o| o.message.unwrap_or_default())?;
             self.conn = Some(c);
         }
+        self.conn.as_mut().ok_or_else(|| "no connection".into())
+    }
+
+    async fn read(&mut self) -> Result<Sample, String> {
+        self.conn().await?;
         let names = self.all();
         let first = self.kept.is_none();
         let Some(conn) = self.conn.as_mut() else {
