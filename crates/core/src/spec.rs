@@ -4,7 +4,7 @@
 //!
 //! Its values are typed (durations, stages, arrivals): text is read where it is written, so
 //! that a bad value is blamed on its place (a scenario file's `file:line:column`, a flag), with
-//! [`duration`], [`stages`] and [`arrivals`] for a caller that reads text. What only the whole
+//! [`duration()`], [`stages()`] and [`arrivals()`] for a caller that reads text. What only the whole
 //! spec can get wrong is [`LoadSpec::plan`]'s, and its messages name each value through a
 //! [`Names`] function, so the command line blames `-q/--rate` and a library user or a file
 //! blames `rate`; the library itself names no flag.
@@ -19,7 +19,7 @@ use crate::{Arrivals, ClosedLoop, LoadModel, OpenLoop, Rate, RunPlan, Stage, Use
 pub struct LoadSpec {
     /// Closed loop: virtual users.
     pub users: Option<u32>,
-    /// Closed loop: users ramping (`DURATION:USERS,...` as text, see [`stages`]).
+    /// Closed loop: users ramping (`DURATION:USERS,...` as text, see [`stages()`]).
     pub user_stages: Option<Vec<Stage>>,
     /// Stop after this many requests in all (open loop: arrivals).
     pub requests: Option<u64>,
