@@ -321,6 +321,18 @@ async fn two_grids_at_once_each_hand_their_runs_their_own_cells() {
     }
 }
 
+/// The library run of a scenario file's text `yaml`, named `file`: its plan from its `load:`
+/// section, its driver with no options of the command line's.
+fn scenario_run(yaml: &str, file: &str) -> Run {
+    let scenario =
+        throng::scenario::compile_str(yaml, file, std::path::Path::new("."), &throng::protocols())
+            .unwrap();
+    let plan = scenario.load.plan(file, &throng::core::spec::keys).unwrap();
+    let options = throng::core::step::ClientOptions::default();
+    let driver = throng::scenario::ScenarioDriver::new(scenario, &options).unwrap();
+    Run::new(plan, Arc::new(driver))
+}
+
 /// A library run of a scenario file whose `load: start` is 1 s starts its load 1 s after the
 /// run, as `throng run` does (only the command line used to wait: a library run of the same
 /// file began at once).
@@ -332,22 +344,10 @@ async fn a_scenarios_load_start_delays_a_library_run() {
          get\n    request:\n      path: /\n",
         target.url()
     );
-    let scenario = throng::scenario::compile_str(
-        &yaml,
-        "start.yaml",
-        std::path::Path::new("."),
-        &throng::protocols(),
-    )
-    .unwrap();
-    let plan = scenario
-        .load
-        .plan("start.yaml", &throng::core::spec::keys)
-        .unwrap();
-    assert_eq!(plan.start, Duration::from_secs(1));
-    let options = throng::core::step::ClientOptions::default();
-    let driver = throng::scenario::ScenarioDriver::new(scenario, &options).unwrap();
+    let run = scenario_run(&yaml, "start.yaml");
+    assert_eq!(run.plan().start, Duration::from_secs(1));
     let began = Instant::now();
-    let run = tokio::spawn(Run::new(plan, Arc::new(driver)).execute());
+    let run = tokio::spawn(run.execute());
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(target.requests(), 0, "the load started before its start");
     let finished = run.await.unwrap().unwrap();
@@ -464,20 +464,7 @@ async fn a_library_run_refuses_a_statement_that_cannot_run_before_its_load() {
             target.url(),
             pg.url()
         );
-        let scenario = throng::scenario::compile_str(
-            &yaml,
-            "prepared.yaml",
-            std::path::Path::new("."),
-            &throng::protocols(),
-        )
-        .unwrap();
-        let plan = scenario
-            .load
-            .plan("prepared.yaml", &throng::core::spec::keys)
-            .unwrap();
-        let options = throng::core::step::ClientOptions::default();
-        let driver = throng::scenario::ScenarioDriver::new(scenario, &options).unwrap();
-        Run::new(plan, Arc::new(driver))
+        scenario_run(&yaml, "prepared.yaml")
     };
 
     let bad = "SELEC 1";
