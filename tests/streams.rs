@@ -271,3 +271,102 @@ fn throng_serve_llm_streams_as_programmed() {
         common::said(&o)
     );
 }
+
+/// `--llm`: OpenAI-compatible requests built from prompts, one a call in turn; the answer's
+/// content chunks are the `(tokens)` row, exactly the tokens the testbed sent (no role, finish
+/// or usage chunk), the first its TTFT and the rest its gaps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_requests_time_each_token() {
+    let llm = testbed(None).await;
+    // The URL has no path: chat's endpoint.
+    let s = run(&[&llm.url(), "--llm", "--model", "m", "-c", "2", "-n", "10"]).await;
+    let calls = row(&s, "POST /v1/chat/completions");
+    assert_eq!((calls.samples, calls.errors), (10, 0), "{:?}", s.errors);
+    let tokens = row(&s, "POST /v1/chat/completions (tokens)");
+    assert_eq!(tokens.samples, 10 * u64::from(TOKENS));
+    let (p50, max) = (ms(tokens, 0.5), ms(tokens, 1.0));
+    let itl = ITL_MS as f64;
+    assert!((itl - 1.0..itl + 8.0).contains(&p50), "ITL p50 {p50} ms");
+    assert!(
+        (TTFT_MS as f64 - 1.0..TTFT_MS as f64 + 40.0).contains(&max),
+        "TTFT {max} ms"
+    );
+
+    // --max-tokens caps every answer; completions' endpoint with --llm completions.
+    let s = run(&[
+        &llm.url(),
+        "--llm",
+        "completions",
+        "--model",
+        "m",
+        "--max-tokens",
+        "3",
+        "--prompt-tokens",
+        "8",
+        "-c",
+        "1",
+        "-n",
+        "4",
+    ])
+    .await;
+    assert_eq!(row(&s, "POST /v1/completions").errors, 0, "{:?}", s.errors);
+    assert_eq!(row(&s, "POST /v1/completions (tokens)").samples, 12);
+
+    // A prompts file: its prompts in turn, each with its own max_tokens.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    std::fs::write(
+        &file,
+        "{\"prompt\": \"one\", \"max_tokens\": 2}\n{\"prompt\": \"two\", \"max_tokens\": 4}\n",
+    )
+    .unwrap();
+    let s = run(&[
+        &format!("{}/v1/chat/completions", llm.url()),
+        "--llm",
+        "--model",
+        "m",
+        "--prompts",
+        file.to_str().unwrap(),
+        "-c",
+        "1",
+        "-n",
+        "5",
+    ])
+    .await;
+    assert_eq!(
+        row(&s, "POST /v1/chat/completions").errors,
+        0,
+        "{:?}",
+        s.errors
+    );
+    // 2 + 4 + 2 + 4 + 2.
+    assert_eq!(row(&s, "POST /v1/chat/completions (tokens)").samples, 14);
+}
+
+#[test]
+fn llm_flags_are_checked_before_the_load() {
+    let url = format!("http://127.0.0.1:{}", common::closed_port());
+    refused(&[
+        (vec![&url, "--llm"], "give --model NAME".into()),
+        (vec![&url, "--model", "m"], "give --llm too".into()),
+        (
+            vec![
+                &url,
+                "--llm",
+                "--model",
+                "m",
+                "--prompts",
+                "/nonexistent.jsonl",
+            ],
+            "/nonexistent.jsonl".into(),
+        ),
+        (
+            vec![&url, "--llm", "--model", "m", "-d", "{}"],
+            "not -d".into(),
+        ),
+        (
+            vec![&url, "--llm", "bard", "--model", "m"],
+            "chat or completions".into(),
+        ),
+    ]);
+}

@@ -1,5 +1,6 @@
-//! HTTP's own flags on `throng run` (`clap` feature): `-m`, `--http2`, `--no-keepalive` and
-//! `--stream`,
+//! HTTP's own flags on `throng run` (`clap` feature): `-m`, `--http2`, `--no-keepalive`,
+//! `--stream` and the LLM workload's (`--llm`, `--model`, `--prompts`, `--prompt-tokens`,
+//! `--max-tokens`),
 //! and the URL run they make with the shared request flags: `throng run http://…` as a
 //! one-step plan, its templated parts (`{{ seq() }}` in the path, a header or the body) rendered
 //! per call and the rest prepared once.
@@ -16,6 +17,7 @@ use throng_core::RunPlan;
 use throng_template::Calls;
 
 use crate::{HttpClient, HttpConfig, HttpOptions, PerCall, StreamMode};
+use throng_llm::{generated_prompts, read_prompts_file, Api, RequestSpec};
 use throng_stream::Framing;
 
 /// HTTP's testbed server, `throng serve llm`: throng-llm's OpenAI-compatible streaming server
@@ -55,6 +57,34 @@ pub struct HttpFlags {
     /// fails as `cut`. HTTP/1.1 only.
     #[arg(long, value_name = "sse|ndjson|chunks", help_heading = "Request")]
     pub stream: Option<Framing>,
+    /// Send OpenAI-compatible streaming requests (chat by default, or the legacy completions)
+    /// to the URL (its path, or /v1/chat/completions or /v1/completions when it has none):
+    /// POST, JSON bodies built from --prompts or generated prompts, one a call in turn, each
+    /// answer read as server-sent events whose content chunks are the row `LABEL (tokens)`:
+    /// the first from the request's intended start (time to first token), then each gap
+    /// between tokens.
+    #[arg(
+        long,
+        value_name = "chat|completions",
+        num_args = 0..=1,
+        default_missing_value = "chat",
+        help_heading = "LLM serving"
+    )]
+    pub llm: Option<Api>,
+    /// --llm: the model the requests name (the server's name for it).
+    #[arg(long, value_name = "NAME", help_heading = "LLM serving")]
+    pub model: Option<String>,
+    /// --llm: prompts from a JSON Lines file, a line each with `prompt` (or chat `messages`)
+    /// and optionally its own `max_tokens`; sent in turn.
+    #[arg(long, value_name = "FILE.jsonl", help_heading = "LLM serving")]
+    pub prompts: Option<std::path::PathBuf>,
+    /// --llm: generated prompts of N one-token words each (100 different ones, sent in turn);
+    /// the default without --prompts is 128.
+    #[arg(long, value_name = "N", help_heading = "LLM serving")]
+    pub prompt_tokens: Option<usize>,
+    /// --llm: `max_tokens` of every request (a prompt's own wins); none lets the server decide.
+    #[arg(long, value_name = "N", help_heading = "LLM serving")]
+    pub max_tokens: Option<u32>,
     /// `--streams` was given for other sides of an A/B run, which speak HTTP/2: this one's
     /// HTTP/1.1 is no mistake.
     #[arg(skip)]
@@ -68,6 +98,11 @@ impl Default for HttpFlags {
             http2: None,
             no_keepalive: false,
             stream: None,
+            llm: None,
+            model: None,
+            prompts: None,
+            prompt_tokens: None,
+            max_tokens: None,
             streams_elsewhere: false,
         }
     }
@@ -118,6 +153,14 @@ impl HttpFlags {
         calls: &mut Calls,
     ) -> Result<(HttpConfig, PerCall), FlagsError> {
         let mut per_call = PerCall::default();
+        let with_path;
+        let url = match self.llm {
+            Some(api) if split_path(url).is_none_or(|(_, p)| p == "/") => {
+                with_path = format!("{}{}", url.trim_end_matches('/'), api.path());
+                with_path.as_str()
+            }
+            _ => url,
+        };
         // A templated path is no URI yet: the configuration gets `/`, the step the template.
         let (base, path) = match split_path(url) {
             Some((base, path)) if is_template(path) => {
@@ -167,6 +210,7 @@ impl HttpFlags {
                 "--cacert applies to https:// targets; {url} is plain http"
             )));
         }
+        self.llm_requests(request, &mut http, &mut per_call)?;
         if let Some(framing) = self.stream {
             if http.http2 {
                 return Err(input(format!(
@@ -180,6 +224,71 @@ impl HttpFlags {
             http.label = Some(format!("{} {}", http.method, path));
         }
         Ok((http, per_call))
+    }
+
+    /// `--llm`: POST, JSON, the bodies of the prompts in turn, the answer read as an
+    /// OpenAI-compatible stream; the LLM flags refused without it.
+    fn llm_requests(
+        &self,
+        request: &Request,
+        http: &mut HttpConfig,
+        per_call: &mut PerCall,
+    ) -> Result<(), FlagsError> {
+        let Some(api) = self.llm else {
+            let given = [
+                (self.model.is_some(), "--model"),
+                (self.prompts.is_some(), "--prompts"),
+                (self.prompt_tokens.is_some(), "--prompt-tokens"),
+                (self.max_tokens.is_some(), "--max-tokens"),
+            ];
+            return match given.iter().find(|(given, _)| *given) {
+                Some((_, flag)) => Err(input(format!(
+                    "{flag} is for --llm's requests: give --llm too"
+                ))),
+                None => Ok(()),
+            };
+        };
+        let refuse = |m: &str| Err(input(format!("--llm: {m}")));
+        if http.http2 {
+            return refuse("answers are read over HTTP/1.1 only for now: drop --http2");
+        }
+        if self.stream.is_some() {
+            return refuse("answers are read as server-sent events already: drop --stream");
+        }
+        if !matches!(http.method, http::Method::GET | http::Method::POST) {
+            return refuse("requests are POSTs: drop -m");
+        }
+        if request.body()?.is_some() {
+            return refuse(
+                "the bodies are built from the prompts: give --prompts FILE.jsonl, not -d",
+            );
+        }
+        let Some(model) = &self.model else {
+            return refuse("give --model NAME, the model the server serves");
+        };
+        let prompts = match (&self.prompts, self.prompt_tokens) {
+            (Some(_), Some(_)) => return refuse("give --prompts or --prompt-tokens, not both"),
+            (Some(file), None) => {
+                read_prompts_file(file, api).map_err(|e| input(format!("--prompts: {e}")))?
+            }
+            (None, Some(0)) => return refuse("--prompt-tokens is at least 1"),
+            (None, tokens) => generated_prompts(100, tokens.unwrap_or(128), 0),
+        };
+        if self.max_tokens == Some(0) {
+            return refuse("--max-tokens is at least 1");
+        }
+        let mut spec = RequestSpec::new(api, model.clone());
+        spec.max_tokens = self.max_tokens;
+        per_call.bodies = spec.bodies(&prompts);
+        http.method = http::Method::POST;
+        if !http.headers.contains_key(http::header::CONTENT_TYPE) {
+            http.headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+        }
+        http.stream = Some(StreamMode::Llm(api));
+        Ok(())
     }
 
     /// The one-step plan of a run of `url`, and the connections it opens at most under `plan`.
@@ -199,7 +308,8 @@ impl HttpFlags {
         let templated = per_call.path.is_some() || per_call.body.is_some();
         // Only a request with templates pays for rendering; the rest is prepared once for the
         // run.
-        let driver = match templated || !per_call.headers.is_empty() {
+        let driver = match templated || !per_call.headers.is_empty() || !per_call.bodies.is_empty()
+        {
             false => HttpClient::one_step(http)
                 .map_err(bad)?
                 .rendered_by(Arc::new(StaticOnly) as Arc<dyn Render + Send + Sync>),
@@ -241,6 +351,9 @@ impl ProtocolFlags for HttpFlags {
         }
         if self.stream.is_some() {
             given.push("--stream");
+        }
+        if self.llm.is_some() {
+            given.push("--llm");
         }
         given
     }
@@ -334,9 +447,9 @@ impl ProtocolFlags for HttpFlags {
                 "-m, -d and --label do not apply to a scenario file: its steps say what they send",
             ));
         }
-        if self.stream.is_some() {
+        if self.stream.is_some() || self.llm.is_some() {
             return Err(input(
-                "--stream does not apply to a scenario file: a request step says `stream: sse` \
+                "--stream and --llm do not apply to a scenario file: a request step says `stream: sse` \
                  (or ndjson, chunks)",
             ));
         }

@@ -11,7 +11,8 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use throng_core::step::{
     Client, ClientOptions, JsonTemplate, Node, NodeValue, Place, Protocol, Render, Reply,
@@ -55,6 +56,22 @@ enum Body {
     Bytes(Bytes),
     /// A JSON document whose string leaves may be templates.
     Json(JsonTemplate),
+    /// Bodies encoded before the load, each call taking the next (`--llm`'s prompts).
+    Rotate(Arc<Rotation>),
+}
+
+/// Bodies taken in turn by the calls of every worker.
+#[derive(Debug)]
+struct Rotation {
+    bodies: Vec<Bytes>,
+    next: AtomicUsize,
+}
+
+impl Rotation {
+    fn next(&self) -> Bytes {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        self.bodies[i % self.bodies.len()].clone()
+    }
 }
 
 /// A compiled `request:` step.
@@ -77,6 +94,7 @@ impl HttpStep {
     fn is_static(&self) -> bool {
         let body = match &self.body {
             Body::None | Body::Bytes(_) => true,
+            Body::Rotate(_) => false,
             Body::Text(t) => t.as_static().is_some(),
             Body::Json(j) => j.templates() == 0,
         };
@@ -268,6 +286,7 @@ impl HttpClient {
         let body = match &h.body {
             Body::None => Bytes::new(),
             Body::Bytes(b) => b.clone(),
+            Body::Rotate(bodies) => bodies.next(),
             Body::Text(text) => Bytes::from(r.render(text)?),
             Body::Json(j) if j.templates() == 0 => Bytes::from(j.document().to_string()),
             Body::Json(j) => Bytes::from(j.render(r)?.to_string()),
@@ -330,6 +349,10 @@ impl HttpClient {
                 .unwrap_or_else(|| Text::Static(path.to_string())),
             headers: per_call.headers,
             body: match (per_call.body, cfg.body.is_empty()) {
+                _ if !per_call.bodies.is_empty() => Body::Rotate(Arc::new(Rotation {
+                    bodies: per_call.bodies,
+                    next: AtomicUsize::new(0),
+                })),
                 (Some(t), _) => Body::Text(t),
                 (None, true) => Body::None,
                 (None, false) => Body::Bytes(cfg.body.clone()),
@@ -360,6 +383,9 @@ pub struct PerCall {
     pub headers: Vec<(HeaderName, Text)>,
     /// The body.
     pub body: Option<Text>,
+    /// Bodies taken in turn, one a call, by every worker's calls (`--llm`'s, encoded before
+    /// the load); over `body` when there are any.
+    pub bodies: Vec<Bytes>,
 }
 
 impl Client for HttpClient {
