@@ -1,5 +1,7 @@
 //! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, faults, conformance, scenarios, the dashboard, the schema, shards.
 
+#[path = "../amqp.rs"]
+mod amqp;
 #[path = "../branches.rs"]
 mod branches;
 #[path = "../cli.rs"]

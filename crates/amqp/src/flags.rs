@@ -19,6 +19,9 @@ use throng_template::Calls;
 use crate::monitor::{Monitor, Overview};
 use crate::{AmqpClient, AmqpOptions, AmqpStep, Mode};
 
+/// How long after the load the broker is read once more (see [`crate::monitor`]).
+pub const SETTLE: Duration = Duration::from_millis(5500);
+
 fn input(m: impl Into<String>) -> FlagsError {
     FlagsError::Input(m.into())
 }
@@ -256,9 +259,11 @@ impl ProtocolFlags for AmqpFlags {
         let monitor = Monitor::start(api, idle)
             .await
             .map_err(|e| FlagsError::Runtime(format!("--amqp-monitor: {e}")))?;
-        // The broker refreshes its figures every collect_statistics_interval: a reading that
-        // long after the load holds its last messages (1 s when the broker is set to it).
-        Ok(Some(monitor.watched(Duration::from_millis(1100))))
+        // The broker's overview lags its messages by up to its collect_statistics_interval (5 s
+        // by default; measured: 10 messages showed 4.9 s after the load on a node set to 1 s),
+        // so the last reading is taken that long after the load, or the load's last messages
+        // would be missing from it.
+        Ok(Some(monitor.watched(SETTLE)))
     }
 
     fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {

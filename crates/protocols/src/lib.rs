@@ -69,6 +69,7 @@ pub fn registry(r: &mut impl Registrar) {
     register!(r, throng_tcp::TcpProtocol, throng_tcp::flags::TcpFlags, serve: throng_tcp::flags::TcpServe);
     register!(r, throng_ws::WsProtocol, throng_ws::flags::WsFlags, serve: throng_ws::flags::WsServe);
     register!(r, throng_nats::NatsProtocol, throng_nats::flags::NatsFlags);
+    register!(r, throng_amqp::AmqpProtocol, throng_amqp::flags::AmqpFlags);
     #[cfg(feature = "sql")]
     register!(r, throng_sql::SqlProtocol, throng_sql::flags::SqlFlags);
     #[cfg(feature = "grpc")]

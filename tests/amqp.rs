@@ -1,0 +1,330 @@
+//! RabbitMQ through the command line as a user meets it, against Debian's rabbitmq-server
+//! (a node started here on free ports with its management plugin, in a temporary directory)
+//! and the amqp091-go responder of `crates/amqp/tests/amqp/responder.go` (built offline with
+//! Debian's Go): a URL run of RPC requests, a publish run with confirms and the broker's
+//! overview beside it (the JSON's counts against the broker's own), a scenario with a status
+//! check, bad credentials, a broker that is not there, and bad input (exit 2 naming the
+//! flag). The crate tests the fault matrix itself.
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{closed_port, said, throng};
+
+/// A RabbitMQ node on free ports with its management API; its process group is killed, and
+/// its directory removed, by a watchdog when this process lets go of the watchdog's pipe.
+struct Broker {
+    port: u16,
+    management: u16,
+    _watchdog: (ChildStdin, Child),
+}
+
+impl Broker {
+    fn start() -> Broker {
+        let server = "/usr/lib/rabbitmq/bin/rabbitmq-server";
+        assert!(
+            std::path::Path::new(server).exists(),
+            "rabbitmq-server is not installed (apt-get install rabbitmq-server; scripts/test does)"
+        );
+        let (port, management, dist) = (closed_port(), closed_port(), closed_port());
+        let dir = std::env::temp_dir().join(format!("throng-rabbitmq-cli-{port}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("mnesia")).unwrap();
+        std::fs::create_dir_all(dir.join("log")).unwrap();
+        std::fs::write(
+            dir.join("rabbitmq.conf"),
+            format!(
+                "listeners.tcp.default = 127.0.0.1:{port}\nmanagement.tcp.port = {management}\n\
+                 management.tcp.ip = 127.0.0.1\ncollect_statistics_interval = 1000\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("enabled_plugins"), "[rabbitmq_management].").unwrap();
+        let d = |p: &str| dir.join(p);
+        let node = Command::new(server)
+            .env("HOME", &dir)
+            .env("RABBITMQ_NODENAME", format!("throng-cli-{port}@localhost"))
+            .env("RABBITMQ_NODE_PORT", port.to_string())
+            .env("RABBITMQ_DIST_PORT", dist.to_string())
+            .env("RABBITMQ_MNESIA_BASE", d("mnesia"))
+            .env("RABBITMQ_LOG_BASE", d("log"))
+            .env("RABBITMQ_CONFIG_FILE", d("rabbitmq.conf"))
+            .env("RABBITMQ_ENABLED_PLUGINS_FILE", d("enabled_plugins"))
+            .env("RABBITMQ_FEATURE_FLAGS_FILE", d("mnesia/feature_flags"))
+            .env("RABBITMQ_PID_FILE", d("pid"))
+            .env("RABBITMQ_CONF_ENV_FILE", d("no-env"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("rabbitmq-server starts");
+        let mut dog = Command::new("sh")
+            .arg("-c")
+            .arg("cat >/dev/null; kill -9 -$0 2>/dev/null; sleep 0.2; rm -rf \"$1\"")
+            .arg(node.id().to_string())
+            .arg(&dir)
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = dog.stdin.take().unwrap();
+        let until = Instant::now() + Duration::from_secs(60);
+        for p in [port, management] {
+            while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
+                assert!(
+                    Instant::now() < until,
+                    "rabbitmq-server does not listen on {p}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Broker {
+            port,
+            management,
+            _watchdog: (stdin, dog),
+        }
+    }
+
+    fn url(&self, key: &str) -> String {
+        format!(
+            "amqp://guest:guest@127.0.0.1:{}/%2f?routing_key={key}",
+            self.port
+        )
+    }
+}
+
+/// The amqp091-go responder on `queue`, ready; killed when dropped.
+struct Responder(Child);
+
+impl Responder {
+    fn start(broker: &Broker, queue: &str) -> Responder {
+        let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("amqp-responder-cli");
+        let built = Command::new("go")
+            .args(["build", "-o"])
+            .arg(&bin)
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/crates/amqp/tests/amqp/responder.go"
+            ))
+            .env("GO111MODULE", "off")
+            .env("GOPATH", "/usr/share/gocode")
+            .current_dir(env!("CARGO_TARGET_TMPDIR"))
+            .status()
+            .expect("Go is not installed (apt-get install golang-go golang-github-rabbitmq-amqp091-go-dev)");
+        assert!(built.success(), "the amqp091-go responder does not build");
+        let mut child = Command::new(bin)
+            .args([
+                "-url",
+                &format!("amqp://guest:guest@127.0.0.1:{}/", broker.port),
+            ])
+            .args(["-queue", queue])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready");
+        Responder(child)
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `throng ARGS --no-tui --json FILE`: the output and the result.
+async fn run(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend([
+        "--no-tui".into(),
+        "--json".into(),
+        json.to_str().unwrap().into(),
+    ]);
+    let o = tokio::task::spawn_blocking(move || {
+        throng(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("no result: {}", said(&o)));
+    (o, serde_json::from_str(&text).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_amqp_url_runs_rpc_and_publishes_counted_as_the_broker_counts_them() {
+    let broker = Broker::start();
+    let _responder = Responder::start(&broker, "greeter");
+
+    // Publish–consume first (the broker's figures lag its messages by seconds, so its idle
+    // readings must not hold another run's), open loop, confirms, the overview beside it.
+    let monitor = format!("http://guest:guest@127.0.0.1:{}", broker.management);
+    let (o, r) = run(&[
+        "run",
+        &broker.url("ticks"),
+        "--amqp-mode",
+        "publish",
+        "--confirms",
+        "--prefetch",
+        "50",
+        "-d",
+        "tick {{ seq() }}",
+        "-q",
+        "400",
+        "-n",
+        "200",
+        "--amqp-monitor",
+        &monitor,
+    ])
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["samples"], 200, "{r}");
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    let counts = &r["protocol_counts"];
+    for (name, want) in [
+        ("amqp_published", 200),
+        ("amqp_confirmed", 200),
+        ("amqp_delivered", 200),
+        ("amqp_lost", 0),
+        ("amqp_returned", 0),
+        ("amqp_nacked", 0),
+        ("amqp_in_flight_at_end", 0),
+    ] {
+        assert_eq!(counts[name], want, "{name}: {r}");
+    }
+    // The broker's own count of the load: 200 published, delivered, acknowledged, confirmed.
+    let db = &r["databases"][0];
+    assert!(
+        db["name"].as_str().unwrap().contains("/api/overview"),
+        "{db}"
+    );
+    let counter = |name: &str| {
+        db["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no counter {name}: {db}"))["load_total"]
+            .as_u64()
+            .unwrap()
+    };
+    for name in ["publish", "deliver_get", "ack", "confirm"] {
+        assert_eq!(counter(name), 200, "{name}: {db}");
+    }
+    assert!(
+        said(&o).contains("200 published, 200 delivered"),
+        "{}",
+        said(&o)
+    );
+
+    // RPC: every request answered on direct reply-to, `amqp 0 OK`.
+    let url = broker.url("greeter");
+    let (o, r) = run(&["run", &url, "-d", "world", "-c", "4", "-n", "400"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["samples"], 400, "{r}");
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    assert_eq!(r["status_codes"]["amqp 0 OK"], 400, "{r}");
+    assert_eq!(r["protocol_counts"]["amqp_connections"], 2, "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_amqp_scenario_checks_replies_and_faults_are_classified() {
+    let broker = Broker::start();
+    let _responder = Responder::start(&broker, "greeter");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("amqp.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "targets:\n  svc: {}\n  feed: {}\nsteps:\n  - label: hello\n    amqp:\n      \
+             target: svc\n      rpc: 'user {{{{ user }}}}'\n    checks:\n      - \
+             body_contains: 'hello user'\n  - label: nobody\n    amqp:\n      target: svc\n      \
+             rpc: x\n      routing_key: nobody-home\n    checks:\n      - status: NO_ROUTE\n  \
+             - label: tick\n    amqp:\n      target: feed\n      publish: x\n",
+            broker.url("greeter"),
+            broker.url("feed")
+        ),
+    )
+    .unwrap();
+    let (o, r) = run(&["run", file.to_str().unwrap(), "-c", "2", "-n", "60"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    assert_eq!(r["status_codes"]["amqp 312 NO_ROUTE"], 20, "{r}");
+
+    // Bad credentials: the broker's 403 at connect, class status; a threshold fails the run.
+    let bad = format!(
+        "amqp://guest:wrong@127.0.0.1:{}/%2f?routing_key=greeter",
+        broker.port
+    );
+    let (o, r) = run(&[
+        "run",
+        &bad,
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "--threshold",
+        "error_rate<1%",
+    ])
+    .await;
+    assert_eq!(r["total"]["errors_by_class"]["status"], 5, "{r}");
+    assert_eq!(r["status_codes"]["amqp 403 ACCESS_REFUSED"], 5, "{r}");
+    assert_ne!(o.status.code(), Some(0), "{}", said(&o));
+    assert!(said(&o).contains("bad credentials"), "{}", said(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_that_is_not_there_fails_as_connect_and_bad_input_exits_2() {
+    let url = format!(
+        "amqp://guest:guest@127.0.0.1:{}/%2f?routing_key=greeter",
+        closed_port()
+    );
+    let (o, r) = run(&["run", &url, "-c", "1", "-z", "1s"]).await;
+    let samples = r["total"]["samples"].as_u64().unwrap();
+    assert!(samples >= 1, "{r}");
+    assert_eq!(r["total"]["errors_by_class"]["connect"], samples, "{r}");
+    assert!(said(&o).contains("no request succeeded"), "{}", said(&o));
+
+    let url = "amqp://127.0.0.1:5672/%2f?routing_key=greeter";
+    for (a, says) in [
+        (vec!["--amqp-mode", "push"], "--amqp-mode"),
+        (vec!["--confirms"], "--amqp-mode publish"),
+        (
+            vec!["--amqp-mode", "publish", "--no-ack", "--prefetch", "5"],
+            "--prefetch",
+        ),
+        (vec!["--exchange", "a b"], "--exchange"),
+        (vec!["--amqp-monitor", "127.0.0.1:15672"], "--amqp-monitor"),
+    ] {
+        let mut all = vec!["run", url, "-n", "1", "--no-tui"];
+        all.extend(a.iter().copied());
+        let all: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+        let o = tokio::task::spawn_blocking(move || {
+            throng(&all.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+        .await
+        .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", said(&o));
+        assert!(said(&o).contains(says), "{a:?}: {}", said(&o));
+    }
+    for (bad, says) in [
+        ("amqp://127.0.0.1:5672/%2f", "no routing key"),
+        ("amqps://127.0.0.1/%2f?routing_key=x", "amqps"),
+        ("amqp://127.0.0.1/%2f?queue=x", "unknown parameter"),
+    ] {
+        let o = tokio::task::spawn_blocking(move || throng(&["run", bad, "-n", "1"]))
+            .await
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", said(&o));
+        assert!(said(&o).contains(says), "{bad}: {}", said(&o));
+    }
+}
