@@ -234,7 +234,6 @@ async fn a_tcp_or_ws_target_that_is_not_there_fails_as_connect() {
 /// with it, answers a run and says on Ctrl-C how much it served; a bad flag of theirs exits 2.
 #[test]
 fn throng_serve_runs_each_protocols_own_server() {
-    use std::io::{BufRead, BufReader};
     for (target, extra, run) in [
         (
             "tcp",
@@ -243,18 +242,9 @@ fn throng_serve_runs_each_protocols_own_server() {
         ),
         ("ws", vec!["--delay", "1ms"], vec!["-d", "ping", "-t", "5s"]),
     ] {
-        let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
-            .args(["serve", target, "--port", "0"])
-            .args(&extra)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(serve.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().strip_prefix("serving on ").unwrap().to_string();
+        let mut args = vec![target];
+        args.extend(&extra);
+        let (serve, url) = crate::common::serve_bin(&args);
         let mut args = vec!["run", url.as_str(), "-c", "2", "-n", "30", "--no-tui"];
         args.extend(&run);
         let o = throng(&args);

@@ -70,6 +70,19 @@ fn ms(s: &LabelStats, q: f64) -> f64 {
 
 const EVENTS: &str = "POST /v1/completions (events)";
 
+/// A parts row of answers timed as the testbed's: its median a token gap, its top a first token
+/// (wide margins: a shared machine only adds).
+fn timed_as_programmed(parts: &LabelStats) {
+    let (p50, max) = (ms(parts, 0.5), ms(parts, 1.0));
+    let itl = ITL_MS as f64;
+    assert!((itl - 1.0..itl + 8.0).contains(&p50), "parts p50 {p50} ms");
+    let ttft = TTFT_MS as f64;
+    assert!(
+        (ttft - 1.0..ttft + 40.0).contains(&max),
+        "parts max {max} ms"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_sent_events_are_parts_timed_from_the_one_before() {
     let llm = testbed(None).await;
@@ -81,15 +94,8 @@ async fn server_sent_events_are_parts_timed_from_the_one_before() {
     let parts = row(&s, EVENTS);
     assert!(parts.parts);
     assert_eq!(parts.samples, 10 * (u64::from(TOKENS) + 1));
-    // Sorted, an answer's parts are: the finish chunk (~0), five gaps of ITL, the TTFT. The
-    // median is a gap; the top, a first token (wide margins: a shared machine only adds).
-    let (p50, max) = (ms(parts, 0.5), ms(parts, 1.0));
-    let itl = ITL_MS as f64;
-    assert!((itl - 1.0..itl + 8.0).contains(&p50), "parts p50 {p50} ms");
-    assert!(
-        (TTFT_MS as f64 - 1.0..TTFT_MS as f64 + 40.0).contains(&max),
-        "parts max {max} ms"
-    );
+    // Sorted, an answer's parts are: the finish chunk (~0), five gaps of ITL, the TTFT.
+    timed_as_programmed(parts);
     let low = ms(parts, 1.0 / 7.0 - 0.01);
     assert!(
         low < 3.0,
@@ -212,21 +218,15 @@ fn stream_flags_are_checked_before_the_load() {
 /// its programmed token count and says on Ctrl-C how much it served; a bad flag exits 2.
 #[test]
 fn throng_serve_llm_streams_as_programmed() {
-    use std::io::{BufRead, BufReader};
-    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
-        .args([
-            "serve", "llm", "--port", "0", "--ttft", "5ms", "--itl", "1ms",
-        ])
-        .args(["--output-tokens", "4"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(serve.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().strip_prefix("serving on ").unwrap().to_string();
+    let (serve, url) = common::serve_bin(&[
+        "llm",
+        "--ttft",
+        "5ms",
+        "--itl",
+        "1ms",
+        "--output-tokens",
+        "4",
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let o = common::throng(&[
@@ -284,13 +284,7 @@ async fn llm_requests_time_each_token() {
     assert_eq!((calls.samples, calls.errors), (10, 0), "{:?}", s.errors);
     let tokens = row(&s, "POST /v1/chat/completions (tokens)");
     assert_eq!(tokens.samples, 10 * u64::from(TOKENS));
-    let (p50, max) = (ms(tokens, 0.5), ms(tokens, 1.0));
-    let itl = ITL_MS as f64;
-    assert!((itl - 1.0..itl + 8.0).contains(&p50), "ITL p50 {p50} ms");
-    assert!(
-        (TTFT_MS as f64 - 1.0..TTFT_MS as f64 + 40.0).contains(&max),
-        "TTFT {max} ms"
-    );
+    timed_as_programmed(tokens);
 
     // --max-tokens caps every answer; completions' endpoint with --llm completions.
     let s = run(&[

@@ -196,3 +196,23 @@ pub(crate) fn samples(s: &Snapshot, label: &str) -> u64 {
     let r = s.labels.iter().find(|l| l.label == label);
     r.unwrap_or_else(|| panic!("no row {label}")).samples
 }
+
+/// Starts `throng serve ARGS... --port 0` (ARGS: the target and its flags), and returns it
+/// with the URL it said it serves on (its first line); stop it with `kill -INT` and wait.
+pub(crate) fn serve_bin(args: &[&str]) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .arg("serve")
+        .args(args)
+        .args(["--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut line = String::new();
+    BufReader::new(serve.stdout.take().expect("its standard output"))
+        .read_line(&mut line)
+        .expect("it says where it serves");
+    let url = line.trim().strip_prefix("serving on ").unwrap_or_default();
+    (serve, url.to_string())
+}
