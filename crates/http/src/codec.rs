@@ -666,6 +666,41 @@ mod tests {
         assert!(r.body.is_empty() && r.headers.is_empty());
     }
 
+    /// A body read as a stream: every byte of a 2xx body reaches the sink, in the slices the
+    /// reads brought, without the chunked coding's framing, and none is held, however long;
+    /// an error's body is not the stream.
+    #[test]
+    fn a_streamed_body_goes_to_the_sink_and_is_not_held() {
+        let mut r = ResponseReader::new(false, true);
+        r.keep_body = false;
+        let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"[..]);
+        let (mut seen, mut slices) = (0usize, 0usize);
+        let mut sink = |b: &[u8]| {
+            assert!(b.iter().all(|&c| c == b'x'), "framing reached the sink");
+            seen += b.len();
+            slices += 1;
+        };
+        assert!(!r.advance_with(&mut buf, &mut sink).unwrap());
+        for _ in 0..2_000 {
+            buf.extend_from_slice(b"1000\r\n");
+            buf.extend_from_slice(&[b'x'; 0x1000]);
+            buf.extend_from_slice(b"\r\n");
+            assert!(!r.advance_with(&mut buf, &mut sink).unwrap());
+            assert!(buf.is_empty());
+        }
+        buf.extend_from_slice(b"0\r\n\r\n");
+        assert!(r.advance_with(&mut buf, &mut sink).unwrap());
+        assert_eq!((seen, slices), (2_000 * 0x1000, 2_000));
+        assert!(r.body.is_empty() && !r.headers.is_empty());
+
+        let mut r = ResponseReader::new(false, true);
+        let mut buf = BytesMut::from(&b"HTTP/1.1 500 Oops\r\ncontent-length: 2\r\n\r\nno"[..]);
+        let mut called = false;
+        assert!(r.advance_with(&mut buf, &mut |_| called = true).unwrap());
+        assert!(!called);
+        assert_eq!(r.body, b"no");
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
 
