@@ -1,6 +1,6 @@
 //! A target's client: an AMQP connection per worker thread, shared by its users (a channel
 //! for RPC in confirm mode with one direct reply-to consumer, a channel to publish on), the
-//! RPC and publish calls, and how their failures are classified.
+//! publish call, and how failures are classified; the RPC call is `rpc.rs`'s.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -29,14 +29,14 @@ use crate::target::{classify, connect_failed, Target};
 pub const REPLY_TO: &str = "amq.rabbitmq.reply-to";
 
 /// Replies awaited on a connection's reply-to consumer, by correlation id.
-type Waiting = Arc<Mutex<HashMap<String, oneshot::Sender<Delivery>>>>;
+pub(crate) type Waiting = Arc<Mutex<HashMap<String, oneshot::Sender<Delivery>>>>;
 
 /// One AMQP target's client (see [`crate::AmqpProtocol`]).
 pub struct AmqpClient {
     target: Target,
     exchange: String,
     routing_key: String,
-    timeout: Duration,
+    pub(crate) timeout: Duration,
     connect_timeout: Duration,
     headers: Vec<(String, String)>,
     own: AmqpOptions,
@@ -45,11 +45,11 @@ pub struct AmqpClient {
     table: Arc<Table>,
     consumer: OnceCell<Consumer>,
     /// RPC's correlation ids: this client's tag and a number.
-    tag: u64,
-    next: AtomicU64,
+    pub(crate) tag: u64,
+    pub(crate) next: AtomicU64,
     connections: AtomicU64,
-    no_route: AtomicU64,
-    rpc_nacked: AtomicU64,
+    pub(crate) no_route: AtomicU64,
+    pub(crate) rpc_nacked: AtomicU64,
     rpc_late: Arc<AtomicU64>,
 }
 
@@ -65,11 +65,11 @@ impl std::fmt::Debug for AmqpClient {
 
 /// A worker's connection: its RPC channel (confirm mode, a reply-to consumer) and its
 /// publishing channel.
-struct Conn {
+pub(crate) struct Conn {
     conn: Connection,
-    rpc: Channel,
+    pub(crate) rpc: Channel,
     publish: Channel,
-    waiting: Waiting,
+    pub(crate) waiting: Waiting,
 }
 
 impl Conn {
@@ -314,7 +314,7 @@ impl AmqpClient {
 
     /// A failure of a call on `conn`: the connection gone is `connect` (the broker went away;
     /// the next call makes a new one), else lapin's error classified.
-    fn failed(&self, conn: &Conn, what: &str, e: &lapin::Error) -> Outcome {
+    pub(crate) fn failed(&self, conn: &Conn, what: &str, e: &lapin::Error) -> Outcome {
         if !conn.up() {
             return Outcome::failed(
                 ErrorClass::Connect,
@@ -332,7 +332,7 @@ impl AmqpClient {
         o
     }
 
-    fn timed_out(&self, conn: &Conn, what: String) -> Outcome {
+    pub(crate) fn timed_out(&self, conn: &Conn, what: String) -> Outcome {
         match conn.up() {
             true => Outcome::failed(ErrorClass::Timeout, what),
             false => Outcome::failed(
@@ -340,136 +340,6 @@ impl AmqpClient {
                 format!("{what}: the connection to {} is gone", self.target.shown),
             ),
         }
-    }
-
-    async fn rpc(
-        &self,
-        conn: &Conn,
-        exchange: &str,
-        key: &str,
-        payload: Bytes,
-        headers: FieldTable,
-        want_reply: bool,
-    ) -> (Outcome, Option<Reply>) {
-        let deadline = Instant::now() + self.timeout;
-        let id = format!(
-            "{:x}.{}",
-            self.tag,
-            self.next.fetch_add(1, Ordering::Relaxed)
-        );
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut w) = conn.waiting.lock() {
-            w.insert(id.clone(), tx);
-        }
-        let forget = || {
-            if let Ok(mut w) = conn.waiting.lock() {
-                w.remove(&id);
-            }
-        };
-        let props = BasicProperties::default()
-            .with_reply_to(REPLY_TO.into())
-            .with_correlation_id(id.as_str().into())
-            .with_headers(headers);
-        let sent = payload.len() as u64;
-        let what = format!("RPC to {}", route(exchange, key));
-        let mandatory = BasicPublishOptions {
-            mandatory: true,
-            ..BasicPublishOptions::default()
-        };
-        let published = timeout_at(deadline, async {
-            conn.rpc
-                .basic_publish(exchange.into(), key.into(), mandatory, &payload, props)
-                .await?
-                .await
-        })
-        .await;
-        let mut outcome = match published {
-            Ok(Ok(Confirmation::Ack(None) | Confirmation::NotRequested)) => {
-                match timeout_at(deadline, rx).await {
-                    Ok(Ok(reply)) => return self.replied(reply, sent, want_reply),
-                    Ok(Err(_)) | Err(_) => {
-                        forget();
-                        self.timed_out(conn, format!("{what}: no reply within {:?}", self.timeout))
-                    }
-                }
-            }
-            Ok(Ok(Confirmation::Ack(Some(returned)))) => {
-                forget();
-                self.no_route.fetch_add(1, Ordering::Relaxed);
-                let o = Outcome {
-                    status: status::status(returned.reply_code),
-                    ..Outcome::failed(
-                        ErrorClass::Status,
-                        format!("{what}: returned by the broker: {}", returned.reply_text),
-                    )
-                };
-                let reply = want_reply.then(|| Reply {
-                    status: o.status,
-                    ..Reply::default()
-                });
-                return (
-                    Outcome {
-                        bytes_sent: sent,
-                        ..o
-                    },
-                    reply,
-                );
-            }
-            Ok(Ok(Confirmation::Nack(_))) => {
-                forget();
-                self.rpc_nacked.fetch_add(1, Ordering::Relaxed);
-                Outcome {
-                    status: NACKED,
-                    ..Outcome::failed(ErrorClass::Status, format!("{what}: nacked by the broker"))
-                }
-            }
-            Ok(Err(e)) => {
-                forget();
-                self.failed(conn, &what, &e)
-            }
-            Err(_) => {
-                forget();
-                self.timed_out(
-                    conn,
-                    format!("{what}: not confirmed within {:?}", self.timeout),
-                )
-            }
-        };
-        outcome.bytes_sent = sent;
-        (outcome, None)
-    }
-
-    fn replied(&self, d: Delivery, sent: u64, want_reply: bool) -> (Outcome, Option<Reply>) {
-        let outcome = Outcome {
-            status: OK,
-            bytes_sent: sent,
-            bytes_received: d.data.len() as u64,
-            ..Outcome::default()
-        };
-        let reply = want_reply.then(|| Reply {
-            status: OK,
-            metadata: d
-                .properties
-                .headers()
-                .as_ref()
-                .map(|h| {
-                    h.inner()
-                        .iter()
-                        .filter_map(|(k, v)| {
-                            let v = match v {
-                                AMQPValue::LongString(s) => s.to_string(),
-                                AMQPValue::ShortString(s) => s.to_string(),
-                                _ => return None,
-                            };
-                            Some((k.as_str().to_ascii_lowercase(), v))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            body: Bytes::from(d.data),
-            json: None,
-        });
-        (outcome, reply)
     }
 
     async fn publish(
@@ -575,7 +445,7 @@ impl AmqpClient {
     }
 }
 
-fn route(exchange: &str, key: &str) -> String {
+pub(crate) fn route(exchange: &str, key: &str) -> String {
     match exchange {
         "" => format!("queue {key} (default exchange)"),
         e => format!("exchange {e}, routing key {key}"),

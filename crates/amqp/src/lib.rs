@@ -51,6 +51,7 @@ pub mod consume;
 #[cfg(feature = "clap")]
 pub mod flags;
 pub mod monitor;
+mod rpc;
 pub mod status;
 mod step;
 mod target;
