@@ -10,3 +10,4 @@ mod faults;
 mod monitor;
 mod publish;
 mod rpc;
+mod scenario;
