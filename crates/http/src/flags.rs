@@ -352,8 +352,16 @@ impl ProtocolFlags for HttpFlags {
         if self.stream.is_some() {
             given.push("--stream");
         }
-        if self.llm.is_some() {
-            given.push("--llm");
+        for (is, flag) in [
+            (self.llm.is_some(), "--llm"),
+            (self.model.is_some(), "--model"),
+            (self.prompts.is_some(), "--prompts"),
+            (self.prompt_tokens.is_some(), "--prompt-tokens"),
+            (self.max_tokens.is_some(), "--max-tokens"),
+        ] {
+            if is {
+                given.push(flag);
+            }
         }
         given
     }
