@@ -606,4 +606,38 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(Some(7_000), 2_000), (Some(0), 0), (None, 0)]);
     }
+
+    /// A reply's first part runs from the intended start: the lag before the request started
+    /// is added to its latency (not its service time, nor the later parts'), also when the
+    /// request failed after its parts (a stream cut off).
+    #[test]
+    fn a_first_part_counts_from_the_intended_start() {
+        use std::time::Duration;
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(vec!["a".into(), "a (events)".into()], ms(10));
+        r.parts_rows(vec![Some(1)]);
+        let t = Instant::now();
+        let parts = |error| Outcome {
+            parts: vec![ms(20), ms(5)],
+            error,
+            ..Outcome::default()
+        };
+        // Started 7 ms after it was due.
+        r.record(0, t, t + ms(7), t + ms(40), parts(None));
+        r.record(0, t, t + ms(7), t + ms(40), parts(Some(ErrorClass::Cut)));
+        let got = r.take(0, 0, true, 0).labels;
+        let row = &got[1];
+        assert_eq!(row.samples, 4);
+        let at = |h: &throng_core::histogram::Histogram<u64>, q: f64| h.value_at_quantile(q);
+        assert_eq!(
+            at(&row.latency, 1.0),
+            row.latency.highest_equivalent(27_000)
+        );
+        assert_eq!(at(&row.latency, 0.0), row.latency.lowest_equivalent(5_000));
+        assert_eq!(
+            at(&row.service, 1.0),
+            row.service.highest_equivalent(20_000)
+        );
+        assert_eq!(got[0].errors, 1);
+    }
 }
