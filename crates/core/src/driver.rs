@@ -206,6 +206,22 @@ pub trait Driver: Send + Sync + 'static {
         Some(after.map_or(0, |s| s + 1))
     }
 
+    /// Whether `next`, the step [`Driver::next_step`] just gave, begins a new pass of group
+    /// `group` (its index in [`Driver::groups`], `info` its span, which holds `next`): the
+    /// engine then ends the pass under way. A pass also ends where the iteration leaves the
+    /// group's span or ends. By default a return to the group's first step begins a new pass; a
+    /// driver that may also come back to it within one pass (a repeated first step, or a
+    /// repeated group first inside it) says which returns start the group over.
+    fn starts_over(
+        &self,
+        _session: &Self::Session,
+        _group: usize,
+        info: &GroupInfo,
+        next: usize,
+    ) -> bool {
+        next == info.first
+    }
+
     /// Sends step `step` of an iteration and waits for its whole response.
     fn execute(&self, session: &mut Self::Session, step: usize) -> impl Future<Output = Outcome>;
 

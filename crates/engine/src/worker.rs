@@ -246,11 +246,14 @@ impl<D: Driver> Local<D> {
                     }
                     pass.bytes.0 += bytes.0;
                     pass.bytes.1 += bytes.1;
-                    // A pass ends where the iteration leaves the group, or starts it again (a
-                    // repeated group); one cut short by a failure counts as a failed pass, one
-                    // cut short by the end of the run does not count at all.
-                    let leaves =
-                        next.is_none_or(|n| n == g.first || !(g.first..=g.last).contains(&n));
+                    // A pass ends where the iteration leaves the group, or where the driver
+                    // starts it over (a repeated group, a retry), not where it merely comes
+                    // back to the group's first step (a repeated first step); one cut short by
+                    // a failure counts as a failed pass, one cut short by the end of the run
+                    // does not count at all.
+                    let leaves = next.is_none_or(|n| {
+                        !(g.first..=g.last).contains(&n) || sh.driver.starts_over(session, i, g, n)
+                    });
                     if leaves || failed {
                         let row = sh.labels.len() - sh.groups.len() + i;
                         self.rec.borrow_mut().record_group(row, pass, ended);

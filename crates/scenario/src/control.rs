@@ -41,6 +41,14 @@ pub(crate) struct Position {
     passes: Vec<u32>,
     /// Per block, whether a pass through it is under way (groups).
     inside: Vec<bool>,
+    /// Per block, whether the last [`Position::next`] began a new pass of it (a group entered,
+    /// looped or started over by a redo): what ends its pass on its row. Coming back to a
+    /// group's first step does not by itself (a repeated first step, or a repeated group
+    /// first inside it).
+    began: Vec<bool>,
+    /// Whether the last [`Position::next`] started the whole flow over (a redo outside any
+    /// group).
+    flow_began: bool,
     /// A condition that could not be decided, failing the step about to run.
     pub failure: Option<String>,
 }
@@ -81,8 +89,21 @@ impl Position {
         self.passes.resize(blocks, 0);
         self.inside.clear();
         self.inside.resize(blocks, false);
+        self.began.clear();
+        self.began.resize(blocks, false);
+        self.flow_began = false;
         self.failure = None;
         flow.first
+    }
+
+    /// Whether the last step given began a new pass of block `b` (see [`Position::began`]).
+    pub(crate) fn began(&self, b: usize) -> bool {
+        self.began.get(b).copied().unwrap_or(false)
+    }
+
+    /// Whether the last step given started the flow over.
+    pub(crate) fn flow_began(&self) -> bool {
+        self.flow_began
     }
 
     /// Counts a pass through block `b`; whether another is due (`until` does not hold yet and
@@ -120,7 +141,9 @@ impl Position {
         first: usize,
         r: &Reader,
     ) -> Option<usize> {
-        let mut step = match after {
+        self.began.fill(false);
+        self.flow_began = false;
+        let step = match after {
             None => first,
             Some(s) if std::mem::take(&mut self.redo) => {
                 // Its group's pass goes on from the group's first step (a retry is no new
@@ -138,14 +161,20 @@ impl Position {
                     .find(|(_, x)| x.repeat == 1 && x.until.is_none())
                     .or(groups.first());
                 let Some(&(u, unit)) = unit else {
-                    return Some(self.first);
+                    // No group: the flow starts again, every group afresh.
+                    self.inside.fill(false);
+                    self.flow_began = true;
+                    return self.walk(blocks, self.first, r);
                 };
                 for (b, x) in blocks.iter().enumerate() {
                     if b != u && x.group && unit.first <= x.first && x.last <= unit.last {
                         self.inside[b] = false;
                     }
                 }
-                return Some(unit.first);
+                // A new pass on the unit's row (the failed one ended), and the groups starting
+                // with it entered afresh, as on the way in.
+                self.began[u] = true;
+                return self.walk(blocks, unit.first, r);
             }
             Some(s) => {
                 // The step's own loop first.
@@ -158,6 +187,12 @@ impl Position {
                 s + 1
             }
         };
+        self.walk(blocks, step, r)
+    }
+
+    /// The first step to run from `step` on: past the groups whose last step is behind it
+    /// (another pass, or out), into the groups starting at it, past what a false `when` skips.
+    fn walk(&mut self, blocks: &[Block], mut step: usize, r: &Reader) -> Option<usize> {
         'next: loop {
             // Groups whose last step is behind, innermost first (an inner group's block comes
             // before its enclosing group's): another pass, or out of it.
@@ -169,6 +204,7 @@ impl Position {
                     self.inside[b] = self.again(b, block, r);
                     if self.inside[b] {
                         // Another pass: its `when` was decided on the way in.
+                        self.began[b] = true;
                         step = block.first;
                         continue 'next;
                     }
@@ -187,6 +223,7 @@ impl Position {
                     continue 'next;
                 }
                 self.inside[b] = true;
+                self.began[b] = true;
                 self.passes[b] = 0;
             }
             match self.step_in(blocks, step, r) {
@@ -258,30 +295,10 @@ mod tests {
     /// The steps a user runs through `blocks` over steps `0..=last`, with a redo (a retried
     /// transaction) after the step at `redo_at`-th place of the walk.
     fn walk(blocks: &[Block], last: usize, redo_at: Option<usize>) -> Vec<usize> {
-        let templates = Templates::default();
-        let vars = Vars::new();
-        let r = Reader {
-            templates: &templates,
-            vars: &vars,
-            user: 0,
-            iteration: 0,
-        };
-        let mut p = Position::default();
-        let flow = GroupInfo {
-            label: "flow".into(),
-            first: 0,
-            last,
-        };
-        let first = p.start(blocks.len(), &flow);
-        let mut at = p.next(blocks, None, first, &r);
-        let mut seen = Vec::new();
-        while let Some(s) = at {
-            seen.push(s);
-            p.redo = redo_at == Some(seen.len() - 1);
-            at = p.next(blocks, Some(s), 0, &r);
-            assert!(seen.len() < 100, "{seen:?}");
-        }
-        seen
+        passes(blocks, last, redo_at)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect()
     }
 
     #[test]
@@ -303,6 +320,96 @@ mod tests {
         let blocks = [group(1, 2, 2), group(0, 3, 1)];
         // The credit of the second pair undoes the transaction: BEGIN again, then two pairs.
         assert_eq!(walk(&blocks, 3, Some(4)), [0, 1, 2, 1, 2, 0, 1, 2, 1, 2, 3]);
+    }
+
+    fn step(at: usize, repeat: u32) -> Block {
+        Block {
+            group: false,
+            ..group(at, at, repeat)
+        }
+    }
+
+    /// The steps a user runs through `blocks` over steps `0..=last` (with a redo after the
+    /// `redo_at`-th), each with the blocks it began a new pass of.
+    fn passes(blocks: &[Block], last: usize, redo_at: Option<usize>) -> Vec<(usize, Vec<usize>)> {
+        let templates = Templates::default();
+        let vars = Vars::new();
+        let r = Reader {
+            templates: &templates,
+            vars: &vars,
+            user: 0,
+            iteration: 0,
+        };
+        let mut p = Position::default();
+        let flow = GroupInfo {
+            label: "flow".into(),
+            first: 0,
+            last,
+        };
+        let first = p.start(blocks.len(), &flow);
+        let mut at = p.next(blocks, None, first, &r);
+        let mut seen = Vec::new();
+        while let Some(s) = at {
+            let began = (0..blocks.len()).filter(|b| p.began(*b)).collect();
+            seen.push((s, began));
+            p.redo = redo_at == Some(seen.len() - 1);
+            at = p.next(blocks, Some(s), 0, &r);
+            assert!(seen.len() < 100, "{seen:?}");
+        }
+        seen
+    }
+
+    #[test]
+    fn a_loop_first_in_a_group_begins_no_pass_of_the_group() {
+        // A step repeated first in a group (0, 1): no new pass of the group at its repeats.
+        let blocks = [step(0, 3), group(0, 1, 1)];
+        let b = |v: &[usize]| v.to_vec();
+        assert_eq!(
+            passes(&blocks, 1, None),
+            [(0, b(&[1])), (0, b(&[])), (0, b(&[])), (1, b(&[]))]
+        );
+        // A pair (0, 1) repeated first in a transaction (0, 2): a new pass of the pair only.
+        let blocks = [group(0, 1, 2), group(0, 2, 1)];
+        assert_eq!(
+            passes(&blocks, 2, None),
+            [
+                (0, b(&[0, 1])),
+                (1, b(&[])),
+                (0, b(&[0])),
+                (1, b(&[])),
+                (2, b(&[]))
+            ]
+        );
+        // Both ending on the same step, the transaction repeated: its second pass enters the
+        // pair afresh.
+        let blocks = [group(0, 1, 2), group(0, 1, 2)];
+        let walked: Vec<(usize, Vec<usize>)> = passes(&blocks, 1, None);
+        assert_eq!(
+            walked,
+            [
+                (0, b(&[0, 1])),
+                (1, b(&[])),
+                (0, b(&[0])),
+                (1, b(&[])),
+                (0, b(&[0, 1])),
+                (1, b(&[])),
+                (0, b(&[0])),
+                (1, b(&[]))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_retry_in_a_pair_first_in_its_transaction_enters_the_pair_afresh() {
+        // The pair (0, 1) twice in a transaction (0, 2) of no loop; the credit of the second
+        // pair undoes it: the transaction's new pass, its pairs from the first.
+        let blocks = [group(0, 1, 2), group(0, 2, 1)];
+        assert_eq!(walk(&blocks, 2, Some(3)), [0, 1, 0, 1, 0, 1, 0, 1, 2]);
+        let walked = passes(&blocks, 2, Some(3));
+        assert_eq!(walked[4].1, [0, 1], "{walked:?}");
+        // Outside any group: the flow starts over.
+        let blocks = [group(1, 2, 1)];
+        assert_eq!(walk(&blocks, 2, Some(0)), [0, 0, 1, 2]);
     }
 
     #[test]

@@ -211,6 +211,47 @@ pub struct ScenarioDriver {
     total_weight: u64,
     /// Every step, the one flow of a file without `flows`.
     all: GroupInfo,
+    /// Per group row, what begins a new pass of it ([`Driver::starts_over`]).
+    passes: Vec<PassOf>,
+}
+
+/// What begins a new pass of a group's row.
+#[derive(Debug, Clone, Copy)]
+enum PassOf {
+    /// A flow: the flow started over (a redo outside any group).
+    Flow,
+    /// A group with its block: the block entered, looped or redone.
+    Block(usize),
+    /// A group without a block (a hand-built scenario): a return to its first step.
+    First,
+}
+
+/// Each group row's [`PassOf`]: a flow by its entry in `flows`, a group by its block, matched
+/// in order, since the compiler writes both lists in the same order (an inner group before the
+/// enclosing one, a flow before its groups) and two may span the same steps.
+fn passes_of(s: &Scenario) -> Vec<PassOf> {
+    let mut flows_taken = vec![false; s.flows.len()];
+    let mut blocks_taken = vec![false; s.blocks.len()];
+    s.groups
+        .iter()
+        .map(|g| {
+            let flow = (s.flows.iter().enumerate()).find(|(i, (f, _))| !flows_taken[*i] && f == g);
+            if let Some((i, _)) = flow {
+                flows_taken[i] = true;
+                return PassOf::Flow;
+            }
+            let block = s.blocks.iter().enumerate().find(|(i, b)| {
+                !blocks_taken[*i] && b.group && b.first == g.first && b.last == g.last
+            });
+            match block {
+                Some((i, _)) => {
+                    blocks_taken[i] = true;
+                    PassOf::Block(i)
+                }
+                None => PassOf::First,
+            }
+        })
+        .collect()
 }
 
 /// A user's state in a scenario.
@@ -303,6 +344,7 @@ impl ScenarioDriver {
             }
         }
         Ok(ScenarioDriver {
+            passes: passes_of(&scenario),
             flows: scenario.flows.clone(),
             total_weight: scenario.flows.iter().map(|(_, w)| u64::from(*w)).sum(),
             all: GroupInfo {
@@ -605,6 +647,22 @@ impl Driver for ScenarioDriver {
             iteration: s.iteration,
         };
         s.pos.next(blocks, after, first, &reader)
+    }
+
+    /// A new pass of a group begins where the walk entered it, looped it or redid it, not
+    /// where it merely came back to its first step (a repeated first step or inner group).
+    fn starts_over(
+        &self,
+        s: &ScenarioSession,
+        group: usize,
+        info: &GroupInfo,
+        next: usize,
+    ) -> bool {
+        match self.passes.get(group) {
+            Some(PassOf::Flow) => s.pos.flow_began(),
+            Some(PassOf::Block(b)) => s.pos.began(*b),
+            Some(PassOf::First) | None => next == info.first,
+        }
     }
 
     /// Connects the step's target only: a target's connection is opened by the first step that

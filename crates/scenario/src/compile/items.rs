@@ -137,23 +137,6 @@ fn list_of(
                         format!("group `{}` has no steps", name.value),
                     ));
                 }
-                // The engine ends a group's pass where the iteration comes back to the
-                // group's first step: a loop there (a repeated group or step first in the
-                // group) would count each of its passes as a pass of this group.
-                if let Some(first) = inner.first() {
-                    let f = &first.value;
-                    if f.steps.is_some() && (f.repeat.is_some() || f.until.is_some()) {
-                        return Err(cx.at(
-                            first.referenced,
-                            format!(
-                                "a repeated group cannot be the first item of group `{}`: \
-                                 each of its passes would start a new pass of `{}`; put a step \
-                                 before it (such as BEGIN) or repeat `{}` itself",
-                                name.value, name.value, name.value
-                            ),
-                        ));
-                    }
-                }
                 let first = out.steps.len();
                 let within = item
                     .value
@@ -162,8 +145,19 @@ fn list_of(
                     .map_or(on_failure, |o| o.value);
                 list_of(cx, inner, targets, within, out)?;
                 let last = out.steps.len() - 1;
+                // Every group has a block, even without `when`, `repeat` or `until`: where a
+                // pass of it is under way is what a retry goes back to, and what begins a new
+                // pass on its row (not a mere return to its first step).
+                let plain = Block {
+                    first,
+                    last,
+                    group: true,
+                    when: None,
+                    repeat: 1,
+                    until: None,
+                };
                 out.blocks
-                    .extend(block(cx, &item.value, first, last, true)?);
+                    .push(block(cx, &item.value, first, last, true)?.unwrap_or(plain));
                 out.groups.push(throng_core::GroupInfo {
                     label: name.value.clone(),
                     first,
