@@ -44,7 +44,7 @@ impl Broker {
         .unwrap();
         std::fs::write(dir.join("enabled_plugins"), "[rabbitmq_management].").unwrap();
         let d = |p: &str| dir.join(p);
-        let node = Command::new(server)
+        let mut node = Command::new(server)
             .env("HOME", &dir)
             .env("RABBITMQ_NODENAME", format!("throng-cli-{port}@localhost"))
             .env("RABBITMQ_NODE_PORT", port.to_string())
@@ -62,10 +62,13 @@ impl Broker {
             .process_group(0)
             .spawn()
             .expect("rabbitmq-server starts");
+        // The node is killed by the watchdog below; a thread reaps it when it exits.
+        let node_id = node.id();
+        std::thread::spawn(move || node.wait());
         let mut dog = Command::new("sh")
             .arg("-c")
             .arg("cat >/dev/null; kill -9 -$0 2>/dev/null; sleep 0.2; rm -rf \"$1\"")
-            .arg(node.id().to_string())
+            .arg(node_id.to_string())
             .arg(&dir)
             .stdin(Stdio::piped())
             .spawn()

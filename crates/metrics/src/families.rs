@@ -435,7 +435,7 @@ impl Families {
         }
         self.add(
             "throng_operations",
-            "Operations the requests performed (one each, or a SQL transaction's statements).",
+            "Operations the requests performed (one each, or each statement of a transaction).",
             None,
             labels.clone(),
             Value::Count(r.operations),

@@ -98,7 +98,7 @@ impl Widget for PhasesPanel<'_> {
             .filter_map(|l| l.phases.as_deref().map(|p| (l.label.as_str(), p)))
             .collect();
         let Some(total) = self.snap.total.phases.as_deref() else {
-            Line::from("No request of this run times its phases (HTTP does).")
+            Line::from("No request of this run times its phases (its protocol reports none).")
                 .fg(Color::Gray)
                 .render(area, buf);
             return;
