@@ -8,7 +8,7 @@
 //!
 //! Features: `grpc` (gRPC targets), `sql` (PostgreSQL and MySQL/MariaDB), `sqlite` (SQLite
 //! too), `clap` (each protocol's flags as clap types, for a registrar that reads them). HTTP,
-//! raw TCP and WebSocket are always in.
+//! raw TCP, WebSocket, NATS and RabbitMQ are always in.
 //!
 //! Why this crate knows clap at all (behind `clap`, which only throng-cli turns on): a
 //! registry line names its flags' type, and Rust checks a generic's bounds where the type is
@@ -100,9 +100,9 @@ impl Registrar for Declared {
     }
 }
 
-/// Every protocol of this build, for scenarios: targets and steps find theirs by URL scheme
-/// (`http://`, `https://`, `grpc://`, `grpcs://`, `postgres://`, `mysql://`, `sqlite://`,
-/// `tcp://`, `ws://`, `wss://`) and step key (`request`, `grpc`, `sql`, `tcp`, `ws`).
+/// Every protocol of this build, for scenarios: targets and steps find theirs by the URL
+/// schemes and the step key each protocol declares (`http://` and `request`, `grpc://` and
+/// `grpc`, `nats://` and `nats`, ...: [`registry`]'s lines, in their order).
 pub fn protocols() -> Protocols {
     let mut d = Declared(Protocols::new());
     registry(&mut d);

@@ -231,8 +231,8 @@ fn protocol_mistakes_are_named_at_their_place() {
         ),
         (
             "    checks: []\n",
-            "x.yaml:5:12: step `a` needs a request: `request` (http: method, path, headers, and \
-             body or json) or `echo` (echo)",
+            "x.yaml:5:12: step `a` needs a request: `request` (http: method, path, headers, body \
+             or json, and stream (sse, ndjson or chunks)) or `echo` (echo)",
         ),
     ] {
         let e = error(&format!("{head}{body}"));
