@@ -11,7 +11,7 @@
 # The load drivers and the target are crates/h2's examples: `load` (the bare client on one
 # thread, as one engine worker; h2load runs one thread too), `engine_load` (the client as a
 # driver under throng's engine, one worker thread: its loop, timing and histograms included) and
-# `serve` (hyper's HTTP/2 server on one thread, GET -> "hello", gRPC POST -> a message and
+# `h2_target` (hyper's HTTP/2 server on one thread, GET -> "hello", gRPC POST -> a message and
 # grpc-status 0 in trailers), built here in release. Needs
 # h2load (apt-get install nghttp2-client). Load goes to 127.0.0.1 only; the target's CPU is not
 # counted, and on a 2-core machine it shares the cores with the generator, as for every peer.
@@ -25,10 +25,10 @@ PORT=${PORT:-18661}
 BIN=${BIN:-}
 
 command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }
-cargo build --release -q -p throng-h2 --example load --example engine_load --example serve
+cargo build --release -q -p throng-h2 --example load --example engine_load --example h2_target
 LOAD=target/release/examples/load
 ENGINE=target/release/examples/engine_load
-SERVE=target/release/examples/serve
+SERVE=target/release/examples/h2_target
 
 work=$(mktemp -d)
 "$SERVE" "$PORT" > "$work/serve.log" 2>&1 &

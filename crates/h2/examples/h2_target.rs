@@ -4,7 +4,7 @@
 //! trailers), as `throng serve http` and `throng serve grpc` answer.
 //!
 //! ```text
-//! cargo run --release -p throng-h2 --example serve -- 8080
+//! cargo run --release -p throng-h2 --example h2_target -- 8080
 //! ```
 
 use std::convert::Infallible;
