@@ -1,4 +1,4 @@
-// A nats.go client doing what the `load` example does, for CPU per request beside it: -c
+// A nats.go client doing what the `nats_load` example does, for CPU per request beside it: -c
 // goroutines sharing one connection, each sending requests (or publishing, each message
 // awaited by a subscriber on a connection of its own) one after the other until -n in all.
 // Prints "requests: N in S s".

@@ -4,7 +4,7 @@
 //! nats.go client doing the same. Prints `requests: N in S s`.
 //!
 //! ```text
-//! cargo run --release -p throng-nats --example load -- nats://127.0.0.1:4222/greeter 10 200000 [publish]
+//! cargo run --release -p throng-nats --example nats_load -- nats://127.0.0.1:4222/greeter 10 200000 [publish]
 //! GO111MODULE=off GOPATH=/usr/share/gocode go build -o requester crates/nats/examples/requester.go
 //! ./requester -url nats://127.0.0.1:4222 -subject greeter -c 10 -n 200000 [-publish]
 //! ```
