@@ -5,9 +5,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// `throng --version`: the crate's version and the commit it was built from (build.rs).
+pub(crate) const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("THRONG_COMMIT"),
+    ")"
+);
+
 /// throng: load testing whose numbers are right.
 #[derive(Debug, Parser)]
-#[command(name = "throng", version, about, long_about = None, propagate_version = true)]
+#[command(name = "throng", version = VERSION, about, long_about = None, propagate_version = true)]
 pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -34,6 +42,37 @@ pub(crate) enum Command {
     Report(throng_cli::results::ReportArgs),
     /// The results of a plan's shards as one result.
     Merge(throng_cli::results::MergeArgs),
+    /// A completion script for a shell, on standard output.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// The manual page, in roff, on standard output (or one a subcommand into a directory).
+    #[command(after_help = MAN_HELP)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_HELP: &str = "Install:
+  bash: throng completions bash > ~/.local/share/bash-completion/completions/throng
+  zsh:  throng completions zsh > ~/.zfunc/_throng   (with fpath+=~/.zfunc before compinit)
+  fish: throng completions fish > ~/.config/fish/completions/throng.fish";
+
+const MAN_HELP: &str = "Read it:  throng man | man -l -
+Install:  throng man --dir ~/.local/share/man/man1   (then man throng, man throng-run)";
+
+/// Flags of `throng completions`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+/// Flags of `throng man`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ManArgs {
+    /// Write throng.1 and a page for each subcommand (throng-run.1, ...) into this directory
+    /// instead.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
 }
 
 pub(crate) use throng_cli::RunArgs;

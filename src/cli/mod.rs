@@ -5,6 +5,7 @@ pub(crate) mod args;
 mod demo;
 #[cfg(test)]
 mod examples;
+mod generate;
 pub(crate) mod grid;
 pub(crate) mod runner;
 

@@ -33,6 +33,8 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
         Command::Compare(a) => Ok(throng_cli::results::run_compare(&a)?),
         Command::Report(a) => Ok(throng_cli::results::run_report(&a)?),
         Command::Merge(a) => Ok(throng_cli::results::run_merge(&a)?),
+        Command::Completions(a) => super::generate::completions(&a),
+        Command::Man(a) => super::generate::man(&a),
         Command::Serve(a) => match a.target {
             super::args::ServeTarget::Testbed(t) => {
                 match t.run(throng_run::wait_for_signal()).await {

@@ -1,4 +1,4 @@
-//! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, faults, conformance, scenarios, the dashboard, the schema, shards.
+//! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, what installs beside the binary, faults, conformance, scenarios, the dashboard, the schema, shards.
 
 #[path = "../amqp.rs"]
 mod amqp;
@@ -20,6 +20,8 @@ mod faults;
 mod flows;
 #[path = "../h1_conformance.rs"]
 mod h1_conformance;
+#[path = "../install.rs"]
+mod install;
 #[path = "../library.rs"]
 mod library;
 #[path = "../live.rs"]
