@@ -26,6 +26,8 @@ mod install;
 mod library;
 #[path = "../live.rs"]
 mod live;
+#[path = "../llm.rs"]
+mod llm;
 #[path = "../nats.rs"]
 mod nats;
 #[path = "../open_protocols.rs"]

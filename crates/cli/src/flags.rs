@@ -146,6 +146,11 @@ pub struct RunFlags {
     /// 'dropped<1' (open-loop arrivals never sent) (repeatable); exit code 99 when one fails.
     #[arg(long = "threshold", help_heading = "Output")]
     pub thresholds: Vec<String>,
+    /// Goodput's objectives for replies streamed in tokens (--llm), e.g. 'ttft<200ms,tpot<50ms'
+    /// (ttft, tpot, e2e; <, <=, or vLLM's ttft:200 in ms): the requests that meet them all, per
+    /// second and as a share, per label.
+    #[arg(long, value_name = "OBJECTIVES", help_heading = "Output")]
+    pub goodput: Option<String>,
     /// Never start the live dashboard (print a progress line on stderr instead).
     #[arg(long, help_heading = "Output")]
     pub no_tui: bool,
@@ -317,9 +322,21 @@ impl RunFlags {
 
     /// The load flags as a plan against `target`, every bad value named with its flag.
     pub fn plan(&self, target: &str) -> Result<RunPlan, RunError> {
-        self.spec()?
+        let mut plan = self
+            .spec()?
             .plan(target, &flag)
-            .map_err(|e| input(e.to_string()))
+            .map_err(|e| input(e.to_string()))?;
+        plan.goodput = self.goodput()?;
+        Ok(plan)
+    }
+
+    /// `--goodput`'s objectives (none without it).
+    pub fn goodput(&self) -> Result<throng_core::stream::Goodput, RunError> {
+        self.goodput
+            .as_deref()
+            .map(|g| g.parse().map_err(|e| input(format!("--goodput {e}"))))
+            .transpose()
+            .map(Option::unwrap_or_default)
     }
 
     /// `--threshold`s, whose labels must be among `labels`.

@@ -183,6 +183,7 @@ pub fn build_from(
         &options,
         containers,
     )?;
+    setup.plan.goodput = a.run.goodput()?;
     for p in a.protocols.all() {
         let targets = scenario_targets(&setup, &*p.protocol);
         setup.connections += p.fit_scenario(&mut setup.plan, &a.request, targets)?;

@@ -82,6 +82,10 @@ pub struct Outcome {
     /// Where the request's time went (connecting, TLS, sending, waiting, receiving), for a
     /// protocol that times them: the engine adds them to the step's row. Empty by default.
     pub phases: crate::Phases,
+    /// What a reply streamed in tokens said beyond its parts (its first and last token, how
+    /// many), for a protocol that reads one (see [`crate::stream`]): the engine adds it to the
+    /// step's row. Boxed, as `Outcome` stays under 128 bytes; `None` (no allocation) otherwise.
+    pub stream: Option<Box<crate::stream::StreamRecord>>,
 }
 
 impl Outcome {

@@ -28,6 +28,7 @@ pub mod stages;
 mod status;
 pub mod step;
 pub mod steps;
+pub mod stream;
 pub mod watch;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};

@@ -199,6 +199,11 @@ pub struct RunPlan {
     /// start if there is one. Not in the result: its times are the load's own.
     #[serde(skip)]
     pub start: Duration,
+    /// Goodput's objectives (`--goodput`): a request streamed in tokens that meets them all is
+    /// good (see [`crate::stream`]); none by default.
+    #[serde(default, skip_serializing_if = "crate::stream::Goodput::is_empty")]
+    #[schemars(with = "Option<String>")]
+    pub goodput: crate::stream::Goodput,
 }
 
 /// Why a plan is not runnable.
@@ -231,6 +236,7 @@ impl RunPlan {
             shard: Shard::WHOLE,
             warmup: Duration::ZERO,
             start: Duration::ZERO,
+            goodput: crate::stream::Goodput::default(),
         }
     }
 

@@ -89,6 +89,9 @@ pub struct LabelStats {
     /// The requests' phases, once a protocol reported any (see [`crate::phase`]); `None` for a
     /// row whose protocol times none, which then costs nothing.
     pub phases: Option<Box<crate::PhaseStats>>,
+    /// The requests' streams of tokens (TTFT, ITL, TPOT, end to end, tokens, goodput), once a
+    /// protocol reported one (see [`crate::stream`]); `None` otherwise.
+    pub stream: Option<Box<crate::stream::StreamStats>>,
 }
 
 impl LabelStats {
@@ -110,6 +113,7 @@ impl LabelStats {
             failed: crate::histogram::new(),
             classes: [0; crate::ErrorClass::ALL.len()],
             phases: None,
+            stream: None,
         }
     }
 
@@ -131,6 +135,9 @@ impl LabelStats {
         }
         if let Some(theirs) = &other.phases {
             self.phases.get_or_insert_default().add(theirs);
+        }
+        if let Some(theirs) = &other.stream {
+            self.stream.get_or_insert_default().add(theirs);
         }
     }
 

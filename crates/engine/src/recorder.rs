@@ -5,6 +5,7 @@
 //! worker [`Recorder::take`]s the interval's data and hands it to the aggregator.
 
 use hdrhistogram::Histogram;
+use throng_core::stream::{Goodput, StreamRecord};
 use throng_core::{histogram, ErrorClass, LabelStats, Outcome, Sample, Status};
 use tokio::time::Instant;
 
@@ -83,6 +84,8 @@ pub struct Recorder {
     user: (u64, u64),
     /// Where the measurement starts (see [`Recorder::measure_from`]).
     from: Option<Instant>,
+    /// Goodput's objectives, judged on each request streamed in tokens.
+    goodput: throng_core::stream::Goodput,
 }
 
 fn micros(d: std::time::Duration) -> u64 {
@@ -140,7 +143,13 @@ impl Recorder {
             log: None,
             user: (0, 0),
             from: None,
+            goodput: throng_core::stream::Goodput::default(),
         }
+    }
+
+    /// Judges each request streamed in tokens by these objectives (the plan's `goodput`).
+    pub fn goodput(&mut self, goodput: throng_core::stream::Goodput) {
+        self.goodput = goodput;
     }
 
     /// The one place that decides what a run counts: a request (or arrival, or group pass) due
@@ -274,6 +283,10 @@ impl Recorder {
             row.phases
                 .get_or_insert_default()
                 .record(&outcome.phases, latency);
+        }
+        if let Some(stream) = &outcome.stream {
+            let lag = started.saturating_duration_since(intended);
+            record_stream(row, stream, &outcome, &self.goodput, lag, latency);
         }
         if !outcome.status.is_none() {
             self.statuses.count(outcome.status);
@@ -482,6 +495,32 @@ impl Recorder {
     }
 }
 
+/// Adds a request's stream of tokens to its row: whole if it succeeded, its TTFT only if it
+/// was left waiting (`latency`, µs, its age then), nothing if it failed otherwise (failures are
+/// timed apart).
+#[cold]
+fn record_stream(
+    row: &mut LabelStats,
+    stream: &StreamRecord,
+    outcome: &Outcome,
+    goodput: &Goodput,
+    lag: std::time::Duration,
+    latency: u64,
+) {
+    match outcome.error {
+        None => row
+            .stream
+            .get_or_insert_default()
+            .record(stream, &outcome.parts, lag, goodput),
+        Some(class) if class.waited() => row.stream.get_or_insert_default().record_waited(
+            Some(stream),
+            lag,
+            std::time::Duration::from_micros(latency),
+        ),
+        Some(_) => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,5 +678,52 @@ mod tests {
             row.service.highest_equivalent(20_000)
         );
         assert_eq!(got[0].errors, 1);
+    }
+
+    /// A stream of tokens adds to its row: whole when the request succeeded (TTFT and end to
+    /// end from the intended start, the gaps as ITL, goodput judged there), TTFT alone when it
+    /// timed out (its age when no token came), nothing when it failed otherwise.
+    #[test]
+    fn a_stream_of_tokens_counts_from_the_intended_start_and_a_stall_at_its_age() {
+        use std::time::Duration;
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(vec!["chat".into()], ms(10));
+        r.goodput("ttft<30ms".parse().unwrap());
+        let t = Instant::now();
+        let answer = |error, first: Option<u64>| Outcome {
+            parts: first.map_or(Vec::new(), |f| vec![ms(f), ms(10), ms(10)]),
+            stream: Some(Box::new(StreamRecord {
+                first: first.map(ms),
+                last: ms(first.unwrap_or(0) + 20),
+                tokens: if first.is_some() { 3 } else { 0 },
+                counted: true,
+            })),
+            error,
+            ..Outcome::default()
+        };
+        // Started 5 and 15 ms late: TTFT 25 ms (good) and 35 ms.
+        r.record(0, t, t + ms(5), t + ms(50), answer(None, Some(20)));
+        r.record(0, t, t + ms(15), t + ms(60), answer(None, Some(20)));
+        // Stalled with no token, timed out 900 ms after it was due.
+        r.record(
+            0,
+            t,
+            t,
+            t + ms(900),
+            answer(Some(ErrorClass::Timeout), None),
+        );
+        // Cut: failures are timed apart.
+        r.record(0, t, t, t + ms(40), answer(Some(ErrorClass::Cut), Some(20)));
+        let got = r.take(0, 0, true, 0).labels;
+        let s = got[0].stream.as_deref().expect("a stream row");
+        assert_eq!(
+            (s.requests, s.output_tokens, s.good, s.counted),
+            (2, 6, 1, 2)
+        );
+        assert_eq!(s.ttft.len(), 3);
+        assert_eq!(s.ttft.min(), s.ttft.lowest_equivalent(25_000));
+        assert_eq!(s.ttft.max(), s.ttft.highest_equivalent(900_000));
+        assert_eq!((s.itl.len(), s.tpot.len(), s.e2e.len()), (4, 2, 2));
+        assert_eq!(s.e2e.max(), s.e2e.highest_equivalent(55_000));
     }
 }

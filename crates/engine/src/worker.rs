@@ -385,6 +385,7 @@ fn new_local<D: Driver>(worker: usize, shared: Arc<Shared<D>>) -> Rc<Local<D>> {
     let state = shared.driver.worker_of(worker, shared.workers);
     let mut rec = Recorder::new(shared.labels.clone(), shared.plan.late_after);
     rec.parts_rows(shared.parts_row.clone());
+    rec.goodput(shared.plan.goodput.clone());
     if shared.measure > shared.start {
         rec.measure_from(shared.measure);
     }

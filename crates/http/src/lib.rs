@@ -24,6 +24,7 @@ mod config;
 mod driver;
 #[cfg(feature = "clap")]
 pub mod flags;
+mod llm;
 pub mod status;
 mod step;
 mod stream;

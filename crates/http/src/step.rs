@@ -103,7 +103,7 @@ impl HttpStep {
     }
 }
 
-const FIELDS: &[&str] = &["method", "path", "headers", "body", "json", "stream"];
+const FIELDS: &[&str] = &["method", "path", "headers", "body", "json", "stream", "llm"];
 
 impl Protocol for HttpProtocol {
     type Client = HttpClient;
@@ -121,7 +121,8 @@ impl Protocol for HttpProtocol {
     }
 
     fn step_help(&self) -> &'static str {
-        "method, path, headers, body or json, and stream (sse, ndjson or chunks)"
+        "method, path, headers, body or json, stream (sse, ndjson or chunks), and llm (api, \
+         model, prompts or prompt_tokens, max_tokens)"
     }
 
     fn check_target(&self, url: &str) -> Result<(), String> {
@@ -147,7 +148,7 @@ impl Protocol for HttpProtocol {
             ));
         }
         let f = request.fields("request", FIELDS)?;
-        let method = match f.get("method") {
+        let mut method = match f.get("method") {
             None => Method::GET,
             Some(m) => {
                 let text = m.text("method")?;
@@ -199,6 +200,26 @@ impl Protocol for HttpProtocol {
                     .parse()
                     .map_err(|e| StepError::at(n.at, e))?;
                 Some((StreamMode::Events(framing), n.at))
+            }
+        };
+        // `llm:`: the prompts' bodies in turn, POST, JSON, the answer read as tokens.
+        let (body, stream) = match f.get("llm") {
+            None => (body, stream),
+            Some(n) => {
+                let own_body = f.get("body").or(f.get("json")).map(|b| b.at);
+                let key =
+                    crate::llm::read(n, t.dir(), own_body, stream.map(|(_, at)| at), &method)?;
+                method = Method::POST;
+                headers.push((
+                    http::header::CONTENT_TYPE,
+                    Text::Static("application/json".into()),
+                ));
+                let bodies = Rotation {
+                    bodies: key.bodies,
+                    next: AtomicUsize::new(0),
+                };
+                let mode = StreamMode::Llm(key.api);
+                (Body::Rotate(Arc::new(bodies)), Some((mode, n.at)))
             }
         };
         Ok(HttpStep {

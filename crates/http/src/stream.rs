@@ -9,6 +9,7 @@
 
 use std::time::Instant;
 
+use throng_core::stream::StreamRecord;
 use throng_core::{ErrorClass, Outcome};
 use throng_llm::{Answer, Api};
 use throng_stream::{Framing, Parser, StreamError, Timed, DEFAULT_MAX_EVENT};
@@ -130,7 +131,16 @@ impl Reading {
     pub(crate) fn into_outcome(mut self, outcome: &mut Outcome) {
         outcome.parts = match &mut self.kind {
             Kind::Events(t) => t.take_parts(),
-            Kind::Llm(a) => a.take_parts(),
+            Kind::Llm(a) => {
+                let f = a.figures();
+                outcome.stream = Some(Box::new(StreamRecord {
+                    first: f.ttft,
+                    last: f.e2e,
+                    tokens: f.output_tokens,
+                    counted: f.source == throng_llm::TokenSource::Counted,
+                }));
+                a.take_parts()
+            }
         };
         let events = self.events();
         match outcome.error {

@@ -23,8 +23,9 @@
 //! - [`Answer`]: throng-stream's reader and the tracker together, fed a body's slices with
 //!   their arrival times: what a driver holds per request, handing over the content events'
 //!   times as a parts row takes them (TTFT, then each ITL).
-//! - [`Goodput`]: objectives (`ttft<200ms,tpot<50ms`, or vLLM's `ttft:200`) and whether a
-//!   request meets them all.
+//! - [`Goodput`]: objectives (`ttft<200ms,tpot<50ms`, or vLLM's `ttft:200`), core's (every
+//!   stream of tokens is judged by them as the engine records it), and whether an answer's
+//!   [`Figures`] meet them all ([`Figures::meets`]).
 //! - `serve` (feature `serve`, on by default): `throng serve llm`, an OpenAI-compatible
 //!   streaming server on hyper whose TTFT, token gaps and output lengths follow given values
 //!   or ranges, seeded, with faults (a stream cut, an error status, a stall) and a limit on
@@ -48,7 +49,7 @@ pub mod serve;
 
 pub use answer::Answer;
 pub use figures::{ChunkError, Figures, Token, TokenSource, Tracker};
-pub use goodput::{Goodput, GoodputError, Metric, Objective};
+pub use goodput::{Figure, Goodput, GoodputError, Objective};
 pub use request::{
     generated_prompts, read_prompts, read_prompts_file, Api, Prompt, PromptError, PromptText,
     RequestSpec,

@@ -65,6 +65,24 @@ pub enum Figure {
     ReceivedKbPerS,
     /// Kilobytes sent per second.
     SentKbPerS,
+    /// A stream's median time to first token, ms.
+    TtftP50,
+    /// A stream's 99th percentile time to first token, ms.
+    TtftP99,
+    /// A stream's median gap between tokens, ms.
+    ItlP50,
+    /// A stream's 99th percentile gap between tokens, ms.
+    ItlP99,
+    /// A stream's median time per output token, ms.
+    TpotP50,
+    /// A stream's 99th percentile time per output token, ms.
+    TpotP99,
+    /// A stream's 99th percentile end to end, ms.
+    E2eP99,
+    /// Output tokens per second.
+    TokensPerS,
+    /// Requests that met goodput's objectives, per second.
+    Goodput,
 }
 
 impl Figure {
@@ -85,6 +103,19 @@ impl Figure {
         Figure::SentKbPerS,
     ];
 
+    /// The figures of replies streamed in tokens, compared when every side has them.
+    pub const STREAM: [Figure; 9] = [
+        Figure::TtftP50,
+        Figure::TtftP99,
+        Figure::ItlP50,
+        Figure::ItlP99,
+        Figure::TpotP50,
+        Figure::TpotP99,
+        Figure::E2eP99,
+        Figure::TokensPerS,
+        Figure::Goodput,
+    ];
+
     /// The row's name in tables.
     pub fn name(self) -> &'static str {
         match self {
@@ -101,6 +132,15 @@ impl Figure {
             Figure::Min => "Min ms",
             Figure::ReceivedKbPerS => "Received KB/s",
             Figure::SentKbPerS => "Sent KB/s",
+            Figure::TtftP50 => "TTFT p50 ms",
+            Figure::TtftP99 => "TTFT p99 ms",
+            Figure::ItlP50 => "ITL p50 ms",
+            Figure::ItlP99 => "ITL p99 ms",
+            Figure::TpotP50 => "TPOT p50 ms",
+            Figure::TpotP99 => "TPOT p99 ms",
+            Figure::E2eP99 => "E2E p99 ms",
+            Figure::TokensPerS => "Tokens /s",
+            Figure::Goodput => "Goodput /s",
         }
     }
 
@@ -108,7 +148,12 @@ impl Figure {
     pub fn lower_is_better(self) -> bool {
         !matches!(
             self,
-            Figure::Samples | Figure::Throughput | Figure::ReceivedKbPerS | Figure::SentKbPerS
+            Figure::Samples
+                | Figure::Throughput
+                | Figure::ReceivedKbPerS
+                | Figure::SentKbPerS
+                | Figure::TokensPerS
+                | Figure::Goodput
         )
     }
 
@@ -120,11 +165,17 @@ impl Figure {
                 | Figure::ErrorRate
                 | Figure::ReceivedKbPerS
                 | Figure::SentKbPerS
+                | Figure::TokensPerS
+                | Figure::Goodput
         )
     }
 
-    /// The figure of a row; `None` for a latency figure of a row with no latency.
+    /// The figure of a row; `None` for a latency figure of a row with no latency, and for a
+    /// stream's figure of a row without streams (or with none of the requests it is of).
     pub fn of(self, r: &LabelResult) -> Option<f64> {
+        if Figure::STREAM.contains(&self) {
+            return self.of_stream(r.stream.as_ref()?);
+        }
         let l = &r.latency;
         if self.is_latency() && l.count == 0 {
             return None;
@@ -143,7 +194,24 @@ impl Figure {
             Figure::Min => l.min,
             Figure::ReceivedKbPerS => r.received_kb_per_s,
             Figure::SentKbPerS => r.sent_kb_per_s,
+            _ => return None,
         })
+    }
+
+    fn of_stream(self, s: &crate::StreamResult) -> Option<f64> {
+        let time = |p: &crate::PhaseResult, v: f64| (p.stats.count > 0).then_some(v);
+        match self {
+            Figure::TtftP50 => time(&s.ttft, s.ttft.stats.p50),
+            Figure::TtftP99 => time(&s.ttft, s.ttft.stats.p99),
+            Figure::ItlP50 => time(&s.itl, s.itl.stats.p50),
+            Figure::ItlP99 => time(&s.itl, s.itl.stats.p99),
+            Figure::TpotP50 => time(&s.tpot, s.tpot.stats.p50),
+            Figure::TpotP99 => time(&s.tpot, s.tpot.stats.p99),
+            Figure::E2eP99 => time(&s.e2e, s.e2e.stats.p99),
+            Figure::TokensPerS => Some(s.tokens_per_s),
+            Figure::Goodput => s.goodput.as_ref().map(|g| g.per_s),
+            _ => None,
+        }
     }
 
     /// The figure in one second of the run's series (TOTAL); `None` for a count (samples are
@@ -169,6 +237,8 @@ impl Figure {
             Figure::P99 => Some(p.p99),
             Figure::P999 => Some(p.p999),
             Figure::Max => Some(p.max),
+            // The series keeps no stream's figures: judged over rounds only.
+            _ => None,
         }
     }
 }
@@ -382,6 +452,12 @@ pub fn compare_columns(
             rows: Figure::ALL
                 .iter()
                 .map(|&f| figure_row(sides, label, f, method))
+                .chain(
+                    Figure::STREAM
+                        .iter()
+                        .map(|&f| figure_row(sides, label, f, method))
+                        .filter(|r| r.cells.iter().all(|c| c.value.is_some())),
+                )
                 .collect(),
         })
         .collect();

@@ -359,6 +359,11 @@ pub fn render_html(r: &RunResult) -> String {
         b.push_str("<h2>Where the time went (phases, ms; latency = blocked + the rest)</h2>\n");
         b.push_str(&html_table(&phases));
     }
+    let streams = crate::stream::stream_rows(r);
+    if !streams.is_empty() {
+        b.push_str("<h2>Streams of tokens (ms, from each request's intended start)</h2>\n");
+        b.push_str(&html_table(&streams));
+    }
     if !r.thresholds.is_empty() {
         b.push_str("<h2>Thresholds</h2>\n<ul>\n");
         for t in &r.thresholds {

@@ -21,6 +21,7 @@ mod markdown;
 mod merge;
 mod regression;
 mod result;
+mod stream;
 mod table;
 mod threshold;
 
@@ -48,6 +49,7 @@ pub use result::{
     schema, ChangeResult, ErrorResult, HoldResult, LabelResult, LagResult, PhaseResult,
     PhasesResult, Point, RunResult, Stats, SCHEMA_VERSION,
 };
+pub use stream::{GoodputResult, StreamResult, TokensResult};
 pub use table::{errors_by_label, render_summary, render_table};
 pub use threshold::{Metric, Op, Threshold, ThresholdError, ThresholdResult};
 

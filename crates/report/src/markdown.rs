@@ -54,6 +54,11 @@ pub fn render_markdown(r: &RunResult) -> String {
         out.push_str("\nWhere the time went (phases, ms; latency = blocked + the rest):\n\n");
         out.push_str(&table(&phases));
     }
+    let streams = crate::stream::stream_rows(r);
+    if !streams.is_empty() {
+        out.push_str("\nStreams of tokens (ms, from each request's intended start):\n\n");
+        out.push_str(&table(&streams));
+    }
     if !r.status_codes.is_empty() {
         let mut rows = vec![vec!["Status".to_string(), "Count".to_string()]];
         rows.extend(

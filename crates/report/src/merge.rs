@@ -76,6 +76,9 @@ pub(crate) fn stats_of(l: &LabelResult, i: usize) -> Result<LabelStats, MergeErr
         stats.reused = p.reused_connections;
         s.phases = Some(Box::new(stats));
     }
+    if let Some(t) = &l.stream {
+        s.stream = Some(Box::new(t.stats(h)?));
+    }
     Ok(s)
 }
 
@@ -290,7 +293,7 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
             })
         })
         .collect();
-    Ok(RunResult {
+    let mut merged = RunResult {
         schema_version: first.schema_version,
         throng_version: first.throng_version.clone(),
         description: format!("{} ({n} shards merged)", plan.describe()),
@@ -322,5 +325,7 @@ pub fn merge(results: &[RunResult]) -> Result<RunResult, MergeError> {
             }
             all
         }),
-    })
+    };
+    crate::stream::without_unjudged_goodput(&mut merged);
+    Ok(merged)
 }

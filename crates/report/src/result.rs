@@ -125,6 +125,11 @@ pub struct LabelResult {
     /// and in results of throng before it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<PhasesResult>,
+    /// The replies streamed in tokens (TTFT, ITL, TPOT, end to end, output tokens, goodput),
+    /// when the protocol read them so (HTTP's `--llm`): absent otherwise, and in results of
+    /// throng before it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<crate::StreamResult>,
 }
 
 /// One phase's times: its statistics (ms) and histogram.
@@ -244,6 +249,10 @@ impl LabelResult {
             service_hdr: hdr(&s.service, "service_hdr"),
             failed_latency_hdr: hdr(&s.failed, "failed_latency_hdr"),
             phases: s.phases.as_deref().map(|p| PhasesResult::of(p, &mut hdr)),
+            stream: s
+                .stream
+                .as_deref()
+                .map(|t| crate::StreamResult::of(t, s.samples, secs, &mut hdr)),
         }
     }
 }
@@ -503,7 +512,7 @@ impl RunResult {
             .filter(|l| l.group)
             .map(|l| (l.label.clone(), l.completed()))
             .collect();
-        RunResult {
+        let mut result = RunResult {
             schema_version: SCHEMA_VERSION,
             throng_version: env!("CARGO_PKG_VERSION").to_string(),
             plan: (*s.plan).clone(),
@@ -556,7 +565,9 @@ impl RunResult {
             holds,
             connection: None,
             protocol_counts: BTreeMap::new(),
-        }
+        };
+        crate::stream::without_unjudged_goodput(&mut result);
+        result
     }
 }
 

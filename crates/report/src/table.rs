@@ -230,6 +230,9 @@ pub fn render_summary(r: &RunResult) -> String {
     if let Some(p) = &t.phases {
         out.push_str(&phases_line(p));
     }
+    if let Some(s) = &t.stream {
+        out.push_str(&crate::stream::stream_line(s));
+    }
     // Requests that were several operations each (a SQL transaction's statements, BEGIN and
     // COMMIT included): their rate beside the groups' passes, as sysbench prints queries per
     // second beside transactions per second.

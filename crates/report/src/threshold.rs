@@ -1,5 +1,6 @@
 //! Thresholds: `p99<250ms`, `error_rate<1%`, `rps>=1000`, `dropped<1`, or per label
-//! `p95{GET /}<10ms`; a phase's time as a latency (`wait_p99<50ms`, `tls_mean{GET /}<5ms`).
+//! `p95{GET /}<10ms`; a phase's time as a latency (`wait_p99<50ms`, `tls_mean{GET /}<5ms`), and
+//! so a stream's figures (`ttft_p99<300ms`, `itl_p99{chat}<80ms`, `tpot_mean<50ms`, `e2e_max<5s`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,12 +55,16 @@ pub struct Threshold {
     /// The limit, in the metric's unit (ms, fraction, per second, or a count).
     pub limit: f64,
     /// The phase whose time a latency statistic tests (`wait_p99`: `wait`; see
-    /// `throng_core::phase`), or `None` for the requests' latency.
+    /// `throng_core::phase`), or the stream's figure (`ttft_p99`: `ttft`; see
+    /// `throng_core::stream`), or `None` for the requests' latency.
     pub phase: Option<&'static str>,
 }
 
 /// The phases a threshold may name before a latency statistic, as the result names them.
 const PHASES: [&str; 6] = ["blocked", "connect", "tls", "send", "wait", "receive"];
+
+/// The figures of a stream of tokens a threshold may name the same way, as the result names them.
+const STREAM: [&str; 4] = ["ttft", "itl", "tpot", "e2e"];
 
 /// The forms, for messages that cannot point at one part.
 const FORMS: &str = "write e.g. `p99<250ms`, `error_rate<1%`, `rps>=500`, `p95{GET /}<10ms`";
@@ -139,7 +144,7 @@ impl std::str::FromStr for Threshold {
         };
         // `wait_p99`: a phase's time, tested as a latency.
         let (phase, name) = match name.split_once('_') {
-            Some((p, stat)) => match PHASES.iter().find(|x| **x == p) {
+            Some((p, stat)) => match PHASES.iter().chain(&STREAM).find(|x| **x == p) {
                 Some(p) => (Some(*p), stat),
                 None => (None, name),
             },
@@ -156,7 +161,8 @@ impl std::str::FromStr for Threshold {
         };
         if phase.is_some() && matches!(metric, Metric::ErrorRate | Metric::Rps | Metric::Dropped) {
             return Err(err(format!(
-                "a phase has a time, not `{name}`: write e.g. wait_p99<50ms, tls_mean<5ms"
+                "a phase or a stream's figure has a time, not `{name}`: write e.g. wait_p99<50ms, \
+                 ttft_p99<300ms"
             )));
         }
         let value = value.trim();
@@ -307,6 +313,19 @@ impl Threshold {
         }
         let (l, hdr) = match self.phase {
             None => (&row.latency, &row.latency_hdr),
+            Some(figure) if STREAM.contains(&figure) => {
+                let Some(s) = &row.stream else {
+                    return Err("this row's replies are not streams of tokens");
+                };
+                let r = s.named().into_iter().find(|(n, _)| *n == figure);
+                let Some((_, r)) = r else {
+                    return Err("no such figure");
+                };
+                if r.stats.count == 0 {
+                    return Err("no request of this row had this figure");
+                }
+                (&r.stats, &r.hdr)
+            }
             Some(phase) => {
                 let Some(p) = &row.phases else {
                     return Err("this row's requests time no phases (their protocol does not)");
@@ -405,7 +424,7 @@ mod tests {
             .parse::<Threshold>()
             .unwrap_err()
             .to_string();
-        assert!(e.contains("a phase has a time"), "{e}");
+        assert!(e.contains("has a time, not `error_rate`"), "{e}");
         // Observed from the row's phases: 100 waits of 1..=100 ms, no TLS.
         let mut s = throng_core::LabelStats::new("GET /");
         let mut p = throng_core::PhaseStats::default();
@@ -432,6 +451,49 @@ mod tests {
         plain.phases = None;
         let e = "wait_p99<1s".parse::<Threshold>().unwrap().observe(&plain);
         assert!(e.unwrap_err().contains("time no phases"));
+    }
+
+    #[test]
+    fn a_streams_figures_are_tested_as_latencies_of_the_rows_that_stream() {
+        use std::time::Duration;
+        use throng_core::stream::{Goodput, StreamRecord, StreamStats};
+        let t: Threshold = "itl_p99{chat}<80ms".parse().unwrap();
+        assert_eq!(
+            (t.phase, t.metric, t.label.as_deref(), t.limit),
+            (Some("itl"), Metric::Quantile(99_000), Some("chat"), 80.0)
+        );
+        let e = "ttft_rps>1".parse::<Threshold>().unwrap_err().to_string();
+        assert!(e.contains("ttft_p99<300ms"), "{e}");
+        // 100 requests: TTFT 1..=100 ms, three tokens 10 ms apart.
+        let mut st = StreamStats::default();
+        let ms = Duration::from_millis;
+        for i in 1..=100u64 {
+            let r = StreamRecord {
+                first: Some(ms(i)),
+                last: ms(i + 20),
+                tokens: 3,
+                counted: true,
+            };
+            st.record(
+                &r,
+                &[ms(i), ms(10), ms(10)],
+                Duration::ZERO,
+                &Goodput::default(),
+            );
+        }
+        let mut s = throng_core::LabelStats::new("chat");
+        s.stream = Some(Box::new(st));
+        s.samples = 100;
+        let row = LabelResult::from_stats(&s, 1.0);
+        let got = |t: &str| t.parse::<Threshold>().unwrap().observe(&row);
+        assert_eq!(got("ttft_p50<1s"), Ok(50.015));
+        assert_eq!(got("itl_p99<1s"), Ok(10.007));
+        assert_eq!(got("tpot_max<1s"), Ok(10.007));
+        assert_eq!(got("e2e_min<1s"), Ok(20.992));
+        let mut plain = row.clone();
+        plain.stream = None;
+        let e = "ttft_p99<1s".parse::<Threshold>().unwrap().observe(&plain);
+        assert_eq!(e, Err("this row's replies are not streams of tokens"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::state::{View, ViewState};
 use crate::widgets::{
     ContainersPanel, ContainersView, DatabasesPanel, ErrorsPanel, Footer, GridView, Header,
     LabelErrorsPanel, LabelTable, LatencyPanel, Metric, MixTable, PhasesPanel, SeriesChart,
-    Spectrum, StatusPanel, TabBar, TrafficPanel, WorkloadsChart,
+    Spectrum, StatusPanel, StreamsPanel, TabBar, TrafficPanel, WorkloadsChart,
 };
 
 /// The narrowest terminal the dashboard draws in.
@@ -78,6 +78,7 @@ pub fn render_board(
         (View::Grid, Some(grid)) => GridView { grid, snap }.render(body, buf),
         (View::Mix, _) => mix(body, buf, snap, board, state.scroll),
         (View::Phases, _) => phases(body, buf, snap, board, state.scroll),
+        (View::Streams, _) => streams(body, buf, snap, board, state.scroll),
         _ => overview(body, buf, snap, board, state),
     }
     Footer { snap, board, state }.render(footer, buf);
@@ -296,6 +297,25 @@ fn phases(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: 
     ])
     .areas(area);
     PhasesPanel { snap, scroll }.render(table, buf);
+    if chart > 0 {
+        latency_chart(rest, buf, snap, board);
+    }
+}
+
+/// The streams of tokens; below them, when there is room, latency over time.
+fn streams(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usize) {
+    let want = StreamsPanel::height(snap);
+    let chart = match area.height.checked_sub(want + 1) {
+        Some(rest) if rest >= 8 => rest,
+        _ => 0,
+    };
+    let [table, _, rest] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(u16::from(chart > 0)),
+        Constraint::Length(chart),
+    ])
+    .areas(area);
+    StreamsPanel { snap, scroll }.render(table, buf);
     if chart > 0 {
         latency_chart(rest, buf, snap, board);
     }

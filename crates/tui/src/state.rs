@@ -28,11 +28,14 @@ pub enum View {
     /// Where the requests' time goes (connect, TLS, send, wait, receive, blocked), when their
     /// protocol times it.
     Phases,
+    /// Replies streamed in tokens: TTFT, ITL, TPOT and end to end beside latency, tokens a
+    /// second, goodput.
+    Streams,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: [View; 7] = [
+    pub const ALL: [View; 8] = [
         View::Overview,
         View::Labels,
         View::Errors,
@@ -40,6 +43,7 @@ impl View {
         View::Grid,
         View::Mix,
         View::Phases,
+        View::Streams,
     ];
 
     /// The tab title.
@@ -52,6 +56,7 @@ impl View {
             View::Grid => "Grid",
             View::Mix => "Mix",
             View::Phases => "Phases",
+            View::Streams => "Streams",
         }
     }
 
@@ -66,6 +71,7 @@ impl View {
                 View::Grid => board.grid.is_some(),
                 View::Mix => board.is_mix() || snap.labels.iter().any(|l| l.group),
                 View::Phases => snap.total.phases.is_some(),
+                View::Streams => snap.total.stream.is_some(),
                 _ => true,
             })
             .collect()

@@ -243,3 +243,23 @@ fn overview_160x50_shows_every_label_and_no_blank_panel() {
 fn paused_seconds_are_gaps() {
     insta::assert_snapshot!(screen(&common::paused(), &view(View::Overview), 120, 36));
 }
+
+#[test]
+fn streams_view() {
+    insta::assert_snapshot!(screen(
+        &common::with_streams(),
+        &view(View::Streams),
+        120,
+        30
+    ));
+}
+
+#[test]
+fn streams_view_80x24() {
+    insta::assert_snapshot!(screen(
+        &common::with_streams(),
+        &view(View::Streams),
+        80,
+        24
+    ));
+}

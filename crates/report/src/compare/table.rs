@@ -12,7 +12,7 @@ fn value_text(f: Figure, v: Option<f64>) -> String {
         None => "-".into(),
         Some(v) => match f {
             Figure::Samples => format!("{v:.0}"),
-            Figure::Throughput => format!("{v:.1}"),
+            Figure::Throughput | Figure::TokensPerS | Figure::Goodput => format!("{v:.1}"),
             Figure::ErrorRate | Figure::ReceivedKbPerS | Figure::SentKbPerS => format!("{v:.2}"),
             _ => throng_core::row::ms(v),
         },

@@ -13,6 +13,7 @@ pub mod latency;
 pub mod mix;
 pub mod phases;
 pub mod spectrum;
+pub mod streams;
 pub mod traffic;
 
 pub use charts::{Metric, SeriesChart};
@@ -27,6 +28,7 @@ pub use latency::LatencyPanel;
 pub use mix::{MixTable, WorkloadsChart};
 pub use phases::PhasesPanel;
 pub use spectrum::Spectrum;
+pub use streams::StreamsPanel;
 pub use traffic::TrafficPanel;
 
 use ratatui::buffer::Buffer;

@@ -454,3 +454,32 @@ pub(crate) fn with_phases() -> Snapshot {
     s.total.phases = Some(Box::new(total));
     s
 }
+
+/// The closed loop's first row answering in streams of tokens: TTFT 40 to 60 ms, 64 tokens
+/// 10 ms apart (a few gaps of 30 ms), a third of the requests past `ttft<55ms`, with goodput
+/// judged.
+pub(crate) fn with_streams() -> Snapshot {
+    use throng_core::stream::{Goodput, StreamRecord, StreamStats};
+    let mut s = closed();
+    let mut plan = (*s.plan).clone();
+    plan.goodput = "ttft<55ms".parse().expect("objectives");
+    s.plan = Arc::new(plan);
+    let goodput: Goodput = s.plan.goodput.clone();
+    let mut st = StreamStats::default();
+    let ms = Duration::from_millis;
+    for i in 0..3_000u64 {
+        let first = ms(40 + i % 21);
+        let mut parts = vec![first];
+        parts.extend((1..64).map(|k| ms(if (i + k) % 97 == 0 { 30 } else { 10 })));
+        let r = StreamRecord {
+            first: Some(first),
+            last: parts.iter().sum(),
+            tokens: 64,
+            counted: false,
+        };
+        st.record(&r, &parts, Duration::from_micros(300), &goodput);
+    }
+    s.labels[0].stream = Some(Box::new(st.clone()));
+    s.total.stream = Some(Box::new(st));
+    s
+}
