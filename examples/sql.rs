@@ -12,8 +12,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use throng::core::watch::Watched;
 use throng::core::LoadSpec;
-use throng::sql::monitor::Monitor;
 use throng::sql::stats::DbStats;
 use throng::sql::{Dialect, Retry, SqlConfig, SqlDriver};
 
@@ -69,12 +69,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shown = driver.shown().to_string();
     let steps = driver.check().await?;
 
-    // The database's counters, read for a second before the load and each second of it.
-    let monitor = Monitor::start(
+    // The database's counters, read for a second before the load and each second of it, and
+    // half a second after it: a database publishes its counts a little after it counted them.
+    let watched = Watched::idle(
         vec![DbStats::new(&url, Duration::from_secs(5))?],
         Duration::from_secs(1),
+        Duration::from_millis(500),
     )
-    .await?;
+    .await;
 
     let spec = LoadSpec {
         users: Some(10),
@@ -84,9 +86,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plan = spec.plan(&shown, &throng::core::spec::keys)?;
     let mut run = throng::Run::new(plan, Arc::new(steps))
         .thresholds(["p99{transfer}<2s".parse()?, "error_rate<1%".parse()?])
-        // Read half a second after the load too: a database publishes its counts a little
-        // after it counted them.
-        .databases(move || monitor.watch_load(Duration::from_millis(500)).into())
+        .watched(&watched)
         .summary(true);
     if let Some(path) = json {
         run = run.json(path);

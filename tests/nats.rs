@@ -214,6 +214,143 @@ async fn a_nats_url_runs_requests_and_publishes_counted_as_the_server_counts_the
         "{}",
         said(&o)
     );
+    // The server's figures as it names them, and nothing a database would count: no
+    // transactions in the JSON or the summary; open connections a gauge, not a rate.
+    assert_eq!(r["schema_version"], 4, "{r}");
+    assert_eq!(db["kind"], "Broker", "{db}");
+    assert!(db.get("transactions").is_none(), "{db}");
+    assert!(db.get("statements").unwrap().is_null(), "{db}");
+    let in_msgs = db["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "in_msgs");
+    assert_eq!(in_msgs.unwrap()["label"], "messages received", "{db}");
+    let gauges = db["gauges"].as_array().unwrap();
+    assert_eq!(gauges.len(), 1, "{db}");
+    assert_eq!(gauges[0]["name"], "connections", "{db}");
+    assert!(gauges[0]["last"].is_u64(), "{db}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let heading = format!("Broker nats-server {monitor}/varz: its own figures");
+    assert!(out.contains(&heading), "{out}");
+    assert!(!out.contains("transactions"), "{out}");
+    assert!(out.contains("messages     messages received"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("in_msgs"))
+        .unwrap_or_else(|| panic!("no in_msgs line: {out}"));
+    assert_eq!(
+        line.split_whitespace().nth(3),
+        Some(&*(200 + probes).to_string()),
+        "{line}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("connections ")
+                && l.ends_with("connections  connections open")),
+        "{out}"
+    );
+}
+
+/// A monitoring endpoint on 127.0.0.1 that refuses (nothing listens), answers 500, or
+/// accepts and never answers; its URL.
+fn bad_monitor(kind: &str) -> (String, Option<std::thread::JoinHandle<()>>) {
+    if kind == "refuses" {
+        return (format!("http://127.0.0.1:{}", closed_port()), None);
+    }
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", l.local_addr().unwrap().port());
+    let stall = kind == "stalls";
+    let serve = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        l.set_nonblocking(false).unwrap();
+        for s in l.incoming().take(20) {
+            let Ok(mut s) = s else { continue };
+            match stall {
+                // Held open, never answered, until the test ends.
+                true => held.push(s),
+                false => {
+                    use std::io::{Read, Write};
+                    let mut buf = [0u8; 1024];
+                    let _ = s.read(&mut buf);
+                    let _ = s.write_all(
+                        b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 7\r\n\r\n200 OK\n",
+                    );
+                }
+            }
+        }
+    });
+    (url, Some(serve))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitor_that_refuses_answers_500_or_stalls_is_a_warning_not_a_failed_run() {
+    let server = Server::start();
+    let url = server.url("ticks");
+    for (kind, class) in [
+        ("refuses", "connect"),
+        ("answers 500", "status"),
+        ("stalls", "timeout"),
+    ] {
+        let (monitor, _serving) = bad_monitor(kind);
+        let started = Instant::now();
+        let (o, r) = run(args(&[
+            "run",
+            &url,
+            "--subject-mode",
+            "publish",
+            "-d",
+            "x",
+            "-q",
+            "200",
+            "-n",
+            "20",
+            "--connect-timeout",
+            "300ms",
+            "--nats-monitor",
+            &monitor,
+        ]))
+        .await;
+        // The load ran and passed; the monitor's readings each failed, counted by class.
+        assert_eq!(o.status.code(), Some(0), "{kind}: {}", said(&o));
+        assert!(started.elapsed() < Duration::from_secs(20), "{kind}");
+        assert_eq!(r["total"]["samples"], 20, "{kind}: {r}");
+        assert_eq!(r["total"]["errors"], 0, "{kind}: {r}");
+        let line = said(&o)
+            .lines()
+            .find(|l| l.contains("warning") && l.contains("readings failed ("))
+            .map(String::from)
+            .unwrap_or_else(|| panic!("{kind}: no warning: {}", said(&o)));
+        let n: u64 = line
+            .split(" of ")
+            .next()
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{kind}: {line}"));
+        assert!(n >= 3, "idle readings, and the one after the load: {line}");
+        assert!(line.contains(&format!("({n} {class})")), "{kind}: {line}");
+        assert!(
+            line.contains(&format!("{n} of {n} readings failed")),
+            "{kind}: {line}"
+        );
+        // Its block in the result says it was not read; nothing is made up.
+        let db = &r["databases"][0];
+        assert_eq!(
+            db["samples"].as_array().map(Vec::len),
+            Some(0),
+            "{kind}: {db}"
+        );
+        assert_eq!(
+            db["counters"].as_array().map(Vec::len),
+            Some(0),
+            "{kind}: {db}"
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains("not read: no reading succeeded"),
+            "{kind}: {out}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

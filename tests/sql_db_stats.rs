@@ -67,7 +67,7 @@ fn readings_each_second(url: &str, commits: &str) {
         .unwrap_or_else(|| panic!("no {commits} line: {csv}"));
     let html = std::fs::read_to_string(dir.path().join("r.html")).expect("html");
     assert!(
-        html.contains("its own counters") && html.contains(commits),
+        html.contains("its own figures") && html.contains(commits),
         "{html}"
     );
     assert!(html.contains("postgres-protocol") || html.contains("mysql wire"));

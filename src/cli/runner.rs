@@ -150,10 +150,15 @@ where
     F: FnOnce(Outputs) -> Fut,
     Fut: std::future::Future<Output = Result<T, CliError>>,
 {
+    // Each protocol's servers (a mixed scenario's `--db-stats` and `--nats-monitor`), read
+    // through their idle windows one protocol after the other, are watched through the load
+    // as one: a block each in the result.
+    let mut servers = Vec::new();
     for p in a.protocols.all() {
-        if let Some(d) = p.watch(&a.request, &a.run, &a.url).await? {
-            out.databases = Some(Arc::new(d));
-        }
+        servers.extend(p.watch(&a.request, &a.run, &a.url).await?);
+    }
+    if !servers.is_empty() {
+        out.databases = Some(Arc::new(throng_core::watch::Watched::join(servers)));
     }
     run(out).await
 }

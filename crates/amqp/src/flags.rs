@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use throng_core::flags::{
-    positive, FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs, BODY, HEADER,
+    FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs, BODY, HEADER,
 };
 use throng_core::step::{ClientOptions, Render, StaticOnly, Text};
 use throng_core::steps::Steps;
@@ -16,7 +16,7 @@ use throng_core::watch::Watched;
 use throng_core::RunPlan;
 use throng_template::Calls;
 
-use crate::monitor::{Monitor, Overview};
+use crate::monitor::Overview;
 use crate::{AmqpClient, AmqpOptions, AmqpStep, Mode};
 
 /// How long after the load the broker is read once more (see [`crate::monitor`]).
@@ -252,18 +252,11 @@ impl ProtocolFlags for AmqpFlags {
         let Some(api) = self.overview(request)? else {
             return Ok(None);
         };
-        let idle = match args.idle {
-            Some(v) => positive("--idle", v)?,
-            None => Duration::from_secs(1),
-        };
-        let monitor = Monitor::start(api, idle)
-            .await
-            .map_err(|e| FlagsError::Runtime(format!("--amqp-monitor: {e}")))?;
         // The broker's overview lags its messages by up to its collect_statistics_interval (5 s
         // by default; measured: 10 messages showed 4.9 s after the load on a node set to 1 s),
         // so the last reading is taken that long after the load, or the load's last messages
         // would be missing from it.
-        Ok(Some(monitor.watched(SETTLE)))
+        Ok(Some(Watched::idle(vec![api], args.idle()?, SETTLE).await))
     }
 
     fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {

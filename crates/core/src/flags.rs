@@ -292,6 +292,16 @@ pub struct WatchArgs<'a> {
     pub quiet: bool,
 }
 
+impl WatchArgs<'_> {
+    /// How long to read the servers before the load: `--idle`, 1 s by default.
+    pub fn idle(&self) -> Result<Duration, FlagsError> {
+        match self.idle {
+            Some(v) => positive("--idle", v),
+            None => Ok(Duration::from_secs(1)),
+        }
+    }
+}
+
 /// A protocol's own flags on `throng run` (a struct in the protocol's crate, registered beside
 /// its declaration by the command line): enough for the command line to say whether a flag
 /// applies to a run's targets, to take a side's flags back in a grid of several protocols, to

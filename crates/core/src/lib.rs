@@ -32,7 +32,9 @@ pub mod stream;
 pub mod watch;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
-pub use database::{DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries};
+pub use database::{
+    DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries, Figure, FigureKind,
+};
 pub use driver::{Driver, DriverReport, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 pub use error::ErrorClass;
 pub use phase::{Connection, Phase, PhaseStats, Phases};

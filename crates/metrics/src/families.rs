@@ -324,6 +324,10 @@ impl Families {
                 continue;
             };
             let l = with(&[("database", d.info.name.clone())]);
+            // A server that counts no transactions (a broker) has none to export, not 0.
+            if d.info.transactions.is_empty() {
+                continue;
+            }
             let transactions = throng_core::DatabaseSeries::sum(last, &d.info.transactions);
             self.add(
                 "throng_database_transactions",

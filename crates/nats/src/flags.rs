@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use throng_core::flags::{
-    positive, FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs, BODY, HEADER,
+    FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs, BODY, HEADER,
 };
 use throng_core::step::{ClientOptions, Render, StaticOnly, Text};
 use throng_core::steps::Steps;
@@ -16,7 +16,7 @@ use throng_core::watch::Watched;
 use throng_core::RunPlan;
 use throng_template::Calls;
 
-use crate::monitor::{Monitor, Varz};
+use crate::monitor::Varz;
 use crate::{Mode, NatsClient, NatsOptions, NatsStep, MAX_SUBSCRIBERS};
 
 fn input(m: impl Into<String>) -> FlagsError {
@@ -234,16 +234,10 @@ impl ProtocolFlags for NatsFlags {
         let Some(varz) = self.varz(request)? else {
             return Ok(None);
         };
-        let idle = match args.idle {
-            Some(v) => positive("--idle", v)?,
-            None => Duration::from_secs(1),
-        };
-        let monitor = Monitor::start(varz, idle)
-            .await
-            .map_err(|e| FlagsError::Runtime(format!("--nats-monitor: {e}")))?;
         // nats-server counts a message when it handles it: a tenth of a second after the load
         // is plenty for the last ones.
-        Ok(Some(monitor.watched(Duration::from_millis(100))))
+        let settle = Duration::from_millis(100);
+        Ok(Some(Watched::idle(vec![varz], args.idle()?, settle).await))
     }
 
     fn for_side(&mut self, pick: &dyn Fn(&[String]) -> Vec<String>) {

@@ -3,7 +3,8 @@
 //! bytes each way (under TLS, the encrypted bytes, as they cross the wire), plain or TLS
 //! [`Stream`]s over it, the rustls client configuration (web roots, a CA file, or no
 //! verification), the classes of I/O and TLS failures, and a connection the sessions of a worker
-//! share ([`SharedConn`]: HTTP/2's and gRPC's).
+//! share ([`SharedConn`]: HTTP/2's and gRPC's), and the small GET that reads a server's
+//! monitoring endpoint beside a run ([`get::Endpoint`]).
 //!
 //! The decision: protocols own their framing (hyper for HTTP, tonic for gRPC) but not their
 //! sockets, so bytes are counted and failures classified the same way for all of them.
@@ -11,6 +12,7 @@
 
 mod classify;
 mod connect;
+pub mod get;
 pub mod io;
 mod shared;
 pub mod tls;

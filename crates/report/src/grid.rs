@@ -204,7 +204,8 @@ pub struct LevelRow {
     /// The side's containers under load.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<LevelContainer>,
-    /// The databases' transactions per second under load, summed over the databases read.
+    /// The databases' transactions per second under load, summed over the databases read
+    /// (servers that count no transactions, such as brokers, left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_tps: Option<f64>,
     /// Whether every threshold held on the merged row (`None`: the grid has none).
@@ -325,8 +326,9 @@ impl LevelRow {
             }
         }
         let db_tps = mean_of(runs, |r| {
-            (!r.databases.is_empty())
-                .then(|| r.databases.iter().map(|d| d.transactions.load_per_s).sum())
+            let tps = r.databases.iter().filter_map(|d| d.transactions);
+            let tps: Vec<f64> = tps.map(|t| t.load_per_s).collect();
+            (!tps.is_empty()).then(|| tps.iter().sum())
         });
         let passed = (!thresholds.is_empty())
             .then(|| thresholds.iter().all(|th| th.evaluate(&merged).passed));

@@ -411,9 +411,9 @@ pub fn render_html(r: &RunResult) -> String {
     }
     for d in &r.databases {
         let _ = writeln!(b, "<h2>{}</h2>", esc(&d.heading()));
-        let mut rows = vec![d.header()];
-        rows.extend(d.rows(|v| format!("{v:.1}")));
-        b.push_str(&html_table(&rows));
+        for rows in d.tables(|v| format!("{v:.1}")) {
+            b.push_str(&html_table(&rows));
+        }
     }
     for w in &r.warnings {
         let _ = writeln!(b, "<p class=\"warn\">warning: {}</p>", esc(w));

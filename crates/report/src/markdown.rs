@@ -90,9 +90,12 @@ pub fn render_markdown(r: &RunResult) -> String {
     }
     for d in &r.databases {
         let _ = writeln!(out, "\n{}\n", d.heading());
-        let mut rows = vec![d.header()];
-        rows.extend(d.rows(|v| format!("{v:.1}")));
-        out.push_str(&table(&rows));
+        for (i, rows) in d.tables(|v| format!("{v:.1}")).iter().enumerate() {
+            out.push_str(&match i {
+                0 => table(rows),
+                _ => format!("\n{}", table(rows)),
+            });
+        }
     }
     if !r.thresholds.is_empty() {
         let mut rows = vec![vec![

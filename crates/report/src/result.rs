@@ -9,7 +9,7 @@ use throng_core::{LabelStats, LoadModel, Percentiles, RunPlan, SeriesPoint, Snap
 use crate::{ContainerResult, DatabaseResult, ThresholdResult};
 
 /// The version of the JSON result's shape. Bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Latency statistics in milliseconds. With no samples (`count` 0) every figure is 0 and
 /// means nothing: tables print `-`, and a threshold on it fails.
@@ -406,7 +406,8 @@ pub struct RunResult {
     /// Changes made while the run went, in time order (a run changed live is not the plan alone).
     #[serde(default)]
     pub changes: Vec<ChangeResult>,
-    /// Databases' own counters, when read (`--db-stats`): idle and under the load.
+    /// Watched servers' own figures, when read (`--db-stats`, `--nats-monitor`,
+    /// `--amqp-monitor`): idle and under the load, a block each.
     #[serde(default)]
     pub databases: Vec<crate::DatabaseResult>,
     /// The holds of a staged run (each stage that keeps its users or rate) with the requests of

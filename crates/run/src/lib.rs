@@ -435,6 +435,16 @@ impl Run {
         self
     }
 
+    /// Watches servers beside the load (databases, brokers: core's
+    /// [`throng_core::watch::Watched`], read through their idle window already), a block each
+    /// in the result; servers another run has taken are not watched again.
+    pub fn watched(self, servers: &Databases) -> Self {
+        match servers.take() {
+            Some(start) => self.databases(start),
+            None => self,
+        }
+    }
+
     /// What shows the run while it goes.
     pub fn show(mut self, show: Show) -> Self {
         self.show = show;

@@ -9,7 +9,6 @@ use throng_core::flags::{positive, FlagsError, Request, WatchArgs};
 use throng_core::watch::Watched;
 
 use crate::flags::SqlFlags;
-use crate::monitor::Monitor;
 use crate::stats::DbStats;
 use crate::{Dialect, OltpOptions};
 
@@ -125,11 +124,8 @@ pub(crate) async fn watch(
     if flags.db_stats.is_empty() {
         return Ok(None);
     }
-    let dbs = db_stats(flags, request)?;
-    let idle = match args.idle {
-        Some(v) => positive("--idle", v)?,
-        None => Duration::from_secs(1),
-    };
+    let mut dbs = db_stats(flags, request)?;
+    let idle = args.idle()?;
     // A service's pooled connections publish their counters to PostgreSQL only when idle.
     let pooled = dbs.iter().any(|d| d.dialect() == Dialect::Postgres) && Dialect::of(url).is_none();
     let settle = match pooled {
@@ -145,13 +141,17 @@ pub(crate) async fn watch(
         }
         false => Duration::from_millis(500),
     };
-    let monitor = Monitor::start(dbs, idle)
-        .await
-        .map_err(|e| FlagsError::Runtime(format!("--db-stats: {e}")))?;
-    for note in monitor.notes() {
+    // A database that cannot be read at all is the user's to fix before any load (a broker's
+    // monitor is not: it is counted and told); the first reading also tells which counters
+    // the server keeps.
+    for d in &mut dbs {
+        d.sample()
+            .await
+            .map_err(|e| FlagsError::Runtime(format!("--db-stats: {e}")))?;
+    }
+    let watched = Watched::idle(dbs, idle, settle).await;
+    for note in watched.notes() {
         eprintln!("{note}");
     }
-    Ok(Some(Watched::new(move || {
-        monitor.watch_load(settle).into()
-    })))
+    Ok(Some(watched))
 }

@@ -5,6 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use throng_core::watch::ReadError;
+use throng_core::ErrorClass;
+
 use crate::conn::{Conn, Target};
 use crate::url::Dialect;
 
@@ -102,6 +105,58 @@ const MY: &[&str] = &[
 /// `Handler_commit`), read in both cases (`performance_schema` does not count commits apart).
 /// The derived counters count from the first reading.
 const MY_DERIVED: usize = 13;
+
+/// What each counter of [`PG`] and [`MY`] is, for the reports: its label and unit.
+const FIGURES: &[(&str, &str, &str)] = &[
+    ("xact_commit", "transactions committed", "transactions"),
+    ("xact_rollback", "transactions rolled back", "transactions"),
+    ("tup_returned", "rows scanned", "rows"),
+    ("tup_fetched", "rows fetched", "rows"),
+    ("tup_inserted", "rows inserted", "rows"),
+    ("tup_updated", "rows updated", "rows"),
+    ("tup_deleted", "rows deleted", "rows"),
+    ("blks_read", "blocks read from disk", "blocks"),
+    ("blks_hit", "blocks found in the buffer cache", "blocks"),
+    ("deadlocks", "deadlocks", "deadlocks"),
+    ("calls", "statements", "statements"),
+    ("calls_select", "SELECT statements", "statements"),
+    ("calls_insert", "INSERT statements", "statements"),
+    ("calls_update", "UPDATE statements", "statements"),
+    ("calls_delete", "DELETE statements", "statements"),
+    ("Com_commit", "COMMIT statements", "statements"),
+    ("Com_rollback", "ROLLBACK statements", "statements"),
+    ("Handler_commit", "storage engine commits", "commits"),
+    ("Handler_rollback", "storage engine rollbacks", "rollbacks"),
+    ("Questions", "statements", "statements"),
+    ("Com_select", "SELECT statements", "statements"),
+    ("Com_insert", "INSERT statements", "statements"),
+    ("Com_update", "UPDATE statements", "statements"),
+    ("Com_delete", "DELETE statements", "statements"),
+    ("Innodb_rows_read", "rows read", "rows"),
+    ("Innodb_rows_inserted", "rows inserted", "rows"),
+    ("Innodb_rows_updated", "rows updated", "rows"),
+    ("Innodb_rows_deleted", "rows deleted", "rows"),
+    ("events_transactions", "transactions", "transactions"),
+    (
+        "transactions_derived",
+        "transactions (derived)",
+        "transactions",
+    ),
+    (
+        "commits_derived",
+        "transactions committed (derived)",
+        "transactions",
+    ),
+];
+
+/// The counter `name` as a figure: every counter a database keeps is a running total.
+fn figure(name: &str) -> throng_core::Figure {
+    let (label, unit) = FIGURES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map_or((name, ""), |(_, l, u)| (*l, *u));
+    throng_core::Figure::counter(name, label, unit)
+}
 
 /// Samples one database's counters.
 pub struct DbStats {
@@ -277,7 +332,8 @@ impl DbStats {
     pub fn info(&self) -> throng_core::DatabaseInfo {
         throng_core::DatabaseInfo {
             name: self.shown().to_string(),
-            counters: self.names().iter().map(|n| n.to_string()).collect(),
+            kind: "Database".into(),
+            figures: self.names().iter().map(|n| figure(n)).collect(),
             transactions: self.transactions(),
             commits: self.commits(),
             statements: self.statements(),
@@ -318,24 +374,27 @@ impl DbStats {
     /// Reads the counters now (connecting first if need be; a lost connection is reopened at
     /// the next call). A database that does not answer within the connect timeout is an error
     /// (its connection is dropped), never a wait without end.
-    pub async fn sample(&mut self) -> Result<Sample, String> {
+    pub async fn sample(&mut self) -> Result<Sample, ReadError> {
         let limit = self.timeout;
         match tokio::time::timeout(limit, self.read()).await {
             Ok(read) => read,
             Err(_) => {
                 self.conn = None;
-                Err(format!(
-                    "{}: no answer within {} ms",
-                    self.shown(),
-                    limit.as_millis()
+                Err(ReadError::new(
+                    ErrorClass::Timeout,
+                    format!(
+                        "{}: no answer within {} ms",
+                        self.shown(),
+                        limit.as_millis()
+                    ),
                 ))
             }
         }
     }
 
     /// How long until the database has published what the load did, `loaded` after the
-    /// load started and `ended` after it ended ([`crate::monitor::Sampling::finish`] asks
-    /// again until it is nothing).
+    /// load started and `ended` after it ended (the watch asks again until it is
+    /// nothing: [`throng_core::watch::Server::publishes_in`]).
     ///
     /// MySQL's status variables count as statements run: nothing to wait for. PostgreSQL 15
     /// and later keep a backend's counters in the backend until it flushes them, at most once
@@ -357,7 +416,7 @@ impl DbStats {
             return Ok(Duration::ZERO);
         }
         let limit = self.timeout;
-        let conn = self.conn().await?;
+        let conn = self.conn().await.map_err(|e| e.message)?;
         let sql: Arc<str> = Arc::from(format!(
             r"{MARK} SELECT current_setting('server_version_num')::int < 150000 AS old,
   COALESCE(ceil(EXTRACT(EPOCH FROM max(state_change) + interval '{IDLE_MS} ms'
@@ -397,24 +456,25 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
     }
 
     /// The reader's connection, opened if need be.
-    async fn conn(&mut self) -> Result<&mut Conn, String> {
+    async fn conn(&mut self) -> Result<&mut Conn, ReadError> {
         if self.conn.is_none() {
-            let c = self
-                .target
-                .connect()
-                .await
-                .map_err(|o| o.message.unwrap_or_default())?;
+            let c = self.target.connect().await.map_err(|o| {
+                let class = o.error.unwrap_or(ErrorClass::Connect);
+                ReadError::new(class, o.message.unwrap_or_default())
+            })?;
             self.conn = Some(c);
         }
-        self.conn.as_mut().ok_or_else(|| "no connection".into())
+        self.conn
+            .as_mut()
+            .ok_or_else(|| ReadError::new(ErrorClass::Connect, "no connection"))
     }
 
-    async fn read(&mut self) -> Result<Sample, String> {
+    async fn read(&mut self) -> Result<Sample, ReadError> {
         self.conn().await?;
         let names = self.all();
         let first = self.kept.is_none();
         let Some(conn) = self.conn.as_mut() else {
-            return Err("no connection".into());
+            return Err(ReadError::new(ErrorClass::Connect, "no connection"));
         };
         let sql: Arc<str> = match self.target.dialect() {
             Dialect::Postgres => Arc::from(format!(
@@ -464,8 +524,9 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
         };
         let failed = |this: &mut DbStats, e: &crate::error::DbError| {
             this.conn = None;
-            this.target
-                .scrub(&crate::failure(e).message.unwrap_or_default())
+            let failure = crate::failure(e);
+            let message = this.target.scrub(&failure.message.unwrap_or_default());
+            ReadError::new(failure.error.unwrap_or(ErrorClass::Other), message)
         };
         let done = read.await;
         self.my.own = (self.my.own.0 + own.0, self.my.own.1 + own.1);
@@ -481,10 +542,10 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
         let mut read: Vec<Option<u64>> = vec![None; names.len()];
         match self.target.dialect() {
             Dialect::Postgres => {
-                let row = done
-                    .data
-                    .first()
-                    .ok_or("pg_stat_database has no row for the database")?;
+                let row = done.data.first().ok_or_else(|| {
+                    let m = "pg_stat_database has no row for the database";
+                    ReadError::new(ErrorClass::Protocol, m)
+                })?;
                 for (i, n) in names[..STATEMENTS].iter().enumerate() {
                     read[i] = row.get(*n).and_then(number);
                 }

@@ -5,20 +5,21 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use throng_amqp::monitor::{Monitor, Overview, COUNTERS};
+use throng_amqp::monitor::{figures, Overview};
 use throng_amqp::AmqpStep;
-use throng_core::DatabaseEvent;
+use throng_core::watch::{Server, Watched};
+use throng_core::{DatabaseEvent, ErrorClass};
 
 use crate::common::*;
 
 fn value(values: &[u64], name: &str) -> u64 {
-    values[COUNTERS.iter().position(|(n, _)| *n == name).unwrap()]
+    values[figures().iter().position(|f| f.name == name).unwrap()]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_broker_counts_what_throng_published_and_consumed() {
     let broker = Broker::own_with_management();
-    let api = Overview::new(&broker.management_url(), Duration::from_secs(2)).unwrap();
+    let mut api = Overview::new(&broker.management_url(), Duration::from_secs(2)).unwrap();
     let before = api.read().await.unwrap();
     let q = unique("counted");
     let plan = Arc::new(steps(
@@ -26,10 +27,13 @@ async fn the_broker_counts_what_throng_published_and_consumed() {
         &publishing(true),
         AmqpStep::publish("x"),
     ));
-    let monitor = Monitor::start(api.clone(), Duration::from_millis(500))
-        .await
-        .unwrap();
-    let mut readings = monitor.watch_load(Duration::from_millis(100));
+    let watched = Watched::idle(
+        vec![api.clone()],
+        Duration::from_millis(500),
+        Duration::from_millis(100),
+    )
+    .await;
+    let mut readings = watched.take().unwrap()();
     let s = run(closed(2, 100), plan.clone()).await;
     assert_eq!(
         (row(&s).samples, row(&s).errors),
@@ -41,7 +45,7 @@ async fn the_broker_counts_what_throng_published_and_consumed() {
     let mut samples = 0;
     while let Some(e) = readings.events.recv().await {
         if let DatabaseEvent::Sample(0, sample) = e {
-            assert_eq!(sample.values.len(), COUNTERS.len());
+            assert_eq!(sample.values.len(), figures().len());
             samples += 1;
         }
     }
@@ -80,5 +84,6 @@ async fn an_api_that_is_not_there_is_said() {
         .read()
         .await
         .unwrap_err();
-    assert!(e.contains("/api/overview"), "{e}");
+    assert!(e.message.contains("/api/overview"), "{e}");
+    assert_eq!(e.class, ErrorClass::Connect, "{e}");
 }

@@ -87,12 +87,13 @@ impl NatsServer {
 
     /// The server's `/varz` counters now, by name.
     pub(crate) async fn varz(&self) -> Vec<(String, u64)> {
-        let v =
+        use throng_core::watch::Server as _;
+        let mut v =
             throng_nats::monitor::Varz::new(&self.monitor_url(), Duration::from_secs(2)).unwrap();
         let values = v.read().await.unwrap();
-        throng_nats::monitor::COUNTERS
-            .iter()
-            .map(|c| c.to_string())
+        throng_nats::monitor::figures()
+            .into_iter()
+            .map(|f| f.name)
             .zip(values)
             .collect()
     }

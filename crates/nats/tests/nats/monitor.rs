@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::DatabaseEvent;
-use throng_nats::monitor::{Monitor, Varz, COUNTERS};
+use throng_core::watch::{Server, Watched};
+use throng_core::{DatabaseEvent, ErrorClass, FigureKind};
+use throng_nats::monitor::{figures, Varz};
 use throng_nats::NatsStep;
 
 use crate::common::*;
@@ -15,10 +16,14 @@ async fn varz_is_read_idle_under_load_and_after_it() {
     let server = NatsServer::start();
     let responder = Responder::start(&server, "greeter", &[]);
     let varz = Varz::new(&server.monitor_url(), Duration::from_secs(2)).unwrap();
-    let monitor = Monitor::start(varz, Duration::from_millis(1200))
-        .await
-        .unwrap();
-    let mut readings = monitor.watch_load(Duration::from_millis(100));
+    let watched = Watched::idle(
+        vec![varz],
+        Duration::from_millis(1200),
+        Duration::from_millis(100),
+    )
+    .await;
+    assert!(watched.notes().is_empty(), "{:?}", watched.notes());
+    let mut readings = watched.take().unwrap()();
     let s = run(
         closed_for(2, Duration::from_millis(1500)),
         Arc::new(steps(
@@ -39,7 +44,16 @@ async fn varz_is_read_idle_under_load_and_after_it() {
     let DatabaseEvent::Info(info) = &events[0] else {
         panic!("the first event names the server: {:?}", events[0]);
     };
-    assert_eq!(info.counters, COUNTERS.map(String::from).to_vec());
+    assert_eq!(info.figures, figures());
+    // Open connections are a level, the rest running totals.
+    let gauges: Vec<&str> = info
+        .figures
+        .iter()
+        .filter(|f| f.kind == FigureKind::Gauge)
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(gauges, ["connections"]);
+    assert!(info.transactions.is_empty());
     assert!(
         info.name.contains(&server.monitor.to_string()),
         "{}",
@@ -59,7 +73,7 @@ async fn varz_is_read_idle_under_load_and_after_it() {
     assert!(samples.len() >= idle.len() + 2, "{samples:?}");
     let (before, after) = (idle.last().unwrap(), samples.last().unwrap());
     assert!(after.t > 1.5, "{}", after.t);
-    let ix = |name: &str| COUNTERS.iter().position(|c| *c == name).unwrap();
+    let ix = |name: &str| info.figures.iter().position(|c| c.name == name).unwrap();
     // The load's messages as the server counted them: every request and its reply, in and
     // out (the responder's queue subscription and throng's reply inbox).
     let d = |name: &str| after.values[ix(name)] - before.values[ix(name)];
@@ -78,18 +92,19 @@ async fn varz_is_read_idle_under_load_and_after_it() {
 async fn a_port_that_is_not_a_monitor_is_said() {
     let server = NatsServer::start();
     // The client port answers NATS's INFO, not HTTP.
-    let v = Varz::new(
+    let mut v = Varz::new(
         &format!("http://127.0.0.1:{}", server.port),
         Duration::from_secs(1),
     )
     .unwrap();
     let e = v.read().await.unwrap_err();
-    assert!(e.contains("varz"), "{e}");
-    let closed = Varz::new(
+    assert!(e.message.contains("varz"), "{e}");
+    assert_eq!(e.class, ErrorClass::Protocol, "{e}");
+    let mut closed = Varz::new(
         &format!("http://127.0.0.1:{}", free_port()),
         Duration::from_secs(1),
     )
     .unwrap();
-    assert!(closed.read().await.is_err());
+    assert_eq!(closed.read().await.unwrap_err().class, ErrorClass::Connect);
     assert!(Varz::new("127.0.0.1:8222", Duration::from_secs(1)).is_err());
 }

@@ -1,6 +1,7 @@
-//! The databases whose own counters are read (`--db-stats`): their transactions and statements
-//! per second in the last second, transactions over time, and the load's total so far. Rendered
-//! only when databases are read; the layout leaves the panel out otherwise.
+//! The servers whose own figures are read (`--db-stats`, a broker's monitor): a database's
+//! transactions and statements per second in the last second, transactions over time, and the
+//! load's total so far; a server without transactions the same of its first counter, named.
+//! Rendered only when servers are watched; the layout leaves the panel out otherwise.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -28,15 +29,13 @@ const NAME: u16 = 30;
 const RATE: u16 = 10;
 const TOTAL: u16 = 14;
 
-/// Transactions since the last reading before the load (the first reading when there is none).
-fn load_total(d: &DatabaseSeries) -> u64 {
+/// The headline's increase since the last reading before the load (the first reading when
+/// there is none).
+fn load_total(d: &DatabaseSeries, ix: &[usize]) -> u64 {
     let split = d.samples.partition_point(|s| s.t < 0.0);
     let base = d.samples[..split].last().or(d.samples.first());
     match (base, d.samples.last()) {
-        (Some(a), Some(b)) => {
-            let ix = &d.info.transactions;
-            DatabaseSeries::sum(b, ix).saturating_sub(DatabaseSeries::sum(a, ix))
-        }
+        (Some(a), Some(b)) => DatabaseSeries::sum(b, ix).saturating_sub(DatabaseSeries::sum(a, ix)),
         _ => 0,
     }
 }
@@ -67,19 +66,24 @@ impl Widget for DatabasesPanel<'_> {
         }
         for (d, row) in self.databases.iter().zip(rows) {
             let cols = Layout::horizontal(widths).spacing(1).split(row);
-            Line::from(d.info.name.clone()).bold().render(cols[0], buf);
-            Line::from(format::rate(d.transactions_per_s()))
+            let (what, ix) = d.info.headline().unwrap_or(("", Vec::new()));
+            let name = match what {
+                "transactions" | "" => d.info.name.clone(),
+                w => format!("{} ({w})", d.info.name),
+            };
+            Line::from(name).bold().render(cols[0], buf);
+            Line::from(format::rate(d.headline_per_s().unwrap_or(0.0)))
                 .right_aligned()
                 .render(cols[1], buf);
             Sparkline::default()
-                .data(d.transactions_series(cols[2].width as usize))
+                .data(d.series(&ix, cols[2].width as usize))
                 .style(Style::new().fg(Color::Cyan))
                 .render(cols[2], buf);
             let statements = d
                 .statements_per_s()
                 .map_or_else(|| "-".to_string(), format::rate);
             Line::from(statements).right_aligned().render(cols[3], buf);
-            Line::from(format::count(load_total(d)))
+            Line::from(format::count(load_total(d, &ix)))
                 .right_aligned()
                 .render(cols[4], buf);
         }

@@ -202,11 +202,10 @@ pub(crate) fn with_database() -> Snapshot {
     s.databases = vec![DatabaseSeries {
         info: DatabaseInfo {
             name: "mysql://bench:***@127.0.0.1:3306/bench".into(),
-            counters: vec![
-                "Com_commit".into(),
-                "Com_rollback".into(),
-                "Questions".into(),
-            ],
+            kind: "Database".into(),
+            figures: ["Com_commit", "Com_rollback", "Questions"]
+                .map(|n| throng_core::Figure::counter(n, n, "statements"))
+                .to_vec(),
             transactions: vec![0, 1],
             commits: vec![0],
             statements: Some(2),
