@@ -66,6 +66,14 @@ pub use throng_tui as tui;
 
 pub use throng_protocols::protocols;
 
+/// The book's library chapters (`docs/book/src/library/`): their Rust compiles, and runs where
+/// it is not marked `no_run`, as this crate's doctests, so the book cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/book/src/library/depending.md")]
+#[doc = include_str!("../docs/book/src/library/run.md")]
+#[doc = include_str!("../docs/book/src/library/protocol.md")]
+pub struct BookLibraryChapters;
+
 /// The command line as clap types (the `throng-cli` crate): `throng run`'s flags as one
 /// struct ([`flags::RunArgs`]), each protocol's among them, the flags every workload has
 /// ([`flags::RunFlags`], [`flags::main`] for a workload of your own), and a scenario file's

@@ -1,31 +1,24 @@
 //! The command line against its own documentation: every command the README and `--help`
 //! show parses, and the runs validate.
 
-/// Every `throng ...` command in the README's code blocks parses; the `run` ones also validate
-/// (those that read no file), so the README cannot drift from the flags.
+/// Every `throng ...` command in the code blocks of the README and the book parses; the `run`
+/// ones also validate (those that read no file), so neither can drift from the flags. A block
+/// of shell (no language, `sh`, `bash`, `console`) holds commands; `text`, `yaml` and the
+/// others do not (a usage line, output).
 #[test]
 fn readme_examples_parse() {
+    use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
     use clap::{CommandFactory, Parser};
     use throng_cli::scenario;
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut commands = Vec::new();
-    let mut in_code = false;
-    let mut continued = String::new();
-    for line in readme.lines() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            // A command continued over lines (`\` at the end) is one command.
-            match line.trim().strip_suffix('\\') {
-                Some(part) => continued.push_str(part),
-                None => {
-                    continued.push_str(line.trim());
-                    commands.push(("README", std::mem::take(&mut continued)));
-                }
-            }
+    for (path, text) in super::book::pages() {
+        let place = path
+            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        for line in commands_in(&text) {
+            commands.push((place.clone(), line));
         }
     }
     // And `throng run --help`'s examples, as printed.
@@ -33,17 +26,27 @@ fn readme_examples_parse() {
         .find_subcommand("run")
         .and_then(|c| c.get_after_help().map(|h| h.to_string()))
         .unwrap();
-    commands.extend(help.lines().map(|l| ("--help", l.trim().to_string())));
-    let mut checked = (0, 0);
+    commands.extend(
+        help.lines()
+            .map(|l| ("--help".to_string(), l.trim().to_string())),
+    );
+    let mut checked = (0, 0, 0);
     for (place, line) in commands {
         if !line.starts_with("throng ") || line.contains("...") {
             continue;
         }
         let cmd = line.split(" #").next().unwrap().trim();
-        let cmd = cmd.split(" &").next().unwrap();
+        // What follows a `&`, `&&`, pipe or redirection is another program's.
+        let cmd = [" &", " |", " >"]
+            .iter()
+            .fold(cmd, |c, sep| c.split(sep).next().unwrap_or(c));
         let words = shell_words(cmd);
-        let cli =
-            super::Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{place}: {cmd}: {e}"));
+        let cli = match super::Cli::try_parse_from(&words) {
+            Ok(cli) => cli,
+            // `throng --version`, `throng run --help`: they parse, and print.
+            Err(e) if matches!(e.kind(), DisplayHelp | DisplayVersion) => continue,
+            Err(e) => panic!("{place}: {cmd}: {e}"),
+        };
         if let super::args::Command::Run(mut run) = cli.command {
             if scenario::is_scenario(&run.url) {
                 // With A/B sides the file's target is replaced by each side's (the grid checks
@@ -96,14 +99,44 @@ fn readme_examples_parse() {
                 }
             }
         }
-        if place == "README" {
-            checked.0 += 1;
-        } else {
-            checked.1 += 1;
+        match place.as_str() {
+            "README.md" => checked.0 += 1,
+            "--help" => checked.1 += 1,
+            _ => checked.2 += 1,
         }
     }
     assert!(checked.0 >= 8, "only {} README commands found", checked.0);
+    assert!(checked.2 >= 60, "only {} book commands found", checked.2);
     assert!(checked.1 >= 8, "only {} --help commands found", checked.1);
+}
+
+/// The lines of a page's shell blocks, a command continued over lines (`\\` at its end) as
+/// one.
+pub(super) fn commands_in(text: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut fence: Option<(&str, bool)> = None;
+    let mut continued = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        match fence {
+            Some((f, _)) if t.starts_with(f) => fence = None,
+            Some((_, false)) => {}
+            Some((_, true)) => match line.trim().strip_suffix('\\') {
+                Some(part) => continued.push_str(part),
+                None => {
+                    continued.push_str(line.trim());
+                    commands.push(std::mem::take(&mut continued));
+                }
+            },
+            None if t.starts_with("```") || t.starts_with("~~~") => {
+                let info = t[3..].split([' ', ',']).next().unwrap_or_default();
+                let shell = matches!(info, "" | "sh" | "bash" | "console" | "shell");
+                fence = Some((&t[..3], shell));
+            }
+            None => {}
+        }
+    }
+    commands
 }
 
 /// Splits a command line on spaces, honouring single and double quotes.

@@ -2,6 +2,8 @@
 //! library's own flag structs flattened), handed to the library ([`runner`]).
 
 pub(crate) mod args;
+#[cfg(test)]
+mod book;
 mod demo;
 #[cfg(test)]
 mod examples;

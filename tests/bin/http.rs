@@ -1,7 +1,9 @@
-//! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, what installs beside the binary, faults, conformance, scenarios, the dashboard, the schema, shards.
+//! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, the book's commands, what installs beside the binary, faults, conformance, scenarios, the dashboard, the schema, shards.
 
 #[path = "../amqp.rs"]
 mod amqp;
+#[path = "../book.rs"]
+mod book;
 #[path = "../branches.rs"]
 mod branches;
 #[path = "../cli.rs"]
