@@ -250,3 +250,127 @@ pub(crate) fn without_unjudged_goodput(r: &mut RunResult) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use throng_core::stream::{Goodput, StreamRecord};
+    use throng_core::{ClosedLoop, LoadModel, RunPlan, Snapshot, Users};
+
+    use crate::{compare, Figure, Side};
+
+    use super::*;
+
+    /// A one-label result of 100 requests of 1 ms, the first `streams` of them streams whose
+    /// first token came after `ttft` ms, then 9 more 10 ms apart.
+    fn result(streams: u64, ttft: u64, goodput: &str) -> RunResult {
+        let mut plan = RunPlan::new(
+            "http://127.0.0.1:8080/",
+            LoadModel::Closed(ClosedLoop {
+                users: Users::Fixed(1),
+                requests: Some(100),
+                iterations: None,
+                duration: None,
+                think_time: None,
+            }),
+        );
+        plan.goodput = goodput.parse().unwrap_or_default();
+        let g: Goodput = plan.goodput.clone();
+        let mut s = Snapshot::empty(Arc::new(plan), &["chat".to_string()], 0);
+        s.elapsed = Duration::from_secs(2);
+        let ms = Duration::from_millis;
+        let row = &mut s.labels[0];
+        for i in 0..100 {
+            histogram::record(&mut row.latency, 1_000);
+            row.samples += 1;
+            if i < streams {
+                let parts: Vec<Duration> = std::iter::once(ms(ttft))
+                    .chain((0..9).map(|_| ms(10)))
+                    .collect();
+                let r = StreamRecord {
+                    first: Some(ms(ttft)),
+                    last: ms(ttft + 90),
+                    tokens: 10,
+                    counted: i % 2 == 0,
+                };
+                row.stream
+                    .get_or_insert_default()
+                    .record(&r, &parts, Duration::ZERO, &g);
+            }
+        }
+        let r = row.clone();
+        s.total.add(&r);
+        RunResult::from_snapshot(&s)
+    }
+
+    #[test]
+    fn a_rows_streams_read_in_the_result_and_its_reports() {
+        let r = result(100, 40, "ttft<50ms");
+        let s = r.labels[0].stream.as_ref().unwrap();
+        assert_eq!((s.requests, s.output_tokens), (100, 1_000));
+        assert_eq!(
+            (s.tokens_from.as_str(), s.tokens_told, s.tokens_counted),
+            ("both", 50, 50)
+        );
+        assert_eq!(s.tokens_per_s, 500.0);
+        assert_eq!(s.tokens.p50, 10);
+        let g = s.goodput.as_ref().unwrap();
+        assert_eq!((g.good, g.per_s, g.share), (100, 50.0, 1.0));
+        let rows = stream_rows(&r);
+        assert_eq!(rows[0][0..3], ["Label", "TTFT p50/p99", "ITL p50/p99"]);
+        assert_eq!(rows[1][0..3], ["chat", "40.0/40.0", "10.0/10.0"]);
+        assert_eq!(rows[1][rows[1].len() - 1], "100.0%");
+        let line = stream_line(r.total.stream.as_ref().unwrap());
+        assert!(line.contains("ttft 40.0/40.0"), "{line}");
+        assert!(line.contains("tokens 1000 (both, 500.0/s)"), "{line}");
+        // Without objectives, no goodput anywhere.
+        let r = result(100, 40, "");
+        assert!(r.labels[0].stream.as_ref().unwrap().goodput.is_none());
+        assert!(!stream_rows(&r)[0].contains(&"Goodput/s".to_string()));
+        // The JSON reads back the same.
+        let back: RunResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.labels[0].stream, r.labels[0].stream);
+    }
+
+    #[test]
+    fn compare_shows_the_streams_figures_when_every_side_has_them() {
+        let side = |name: &str, r: RunResult| Side {
+            name: name.into(),
+            runs: vec![r],
+        };
+        let c = compare(
+            &[
+                side("a", result(100, 40, "ttft<50ms")),
+                side("b", result(100, 60, "ttft<50ms")),
+            ],
+            false,
+        )
+        .unwrap();
+        let rows = &c.labels[0].rows;
+        let ttft = rows.iter().find(|r| r.figure == Figure::TtftP99).unwrap();
+        let (a, b) = (ttft.cells[0].value.unwrap(), ttft.cells[1].value.unwrap());
+        assert!(
+            (a - 40.0).abs() < 0.05 && (b - 60.0).abs() < 0.05,
+            "{a} {b}"
+        );
+        assert!((ttft.cells[1].change.unwrap() - 50.0).abs() < 0.2);
+        let good = rows.iter().find(|r| r.figure == Figure::Goodput).unwrap();
+        assert_eq!(
+            (good.cells[0].value, good.cells[1].value),
+            (Some(50.0), Some(0.0))
+        );
+        // One side without streams: none of their rows.
+        let c = compare(
+            &[side("a", result(100, 40, "")), side("b", result(0, 40, ""))],
+            false,
+        )
+        .unwrap();
+        assert!(c.labels[0]
+            .rows
+            .iter()
+            .all(|r| !Figure::STREAM.contains(&r.figure)));
+        assert_eq!(c.labels[0].rows.len(), Figure::ALL.len());
+    }
+}
