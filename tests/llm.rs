@@ -31,6 +31,14 @@ async fn testbed(fault: Option<Fault>, fault_every: u64) -> RunningLlm {
     .unwrap()
 }
 
+/// `throng run URL --llm --model m` of the testbed with `extra` flags, in-process.
+async fn run_llm(llm: &RunningLlm, extra: &[&str]) -> std::sync::Arc<Snapshot> {
+    let url = llm.url();
+    let mut args = vec![url.as_str(), "--llm", "--model", "m"];
+    args.extend_from_slice(extra);
+    run(&args).await
+}
+
 fn row<'a>(s: &'a Snapshot, label: &str) -> &'a LabelStats {
     s.labels
         .iter()
@@ -100,7 +108,7 @@ async fn each_figure_of_a_label_is_the_testbeds_truth() {
     let s = run(&tight.iter().map(String::as_str).collect::<Vec<_>>()).await;
     assert_eq!(stream(&s, CHAT).good, 0);
     // Without --goodput, none is judged and the result says none.
-    let s = run(&[&llm.url(), "--llm", "--model", "m", "-c", "1", "-n", "2"]).await;
+    let s = run_llm(&llm, &["-c", "1", "-n", "2"]).await;
     assert!(result(&s).labels[0]
         .stream
         .as_ref()
@@ -117,59 +125,36 @@ async fn failures_are_kept_out_of_the_figures_and_are_never_good() {
     let loose = "ttft<5s,tpot<1s";
     // Every other answer is cut after 3 tokens.
     let llm = testbed(Some(Fault::Cut(3)), 2).await;
-    let s = run(&[
-        &llm.url(),
-        "--llm",
-        "--model",
-        "m",
-        "-c",
-        "1",
-        "-n",
-        "10",
-        "--goodput",
-        loose,
-    ])
-    .await;
+    let s = run_llm(&llm, &["-c", "1", "-n", "10", "--goodput", loose]).await;
     assert_eq!(errors_of(&s, ErrorClass::Cut), 5, "{:?}", s.errors);
     let t = stream(&s, CHAT);
     assert_eq!((t.requests, t.good, t.ttft.len()), (5, 5, 5));
     assert_eq!(t.output_tokens, 5 * u64::from(TOKENS));
     assert_eq!(t.itl.len(), 5 * u64::from(TOKENS - 1));
-    let r = result(&s);
-    assert_eq!(
-        r.labels[0]
-            .stream
-            .as_ref()
-            .unwrap()
-            .goodput
-            .as_ref()
-            .unwrap()
-            .share,
-        0.5
-    );
+    let goodput = result(&s).labels[0].stream.clone().unwrap().goodput;
+    assert_eq!(goodput.unwrap().share, 0.5);
 
     // An error status: no stream at all.
     let llm = testbed(Some(Fault::Status(500)), 1).await;
-    let s = run(&[&llm.url(), "--llm", "--model", "m", "-c", "1", "-n", "3"]).await;
+    let s = run_llm(&llm, &["-c", "1", "-n", "3"]).await;
     assert_eq!(errors_of(&s, ErrorClass::Status), 3);
     assert!(row(&s, CHAT).stream.is_none());
 
     // A stall after 2 tokens: a timeout whose TTFT is its first token's; nothing else.
     let llm = testbed(Some(Fault::Stall(2)), 1).await;
-    let s = run(&[
-        &llm.url(),
-        "--llm",
-        "--model",
-        "m",
-        "-c",
-        "1",
-        "-n",
-        "2",
-        "--timeout",
-        "300ms",
-        "--goodput",
-        loose,
-    ])
+    let s = run_llm(
+        &llm,
+        &[
+            "-c",
+            "1",
+            "-n",
+            "2",
+            "--timeout",
+            "300ms",
+            "--goodput",
+            loose,
+        ],
+    )
     .await;
     assert_eq!(errors_of(&s, ErrorClass::Timeout), 2, "{:?}", s.errors);
     let t = stream(&s, CHAT);
@@ -181,19 +166,7 @@ async fn failures_are_kept_out_of_the_figures_and_are_never_good() {
     assert!((39.9..200.0).contains(&ttft), "a stall's TTFT {ttft} ms");
     // A stall before any token: its TTFT is its age, at least the timeout.
     let llm = testbed(Some(Fault::Stall(0)), 1).await;
-    let s = run(&[
-        &llm.url(),
-        "--llm",
-        "--model",
-        "m",
-        "-c",
-        "1",
-        "-n",
-        "1",
-        "--timeout",
-        "300ms",
-    ])
-    .await;
+    let s = run_llm(&llm, &["-c", "1", "-n", "1", "--timeout", "300ms"]).await;
     let ttft = at(&stream(&s, CHAT).ttft, 1.0);
     assert!(ttft >= 299.0, "a stall with no token: TTFT {ttft} ms");
 }
@@ -410,22 +383,21 @@ async fn ttft_and_itl_at_hundreds_of_streams_are_the_programmed_ones() {
     .await
     .unwrap();
     // 150 arrivals a second, each stream 0.68 s long: about 100 at once.
-    let s = run(&[
-        &llm.url(),
-        "--llm",
-        "--model",
-        "m",
-        "--prompt-tokens",
-        "8",
-        "-q",
-        "150",
-        "-z",
-        "3s",
-        "--warmup",
-        "1s",
-        "--max-in-flight",
-        "600",
-    ])
+    let s = run_llm(
+        &llm,
+        &[
+            "--prompt-tokens",
+            "8",
+            "-q",
+            "150",
+            "-z",
+            "3s",
+            "--warmup",
+            "1s",
+            "--max-in-flight",
+            "600",
+        ],
+    )
     .await;
     assert_eq!(row(&s, CHAT).errors, 0, "{:?}", s.errors);
     let t = stream(&s, CHAT);
