@@ -14,39 +14,53 @@ fn main() {
     println!("cargo:rustc-env=THRONG_COMMIT={commit}");
 }
 
-/// `git` with `args` in `dir`, its trimmed output when it succeeded.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
+/// `git` with `args` in `dir`: its trimmed output, or what went wrong.
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
         .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    (out.status.success() && !text.trim().is_empty()).then(|| text.trim().to_string())
+        .map_err(|e| format!("git: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match out.status.success() && !text.is_empty() {
+        true => Ok(text),
+        false => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+    }
 }
 
-/// The commit of the clone this package is the root of. A package vendored inside someone
-/// else's repository is not: its parent's commit would be a lie.
+/// The commit of the clone this package is the root of (a package vendored inside someone
+/// else's repository has no `.git` of its own: its parent's commit would be a lie).
 fn from_git(dir: &Path) -> Option<String> {
-    let top = PathBuf::from(git(dir, &["rev-parse", "--show-toplevel"])?);
-    if top.canonicalize().ok()? != dir.canonicalize().ok()? {
+    let dot_git = dir.join(".git");
+    if !dot_git.exists() {
         return None;
     }
     // Build again when HEAD moves: HEAD itself (a checkout), the branch it names (a commit) and
-    // packed-refs (a gc). A path that does not exist would make cargo rerun this every build.
-    let git_dir = PathBuf::from(git(dir, &["rev-parse", "--absolute-git-dir"])?);
-    let common = git(dir, &["rev-parse", "--git-common-dir"]).map(|c| dir.join(c));
-    let mut watched = vec![git_dir.join("HEAD")];
-    if let (Some(branch), Some(common)) =
-        (git(dir, &["symbolic-ref", "-q", "HEAD"]), common.as_ref())
-    {
-        watched.push(common.join(branch));
+    // packed-refs (a gc); watched even when git fails below, so a failure is not kept. A path
+    // that does not exist would make cargo run this at every build.
+    let mut watched = vec![dot_git.join("HEAD"), dot_git.join("packed-refs")];
+    if let Ok(common) = git(dir, &["rev-parse", "--git-common-dir"]) {
+        let common = dir.join(common);
+        watched.push(common.join("packed-refs"));
+        if let Ok(branch) = git(dir, &["symbolic-ref", "-q", "HEAD"]) {
+            watched.push(common.join(branch));
+        }
     }
-    watched.extend(common.map(|c| c.join("packed-refs")));
-    for path in watched.iter().filter(|p| p.exists()) {
+    if let Ok(git_dir) = git(dir, &["rev-parse", "--absolute-git-dir"]) {
+        watched.push(PathBuf::from(git_dir).join("HEAD"));
+    }
+    watched.sort();
+    watched.dedup();
+    for path in watched.iter().filter(|p| p.is_file()) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    git(dir, &["rev-parse", "--short", "HEAD"])
+    match git(dir, &["rev-parse", "--short", "HEAD"]) {
+        Ok(commit) => Some(commit),
+        Err(e) => {
+            println!("cargo:warning=throng --version will say `commit unknown`: {e}");
+            None
+        }
+    }
 }
 
 /// The commit `cargo package` recorded: `{"git": {"sha1": "..."}}`, read without a JSON
