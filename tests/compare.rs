@@ -516,6 +516,27 @@ fn chromium() -> &'static str {
     panic!("chromium is not installed: apt-get install chromium (./scripts/test does it)")
 }
 
+/// The DOM headless Chromium builds from a page, with no network.
+pub(crate) fn dump_dom(page: &Path) -> String {
+    let out = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_html_report_draws_its_charts_in_a_real_browser() {
     let _one = ONE_AT_A_TIME.lock().await;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use throng_core::step::{same_protocol, StepProtocol};
-use throng_report::{Coordinates, Level};
+use throng_report::Coordinates;
 use throng_run::Side;
 
 use super::args::RunArgs;
@@ -18,15 +18,26 @@ use super::CliError;
 use throng_cli::Outputs;
 
 /// The sides of an A/B run, typed once from the `--target NAME=URL` flags: the library's
-/// [`Side`]s (a name, and the URL replacing the plan's target), and for a scenario file the
-/// one target of the file they point elsewhere.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// [`Side`]s (a name, and the URL or scenario file replacing the plan), for a scenario file
+/// the one target of the file they point elsewhere, and each side's own flags.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Sides {
     /// The sides, in the order they run.
     pub(crate) list: Vec<Side>,
     /// The scenario's target that each side points at its URL (the file's one target no
     /// `--target NAME=URL` names); none for a URL, which the side's replaces.
     target: Option<String>,
+    /// The whole command line of each side that has flags of its own (`--target 'h2=URL
+    /// --http2'`): the command's flags with the side's after them, which win.
+    own: Vec<(String, RunArgs)>,
+}
+
+impl Sides {
+    /// The flags a side runs with: its own command line, or the command's.
+    fn args<'a>(&'a self, a: &'a RunArgs, side: Option<&Side>) -> &'a RunArgs {
+        side.and_then(|s| self.own.iter().find(|(n, _)| *n == s.name))
+            .map_or(a, |(_, args)| args)
+    }
 }
 
 fn usage(m: impl Into<String>) -> CliError {
@@ -47,6 +58,12 @@ pub(crate) fn sides(a: &RunArgs) -> Result<Option<Sides>, CliError> {
             a.run.cooldown
         )));
     }
+    if sides.is_none() && !a.run.is_grid() && a.run.shape.pivot.is_some() {
+        return Err(usage(
+            "--pivot reshapes a grid's level table: this is one run (add --sweep, --rounds or \
+             --target SIDE=URL twice, or drop --pivot)",
+        ));
+    }
     Ok(sides)
 }
 
@@ -56,24 +73,171 @@ fn cooldown(a: &RunArgs) -> bool {
     throng_core::stages::parse_duration(&a.run.cooldown).map_or(true, |d| !d.is_zero())
 }
 
+/// A `--target` value: `NAME=URL` or `NAME=FILE.yaml`, and for a side, flags of its own after
+/// the URL (`h2=http://127.0.0.1:8080/ --http2`), split as a shell would (quotes kept
+/// together).
+struct TargetFlag {
+    name: String,
+    target: String,
+    words: Vec<String>,
+}
+
+fn target_flag(t: &str) -> Result<TargetFlag, CliError> {
+    let (n, u) = t.split_once('=').ok_or_else(|| {
+        usage(format!(
+            "--target {t:?}: write NAME=URL, e.g. --target go=http://127.0.0.1:8081"
+        ))
+    })?;
+    let mut words = split_words(u).map_err(|e| usage(format!("--target {t:?}: {e}")))?;
+    if words.is_empty() {
+        return Err(usage(format!(
+            "--target {t:?}: NAME=URL, with the URL (or a scenario file) after the ="
+        )));
+    }
+    let target = words.remove(0);
+    Ok(TargetFlag {
+        name: n.trim().to_string(),
+        target,
+        words,
+    })
+}
+
+/// Words as a shell splits them: spaces apart, '...' and "..." kept whole.
+fn split_words(s: &str) -> Result<Vec<String>, String> {
+    let (mut out, mut word, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+    for c in s.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => (quote, any) = (Some(c), true),
+            (None, c) if c.is_whitespace() => {
+                if any {
+                    out.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            (None, c) => (any, _) = (true, word.push(c)),
+        }
+    }
+    if let Some(q) = quote {
+        return Err(format!("the quote {q} is not closed"));
+    }
+    if any {
+        out.push(word);
+    }
+    Ok(out)
+}
+
+/// Flags that shape the grid rather than a run: a side cannot have its own.
+const GRID_FLAGS: [&str; 17] = [
+    "sweep",
+    "rounds",
+    "cooldown",
+    "until",
+    "json",
+    "report",
+    "target",
+    "with",
+    "shard",
+    "shards",
+    "start-at",
+    "samples",
+    "pivot",
+    "columns",
+    "unit",
+    "metrics-listen",
+    "metrics-push",
+];
+
+/// A side's whole command line: the process's `throng run` flags with the side's after them
+/// (a flag given twice takes the side's value). The side's words are checked alone first, so
+/// an unknown flag or one of the grid's is named with its side.
+fn side_args(a: &RunArgs, flag: &TargetFlag) -> Result<RunArgs, CliError> {
+    use clap::{CommandFactory, FromArgMatches};
+    let named = |m: &str| usage(format!("--target {}: {m}", flag.name));
+    let cmd = RunArgs::command().args_override_self(true);
+    let alone = cmd
+        .clone()
+        .try_get_matches_from(
+            ["throng run", &flag.target]
+                .into_iter()
+                .chain(flag.words.iter().map(String::as_str)),
+        )
+        .map_err(|e| named(&clap_message(&e)))?;
+    for id in alone.ids() {
+        if alone.value_source(id.as_str()) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
+        let arg = cmd.get_arguments().find(|x| x.get_id() == id);
+        let long = arg.and_then(|x| x.get_long()).unwrap_or(id.as_str());
+        if id.as_str() == "mix" {
+            return Err(named(&format!(
+                "{:?} after {}: a side is one URL or scenario file and its flags",
+                flag.words.join(" "),
+                flag.target
+            )));
+        }
+        if GRID_FLAGS.contains(&long) {
+            return Err(named(&format!(
+                "--{long} shapes the grid, not one side: give it once, outside the sides"
+            )));
+        }
+    }
+    // The process's own command line, which made `a`: `throng run ...`.
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let m = cmd
+        .try_get_matches_from(
+            argv.iter()
+                .map(String::as_str)
+                .chain(flag.words.iter().map(String::as_str)),
+        )
+        .map_err(|e| named(&clap_message(&e)))?;
+    let own = RunArgs::from_arg_matches(&m).map_err(|e| named(&clap_message(&e)))?;
+    if own.url != a.url {
+        return Err(named(
+            "a side's own flags are read from the command line of `throng run`",
+        ));
+    }
+    Ok(own)
+}
+
+/// A clap error's message without its usage lines.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.trim_start_matches("error: ").to_string()
+}
+
 fn sides_of(a: &RunArgs) -> Result<Option<Sides>, CliError> {
     if a.targets.is_empty() {
         return Ok(None);
     }
-    let mut pairs = a
+    let flags = a
         .targets
         .iter()
-        .map(|t| {
-            let (n, u) = t.split_once('=').ok_or_else(|| {
-                usage(format!(
-                    "--target {t:?}: write NAME=URL, e.g. --target go=http://127.0.0.1:8081"
-                ))
-            })?;
-            Ok(Side::new(n.trim(), u.trim()))
-        })
+        .map(|t| target_flag(t))
         .collect::<Result<Vec<_>, CliError>>()?;
+    let mut pairs: Vec<Side> = flags
+        .iter()
+        .map(|f| Side::new(&f.name, &f.target))
+        .collect();
     let mut target = None;
-    if super::scenario::is_scenario(&a.url) {
+    if flags
+        .iter()
+        .any(|f| super::scenario::is_scenario(&f.target))
+    {
+        // Sides of scenario files: each a plan of its own (another flow, as a saga's
+        // configurations are); the other `--target`s point the files' targets, for every side.
+        pairs.retain(|p| super::scenario::is_scenario(&p.target));
+        for p in &pairs {
+            if !std::path::Path::new(&p.target).is_file() {
+                return Err(usage(format!(
+                    "--target {}={}: no such scenario file",
+                    p.name, p.target
+                )));
+            }
+        }
+    } else if super::scenario::is_scenario(&a.url) {
         // A file that does not load says why in the run itself.
         let Ok(scenario) = throng_scenario::load(Path::new(&a.url), &crate::protocols()) else {
             return Ok(None);
@@ -113,15 +277,26 @@ fn sides_of(a: &RunArgs) -> Result<Option<Sides>, CliError> {
     }
     if pairs.len() < 2 {
         return Err(usage(format!(
-            "--target {}: an A/B run needs two or more sides (--target A=URL --target B=URL)",
+            "--target {}: an A/B run needs two or more sides (--target A=URL --target B=URL, \
+             or --target A=FILE.yaml --target B=FILE.yaml)",
             a.targets[0]
         )));
     }
     let protocols = crate::protocols();
+    let mut own = Vec::new();
     for (i, p) in pairs.iter().enumerate() {
         let flag = format!("--target {}={}", p.name, p.target);
         if p.name.is_empty() || pairs[..i].iter().any(|q| q.name == p.name) {
             return Err(usage(format!("{flag}: each side needs a name of its own")));
+        }
+        if let Some(f) = flags
+            .iter()
+            .find(|f| f.name == p.name && !f.words.is_empty())
+        {
+            own.push((p.name.clone(), side_args(a, f)?));
+        }
+        if super::scenario::is_scenario(&p.target) {
+            continue;
         }
         // Every side's URL is checked before the first side's load.
         let checked = match protocols.for_url(&p.target) {
@@ -133,9 +308,24 @@ fn sides_of(a: &RunArgs) -> Result<Option<Sides>, CliError> {
         };
         checked.map_err(|e| usage(format!("{flag}: {e}")))?;
     }
+    // Flags after a name that is no side (a scenario's target pointed elsewhere) would be
+    // silently dropped.
+    if let Some(f) = flags
+        .iter()
+        .find(|f| !f.words.is_empty() && !pairs.iter().any(|p| p.name == f.name))
+    {
+        return Err(usage(format!(
+            "--target {}={}: flags after a target that is not a side ({}); a side's flags \
+             follow its URL or file",
+            f.name,
+            f.target,
+            f.words.join(" ")
+        )));
+    }
     Ok(Some(Sides {
         list: pairs,
         target,
+        own,
     }))
 }
 
@@ -149,23 +339,32 @@ fn cell_args(
     side: Option<&Side>,
     sides: &Sides,
 ) -> Result<RunArgs, CliError> {
+    let a = sides.args(a, side);
     let mut r = a.clone();
     let names: Vec<&str> = sides.list.iter().map(|s| s.name.as_str()).collect();
+    // The --target entries that are no side: a scenario's targets pointed elsewhere.
+    let others = || {
+        a.targets.iter().filter(|t| {
+            !t.split_once('=')
+                .is_some_and(|(n, _)| names.contains(&n.trim()))
+        })
+    };
     if let Some(side) = side {
         match &sides.target {
             // The scenario's flags point its targets by name: the sides' target at this side,
             // the others where their own --target NAME=URL says.
             Some(target) => {
-                r.targets = a
-                    .targets
-                    .iter()
-                    .filter(|t| {
-                        !t.split_once('=')
-                            .is_some_and(|(n, _)| names.contains(&n.trim()))
-                    })
+                r.targets = others()
                     .cloned()
                     .chain(std::iter::once(format!("{target}={}", side.target)))
                     .collect();
+            }
+            // A side of its own scenario file: the file's plan, its targets pointed by the
+            // --target entries that are no side.
+            None if super::scenario::is_scenario(&side.target) => {
+                r.url = side.target.clone();
+                r.mix.clear();
+                r.targets = others().cloned().collect();
             }
             None => {
                 r.url = side.target.clone();
@@ -178,7 +377,7 @@ fn cell_args(
         }
     }
     if let Some(level) = at.level {
-        r.run = a.run.at_level(level);
+        r.run = r.run.at_level(level);
     }
     // `--idle` samples a side's containers once before its first run, and the grid once more
     // after the last (`Grid::idle`): before a later run they are just out of a load, and 8
@@ -195,6 +394,7 @@ fn cell_args(
     }
     r.run.json = None;
     r.run.reports.clear();
+    r.run.shape = Default::default();
     r.run.sweep = None;
     r.run.until = None;
     r.run.rounds = 1;
@@ -303,10 +503,7 @@ pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, C
                 let args = cell_args(a, &at, cell.side.as_ref(), sides).map_err(run_error)?;
                 // Each run's samples in a file of their own: `s.jtl` -> `s.1000-users-go-1.jtl`.
                 let tag: Vec<String> = [
-                    at.level.map(|l| match l {
-                        Level::Users(n) => format!("{n}-users"),
-                        Level::Rate(r) => format!("{r}-per-s"),
-                    }),
+                    at.level.map(|l| l.tag()),
                     at.side.clone(),
                     Some(at.round.to_string()),
                 ]

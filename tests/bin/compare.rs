@@ -6,3 +6,5 @@ mod common;
 mod compare;
 #[path = "../grid.rs"]
 mod grid;
+#[path = "../grid_shapes.rs"]
+mod grid_shapes;

@@ -91,8 +91,13 @@ pub struct RunFlags {
 
     /// Run the plan at each of these levels, one after the other, as one result with a row per
     /// level: users=1000,2000,4000 or rate=2000,3000,5000, or a range users=1000..10000:1000
-    /// (FROM..TO:STEP). Each level runs for -z (after --warmup).
-    #[arg(long, value_name = "users=N,...|rate=N,...", help_heading = "Levels")]
+    /// (FROM..TO:STEP), or a paired ladder users:rate=300:2000,500:3000 (each rung an open loop
+    /// at the rate with at most the users in flight). Each level runs for -z (after --warmup).
+    #[arg(
+        long,
+        value_name = "users=N,...|rate=N,...|users:rate=U:R,...",
+        help_heading = "Levels"
+    )]
     pub sweep: Option<String>,
     /// End a sweep after the first level at which this holds, e.g. 'p99>500ms' or
     /// 'error_rate>5%' (any threshold expression); that level is kept and marked. With
@@ -110,6 +115,10 @@ pub struct RunFlags {
         allow_hyphen_values = true
     )]
     pub cooldown: String,
+    /// The shape of a grid's reports beside its level table: `--pivot side --columns
+    /// mean,error_rate --unit s`.
+    #[command(flatten)]
+    pub shape: crate::results::ShapeFlags,
 
     /// Run shard I of N of the plan (I counts from 0): closed loop, the users u with
     /// u % N == I and that share of -n; open loop, every N-th arrival of the schedule. Merge
@@ -610,6 +619,7 @@ impl RunFlags {
         if let Some(u) = until {
             grid = grid.until(u);
         }
+        grid = grid.shape(self.shape.shape()?);
         if let Some(p) = self.json()? {
             grid = grid.json(p);
         }

@@ -53,7 +53,8 @@ pub struct CompareArgs {
   throng report result.json --format html -o report.html
   throng report result.json --format markdown
   throng report result.json --format junit -o junit.xml
-  throng report result.json --format csv -o table.csv      # also writes table.series.csv")]
+  throng report result.json --format csv -o table.csv      # also writes table.series.csv
+  throng report grid.json --format markdown --pivot side --columns mean,error_rate --unit s")]
 pub struct ReportArgs {
     /// A result file written by `throng run --json`.
     pub result: PathBuf,
@@ -64,6 +65,50 @@ pub struct ReportArgs {
     /// NAME.series.csv).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
+    /// The grid's shape beside its level table (see `throng run --pivot`).
+    #[command(flatten)]
+    pub shape: ShapeFlags,
+}
+
+/// The shape of a grid's report: a pivot of its level table, `--pivot side --columns
+/// mean,error_rate --unit s` (levels as rows, a column group per side), as `throng run` and
+/// `throng report` take it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ShapeFlags {
+    /// A grid's report: pivot its level table, with `side` (a column group per side, levels
+    /// as rows) or `level` (a column group per level, sides as rows) across.
+    #[arg(long, value_name = "side|level", help_heading = "Levels")]
+    pub pivot: Option<String>,
+    /// The figures of each column group of --pivot, e.g. mean,error_rate or p99,rps (the
+    /// thresholds' names) [default: rps,mean,p99,error_rate].
+    #[arg(
+        long,
+        value_name = "FIGURE,...",
+        help_heading = "Levels",
+        requires = "pivot"
+    )]
+    pub columns: Option<String>,
+    /// The unit of --pivot's latencies: us, ms or s [default: ms].
+    #[arg(
+        long,
+        value_name = "us|ms|s",
+        help_heading = "Levels",
+        requires = "pivot"
+    )]
+    pub unit: Option<String>,
+}
+
+impl ShapeFlags {
+    /// The shape the flags ask for, each bad word named with its flag.
+    pub fn shape(&self) -> Result<throng_report::Shape, RunError> {
+        let pivot = self
+            .pivot
+            .as_deref()
+            .map(|p| throng_report::Pivot::parse(p, self.columns.as_deref(), self.unit.as_deref()))
+            .transpose()
+            .map_err(usage)?;
+        Ok(throng_report::Shape { pivot })
+    }
 }
 
 fn usage(m: impl Into<String>) -> RunError {
@@ -247,10 +292,11 @@ pub fn report_with(a: &ReportArgs, out: &dyn Observer) -> Result<u8, RunError> {
                 e.column()
             ))
         })?;
+        let shape = a.shape.shape()?;
         let text = match format {
-            Format::Html => throng_report::grid_html(&g),
-            Format::Markdown => throng_report::grid_markdown(&g),
-            Format::Csv => throng_report::grid_csv(&g),
+            Format::Html => throng_report::grid_html(&g, &shape),
+            Format::Markdown => throng_report::grid_markdown(&g, &shape),
+            Format::Csv => throng_report::grid_csv(&g, &shape),
             Format::Json => serde_json::to_string_pretty(&g).unwrap_or_default() + "\n",
             _ => {
                 return Err(usage(format!(
@@ -266,6 +312,13 @@ pub fn report_with(a: &ReportArgs, out: &dyn Observer) -> Result<u8, RunError> {
             None => say(out, Stream::Out, text),
         }
         return Ok(EXIT_OK);
+    }
+    if a.shape.pivot.is_some() {
+        return Err(usage(format!(
+            "--pivot: {} is one run, not a grid; a pivot reshapes a grid's level table \
+             (throng run --sweep or --target SIDE=URL twice, with --json)",
+            a.result.display()
+        )));
     }
     let result = read_result(&a.result)?;
     match &a.output {

@@ -144,6 +144,31 @@ impl Figure {
         }
     }
 
+    /// The figures' names as thresholds, regressions and `--columns` write them.
+    pub const NAMES: &'static str = "samples, rps, error_rate, mean, min, p50, p90, p95, p99, \
+                                     p99.9, max, received_kb, sent_kb";
+
+    /// The figure a name says (`p99`, `rps`, `error_rate`; see [`Figure::NAMES`]), as
+    /// thresholds and regressions name them.
+    pub fn named(name: &str) -> Option<Figure> {
+        Some(match name {
+            "samples" => Figure::Samples,
+            "rps" | "throughput" => Figure::Throughput,
+            "error_rate" | "errors" => Figure::ErrorRate,
+            "mean" | "avg" => Figure::Mean,
+            "min" => Figure::Min,
+            "p50" | "median" => Figure::P50,
+            "p90" => Figure::P90,
+            "p95" => Figure::P95,
+            "p99" => Figure::P99,
+            "p99.9" | "p999" => Figure::P999,
+            "max" => Figure::Max,
+            "received_kb" | "received" => Figure::ReceivedKbPerS,
+            "sent_kb" | "sent" => Figure::SentKbPerS,
+            _ => return None,
+        })
+    }
+
     /// Whether a larger value is worse (latency, errors) rather than better (throughput).
     pub fn lower_is_better(self) -> bool {
         !matches!(

@@ -14,12 +14,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::{LabelResult, MergeError, RunResult, Threshold};
 
+mod pivot;
 mod rounds;
 mod table;
 
+pub use pivot::{Across, Pivot, Unit};
 pub use rounds::{merge_concurrent, merge_rounds};
 use table::describe;
-pub use table::{grid_csv, grid_markdown, render_grid};
+pub use table::{grid_csv, grid_markdown, per_round, render_grid, Shape};
 pub(crate) use table::{level_table, runs_text};
 
 /// The `kind` of a grid's JSON document.
@@ -33,38 +35,83 @@ pub enum Level {
     Users(u32),
     /// An open loop of this many arrivals per second.
     Rate(f64),
+    /// A rung of a paired ladder (`users:rate=300:2000,500:3000`): an open loop of `rate`
+    /// arrivals per second with at most `users` in flight, the two moving together as wrk2's
+    /// `-c` and `-R` do in the ladders people publish.
+    Paired {
+        /// At most this many requests in flight (users, connections).
+        users: u32,
+        /// Arrivals per second.
+        rate: f64,
+    },
 }
 
 impl Level {
-    /// The level as a number (users, or arrivals per second).
+    /// The level as a number (users, or arrivals per second; a paired rung's rate, which
+    /// sets its load).
     pub fn value(&self) -> f64 {
         match self {
             Level::Users(n) => f64::from(*n),
-            Level::Rate(r) => *r,
+            Level::Rate(r) | Level::Paired { rate: r, .. } => *r,
         }
     }
 
-    /// What the number counts: `users` or `rate`.
+    /// What the number counts: `users`, `rate`, or `users:rate` for a paired ladder.
     pub fn kind(&self) -> &'static str {
         match self {
             Level::Users(_) => "users",
             Level::Rate(_) => "rate",
+            Level::Paired { .. } => "users:rate",
+        }
+    }
+
+    /// The level's cells in a table, one per axis (`300`, `2000`), and their headers.
+    pub fn cells(&self) -> Vec<String> {
+        match self {
+            Level::Users(n) => vec![n.to_string()],
+            Level::Rate(r) => vec![r.to_string()],
+            Level::Paired { users, rate } => vec![users.to_string(), rate.to_string()],
+        }
+    }
+
+    /// The headers of [`Level::cells`].
+    pub fn headers(&self) -> Vec<String> {
+        let names: &[&str] = match self {
+            Level::Users(_) => &["Users"],
+            Level::Rate(_) => &["Rate (/s)"],
+            Level::Paired { .. } => &["Users", "Rate (/s)"],
+        };
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A name for files and tags: `1000-users`, `2000-per-s`, `300-users-2000-per-s`.
+    pub fn tag(&self) -> String {
+        match self {
+            Level::Users(n) => format!("{n}-users"),
+            Level::Rate(r) => format!("{r}-per-s"),
+            Level::Paired { users, rate } => format!("{users}-users-{rate}-per-s"),
         }
     }
 
     /// The levels of a sweep as written: `users=1000,2000,4000`, `rate=2000,3000`, or a range
     /// `users=1000..10000:1000` (from, to inclusive, step); lists and ranges mix
-    /// (`users=10,50..200:50`).
+    /// (`users=10,50..200:50`). A paired ladder gives both axes of each rung:
+    /// `users:rate=300:2000,500:3000` (or `rate:users=2000:300,...`).
     pub fn parse_sweep(text: &str) -> Result<Vec<Level>, String> {
         let (kind, values) = text.split_once('=').ok_or_else(|| {
             format!(
-                "{text:?}: write users=N,N,... or rate=N,N,... (or a range users=FROM..TO:STEP)"
+                "{text:?}: write users=N,N,... or rate=N,N,... (or a range users=FROM..TO:STEP, \
+                 or a paired ladder users:rate=U:R,U:R,...)"
             )
         })?;
         let kind = kind.trim();
+        if kind.contains(':') {
+            return Self::parse_paired(text, kind, values);
+        }
         if kind != "users" && kind != "rate" {
             return Err(format!(
-                "{text:?}: a sweep is of `users` or `rate`, not `{kind}`"
+                "{text:?}: a sweep is of `users` or `rate` (or both paired, `users:rate`), not \
+                 `{kind}`"
             ));
         }
         let number = |s: &str| -> Result<f64, String> {
@@ -124,11 +171,92 @@ impl Level {
     }
 }
 
+impl Level {
+    /// A paired ladder's rungs (`users:rate=300:2000,500:3000`): each rung's values in the
+    /// order of the axes named before `=`.
+    fn parse_paired(text: &str, kind: &str, values: &str) -> Result<Vec<Level>, String> {
+        let axes: Vec<&str> = kind.split(':').map(str::trim).collect();
+        let users_first = match axes[..] {
+            ["users", "rate"] => true,
+            ["rate", "users"] => false,
+            _ => {
+                return Err(format!(
+                    "{text:?}: a paired ladder pairs `users` and `rate` (users:rate=U:R,...), \
+                     not `{kind}`"
+                ))
+            }
+        };
+        let mut out = Vec::new();
+        for rung in values.split(',') {
+            let parts: Vec<&str> = rung.split(':').collect();
+            if parts.len() != 2 {
+                return Err(format!(
+                    "{text:?}: the rung `{}` gives {} of the 2 values of {kind} (write e.g. \
+                     {kind}={})",
+                    rung.trim(),
+                    parts.len(),
+                    if users_first { "300:2000" } else { "2000:300" }
+                ));
+            }
+            let (u, r) = match users_first {
+                true => (parts[0], parts[1]),
+                false => (parts[1], parts[0]),
+            };
+            let users = Self::parse_sweep(&format!("users={u}"))
+                .map_err(|e| format!("{text:?}: in the rung `{}`: {e}", rung.trim()))?;
+            let rate = Self::parse_sweep(&format!("rate={r}"))
+                .map_err(|e| format!("{text:?}: in the rung `{}`: {e}", rung.trim()))?;
+            let (Some(Level::Users(users)), Some(Level::Rate(rate)), 1, 1) =
+                (users.first(), rate.first(), users.len(), rate.len())
+            else {
+                return Err(format!(
+                    "{text:?}: the rung `{}` is one value per axis (no ranges in a paired \
+                     ladder)",
+                    rung.trim()
+                ));
+            };
+            let level = Level::Paired {
+                users: *users,
+                rate: *rate,
+            };
+            if out.contains(&level) {
+                return Err(format!(
+                    "{text:?}: the rung {} is given twice; each level runs once (--rounds runs \
+                     every level again)",
+                    rung.trim()
+                ));
+            }
+            out.push(level);
+        }
+        if out.len() > 1000 {
+            return Err(format!("{text:?}: a sweep takes 1 to 1000 levels"));
+        }
+        Ok(out)
+    }
+
+    /// Two ladders given apart (`users: [10, 50]`, `rate: [100, 500]`, as a scenario file's
+    /// `sweep:` does) as one paired ladder; `None` when their lengths differ.
+    pub fn pair(users: &[u32], rates: &[f64]) -> Option<Vec<Level>> {
+        (users.len() == rates.len()).then(|| {
+            users
+                .iter()
+                .zip(rates)
+                .map(|(&users, &rate)| Level::Paired { users, rate })
+                .collect()
+        })
+    }
+}
+
 impl std::fmt::Display for Level {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Level::Users(n) => write!(f, "{}", throng_core::plural(u64::from(*n), "user")),
             Level::Rate(r) => write!(f, "{r}/s"),
+            Level::Paired { users, rate } => write!(
+                f,
+                "{} at {rate}/s",
+                throng_core::plural(u64::from(*users), "user")
+            ),
         }
     }
 }
@@ -504,5 +632,42 @@ mod tests {
         }
         let twice = Level::parse_sweep("rate=1000,1500,1000").unwrap_err();
         assert!(twice.contains("the level 1000 is given twice"), "{twice}");
+    }
+
+    #[test]
+    fn paired_ladders_move_both_axes_together() {
+        let paired = |users, rate| Level::Paired { users, rate };
+        assert_eq!(
+            Level::parse_sweep("users:rate=300:2000,500:3000,1000:10000").unwrap(),
+            vec![
+                paired(300, 2000.0),
+                paired(500, 3000.0),
+                paired(1000, 10000.0)
+            ]
+        );
+        assert_eq!(
+            Level::parse_sweep("rate:users=2000:300").unwrap(),
+            vec![paired(300, 2000.0)]
+        );
+        for (bad, says) in [
+            (
+                "users:rate=300:2000,500",
+                "the rung `500` gives 1 of the 2 values",
+            ),
+            (
+                "users:rate=300:2000:5",
+                "the rung `300:2000:5` gives 3 of the 2 values",
+            ),
+            ("users:conns=1:2", "pairs `users` and `rate`"),
+            ("users:rate=1.5:20", "users come in whole numbers"),
+            ("users:rate=10:0", "a level must be above 0"),
+            ("users:rate=10:100,10:100", "the rung 10:100 is given twice"),
+        ] {
+            let e = Level::parse_sweep(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert_eq!(Level::pair(&[1, 2], &[10.0, 20.0]).unwrap().len(), 2);
+        assert!(Level::pair(&[1, 2], &[10.0]).is_none());
+        assert_eq!(paired(300, 2000.0).to_string(), "300 users at 2000/s");
     }
 }

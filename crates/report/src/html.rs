@@ -477,9 +477,10 @@ fn sides_html(b: &mut String, sides: &[Side]) {
     figures(b, &rounds, &spectra);
 }
 
-/// A grid as a self-contained HTML page: the level table, the latency–throughput curve (p50
-/// and p99 against achieved throughput, a line per side), error % and container CPU by level.
-pub fn grid_html(g: &crate::GridResult) -> String {
+/// A grid as a self-contained HTML page: the level table (every column of the aggregate
+/// table), the pivot, the latency–throughput curve (p50 and p99 against achieved throughput, a
+/// line per side), error % and container CPU by level, and each run's aggregate table.
+pub fn grid_html(g: &crate::GridResult, shape: &crate::Shape) -> String {
     let mut b = String::from("<h1>throng: grid</h1>\n");
     let _ = writeln!(
         b,
@@ -487,12 +488,18 @@ pub fn grid_html(g: &crate::GridResult) -> String {
         esc(&g.description),
         esc(&crate::grid::runs_text(g))
     );
-    b.push_str(&html_table(&g.table_rows(false)));
-    b.push_str("<ul>\n");
+    b.push_str("<section id=\"levels\">\n");
+    b.push_str(&html_table(&g.report_rows(false)));
+    b.push_str("</section>\n<ul>\n");
     for n in g.notes() {
         let _ = writeln!(b, "<li>{}</li>", esc(&n));
     }
     b.push_str("</ul>\n");
+    if let Some(p) = shape.pivot_of(g) {
+        b.push_str("<h2>Pivot</h2>\n<section id=\"pivot\">\n");
+        b.push_str(&html_table(&p.rows(g, false)));
+        let _ = writeln!(b, "</section>\n<p>{}</p>", esc(&p.note(g)));
+    }
     let mut sides: Vec<Option<String>> = Vec::new();
     for r in &g.rows {
         if !sides.contains(&r.side) {
@@ -555,7 +562,7 @@ pub fn grid_html(g: &crate::GridResult) -> String {
             .find_map(|r| r.level)
             .map_or("level", |l| match l {
                 crate::Level::Users(_) => "users",
-                crate::Level::Rate(_) => "target rate (/s)",
+                crate::Level::Rate(_) | crate::Level::Paired { .. } => "target rate (/s)",
             });
         b.push_str("<h2>Charts</h2>\n");
         let drawn = [
@@ -586,5 +593,11 @@ pub fn grid_html(g: &crate::GridResult) -> String {
     } else {
         sides_html(&mut b, &g.comparison_sides(None));
     }
+    b.push_str("<h2>Each run (latencies in ms)</h2>\n<section id=\"runs\">\n");
+    for (title, rows) in g.run_tables() {
+        let _ = writeln!(b, "<h3>{}</h3>", esc(&title));
+        b.push_str(&html_table(&rows));
+    }
+    b.push_str("</section>\n");
     page("throng: grid", &b)
 }

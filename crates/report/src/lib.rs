@@ -34,8 +34,9 @@ pub use databases::{
     render_databases, CounterResult, DatabaseResult, DatabaseRow, FlowCost, Rates, Spread,
 };
 pub use grid::{
-    grid_csv, grid_markdown, grid_schema, merge_concurrent, merge_rounds, read_grid, render_grid,
-    Capacity, Coordinates, GridResult, GridRun, Level, LevelContainer, LevelRow, GRID_KIND,
+    grid_csv, grid_markdown, grid_schema, merge_concurrent, merge_rounds, per_round, read_grid,
+    render_grid, Across, Capacity, Coordinates, GridResult, GridRun, Level, LevelContainer,
+    LevelRow, Pivot, Shape, Unit, GRID_KIND,
 };
 pub use html::{grid_html, render_comparison_html, render_html};
 pub use jtl::{jtl_line, JTL_HEADER};

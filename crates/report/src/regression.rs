@@ -57,18 +57,8 @@ impl FromStr for Regression {
             }
             None => (lhs.trim(), None),
         };
-        let figure = match name {
-            "mean" | "avg" => Figure::Mean,
-            "p50" | "median" => Figure::P50,
-            "p90" => Figure::P90,
-            "p95" => Figure::P95,
-            "p99" => Figure::P99,
-            "p99.9" | "p999" => Figure::P999,
-            "max" => Figure::Max,
-            "rps" | "throughput" => Figure::Throughput,
-            "error_rate" => Figure::ErrorRate,
-            other => return Err(bad(&format!("unknown figure `{other}`"))),
-        };
+        let figure = Figure::named(name)
+            .ok_or_else(|| bad(&format!("unknown figure `{name}` ({})", Figure::NAMES)))?;
         if !rhs.starts_with(['+', '-']) {
             return Err(bad("the limit is a change: give its sign (+10%, -5%)"));
         }

@@ -119,7 +119,7 @@ pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
 /// The holds of a staged run as a level table: a row per hold.
 pub(crate) fn holds_table(r: &RunResult, exact: bool) -> Vec<Vec<String>> {
     let rows: Vec<crate::LevelRow> = r.holds.iter().map(crate::LevelRow::of_hold).collect();
-    crate::grid::level_table(&rows, exact)
+    crate::grid::level_table(&rows, exact, false)
 }
 
 /// The phases of a row as one line: each phase's p50 and p99 (ms; `-` for a phase no request

@@ -15,9 +15,8 @@ use std::time::Duration;
 
 use throng_core::LoadSpec;
 use throng_report::{
-    compare, comparison_markdown, grid_csv, grid_html, grid_markdown, render_comparison,
-    render_grid, sides_markdown, Coordinates, Format, GridResult, GridRun, Level, LevelRow,
-    Threshold,
+    grid_csv, grid_html, grid_markdown, per_round, render_comparison, render_grid, Coordinates,
+    Format, GridResult, GridRun, Level, LevelRow, Shape, Threshold,
 };
 
 use crate::dashboard::Session;
@@ -78,6 +77,7 @@ pub struct Grid {
     until: Option<Threshold>,
     json: Option<PathBuf>,
     reports: Vec<(Format, PathBuf)>,
+    shape: Shape,
     summary: bool,
     messages: bool,
     #[cfg(feature = "metrics")]
@@ -108,7 +108,8 @@ impl GridFinished {
 }
 
 /// `spec` at a level of a sweep: the level's users (a closed loop, replacing the spec's users,
-/// stages or rate) or rate (an open loop, whose in-flight bound stays the spec's).
+/// stages or rate), rate (an open loop, whose in-flight bound stays the spec's), or both (an
+/// open loop at the rate with the users as its in-flight bound).
 pub fn at_level(spec: &LoadSpec, level: Level) -> LoadSpec {
     let mut s = spec.clone();
     s.user_stages = None;
@@ -123,6 +124,14 @@ pub fn at_level(spec: &LoadSpec, level: Level) -> LoadSpec {
         }
         Level::Rate(r) => {
             s.rate = Some(r);
+            s.think_time = None;
+            s.iterations = None;
+        }
+        // An open loop at the rung's rate, its users the in-flight bound (as `-c` with `-q`).
+        Level::Paired { users, rate } => {
+            s.users = Some(users);
+            s.rate = Some(rate);
+            s.max_in_flight = None;
             s.think_time = None;
             s.iterations = None;
         }
@@ -203,6 +212,13 @@ impl Grid {
     /// Writes the grid in `format` (html, markdown, csv, json) to `path` too.
     pub fn report(mut self, format: Format, path: impl Into<PathBuf>) -> Self {
         self.reports.push((format, path.into()));
+        self
+    }
+
+    /// The shape of the grid's reports beside the level table: its pivot (`--pivot`). A
+    /// CSV report with a pivot writes it beside the level table, as `NAME.pivot.csv`.
+    pub fn shape(mut self, shape: Shape) -> Self {
+        self.shape = shape;
         self
     }
 
@@ -584,19 +600,16 @@ impl Grid {
 
     fn write(&self, done: &mut GridFinished) {
         let g = &done.result;
-        // The sides' comparison, at the one level or without levels.
-        let comparison = (self.sides.len() > 1 && self.levels.len() <= 1)
-            .then(|| compare(&g.comparison_sides(self.levels.first().copied()), true).ok())
-            .flatten();
         let stdout_taken = crate::outputs::takes_stdout(self.json.as_deref(), &self.reports);
         if self.summary {
             let mut text = String::new();
-            if let Some(c) = &comparison {
-                text.push_str(&per_round(c));
-                text.push_str(&render_comparison(c));
+            // The sides' comparison, at the one level or without levels.
+            if let Some(c) = g.comparison() {
+                text.push_str(&per_round(&c));
+                text.push_str(&render_comparison(&c));
                 text.push('\n');
             }
-            text.push_str(&render_grid(g));
+            text.push_str(&render_grid(g, &self.shape));
             self.observer.0.event(&Event::Text {
                 text: format!("\n{text}"),
                 to: match stdout_taken {
@@ -630,20 +643,15 @@ impl Grid {
         }
         for (format, path) in &self.reports {
             let text = match format {
-                Format::Html => grid_html(g),
-                Format::Markdown => {
-                    let mut t = grid_markdown(g);
-                    if let Some(c) = &comparison {
-                        t.push('\n');
-                        t.push_str(&per_round(c));
-                        t.push_str(&comparison_markdown(c));
-                        t.push_str(&sides_markdown(
-                            &g.comparison_sides(self.levels.first().copied()),
-                        ));
+                Format::Html => grid_html(g, &self.shape),
+                Format::Markdown => grid_markdown(g, &self.shape),
+                Format::Csv => {
+                    if self.shape.pivot.is_some() {
+                        let beside = crate::beside(path, "pivot");
+                        put(&beside, &grid_csv(g, &self.shape));
                     }
-                    t
+                    grid_csv(g, &Shape::default())
                 }
-                Format::Csv => grid_csv(g),
                 _ => doc.clone(),
             };
             put(path, &text);
@@ -675,22 +683,6 @@ async fn join_all<T>(mut futures: Vec<std::pin::Pin<Box<dyn Future<Output = T> +
     })
     .await;
     out.into_iter().flatten().collect()
-}
-
-/// Over a comparison of sides in rounds, what its figures are: a round's, the mean over the
-/// rounds (the t-test's samples), where the level table merges every round (samples summed,
-/// percentiles of every request). Unlabelled, 2,869 samples above and 5,738 below read as a
-/// contradiction. Nothing when each side ran once: then the two agree.
-fn per_round(c: &throng_report::Comparison) -> String {
-    if c.rounds.iter().all(|&n| n <= 1) {
-        return String::new();
-    }
-    let rounds: Vec<String> = c.rounds.iter().map(usize::to_string).collect();
-    format!(
-        "Per round: each figure is the mean of a side's rounds ({}); the table of all rounds \
-         merged follows.\n\n",
-        rounds.join(" and ")
-    )
 }
 
 /// A level's row as one line, for the messages as the grid goes.

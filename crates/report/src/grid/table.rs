@@ -7,9 +7,16 @@ use std::fmt::Write as _;
 use super::{GridResult, GridRun, Level, LevelRow};
 
 impl GridResult {
-    /// The level table's cells, the header first; `exact` keeps every digit (CSV).
+    /// The level table's cells, the header first; `exact` keeps every digit (CSV). The
+    /// terminal's columns: [`GridResult::report_rows`] has every column of the aggregate table.
     pub fn table_rows(&self, exact: bool) -> Vec<Vec<String>> {
-        level_table(&self.rows, exact)
+        level_table(&self.rows, exact, false)
+    }
+
+    /// The level table with every column of the aggregate table (Min, Received and Sent KB/s
+    /// too), as the Markdown, HTML and CSV reports print it.
+    pub fn report_rows(&self, exact: bool) -> Vec<Vec<String>> {
+        level_table(&self.rows, exact, true)
     }
 
     /// The databases' one table (`--db-stats`): a column per level and side (its rounds'
@@ -116,7 +123,9 @@ impl GridResult {
 
 /// The level table's cells for `rows`, the header first; `exact` keeps every digit (CSV). The
 /// columns a row set has no figure for (sides, containers, databases, verdicts) are left out.
-pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
+/// `full` adds the aggregate table's other columns (Min, Received and Sent KB/s), as the
+/// reports print it; the terminal keeps to the narrower table.
+pub(crate) fn level_table(rows: &[LevelRow], exact: bool, full: bool) -> Vec<Vec<String>> {
     let levels = rows.iter().find_map(|r| r.level);
     let sides = rows.iter().any(|r| r.side.is_some());
     let containers = rows.iter().any(|r| !r.containers.is_empty());
@@ -126,29 +135,31 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
         .any(|r| r.passed.is_some() || r.crossed || r.cut);
     let mut header: Vec<String> = Vec::new();
     if let Some(l) = levels {
-        header.push(match l {
-            Level::Users(_) => "Users".into(),
-            Level::Rate(_) => "Rate (/s)".into(),
-        });
+        header.extend(l.headers());
     }
     if sides {
         header.push("Side".into());
     }
-    header.extend(
-        [
-            "Throughput (/s)",
-            "Samples",
-            "Mean",
-            "p50",
-            "p90",
-            "p95",
-            "p99",
-            "Max",
-            "Error %",
-            "Aborted",
-        ]
-        .map(String::from),
-    );
+    // The aggregate table's columns the terminal's narrower table leaves out.
+    let wide = ["Min", "Received KB/s", "Sent KB/s"];
+    let figures = [
+        "Throughput (/s)",
+        "Samples",
+        "Mean",
+        "Min",
+        "p50",
+        "p90",
+        "p95",
+        "p99",
+        "Max",
+        "Error %",
+        "Aborted",
+        "Received KB/s",
+        "Sent KB/s",
+    ]
+    .into_iter()
+    .filter(|c| full || !wide.contains(c));
+    header.extend(figures.map(String::from));
     if containers {
         header.extend(["CPU %".to_string(), "Memory (MiB)".to_string()]);
     }
@@ -168,11 +179,11 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
     let mut out = vec![header];
     for r in rows {
         let mut row: Vec<String> = Vec::new();
-        if levels.is_some() {
-            row.push(r.level.map_or("-".into(), |l| match l {
-                Level::Users(n) => n.to_string(),
-                Level::Rate(v) => v.to_string(),
-            }));
+        if let Some(first) = levels {
+            match r.level {
+                Some(l) => row.extend(l.cells()),
+                None => row.extend(first.cells().iter().map(|_| "-".to_string())),
+            }
         }
         if sides {
             row.push(r.side.clone().unwrap_or_default());
@@ -183,6 +194,11 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
             f(r.total.throughput, 1),
             r.total.samples.to_string(),
             ms(l.mean),
+        ]);
+        if full {
+            row.push(ms(l.min));
+        }
+        row.extend([
             ms(l.p50),
             ms(l.p90),
             ms(l.p95),
@@ -191,6 +207,9 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool) -> Vec<Vec<String>> {
             f(r.failed_percent, 2),
             r.aborted.to_string(),
         ]);
+        if full {
+            row.extend([f(r.total.received_kb_per_s, 2), f(r.total.sent_kb_per_s, 2)]);
+        }
         if containers {
             let cpu: f64 = r.containers.iter().map(|c| c.cpu_percent).sum();
             let mem: u64 = r.containers.iter().map(|c| c.memory).sum();
@@ -257,13 +276,7 @@ pub(super) fn describe(runs: &[GridRun], rows: &[LevelRow]) -> String {
     }
     let mut what = Vec::new();
     if let Some(l) = levels.first() {
-        let values: Vec<String> = levels
-            .iter()
-            .map(|l| match l {
-                Level::Users(n) => n.to_string(),
-                Level::Rate(r) => r.to_string(),
-            })
-            .collect();
+        let values: Vec<String> = levels.iter().map(|l| l.cells().join(":")).collect();
         what.push(format!("{} {}", l.kind(), values.join(", ")));
     }
     if !sides.is_empty() {
@@ -303,8 +316,88 @@ pub(crate) fn runs_text(g: &GridResult) -> String {
     throng_core::plural(g.runs.len() as u64, "run")
 }
 
-/// A grid's summary as text: what ran, the level table and its notes.
-pub fn render_grid(g: &GridResult) -> String {
+/// What a grid's report holds beside its level table: a pivot (`--pivot`), and which parts.
+#[derive(Debug, Clone, Default)]
+pub struct Shape {
+    /// The pivot asked for; without one, a grid of levels and sides gets the default pivot
+    /// (sides across, throughput, mean, p99 and error %) in its Markdown, HTML and text.
+    pub pivot: Option<super::Pivot>,
+}
+
+impl Shape {
+    /// The pivot the report shows: the one asked for, or for a grid of several sides at
+    /// several levels the default one (the shape the published comparisons take).
+    pub fn pivot_of(&self, g: &GridResult) -> Option<super::Pivot> {
+        if let Some(p) = &self.pivot {
+            return Some(p.clone());
+        }
+        let levels = g.levels().len();
+        (levels > 1 && g.sides().len() > 1)
+            .then(|| super::Pivot::parse("side", None, None).ok())
+            .flatten()
+    }
+}
+
+impl GridResult {
+    /// The levels, in the order they ran.
+    pub fn levels(&self) -> Vec<Level> {
+        let mut out: Vec<Level> = Vec::new();
+        for r in &self.rows {
+            if let Some(l) = r.level {
+                if !out.contains(&l) {
+                    out.push(l);
+                }
+            }
+        }
+        out
+    }
+
+    /// The sides' comparison, when the grid is sides at one level (or without levels).
+    pub fn comparison(&self) -> Option<crate::Comparison> {
+        let levels = self.levels();
+        (self.sides().len() > 1 && levels.len() <= 1)
+            .then(|| crate::compare(&self.comparison_sides(levels.first().copied()), true).ok())
+            .flatten()
+    }
+
+    /// Each run's aggregate table (every label and TOTAL, JMeter's columns), under its
+    /// title (`300 users at 2000/s, go, round 2 of 3`), in the order they ran.
+    pub fn run_tables(&self) -> Vec<(String, Vec<Vec<String>>)> {
+        let rounds = self.runs.iter().map(|r| r.at.round).max().unwrap_or(1);
+        self.runs
+            .iter()
+            .map(|r| {
+                let title = r.at.title(rounds);
+                let title = if title.is_empty() {
+                    "run".into()
+                } else {
+                    title
+                };
+                (title, crate::table::table_rows(&r.result))
+            })
+            .collect()
+    }
+}
+
+/// Over a comparison of sides in rounds, what its figures are: a round's, the mean over the
+/// rounds (the t-test's samples), where the level table merges every round (samples summed,
+/// percentiles of every request). Unlabelled, 2,869 samples above and 5,738 below read as a
+/// contradiction. Nothing when each side ran once: then the two agree.
+pub fn per_round(c: &crate::Comparison) -> String {
+    if c.rounds.iter().all(|&n| n <= 1) {
+        return String::new();
+    }
+    let rounds: Vec<String> = c.rounds.iter().map(usize::to_string).collect();
+    format!(
+        "Per round: each figure is the mean of a side's rounds ({}); the table of all rounds \
+         merged follows.\n\n",
+        rounds.join(" and ")
+    )
+}
+
+/// A grid's summary as text: what ran, the level table and its notes, the databases' table,
+/// and the pivot when one is asked for or the grid has levels and sides.
+pub fn render_grid(g: &GridResult, shape: &Shape) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "grid: {} ({})", g.description, runs_text(g));
     out.push_str(&crate::table::aligned(&g.table_rows(false)));
@@ -315,29 +408,62 @@ pub fn render_grid(g: &GridResult) -> String {
         out.push('\n');
         out.push_str(&crate::table::aligned(&db));
     }
+    if let Some(p) = shape.pivot_of(g) {
+        out.push('\n');
+        out.push_str(&crate::table::aligned(&p.rows(g, false)));
+        let _ = writeln!(out, "{}", p.note(g));
+    }
     out
 }
 
-/// A grid as Markdown: the level table and its notes, ready to paste.
-pub fn grid_markdown(g: &GridResult) -> String {
+/// A grid as Markdown, ready to paste: what ran, the level table with every column of the
+/// aggregate table and its notes, the databases' table, the pivot, the sides' comparison (sides
+/// at one level), and each run's aggregate table.
+pub fn grid_markdown(g: &GridResult, shape: &Shape) -> String {
+    let md = crate::markdown::table;
     let mut out = String::new();
     let _ = writeln!(out, "**grid**: {} ({})\n", g.description, runs_text(g));
-    out.push_str(&crate::markdown::table(&g.table_rows(false)));
+    out.push_str(&md(&g.report_rows(false)));
     out.push('\n');
     for n in g.notes() {
         let _ = writeln!(out, "- {n}");
     }
     if let Some(db) = g.database_rows() {
         out.push('\n');
-        out.push_str(&crate::markdown::table(&db));
+        out.push_str(&md(&db));
+    }
+    if let Some(p) = shape.pivot_of(g) {
+        out.push('\n');
+        out.push_str(&md(&p.rows(g, false)));
+        let _ = writeln!(out, "\n- {}", p.note(g));
+    }
+    if let Some(c) = g.comparison() {
+        out.push('\n');
+        out.push_str(&per_round(&c));
+        out.push_str(&crate::comparison_markdown(&c));
+        // Each side's rounds merged into one aggregate table; of one round, that is the run's.
+        let sides = g.comparison_sides(g.levels().first().copied());
+        if sides.iter().any(|s| s.runs.len() > 1) {
+            out.push_str(&crate::sides_markdown(&sides));
+        }
+    }
+    out.push_str("\n### Each run (latencies in ms)\n");
+    for (title, rows) in g.run_tables() {
+        let _ = writeln!(out, "\n**{}**\n", title.replace('*', "\\*"));
+        out.push_str(&md(&rows));
     }
     out
 }
 
-/// A grid's level table as CSV, every digit kept.
-pub fn grid_csv(g: &GridResult) -> String {
+/// A grid as CSV, every digit kept: the pivot asked for, or else the level table with every
+/// column of the aggregate table.
+pub fn grid_csv(g: &GridResult, shape: &Shape) -> String {
+    let rows = match &shape.pivot {
+        Some(p) => p.rows(g, true),
+        None => g.report_rows(true),
+    };
     let mut out = crate::csv::Csv::report();
-    for row in g.table_rows(true) {
+    for row in rows {
         out.row(&row);
     }
     out.finish()
