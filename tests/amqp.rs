@@ -223,6 +223,39 @@ async fn an_amqp_url_runs_rpc_and_publishes_counted_as_the_broker_counts_them() 
     for name in ["publish", "deliver_get", "ack", "confirm"] {
         assert_eq!(counter(name), 200, "{name}: {db}");
     }
+    // The broker's figures as it names them: counters with rates, the queues' depth and the
+    // connections as gauges, and no transactions anywhere.
+    assert_eq!(db["kind"], "Broker", "{db}");
+    assert!(db.get("transactions").is_none(), "{db}");
+    let gauges: Vec<&str> = db["gauges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        gauges,
+        [
+            "messages",
+            "messages_ready",
+            "messages_unacknowledged",
+            "connections",
+            "channels"
+        ],
+        "{db}"
+    );
+    let queued = db["gauges"].as_array().unwrap()[0].clone();
+    assert_eq!(queued["last"], 0, "nothing left queued: {db}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!(
+            "Broker rabbitmq http://127.0.0.1:{}/api/overview: its own figures",
+            broker.management
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("transactions"), "{out}");
+    assert!(out.contains("messages     messages published"), "{out}");
     assert!(
         said(&o).contains("200 published, 200 delivered"),
         "{}",

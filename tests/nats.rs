@@ -433,3 +433,101 @@ async fn a_nats_server_that_is_not_there_fails_as_connect_and_bad_input_exits_2(
     assert_eq!(o.status.code(), Some(2), "{}", said(&o));
     assert!(said(&o).contains("no subject"), "{}", said(&o));
 }
+
+/// A run that watches a database and a broker beside it (`--db-stats` and `--nats-monitor`):
+/// a block each, the database's with its transactions, the broker's with its own figures and
+/// none; `compare` sets both side by side, each figure where its server has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_and_a_broker_watched_in_one_run_each_get_their_block() {
+    let server = Server::start();
+    let pg = tokio::task::spawn_blocking(|| throng::testbed::Postgres::shared().unwrap().url())
+        .await
+        .unwrap();
+    let monitor = format!("http://127.0.0.1:{}", server.monitor);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let all = args(&[
+        "run",
+        &server.url("mixed"),
+        "--subject-mode",
+        "publish",
+        "-d",
+        "x",
+        "-q",
+        "200",
+        "-n",
+        "100",
+        "--db-stats",
+        &pg,
+        "--nats-monitor",
+        &monitor,
+        "--no-tui",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let o = tokio::task::spawn_blocking(move || {
+        throng(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let r = result(&json);
+    let blocks = r["databases"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{r}");
+    let of = |kind: &str| {
+        blocks
+            .iter()
+            .find(|b| b["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind}: {r}"))
+    };
+    let (db, broker) = (of("Database"), of("Broker"));
+    assert!(db["transactions"]["load_per_s"].is_number(), "{db}");
+    assert!(broker.get("transactions").is_none(), "{broker}");
+    let in_msgs = broker["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "in_msgs")
+        .unwrap();
+    assert!(in_msgs["load_total"].as_u64() >= Some(100), "{broker}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("its own figures").count(), 2, "{out}");
+    assert!(out.contains("\nDatabase postgres://"), "{out}");
+    assert!(out.contains("\nBroker nats-server "), "{out}");
+    // One `transactions/s` line: the database's.
+    assert_eq!(out.matches("  transactions/s  idle").count(), 1, "{out}");
+
+    let path = json.to_str().unwrap().to_string();
+    let o = tokio::task::spawn_blocking(move || throng(&["compare", &path, &path]))
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // A row's cells: the figure, then a column per side and server (the database first).
+    let cells = |start: &str| -> Vec<String> {
+        let l = out
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} row: {out}"));
+        l.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let servers = cells("Server");
+    assert_eq!(servers.len(), 5, "{out}");
+    let columns = |prefix: &str| -> Vec<usize> {
+        (1..5).filter(|&i| servers[i].starts_with(prefix)).collect()
+    };
+    let (dbs, brokers) = (columns("postgres://"), columns("nats-server "));
+    assert_eq!((dbs.len(), brokers.len()), (2, 2), "{out}");
+    // The broker counts no transactions, the database no messages: `-` where a server has
+    // no such figure, a number where it has.
+    let tps = cells("DB-TPS: transactions/s");
+    let received = cells("Messages received/s");
+    for (row, has, lacks) in [(&tps, &dbs, &brokers), (&received, &brokers, &dbs)] {
+        assert!(has.iter().all(|&i| row[i].parse::<f64>().is_ok()), "{out}");
+        assert!(lacks.iter().all(|&i| row[i] == "-"), "{out}");
+    }
+}

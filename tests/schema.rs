@@ -69,7 +69,7 @@ fn real_output_validates_against_the_schema() {
     let mut broken = result.clone();
     broken.as_object_mut().unwrap().remove("total");
     assert!(!validator.is_valid(&broken));
-    assert_eq!(result["schema_version"], 3);
+    assert_eq!(result["schema_version"], 4);
     // Every arrival of the schedule is accounted for: 200/s for 2 s is exactly 400.
     let o = &result["open_loop"];
     assert_eq!(o["scheduled"], 400);
