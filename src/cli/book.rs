@@ -646,3 +646,44 @@ fn scenario_keys_are_documented() {
         wrong.join("\n")
     );
 }
+
+/// Every flag that [Flags of `throng run`, explained](reference/run-flags.md) names in its
+/// tables' first column is a flag of `throng run`, and it explains every flag of `throng run`.
+#[test]
+fn explained_flags_exist() {
+    let mut cmd = super::Cli::command();
+    cmd.build();
+    let run = cmd.find_subcommand("run").unwrap();
+    let mut known: Vec<String> = Vec::new();
+    for arg in run.get_arguments() {
+        known.extend(arg.get_long().map(|l| format!("--{l}")));
+        known.extend(arg.get_short().map(|s| format!("-{s}")));
+        for alias in arg.get_all_aliases().into_iter().flatten() {
+            known.push(format!("--{alias}"));
+        }
+    }
+    let page = std::fs::read_to_string(book_src().join("reference/run-flags.md")).unwrap();
+    let mut named = Vec::new();
+    for row in page.lines().filter(|l| l.starts_with("| `")) {
+        let first = row.split(" | ").next().unwrap_or_default();
+        for code in first.split('`').skip(1).step_by(2) {
+            for word in code.split([' ', ',', '=']).filter(|w| w.starts_with('-')) {
+                named.push(word.to_string());
+                assert!(
+                    known.iter().any(|k| k == word),
+                    "reference/run-flags.md names {word}, which `throng run` does not take"
+                );
+            }
+        }
+    }
+    assert!(named.len() > 50, "only {} flags named", named.len());
+    // And the other way: every long flag of `throng run` is explained there.
+    for arg in run.get_arguments().filter(|a| !a.is_hide_set()) {
+        if let Some(long) = arg.get_long().filter(|l| !matches!(*l, "help" | "version")) {
+            assert!(
+                named.contains(&format!("--{long}")),
+                "reference/run-flags.md does not explain --{long}"
+            );
+        }
+    }
+}
