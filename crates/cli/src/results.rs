@@ -23,7 +23,8 @@ use throng_run::{RunError, EXIT_OK, EXIT_THRESHOLDS};
   throng compare a.json b.json --format markdown > comparison.md
 
 Each figure of every result is shown against the first (the baseline), with its change in
-percent: * marks a change beyond the run-to-run noise, ~ one within it (see the README).
+percent: * marks a change beyond the run-to-run noise, ~ one within it (the book's Reports and CI
+says how it is judged).
 Exit codes: 0 passed, 2 usage or input error, 99 a regression threshold failed.")]
 pub struct CompareArgs {
     /// Result files written by `throng run --json` (the first is the baseline); NAME=FILE

@@ -141,7 +141,7 @@ pub struct PhaseResult {
     pub hdr: String,
 }
 
-/// A row's phases (see the README's figures): a request's latency is `blocked + connect + tls
+/// A row's phases (the book's Where the time goes: phases): a request's latency is `blocked + connect + tls
 /// + send + wait + receive`, where a phase it did not have counts 0. A request on a reused
 /// connection has no `connect` or `tls`; a connection opened before a user's first request
 /// gives that request its `connect` and `tls`, outside its latency.
