@@ -6,7 +6,9 @@
 # test.
 #
 #   benches/h2.sh                          # DURATION=5 USERS=50 ROUNDS=3
-#   BIN=target/release/throng benches/h2.sh  # adds `throng run --http2` (hyper's client) beside
+#   BIN=target/release/throng benches/h2.sh  # adds `throng run --http2` (HTTP's driver) beside
+#   benches/http2.sh                       # `throng run --http2` and h2load alone, against the
+#                                          # testbed (`throng serve http`): WHO, TARGET, GRPC below
 #
 # The load drivers and the target are crates/h2's examples: `load` (the bare client on one
 # thread, as one engine worker; h2load runs one thread too), `engine_load` (the client as a
@@ -23,15 +25,27 @@ USERS=${USERS:-50}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18661}
 BIN=${BIN:-}
+# Which generators run (default: h2load, the bare client, the engine, and throng run with BIN),
+# against which target (`h2_target`, or `testbed`: BIN's `throng serve http`), gRPC too or not.
+WHO=${WHO:-}
+TARGET=${TARGET:-h2_target}
+GRPC=${GRPC:-1}
 
 command -v h2load >/dev/null || { echo "install h2load (apt-get install nghttp2-client)"; exit 2; }
-cargo build --release -q -p throng-h2 --example load --example engine_load --example h2_target
 LOAD=target/release/examples/load
 ENGINE=target/release/examples/engine_load
 SERVE=target/release/examples/h2_target
 
 work=$(mktemp -d)
-"$SERVE" "$PORT" > "$work/serve.log" 2>&1 &
+if [ "$TARGET" = testbed ]; then
+  [ -x "$BIN" ] || { echo "TARGET=testbed runs BIN's throng serve http: set BIN"; exit 2; }
+  "$BIN" serve http --port "$PORT" > "$work/serve.log" 2>&1 &
+  GET_PATH=/
+else
+  cargo build --release -q -p throng-h2 --example load --example engine_load --example h2_target
+  "$SERVE" "$PORT" > "$work/serve.log" 2>&1 &
+  GET_PATH=/hello
+fi
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 sleep 1
@@ -41,6 +55,7 @@ printf '\x00\x00\x00\x00\x08\x0a\x06throng' > "$work/frame.bin"
 # measure CMD...: runs it under /usr/bin/time; prints "succeeded cpu_seconds".
 measure() {
   local out="$work/out" t="$work/time"
+  rm -f "$work/r.json"
   /usr/bin/time -f "%U %S" -o "$t" "$@" > "$out" 2>&1 || true
   local cpu n
   cpu=$(awk '{print $1 + $2}' "$t" | tail -1)
@@ -60,6 +75,7 @@ bench() {
   local url="http://127.0.0.1:$PORT$path"
   local who_all="h2load throng-h2 engine"
   [ -n "$BIN" ] && [ "$grpc" = 0 ] && who_all="$who_all throng-run"
+  [ -n "$WHO" ] && who_all=$WHO
   declare -A rps cpu
   echo "== $name: $USERS streams on 1 connection, ${DURATION}s x $ROUNDS rounds"
   for r in $(seq "$ROUNDS"); do
@@ -110,5 +126,7 @@ bench() {
   done
 }
 
-bench "h2c GET" /hello 0
-bench "gRPC unary" /helloworld.Greeter/SayHello 1
+bench "h2c GET" "$GET_PATH" 0
+if [ "$GRPC" = 1 ]; then
+  bench "gRPC unary" /helloworld.Greeter/SayHello 1
+fi

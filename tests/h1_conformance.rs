@@ -476,6 +476,42 @@ async fn http2_against_an_http1_only_server_is_a_protocol_error_and_backs_off() 
     }
 }
 
+/// HTTP/2 against nginx (h2c), which ends each connection with GOAWAY after its 20th request
+/// (`keepalive_requests`): the streams above its last stream id were not processed, so they go
+/// once more on a new connection and every request is answered and counted once. nginx's log
+/// holds exactly the requests throng counted, on at least 300 / 20 connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_goaway_mid_run_counts_each_request_once() {
+    let nginx = Nginx::start();
+    let url = format!("http://127.0.0.1:{}/", nginx.port_h2);
+    let s = common::run(&[
+        &url,
+        "--http2",
+        "-c",
+        "10",
+        "--streams",
+        "10",
+        "--threads",
+        "1",
+        "-n",
+        "300",
+    ])
+    .await;
+    no_errors(&s);
+    assert_eq!(s.total.samples, 300);
+    let log = nginx.take_log(300);
+    assert!(log.iter().all(|l| l.3 == 200), "{log:?}");
+    let (requests, connections, _, _) = totals(&log);
+    assert_eq!(requests, 300);
+    assert!(connections >= 15, "{connections} connections");
+    // Every body (`hello, world`) came, once, with its frames.
+    assert!(
+        s.total.bytes_received > 300 * 12,
+        "{}",
+        s.total.bytes_received
+    );
+}
+
 /// nginx from Debian's nginx-light, on a free port in a temporary prefix; stopped on drop.
 struct Nginx {
     bin: &'static str,
@@ -483,6 +519,9 @@ struct Nginx {
     port: u16,
     /// A second server that closes a connection after 5 requests and after 1 s idle.
     port_short: u16,
+    /// A third, HTTP/2 by prior knowledge (h2c), that ends a connection with GOAWAY after 20
+    /// requests.
+    port_h2: u16,
 }
 
 fn free_port() -> u16 {
@@ -507,7 +546,7 @@ impl Nginx {
         std::fs::create_dir(root.join("logs")).unwrap();
         std::fs::write(root.join("index.html"), "hello, world").unwrap();
         std::fs::write(root.join("big.txt"), "all work and no play\n".repeat(2000)).unwrap();
-        let (port, port_short) = (free_port(), free_port());
+        let (port, port_short, port_h2) = (free_port(), free_port(), free_port());
         let p = root.display();
         let conf = format!(
             "daemon on;
@@ -528,6 +567,7 @@ http {{
     location = /echo {{ return 200 'posted'; }} }}
   server {{ listen 127.0.0.1:{port_short}; root {p}; keepalive_requests 5; keepalive_timeout 1s;
     location = /echo {{ return 200 'posted'; }} }}
+  server {{ listen 127.0.0.1:{port_h2} http2; root {p}; keepalive_requests 20; }}
 }}
 "
         );
@@ -548,6 +588,7 @@ http {{
             dir,
             port,
             port_short,
+            port_h2,
         }
     }
 

@@ -239,9 +239,11 @@ async fn http2_has_connect_and_waiting_phases() {
         p.new
     );
     assert_eq!(p.new + p.reused, 200);
+    // The connection's task says when the write carrying a request ended, and when the reads
+    // bringing its head and its end came: every request has all three.
+    assert_eq!(p.of(Phase::Send).len(), 200);
     assert_eq!(p.of(Phase::Wait).len(), 200);
     assert_eq!(p.of(Phase::Receive).len(), 200);
-    assert_eq!(p.of(Phase::Send).len(), 0, "hyper writes in its own task");
 
     // Without keep-alive, a connection per request under HTTP/2 too.
     let before = target.connections();
@@ -252,6 +254,63 @@ async fn http2_has_connect_and_waiting_phases() {
     assert_eq!(target.connections() - before, 40);
     // Each request's bytes are its own connection's: the preface and SETTINGS every time.
     assert!(s.total.bytes_sent / 40 > 24, "{} bytes", s.total.bytes_sent);
+}
+
+/// HTTP/2 over TLS (ALPN `h2`, the testbed's certificate by `--cacert`): a handshake per
+/// connection, and the wait is the server's delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_over_tls_has_handshake_send_wait_and_receive_phases() {
+    let (target, _dir, ca) = common::tls_target().await;
+    let ca = ca.to_str().unwrap();
+    let url = format!("{}/delay/{WAIT_MS}", target.url());
+    let s = run(&[
+        &url,
+        "--http2",
+        "--cacert",
+        ca,
+        "-c",
+        "4",
+        "--streams",
+        "2",
+        "-n",
+        "40",
+    ])
+    .await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    let p = phases(&s);
+    // Two connections of two users each: a handshake each, given to its first request.
+    assert_eq!(target.connections(), 2);
+    assert_eq!(p.of(Phase::Tls).len(), 2);
+    assert_eq!(p.of(Phase::Connect).len(), 2);
+    assert_eq!((p.new + p.reused, p.reused), (40, 38));
+    let wait = Percentiles::of(p.of(Phase::Wait));
+    assert_eq!(wait.count, 40);
+    // Microseconds: the server's delay, and less than a second delay more.
+    let delay = WAIT_MS * 1000;
+    assert!((delay..delay * 2).contains(&wait.p50), "{wait:?}");
+    let send = Percentiles::of(p.of(Phase::Send));
+    assert_eq!(send.count, 40);
+    assert!(send.p50 < delay, "{send:?}");
+    assert_eq!(p.of(Phase::Receive).len(), 40);
+
+    // Without keep-alive: a connection and a handshake per request.
+    let before = target.connections();
+    let s = run(&[
+        &url,
+        "--http2",
+        "--cacert",
+        ca,
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "--no-keepalive",
+    ])
+    .await;
+    assert_eq!(s.total.errors, 0, "{:?}", s.errors);
+    let p = phases(&s);
+    assert_eq!((p.new, p.of(Phase::Tls).len()), (10, 10));
+    assert_eq!(target.connections() - before, 10);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -199,19 +199,85 @@ async fn a_scenario_step_reads_a_stream_and_checks_its_last_event() {
     );
 }
 
+/// Over HTTP/2 (h2c, the testbed's hyper server), a stream is read as it arrives from
+/// throng-h2's DATA frames: the same parts as over HTTP/1.1, 20 users sharing 2 connections; a
+/// stream cut off is `cut` with its events counted; `--llm`'s tokens are timed as programmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_reads_streams_as_http1_does() {
+    let llm = testbed(None).await;
+    let h2 = ["--http2", "--streams", "10", "--threads", "1"];
+    let s = run_stream(
+        &llm,
+        &[&["--stream", "sse", "-c", "20", "-n", "60"][..], &h2].concat(),
+    )
+    .await;
+    let calls = row(&s, "POST /v1/completions");
+    assert_eq!((calls.samples, calls.errors), (60, 0), "{:?}", s.errors);
+    let parts = row(&s, EVENTS);
+    assert_eq!(parts.samples, 60 * (u64::from(TOKENS) + 1));
+    timed_as_programmed(parts);
+    assert_eq!(s.total.samples, 60);
+    assert_eq!(s.total.phases.as_ref().map(|p| p.new), Some(2));
+
+    // Raw chunks: a part per read that brought DATA (the frames one read brings are one
+    // part: the last token, the finish chunk and `[DONE]` at least; a busy machine joins more).
+    let s = run_stream(
+        &llm,
+        &[&["--stream", "chunks", "-c", "1", "-n", "4"][..], &h2].concat(),
+    )
+    .await;
+    assert_eq!(row(&s, "POST /v1/completions").errors, 0, "{:?}", s.errors);
+    let chunks = row(&s, EVENTS).samples;
+    assert!(
+        (4 * 3..=8 * u64::from(TOKENS)).contains(&chunks),
+        "{chunks} chunks"
+    );
+
+    // Cut after 3 tokens: hyper resets the stream, and the events that came count.
+    let cut = testbed_with(Some(Fault::Cut(3)), 40).await;
+    let s = run_stream(
+        &cut,
+        &[&["--stream", "sse", "-c", "1", "-n", "5"][..], &h2].concat(),
+    )
+    .await;
+    assert_eq!(errors_of(&s, ErrorClass::Cut), 5, "{:?}", s.errors);
+    let parts = row(&s, EVENTS).samples;
+    assert!((10..=15).contains(&parts), "{parts} events");
+
+    // Cut before any event, without --stream: hyper resets the stream (RST_STREAM) after the
+    // head, each request fails as `reset`, and the connection goes on (one for all ten).
+    let cut = testbed(Some(Fault::Cut(0))).await;
+    let s = run_stream(&cut, &[&["-c", "2", "-n", "10"][..], &h2].concat()).await;
+    assert_eq!(errors_of(&s, ErrorClass::Reset), 10, "{:?}", s.errors);
+    assert!(
+        s.errors
+            .iter()
+            .all(|e| e.sample.contains("reset the stream")),
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(s.total.phases.as_ref().map(|p| p.new), Some(1));
+
+    let s = run(&[
+        &[&llm.url(), "--llm", "--model", "m", "-c", "2", "-n", "10"][..],
+        &h2,
+    ]
+    .concat())
+    .await;
+    let calls = row(&s, "POST /v1/chat/completions");
+    assert_eq!((calls.samples, calls.errors), (10, 0), "{:?}", s.errors);
+    let tokens = row(&s, "POST /v1/chat/completions (tokens)");
+    assert_eq!(tokens.samples, 10 * u64::from(TOKENS));
+    timed_as_programmed(tokens);
+}
+
 #[test]
 fn stream_flags_are_checked_before_the_load() {
     let url = format!("http://127.0.0.1:{}/", common::closed_port());
-    refused(&[
-        (
-            vec![&url, "--stream", "sse", "--http2"],
-            "HTTP/1.1 only".into(),
-        ),
-        (
-            vec![&url, "--stream", "xml"],
-            "expected sse, ndjson or chunks".into(),
-        ),
-    ]);
+    refused(&[(
+        vec![&url, "--stream", "xml"],
+        "expected sse, ndjson or chunks".into(),
+    )]);
 }
 
 /// `throng serve llm`: HTTP's testbed server, registered with it, answers a streamed run with

@@ -147,6 +147,27 @@ pub(crate) async fn faulty(fault: throng::testbed::Fault) -> throng::testbed::Ru
     .expect("the target starts")
 }
 
+/// A testbed target serving TLS (ALPN `h2` and `http/1.1`), on the current runtime, and its
+/// certificate written to a file in a temporary directory (give it to `--cacert`; the directory
+/// goes with the returned guard).
+pub(crate) async fn tls_target() -> (
+    throng::testbed::RunningTarget,
+    tempfile::TempDir,
+    std::path::PathBuf,
+) {
+    let target = throng::testbed::HttpTarget {
+        tls: true,
+        ..throng::testbed::HttpTarget::default()
+    }
+    .start()
+    .await
+    .expect("the target starts");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, target.cert_pem.as_ref().expect("a TLS target")).expect("the CA file");
+    (target, dir, ca)
+}
+
 /// Runs the built binary with `args` (no standard input) to its end.
 pub(crate) fn throng_bin(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_throng"))

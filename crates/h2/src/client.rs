@@ -20,11 +20,11 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use throng_core::{ErrorClass, Outcome};
-use throng_net::{Counters, Stream, TlsTarget};
+use throng_net::{Counters, Opened, Stream, TlsTarget};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::conn::{Config, Conn, ConnError, Key, Request, Response, StreamError};
@@ -238,6 +238,20 @@ impl Streaming {
         Ok(())
     }
 
+    /// The response's status once its head came (0 before).
+    pub fn status(&self) -> u16 {
+        match &self.key {
+            Some(key) => self.inner.conn.borrow().status(key),
+            None => 0,
+        }
+    }
+
+    /// When the last bytes read on the connection arrived: those of the part [`Streaming::data`]
+    /// just gave.
+    pub fn arrived(&self) -> Option<Instant> {
+        self.inner.conn.borrow().arrived()
+    }
+
     /// The body that arrived since the last call, or `None` once the response is complete.
     pub async fn data(&mut self) -> Option<BytesMut> {
         let key = self.key.as_ref()?;
@@ -318,9 +332,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         let mut wrote = false;
         loop {
             if self.wpos == self.wbuf.len() {
+                let mut conn = inner.conn.borrow_mut();
+                if !self.wbuf.is_empty() {
+                    // One read of the clock a write: the `send` time of the requests in it.
+                    conn.written(Instant::now());
+                }
                 self.wbuf.clear();
                 self.wpos = 0;
-                inner.conn.borrow_mut().swap_out(&mut self.wbuf);
+                conn.swap_out(&mut self.wbuf);
+                drop(conn);
                 if self.wbuf.is_empty() {
                     break;
                 }
@@ -387,7 +407,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Future for Driver<T> {
                     return Poll::Ready(());
                 }
                 Poll::Ready(Ok(_)) => {
-                    let r = inner.conn.borrow_mut().recv(&mut this.rbuf);
+                    let mut conn = inner.conn.borrow_mut();
+                    // One read of the clock a read: when the heads and ends it brings arrived.
+                    conn.read_at(Instant::now());
+                    let r = conn.recv(&mut this.rbuf);
+                    drop(conn);
                     if r.is_err() {
                         // Say GOAWAY if the socket takes it at once, then close.
                         let _ = this.write(cx, &inner);
@@ -429,7 +453,13 @@ pub struct Target {
 /// of the request that needed the connection: `connect`, `tls`, `timeout`, or `protocol` for a
 /// server that does not speak HTTP/2.
 pub async fn connect(target: &Target) -> Result<Client, Outcome> {
-    let (stream, counters) = throng_net::open(
+    connect_timed(target).await.map(|(c, _)| c)
+}
+
+/// [`connect`], with how long the TCP connect and the TLS handshake took (a request's
+/// `connect` and `tls` phases).
+pub async fn connect_timed(target: &Target) -> Result<(Client, Opened), Outcome> {
+    let (stream, counters, opened) = throng_net::open_timed(
         &target.addrs,
         &target.authority,
         target.tls.as_ref(),
@@ -454,7 +484,7 @@ pub async fn connect(target: &Target) -> Result<Client, Outcome> {
     )
     .await
     {
-        Ok(Ok(c)) => Ok(c),
+        Ok(Ok(c)) => Ok((c, opened)),
         // Closed at once, with nothing said: a server of another protocol (hyper's HTTP/1.1
         // server closes on the preface). Reset, it keeps the reset's class.
         Ok(Err((ConnError::Closed(m), None))) if counters.read().1 == 0 => Err(Outcome::failed(

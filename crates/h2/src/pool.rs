@@ -7,10 +7,10 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use throng_core::Outcome;
-use throng_net::SharedConn;
+use throng_core::{Connection, Outcome};
+use throng_net::{Opened, SharedConn};
 
-use crate::client::{connect, Client, Target};
+use crate::client::{connect_timed, Client, Target};
 use crate::conn::{Request, Response, StreamError};
 
 /// One connection of the pool and the sessions seated on it.
@@ -19,6 +19,9 @@ pub struct Slot {
     conn: SharedConn<Client>,
     /// Counter values already attributed to requests.
     seen: Cell<(u64, u64)>,
+    /// How long its connection took to open, and whether inside a request's time: the
+    /// `connect` and `tls` phases of the next request on it ([`Pool::take_opened`]).
+    opened: Cell<Option<(Opened, Connection)>>,
     /// One clone per seated session: its strong count less one is their number.
     seats: Rc<()>,
 }
@@ -76,14 +79,43 @@ impl Pool {
     }
 
     /// The seat's connection, opened if there is none or it can take no more requests;
-    /// sessions waiting while another opens it share the attempt's result, a failure too.
+    /// sessions waiting while another opens it share the attempt's result, a failure too. A
+    /// connection opened here is opened inside a request's time ([`Connection::New`]).
     pub async fn client(&self, seat: &Seat) -> Result<Client, Outcome> {
+        self.client_as(seat, Connection::New).await
+    }
+
+    /// [`Pool::client`] before any request (a session's first connect): the first request on
+    /// a connection opened here has it [`Connection::Before`].
+    pub async fn connect(&self, seat: &Seat) -> Result<Client, Outcome> {
+        self.client_as(seat, Connection::Before).await
+    }
+
+    /// The seat's connection if it is open and takes requests, without waiting (else
+    /// [`Pool::client`] opens one).
+    pub fn ready(&self, seat: &Seat) -> Option<Client> {
+        seat.slot.conn.current(|c| c.is_usable())
+    }
+
+    async fn client_as(&self, seat: &Seat, how: Connection) -> Result<Client, Outcome> {
         let open = || async {
-            let c = connect(&self.target).await?;
+            let (c, opened) = connect_timed(&self.target).await?;
             seat.slot.seen.set((0, 0));
+            seat.slot.opened.set(Some((opened, how)));
             Ok(c)
         };
         seat.slot.conn.get(|c| c.is_usable(), open).await
+    }
+
+    /// How the seat's connection was opened, for the first request on it to take (as its
+    /// `connect` and `tls` phases); `None` after.
+    pub fn take_opened(&self, seat: &Seat) -> Option<(Opened, Connection)> {
+        seat.slot.opened.take()
+    }
+
+    /// The target connections are opened to.
+    pub fn target(&self) -> &Target {
+        &self.target
     }
 
     /// Sends `req` on the seat's connection; a request the server did not process goes once

@@ -36,8 +36,7 @@ pub struct HttpConfig {
     pub cacert: Option<PathBuf>,
     /// The row label in results (default: `METHOD path`).
     pub label: Option<String>,
-    /// Read the response as a stream of events, each timed in the step's parts row
-    /// (HTTP/1.1 only).
+    /// Read the response as a stream of events, each timed in the step's parts row.
     pub stream: Option<crate::StreamMode>,
 }
 

@@ -1,18 +1,15 @@
 //! The driver: connections owned by sessions (HTTP/1.1, on throng's own codec) or shared per
-//! thread (HTTP/2, on hyper).
+//! thread (HTTP/2, on throng-h2).
 
 use std::net::SocketAddr;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::header::{CONNECTION, HOST};
-use http::{HeaderMap, HeaderValue, Method, Request, Uri};
-use http_body_util::{BodyExt, Full};
+use http::{HeaderMap, HeaderValue, Method, Uri};
 use throng_core::{ErrorClass, Outcome};
 use tokio::time::timeout;
 
-use crate::classify::classify;
 use crate::codec::write_request;
 use crate::{HttpConfig, HttpConfigError};
 use throng_net::{classify_io, message, Counters, Stream};
@@ -22,9 +19,8 @@ mod h2;
 
 use h1::H1;
 pub use h2::H2Pool;
-use h2::H2Slot;
-
-type Body = Full<Bytes>;
+use h2::H2Session;
+pub(crate) use h2::{not_a_field, Length};
 
 /// A session's connection state.
 pub struct Session {
@@ -32,11 +28,11 @@ pub struct Session {
     /// The response being read as a stream of events, if the step reads one: here, not in the
     /// request's future, so that a timeout leaves the events that came.
     pub(crate) reading: Option<crate::stream::Reading>,
-    /// The serialized request of a scenario step (HTTP/1.1), reused from one to the next.
-    wire: Vec<u8>,
-    h2: Option<Rc<H2Slot>>,
-    /// This session's seat on its HTTP/2 connection (see [`H2Pool`]).
-    _seat: Option<Rc<()>>,
+    /// The serialized request of a scenario step (HTTP/1.1; HTTP/2: its header block), reused
+    /// from one to the next.
+    pub(crate) wire: Vec<u8>,
+    /// HTTP/2: this session's seat on one of its worker's connections (see [`H2Pool`]).
+    h2: Option<H2Session>,
 }
 
 /// One target's connections and requests (a client's, see [`crate::HttpClient`]). See the
@@ -49,18 +45,16 @@ pub struct HttpDriver {
 }
 
 /// A request that is the same every time, prepared once for the whole run: HTTP/1.1's bytes on
-/// the wire (one write a request), or HTTP/2's URI and headers.
+/// the wire (one write a request), or HTTP/2's header block.
 #[derive(Debug, Clone)]
 pub(crate) enum Prepared {
     /// HTTP/1.1: the request, serialized.
     H1(Bytes),
-    /// HTTP/2: the absolute URI and the headers.
-    H2(Uri, HeaderMap),
+    /// HTTP/2: the header block, HPACK-encoded.
+    H2(Vec<u8>),
 }
 
 enum Failure {
-    /// hyper's (HTTP/2).
-    Request(hyper::Error),
     /// The connection ended before any byte of the response.
     Closed,
     /// The connection ended in the middle of the response.
@@ -140,9 +134,9 @@ impl HttpDriver {
     ) -> Result<Prepared, String> {
         let r = self.build_request(method.clone(), path, headers.clone(), body.clone())?;
         if self.cfg.http2 {
-            let req = self.hyper_request(r)?;
-            let (parts, _) = req.into_parts();
-            return Ok(Prepared::H2(parts.uri, parts.headers));
+            return Ok(Prepared::H2(
+                self.h2_fixed_block(method, &r.path, &r.headers, body),
+            ));
         }
         let mut wire = Vec::new();
         write_request(&mut wire, method, &r.path, &self.headers, &r.headers, body);
@@ -158,15 +152,11 @@ impl HttpDriver {
         body: &Bytes,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        let r = match (session.h2.clone(), prepared) {
-            (Some(slot), Prepared::H2(uri, headers)) => {
-                let mut req = Request::new(Full::new(body.clone()));
-                *req.method_mut() = method.clone();
-                *req.uri_mut() = uri.clone();
-                *req.headers_mut() = headers.clone();
-                Box::pin(self.limit(self.execute_h2(&slot, req, keep))).await
+        let r = match (session.h2.is_some(), prepared) {
+            (true, Prepared::H2(block)) => {
+                Box::pin(self.limit(self.execute_h2(session, block, body, keep))).await
             }
-            (None, Prepared::H1(wire)) => {
+            (false, Prepared::H1(wire)) => {
                 self.limit(self.execute_h1(session, wire, method, keep))
                     .await
             }
@@ -211,7 +201,6 @@ impl HttpDriver {
                 };
                 (outcome, keep.then_some(resp))
             }
-            Err(Failure::Request(e)) => (Outcome::failed(classify(&e), message(&e)), None),
             Err(Failure::Closed) => (
                 Outcome::failed(ErrorClass::Reset, "connection closed before the response"),
                 None,
@@ -252,36 +241,13 @@ impl HttpDriver {
         })
     }
 
-    /// A built request as hyper's (HTTP/2), with its absolute URI.
-    fn hyper_request(&self, r: HttpRequest) -> Result<Request<Body>, String> {
-        let scheme = self.cfg.url.scheme_str().unwrap_or("http");
-        let auth = self
-            .cfg
-            .url
-            .authority()
-            .map(|a| a.as_str())
-            .unwrap_or_default();
-        let uri: Uri = format!("{scheme}://{auth}{}", r.path)
-            .parse()
-            .map_err(|e| format!("bad path {:?}: {e}", r.path))?;
-        let mut req = Request::new(Full::new(r.body));
-        *req.method_mut() = r.method;
-        *req.uri_mut() = uri;
-        let mut all = self.headers.clone();
-        for (name, value) in &r.headers {
-            all.insert(name.clone(), value.clone());
-        }
-        *req.headers_mut() = all;
-        Ok(req)
-    }
-
     /// Opens the session's connection if it has none (HTTP/2: the shared one), within the
     /// connect timeout; a failure is the outcome of the request that needed it.
     pub async fn connect_session(&self, session: &mut Session) -> Result<(), Outcome> {
-        match session.h2.clone() {
+        match &session.h2 {
             // Without keep-alive each request opens its own.
             Some(_) if !self.cfg.keepalive => Ok(()),
-            Some(slot) => Box::pin(self.h2_sender(&slot, false)).await.map(drop),
+            Some(h2) => Box::pin(self.connect_h2(h2)).await,
             None if session.h1.is_none() => {
                 session.h1 = Some(Box::pin(self.connect_h1(false)).await?);
                 Ok(())
@@ -292,15 +258,29 @@ impl HttpDriver {
 
     /// A session on a worker's pool (HTTP/2 sessions share its connections).
     pub fn new_session(&self, pool: &H2Pool) -> Session {
-        let h2 = self.cfg.http2.then(|| pool.join(self.cfg.streams.max(1)));
-        let seat = h2.as_ref().map(|slot| slot.seats.clone());
+        let h2 = self
+            .cfg
+            .http2
+            .then(|| pool.join(|| self.h2_target(), self.cfg.streams.max(1)));
         Session {
             h1: None,
             reading: None,
             wire: Vec::new(),
             h2,
-            _seat: seat,
         }
+    }
+
+    /// Sends an HTTP/2 request (its header block, encoded, and its body) on a session, as
+    /// [`HttpDriver::send`] sends a built one.
+    pub(crate) async fn send_h2(
+        &self,
+        session: &mut Session,
+        block: &[u8],
+        body: &Bytes,
+        keep: bool,
+    ) -> (Outcome, Option<Response>) {
+        let r = Box::pin(self.limit(self.execute_h2(session, block, body, keep))).await;
+        self.timed_out(session, r)
     }
 
     /// Sends a request on a session; with `keep`, returns the response with its whole body.
@@ -310,14 +290,14 @@ impl HttpDriver {
         req: HttpRequest,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        let r = match session.h2.clone() {
-            // HTTP/2 is boxed, here and in `execute`: inline, its hyper futures would make every
-            // HTTP/1.1 user's task a kilobyte larger for the whole run.
-            Some(slot) => match self.hyper_request(req) {
-                Ok(r) => Box::pin(self.limit(self.execute_h2(&slot, r, keep))).await,
-                Err(e) => return (Outcome::failed(ErrorClass::Check, e), None),
-            },
-            None => {
+        let r = match session.h2.is_some() {
+            // HTTP/2 is boxed, here and in `execute`: inline, its futures would make every
+            // HTTP/1.1 user's task larger for the whole run.
+            true => {
+                let block = self.h2_fixed_block(&req.method, &req.path, &req.headers, &req.body);
+                Box::pin(self.limit(self.execute_h2(session, &block, &req.body, keep))).await
+            }
+            false => {
                 let mut wire = std::mem::take(&mut session.wire);
                 let r = &req;
                 write_request(
@@ -373,31 +353,4 @@ pub struct Response {
     pub headers: HeaderMap,
     /// The body (empty unless it was kept).
     pub body: Bytes,
-}
-
-async fn read_response(
-    resp: http::Response<hyper::body::Incoming>,
-    keep: bool,
-) -> Result<Response, Failure> {
-    let status = resp.status().as_u16();
-    let (parts, mut body) = resp.into_parts();
-    let mut kept = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(Failure::Request)?;
-        if keep {
-            if let Some(data) = frame.data_ref() {
-                kept.extend_from_slice(data);
-            }
-        }
-    }
-    let headers = if keep {
-        parts.headers
-    } else {
-        HeaderMap::new()
-    };
-    Ok(Response {
-        status,
-        headers,
-        body: kept.into(),
-    })
 }

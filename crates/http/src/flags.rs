@@ -54,7 +54,7 @@ pub struct HttpFlags {
     /// Read each response as a stream of events (server-sent events, NDJSON lines or the
     /// body's chunks as they arrive), each timed from the one before, the first from the
     /// request's intended start, in the row `LABEL (events)`; a stream cut off after an event
-    /// fails as `cut`. HTTP/1.1 only.
+    /// fails as `cut`. Over HTTP/1.1 and HTTP/2.
     #[arg(long, value_name = "sse|ndjson|chunks", help_heading = "Request")]
     pub stream: Option<Framing>,
     /// Send OpenAI-compatible streaming requests (chat by default, or the legacy completions)
@@ -212,11 +212,6 @@ impl HttpFlags {
         }
         self.llm_requests(request, &mut http, &mut per_call)?;
         if let Some(framing) = self.stream {
-            if http.http2 {
-                return Err(input(format!(
-                    "--stream {framing} reads a response over HTTP/1.1 only for now: drop --http2"
-                )));
-            }
             http.stream = Some(StreamMode::Events(framing));
         }
         http.label = request.label.clone();
@@ -249,9 +244,6 @@ impl HttpFlags {
             };
         };
         let refuse = |m: &str| Err(input(format!("--llm: {m}")));
-        if http.http2 {
-            return refuse("answers are read over HTTP/1.1 only for now: drop --http2");
-        }
         if self.stream.is_some() {
             return refuse("answers are read as server-sent events already: drop --stream");
         }

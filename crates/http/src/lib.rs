@@ -1,5 +1,5 @@
 //! throng's HTTP driver: HTTP/1.1 on throng's own lean codec (responses parsed by httparse),
-//! HTTP/2 on hyper's connections, TLS by rustls.
+//! HTTP/2 on throng's own engine (throng-h2), TLS by rustls (through throng-net).
 //!
 //! No pooled client sits between the engine and the socket. In HTTP/1.1 each session (a
 //! virtual user, or an in-flight slot of the open loop) owns one connection and reads and writes
@@ -13,12 +13,11 @@
 //!
 //! Every request reports its phases in its `Outcome` (`throng_core::phase`): the connection's
 //! TCP connect and TLS handshake for the first request on it, then sending, waiting for the
-//! first byte and receiving (HTTP/1.1: four reads of the clock a request; HTTP/2 on hyper has no
-//! `send`, as hyper writes in its own task). Without keep-alive every request opens its own
-//! connection.
+//! first byte and receiving (HTTP/1.1: four reads of the clock a request; HTTP/2: the times of
+//! the write that carried the request and of the reads that brought its head and its end, from
+//! the connection's task). Without keep-alive every request opens its own connection.
 #![deny(missing_docs)]
 
-mod classify;
 mod codec;
 mod config;
 mod driver;
@@ -30,7 +29,6 @@ mod step;
 mod stream;
 mod url;
 
-pub use classify::classify;
 pub use config::{HttpConfig, HttpConfigError};
 pub use driver::{H2Pool, HttpDriver, HttpRequest, Response, Session};
 pub use step::{HttpClient, HttpOptions, HttpProtocol, HttpStep, PerCall};

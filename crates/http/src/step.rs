@@ -6,7 +6,7 @@
 //!   path: /client/{{ id }}  # appended to the target's base path
 //!   headers: { x-trace: "{{ uuid() }}" }
 //!   json: { amount: "{{ amount }}" }   # or body: text
-//!   stream: sse             # or ndjson, chunks: the body read as events (HTTP/1.1)
+//!   stream: sse             # or ndjson, chunks: the body read as events
 //! ```
 
 use bytes::Bytes;
@@ -21,9 +21,10 @@ use throng_core::step::{
 use throng_core::steps::Steps;
 use throng_core::{ErrorClass, Outcome, Status};
 
-use crate::driver::Prepared;
+use crate::driver::{not_a_field, Length, Prepared};
 use crate::stream::{Reading, StreamMode};
 use crate::{H2Pool, HttpConfig, HttpConfigError, HttpDriver, HttpRequest, Session};
+use throng_h2::hpack::Block;
 
 /// The HTTP protocol of scenarios.
 #[derive(Debug, Clone, Copy, Default)]
@@ -87,6 +88,9 @@ pub struct HttpStep {
     /// A step with no template, prepared at its first call for the whole run (HTTP/1.1: its
     /// bytes on the wire), with its body; `None` when it has templates.
     fixed: OnceLock<Option<(Prepared, Bytes)>>,
+    /// HTTP/2, a step with templates: its header block, encoded at its first call with a slot
+    /// for each templated field (the path, a header, the body's length), or why it cannot be.
+    h2: OnceLock<Result<Block, String>>,
 }
 
 impl HttpStep {
@@ -229,6 +233,7 @@ impl Protocol for HttpProtocol {
             body,
             stream,
             fixed: OnceLock::new(),
+            h2: OnceLock::new(),
         })
     }
 
@@ -277,6 +282,18 @@ impl Protocol for HttpProtocol {
     }
 }
 
+/// A step's body for this call.
+fn body(h: &HttpStep, r: &dyn Render) -> Result<Bytes, String> {
+    Ok(match &h.body {
+        Body::None => Bytes::new(),
+        Body::Bytes(b) => b.clone(),
+        Body::Rotate(bodies) => bodies.next(),
+        Body::Text(text) => Bytes::from(r.render(text)?),
+        Body::Json(j) if j.templates() == 0 => Bytes::from(j.document().to_string()),
+        Body::Json(j) => Bytes::from(j.render(r)?.to_string()),
+    })
+}
+
 /// A value as messages show it: a scalar as written, in backticks unless it is a number.
 fn shown(n: &Node) -> String {
     match &n.value {
@@ -304,15 +321,76 @@ impl HttpClient {
                 .map_err(|_| format!("header {name}: bad value {value:?}"))?;
             headers.insert(name.clone(), value);
         }
-        let body = match &h.body {
-            Body::None => Bytes::new(),
-            Body::Bytes(b) => b.clone(),
-            Body::Rotate(bodies) => bodies.next(),
-            Body::Text(text) => Bytes::from(r.render(text)?),
-            Body::Json(j) if j.templates() == 0 => Bytes::from(j.document().to_string()),
-            Body::Json(j) => Bytes::from(j.render(r)?.to_string()),
+        Ok((path, headers, body(h, r)?))
+    }
+
+    /// HTTP/2: a step's header block, with a slot for each templated field.
+    fn h2_block(&self, h: &HttpStep) -> Result<Block, String> {
+        let path = h.path.as_static().map(|p| format!("{}{}", self.prefix, p));
+        let mut headers = Vec::with_capacity(h.headers.len());
+        for (name, v) in &h.headers {
+            let value = match v.as_static() {
+                Some(s) => Some(
+                    HeaderValue::from_str(s)
+                        .map_err(|_| format!("header {name}: bad value {s:?}"))?,
+                ),
+                None => None,
+            };
+            headers.push((name.clone(), value));
+        }
+        let headers: Vec<_> = headers
+            .iter()
+            .map(|(n, v)| (n.clone(), v.as_ref()))
+            .collect();
+        let length = match &h.body {
+            Body::None => Length::None,
+            Body::Bytes(b) if b.is_empty() => Length::None,
+            Body::Bytes(b) => Length::Fixed(b.len()),
+            Body::Text(t) => match t.as_static() {
+                Some("") => Length::None,
+                Some(s) => Length::Fixed(s.len()),
+                None => Length::Slot,
+            },
+            Body::Json(_) | Body::Rotate(_) => Length::Slot,
         };
-        Ok((path, headers, body))
+        Ok(self
+            .driver
+            .h2_block(&h.method, path.as_deref(), &headers, length))
+    }
+
+    /// HTTP/2: a call of a step with templates, its header block written into `out` with the
+    /// call's values in its slots (the path, the headers, the body's length: those that are
+    /// templates); returns the body.
+    fn h2_request(
+        &self,
+        h: &HttpStep,
+        r: &dyn Render,
+        block: &Block,
+        out: &mut Vec<u8>,
+    ) -> Result<Bytes, String> {
+        let mut values: Vec<Vec<u8>> = Vec::with_capacity(block.slots());
+        if h.path.as_static().is_none() {
+            let path = format!("{}{}", self.prefix, r.render(&h.path)?);
+            path.parse::<http::Uri>()
+                .map_err(|e| format!("bad path {path:?}: {e}"))?;
+            values.push(path.into_bytes());
+        }
+        for (name, v) in &h.headers {
+            if v.as_static().is_none() && !not_a_field(name) {
+                let value = r.render(v)?;
+                HeaderValue::from_str(&value)
+                    .map_err(|_| format!("header {name}: bad value {value:?}"))?;
+                values.push(value.into_bytes());
+            }
+        }
+        let body = body(h, r)?;
+        if values.len() < block.slots() {
+            values.push(itoa::Buffer::new().format(body.len()).as_bytes().to_vec());
+        }
+        let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+        out.clear();
+        block.write(out, &refs);
+        Ok(body)
     }
 
     /// The request of a step, built for this call, or why it could not be (a `check` failure).
@@ -380,6 +458,7 @@ impl HttpClient {
             },
             stream: cfg.stream.map(|m| (m, Place::default())),
             fixed: OnceLock::new(),
+            h2: OnceLock::new(),
         };
         let per_user = match cfg.http2 {
             true => 1.0 / cfg.streams.max(1) as f64,
@@ -445,6 +524,24 @@ impl Client for HttpClient {
                     .send_prepared(s, prepared, &h.method, body, want_reply)
                     .await
             }
+            None if self.driver.config().http2 => {
+                let mut wire = std::mem::take(&mut s.wire);
+                let req = match h.h2.get_or_init(|| self.h2_block(h)) {
+                    Ok(block) => self
+                        .h2_request(h, render, block, &mut wire)
+                        .map_err(|e| format!("template: {e}")),
+                    Err(e) => Err(e.clone()),
+                };
+                let out = match req {
+                    Ok(body) => self.driver.send_h2(s, &wire, &body, want_reply).await,
+                    Err(e) => {
+                        s.reading = None;
+                        (Outcome::failed(ErrorClass::Check, e), None)
+                    }
+                };
+                s.wire = wire;
+                out
+            }
             None => match self.built(h, render) {
                 Ok(req) => self.driver.send(s, req, want_reply).await,
                 Err(e) => {
@@ -484,17 +581,6 @@ impl Client for HttpClient {
     fn parts(&self, step: &HttpStep, label: &str) -> Option<String> {
         let (mode, _) = step.stream?;
         Some(format!("{label} ({})", mode.parts_name()))
-    }
-
-    /// A stream is read over HTTP/1.1 only, for now.
-    fn check(&self, step: &HttpStep) -> Result<(), StepError> {
-        match step.stream {
-            Some((_, at)) if self.driver.config().http2 => Err(StepError::at(
-                at,
-                "`stream:` reads a response over HTTP/1.1 only for now: drop --http2",
-            )),
-            _ => Ok(()),
-        }
     }
 }
 

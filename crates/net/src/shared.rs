@@ -35,6 +35,12 @@ impl<T> Default for SharedConn<T> {
 }
 
 impl<T: Clone> SharedConn<T> {
+    /// The connection if it is open (`usable`), without waiting: the common case, which needs
+    /// no future (HTTP/2 asks once a request).
+    pub fn current(&self, usable: impl Fn(&T) -> bool) -> Option<T> {
+        self.conn.borrow().as_ref().filter(|c| usable(c)).cloned()
+    }
+
     /// The connection if it is open (`usable`), else one opened by `open`, or by the attempt
     /// under way when this session came (its result, whichever it was).
     pub async fn get<F>(

@@ -199,12 +199,12 @@ fn hyper(wire: &[u8], cuts: &[usize], head_request: bool) -> Verdict {
     })
 }
 
-/// The class of hyper's error: throng's own classification (as for HTTP/2), and for the errors
-/// of hyper's body decoder (an I/O error of its own inside a body error, which that
-/// classification leaves `other`) what they mean: bytes that are not HTTP/1.1, or a close before
-/// the body's end.
+/// The class of hyper's error, by walking its `source()` chain: hyper's own kinds, the socket's
+/// and TLS's errors by throng-net, and for the errors of hyper's body decoder (an I/O error of
+/// its own inside a body error, which the rest leaves `other`) what they mean: bytes that are
+/// not HTTP/1.1, or a close before the body's end.
 fn class(e: &hyper::Error) -> ErrorClass {
-    match crate::classify(e) {
+    match hyper_class(e) {
         ErrorClass::Other => {}
         c => return c,
     }
@@ -837,4 +837,29 @@ fn deliberate_differences_from_hyper() {
     for cuts in splits(wire.len()) {
         assert_eq!(throng(wire, &cuts, false), PROTOCOL, "{cuts:?}");
     }
+}
+
+/// hyper's kinds of error and the socket's below them, as throng's HTTP/2 driver read them
+/// when it ran on hyper's client.
+fn hyper_class(err: &(dyn std::error::Error + 'static)) -> ErrorClass {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    let mut class = None;
+    while let Some(e) = cur {
+        if let Some(h) = e.downcast_ref::<hyper::Error>() {
+            if h.is_timeout() {
+                return ErrorClass::Timeout;
+            }
+            if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() {
+                return ErrorClass::Protocol;
+            }
+            if h.is_incomplete_message() || h.is_canceled() || h.is_closed() {
+                class.get_or_insert(ErrorClass::Reset);
+            }
+        } else if let Some(c) = throng_net::classify_io(e) {
+            // The first socket or TLS error below says why better than hyper's "closed".
+            return c;
+        }
+        cur = e.source();
+    }
+    class.unwrap_or(ErrorClass::Other)
 }

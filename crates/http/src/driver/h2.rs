@@ -1,165 +1,348 @@
-//! HTTP/2: the sessions of a worker thread share its connections, `streams` sessions to one, in
-//! an [`H2Pool`] that is the driver's per-worker state.
+//! HTTP/2 on throng's own engine (throng-h2), as gRPC's calls are: the sessions of a worker
+//! thread share its connections, `streams` sessions to one, in an [`H2Pool`] (the driver's
+//! per-worker state) holding a `throng_h2::pool::Pool`.
+//!
+//! A request is its header block, HPACK-encoded once ([`Block`]: a step's fixed fields copied,
+//! only its templated ones encoded per call), and its body. The user's own task opens the stream
+//! on its connection and reads the response; the connection's one task writes every stream's
+//! frames in one system call and tells each request when its HEADERS left (`send`), when its
+//! head came (`wait`) and when it ended (`receive`). A request the server did not process
+//! (above its GOAWAY's last stream id, refused) goes once more on a new connection and is
+//! counted once.
 
-use std::cell::{Cell, RefCell};
+use std::cell::OnceCell;
 use std::rc::Rc;
-use std::sync::Arc;
-
-use http::Request;
-use hyper::client::conn::http2;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::time::Instant;
 
-use throng_core::{Connection, ErrorClass, Outcome, Phase, Phases};
-use throng_net::{message, Counters, Opened, SharedConn};
+use bytes::Bytes;
+use http::header::{CONNECTION, HOST, TRANSFER_ENCODING, UPGRADE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use throng_core::{Connection, Outcome, Phase, Phases};
+use throng_h2::client::{connect_timed, Client, Target};
+use throng_h2::conn::{Field, Keep, Request, Response as H2Response, StreamError, Times};
+use throng_h2::hpack::Block;
+use throng_h2::pool::{Pool, Seat};
+use throng_net::Opened;
 
-use super::{read_response, Body, Failure, HttpDriver, Response};
-use crate::classify::classify;
+use super::{HttpDriver, Response, Session};
+use crate::stream::Reading;
 
-/// One HTTP/2 connection shared by several sessions of a worker thread.
-#[derive(Default)]
-pub(super) struct H2Slot {
-    conn: SharedConn<(http2::SendRequest<Body>, Arc<Counters>)>,
-    /// Counter values already attributed to requests.
-    seen: Cell<(u64, u64)>,
-    /// How long the connection took to open, and whether inside a request's time: the
-    /// `connect` and `tls` phases of the next request on it (one request a connection).
-    opened: Cell<Option<(Opened, Connection)>>,
-    /// One clone per session on this connection: its strong count less one is their number
-    /// (the slot itself is cloned for each request, so its own count says nothing).
-    pub(super) seats: Rc<()>,
-}
-
-/// One worker's HTTP/2 connections, each shared by up to `streams` sessions.
+/// One worker's HTTP/2 connections, each shared by up to `streams` sessions: throng-h2's
+/// pool, made when the first session joins (it brings the target).
+///
+/// throng-h2's connections run as local tasks: requests go from within a
+/// `tokio::task::LocalSet` (each of the engine's workers is one).
 #[derive(Default)]
 pub struct H2Pool {
-    slots: RefCell<Vec<Rc<H2Slot>>>,
+    h2: OnceCell<Rc<Pool>>,
 }
 
 impl H2Pool {
-    /// The connection a new session joins: the first with room, or a new one. A session holds
-    /// a seat of its slot, so a slot's sessions are its seats' strong count less its own: a
-    /// session that ends (a user retired by a ramp) leaves room for the next, and a ramp that
-    /// retires and restarts users opens no new connections.
-    pub(super) fn join(&self, streams: usize) -> Rc<H2Slot> {
-        let mut slots = self.slots.borrow_mut();
-        if let Some(slot) = slots
-            .iter()
-            .find(|s| Rc::strong_count(&s.seats) - 1 < streams)
-        {
-            return slot.clone();
-        }
-        let slot = Rc::new(H2Slot::default());
-        slots.push(slot.clone());
-        slot
+    /// A new session's seat: on the first connection with a free seat, or a new one. A
+    /// session that ends frees its seat, so a ramp that retires and restarts users opens no
+    /// new connections.
+    pub(super) fn join(&self, target: impl FnOnce() -> Target, streams: usize) -> H2Session {
+        let pool = self
+            .h2
+            .get_or_init(|| Rc::new(Pool::new(target(), streams, None)))
+            .clone();
+        let seat = pool.join();
+        H2Session { pool, seat }
     }
 
     /// Connections this pool has made room for.
     pub fn connections(&self) -> usize {
-        self.slots.borrow().len()
+        self.h2.get().map_or(0, |p| p.connections())
     }
 }
 
+/// A session's seat on one of its worker's connections.
+pub(super) struct H2Session {
+    pool: Rc<Pool>,
+    seat: Seat,
+}
+
+/// The length of a request's body as its header block says it: none (no body), fixed, or a
+/// slot filled per call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Length {
+    None,
+    Fixed(usize),
+    Slot,
+}
+
+/// Header fields that are not sent as fields in HTTP/2: `host`, which is `:authority`, and
+/// those HTTP/2 forbids (RFC 9113 section 8.2.2), the connection's own, which hyper's client
+/// left out too.
+pub(crate) fn not_a_field(name: &HeaderName) -> bool {
+    name == HOST
+        || name == CONNECTION
+        || name == TRANSFER_ENCODING
+        || name == UPGRADE
+        || name.as_str() == "keep-alive"
+        || name.as_str() == "proxy-connection"
+}
+
 impl HttpDriver {
-    async fn connect_h2(
-        &self,
-    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>, Opened), Outcome> {
-        let (stream, counters, opened) = self.connect().await?;
-        let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
-            .await
-            .map_err(|e| Outcome::failed(classify(&e), message(&e)))?;
-        tokio::spawn(conn);
-        Ok((sender, counters, opened))
+    /// The target of the connections: throng-h2's, from this driver's addresses and TLS.
+    pub(super) fn h2_target(&self) -> Target {
+        Target {
+            addrs: self.addrs.clone(),
+            authority: self.cfg.authority(),
+            tls: self.tls.clone(),
+            connect_timeout: self.cfg.connect_timeout,
+            config: Default::default(),
+        }
     }
 
-    /// The slot's connection, opened if it has none: `inside` a request's time (`execute`),
-    /// or before it (`connect`).
-    pub(super) async fn h2_sender(
+    /// A request's header block: `:method`, `:scheme`, `:path` (`None`: a slot, the first),
+    /// `:authority` (the URL's, or a configured `host` header's), the configured headers but
+    /// those `headers` names, then `headers` (a `None` value is a slot, in their order), then
+    /// `content-length` (a slot last when it changes per call).
+    pub(crate) fn h2_block(
         &self,
-        slot: &H2Slot,
-        inside: bool,
-    ) -> Result<(http2::SendRequest<Body>, Arc<Counters>), Outcome> {
-        let open = || async {
-            let (sender, counters, opened) = self.connect_h2().await?;
-            slot.seen.set((0, 0));
-            let how = match inside {
-                true => Connection::New,
-                false => Connection::Before,
-            };
-            slot.opened.set(Some((opened, how)));
-            Ok((sender, counters))
+        method: &Method,
+        path: Option<&str>,
+        headers: &[(HeaderName, Option<&HeaderValue>)],
+        length: Length,
+    ) -> Block {
+        let url = &self.cfg.url;
+        let mut b = Block::builder();
+        b.field(":method", method.as_str().as_bytes());
+        b.field(":scheme", url.scheme_str().unwrap_or("http").as_bytes());
+        match path {
+            Some(p) => b.field(":path", p.as_bytes()),
+            None => b.slot(":path"),
         };
-        slot.conn.get(|(s, _)| !s.is_closed(), open).await
+        let host = headers
+            .iter()
+            .find(|(n, _)| n == HOST)
+            .and_then(|(_, v)| *v)
+            .or_else(|| self.headers.get(HOST));
+        match host {
+            Some(h) => b.field(":authority", h.as_bytes()),
+            None => b.field(
+                ":authority",
+                url.authority().map_or("", |a| a.as_str()).as_bytes(),
+            ),
+        };
+        let named = |n: &HeaderName| headers.iter().any(|(m, _)| m == n);
+        for (name, value) in &self.headers {
+            if !not_a_field(name) && !named(name) {
+                b.field(name.as_str(), value.as_bytes());
+            }
+        }
+        for (name, value) in headers {
+            if not_a_field(name) {
+                continue;
+            }
+            match value {
+                Some(v) => b.field(name.as_str(), v.as_bytes()),
+                None => b.slot(name.as_str()),
+            };
+        }
+        match length {
+            Length::None => {}
+            Length::Fixed(n) => {
+                b.field("content-length", itoa::Buffer::new().format(n).as_bytes());
+            }
+            Length::Slot => {
+                b.slot("content-length");
+            }
+        }
+        b.build()
     }
 
+    /// A request whose whole header block is known: encoded with no slot.
+    pub(super) fn h2_fixed_block(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Vec<u8> {
+        let headers: Vec<_> = headers.iter().map(|(n, v)| (n.clone(), Some(v))).collect();
+        let length = match body.len() {
+            0 => Length::None,
+            n => Length::Fixed(n),
+        };
+        let block = self.h2_block(method, Some(path), &headers, length);
+        let mut out = Vec::new();
+        block.write(&mut out, &[]);
+        out
+    }
+
+    /// Opens the session's shared connection before any request, if it has none.
+    pub(super) async fn connect_h2(&self, h2: &H2Session) -> Result<(), Outcome> {
+        h2.pool.connect(&h2.seat).await.map(drop)
+    }
+
+    /// Sends one request (its encoded header block and body) on the session's connection, or
+    /// without keep-alive on a connection of its own that ends with it; a body read as a
+    /// stream goes to the session's reading, part by part.
     pub(super) async fn execute_h2(
         &self,
-        slot: &H2Slot,
-        req: Request<Body>,
+        session: &mut Session,
+        block: &[u8],
+        body: &Bytes,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        // Without keep-alive, a connection of its own that ends with the request (its sender
-        // dropped), however many sessions share the slot.
-        let alone = !self.cfg.keepalive;
-        let got = match alone {
-            true => self
-                .connect_h2()
-                .await
-                .map(|(s, c, opened)| ((s, c), Some((opened, Connection::New)))),
-            // The slot's connection, and how long it took to open if this request is the
-            // first on it.
-            false => self
-                .h2_sender(slot, true)
-                .await
-                .map(|pair| (pair, slot.opened.take())),
-        };
-        let ((mut sender, counters), opened) = match got {
-            Ok(got) => got,
-            Err(o) => return (o, None),
-        };
-        // hyper writes the request in its connection's task: `wait` counts from handing it
-        // over to the response's head, and there is no `send`; `receive` is the body.
-        let mut phases = match opened {
-            Some((opened, how)) => {
-                let mut p = Phases::on(how);
-                opened.into_phases(&mut p);
-                p
-            }
-            None => Phases::on(Connection::Reused),
-        };
-        let result = async {
-            sender.ready().await.map_err(Failure::Request)?;
-            let start = Instant::now();
-            let resp = sender.send_request(req).await.map_err(Failure::Request)?;
-            let head = Instant::now();
-            phases.set(Phase::Wait, head - start);
-            let r = read_response(resp, keep).await;
-            phases.set(Phase::Receive, head.elapsed());
-            r
-        }
-        .await;
-        // Streams share the connection: each request takes the bytes not yet attributed, so
-        // the totals are exact and the split between requests is close.
-        let (s1, r1) = counters.read();
-        let (s0, r0) = match alone {
-            true => (0, 0),
-            false => slot.seen.replace((s1, r1)),
-        };
-        let (mut outcome, response) = self.finish(result, keep);
-        // An HTTP/2 server's first bytes are its SETTINGS, before any answer: a connection that
-        // failed without a byte from the server never spoke HTTP/2 (hyper's HTTP/1.1 server
-        // closes on the preface without a word; 1,370 connections in 1 s from 2 users when it
-        // was a `reset` and retried at once).
-        if r1 == 0 && matches!(outcome.error, Some(ErrorClass::Reset | ErrorClass::Other)) {
-            let said = outcome.message.take().unwrap_or_default();
-            outcome = Outcome::failed(
-                ErrorClass::Protocol,
-                format!("the server sent nothing as HTTP/2 before the connection failed: {said}"),
+        let Some(h2) = session.h2.as_ref() else {
+            return (
+                Outcome::failed(throng_core::ErrorClass::Other, "no HTTP/2 session"),
+                None,
             );
-        }
-        outcome.bytes_sent = s1.saturating_sub(s0);
-        outcome.bytes_received = r1.saturating_sub(r0);
+        };
+        let alone = !self.cfg.keepalive;
+        let open = || async move {
+            if alone {
+                let (c, opened) = connect_timed(h2.pool.target()).await?;
+                Ok((c, Some((opened, Connection::New))))
+            } else {
+                let c = h2.pool.client(&h2.seat).await?;
+                Ok::<_, Outcome>((c, h2.pool.take_opened(&h2.seat)))
+            }
+        };
+        // The shared connection, open: no future to make. Opening one is boxed: it is rare
+        // (with its TLS handshake), and inline it would make every user's task larger.
+        let ready = match alone {
+            true => None,
+            false => h2.pool.ready(&h2.seat),
+        };
+        let (mut client, opened) = match ready {
+            Some(c) => (c, h2.pool.take_opened(&h2.seat)),
+            None => match Box::pin(open()).await {
+                Ok(got) => got,
+                Err(o) => return (o, None),
+            },
+        };
+        let mut phases = phases_of(opened);
+        let keep_h2 = Keep {
+            headers: keep,
+            body: keep && session.reading.is_none(),
+            parts: false,
+        };
+        let mut bytes = (0, 0);
+        let mut retried = false;
+        let (start, result) = loop {
+            let req = Request {
+                headers: block,
+                body: body.clone(),
+                keep: keep_h2,
+            };
+            let start = Instant::now();
+            let r = match session.reading.as_mut() {
+                None => client.send(req).await,
+                Some(reading) => streamed(&client, req, reading).await,
+            };
+            match r {
+                Err(StreamError::NotProcessed(_)) if !retried => {
+                    retried = true;
+                    add(&mut bytes, self.h2_bytes(h2, &client));
+                    match Box::pin(open()).await {
+                        Ok((c, opened)) => {
+                            client = c;
+                            if opened.is_some() {
+                                phases = phases_of(opened);
+                            }
+                        }
+                        Err(o) => return (o, None),
+                    }
+                }
+                r => break (start, r),
+            }
+        };
+        add(&mut bytes, self.h2_bytes(h2, &client));
+        let (mut outcome, response) = match result {
+            Ok(r) => {
+                timed(&mut phases, start, r.times);
+                let resp = Response {
+                    status: r.status,
+                    headers: if keep {
+                        header_map(&r.headers)
+                    } else {
+                        HeaderMap::new()
+                    },
+                    body: r.body.freeze(),
+                };
+                self.finish(Ok(resp), keep)
+            }
+            Err(e) => (Outcome::failed(client.classify(&e), e.to_string()), None),
+        };
+        (outcome.bytes_sent, outcome.bytes_received) = bytes;
         outcome.phases = phases;
         (outcome, response)
     }
+
+    /// The bytes of a request on `client`: the whole connection's when it was its own, else
+    /// what crossed the shared one since the request before.
+    fn h2_bytes(&self, h2: &H2Session, client: &Client) -> (u64, u64) {
+        match self.cfg.keepalive {
+            true => h2.pool.take_bytes(&h2.seat, client),
+            false => client.counters().read(),
+        }
+    }
+}
+
+fn add(total: &mut (u64, u64), (s, r): (u64, u64)) {
+    total.0 += s;
+    total.1 += r;
+}
+
+/// A request's phases so far: the connection's opening if the request is the first on it.
+fn phases_of(opened: Option<(Opened, Connection)>) -> Phases {
+    match opened {
+        Some((opened, how)) => {
+            let mut p = Phases::on(how);
+            opened.into_phases(&mut p);
+            p
+        }
+        None => Phases::on(Connection::Reused),
+    }
+}
+
+/// `send` from the request's start to the end of the write that carried its HEADERS, `wait`
+/// from there to the read that brought its head, `receive` from there to the read that ended it.
+fn timed(phases: &mut Phases, start: Instant, t: Times) {
+    let Some(sent) = t.sent else {
+        return;
+    };
+    phases.set(Phase::Send, sent.saturating_duration_since(start));
+    let Some(head) = t.head else {
+        return;
+    };
+    phases.set(Phase::Wait, head.saturating_duration_since(sent));
+    if let Some(end) = t.end {
+        phases.set(Phase::Receive, end.saturating_duration_since(head));
+    }
+}
+
+/// Sends a request whose response is read as it arrives: each part of a 2xx body goes to
+/// `reading` with the time of the read that brought it, and is not kept.
+async fn streamed(
+    client: &Client,
+    req: Request<'_>,
+    reading: &mut Reading,
+) -> Result<H2Response, StreamError> {
+    let mut stream = client.send_streaming(req)?;
+    while let Some(part) = stream.data().await {
+        if (200..300).contains(&stream.status()) {
+            reading.feed(stream.arrived().unwrap_or_else(Instant::now), &part);
+        }
+    }
+    let resp = stream.end().await?;
+    reading.finish(resp.times.end.unwrap_or_else(Instant::now));
+    Ok(resp)
+}
+
+/// The fields kept of a response as a `HeaderMap` (for checks and extraction); a field that is
+/// not a valid header is left out.
+fn header_map(fields: &[Field]) -> HeaderMap {
+    let mut map = HeaderMap::with_capacity(fields.len());
+    for (n, v) in fields {
+        if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(n), HeaderValue::from_bytes(v)) {
+            map.append(n, v);
+        }
+    }
+    map
 }
