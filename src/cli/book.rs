@@ -351,8 +351,8 @@ pub(super) fn pages() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// The text outside code blocks and code spans, line by line (links in code are not links).
-fn prose(text: &str) -> Vec<String> {
+/// The lines outside code blocks (`` ``` `` or `~~~`).
+fn outside_code(text: &str) -> Vec<&str> {
     let mut fence: Option<&str> = None;
     let mut lines = Vec::new();
     for line in text.lines() {
@@ -362,10 +362,18 @@ fn prose(text: &str) -> Vec<String> {
             Some(_) => {}
             None if t.starts_with("```") => fence = Some("```"),
             None if t.starts_with("~~~") => fence = Some("~~~"),
-            None => lines.push(line.split('`').step_by(2).collect::<String>()),
+            None => lines.push(line),
         }
     }
     lines
+}
+
+/// The text outside code blocks and code spans, line by line (links in code are not links).
+fn prose(text: &str) -> Vec<String> {
+    outside_code(text)
+        .into_iter()
+        .map(|line| line.split('`').step_by(2).collect())
+        .collect()
 }
 
 /// A heading's anchor as mdbook (and GitHub) make it: lower case, letters, digits, `-` and
@@ -400,27 +408,19 @@ fn anchors(path: &Path, text: &str) -> Vec<String> {
         text.replace_range(at..end + 2, &included);
     }
     let mut seen: Vec<String> = Vec::new();
-    let mut fence: Option<&str> = None;
-    for line in text.lines() {
-        let t = line.trim_start();
-        match fence {
-            Some(f) if t.starts_with(f) => fence = None,
-            Some(_) => {}
-            None if t.starts_with("```") => fence = Some("```"),
-            None if t.starts_with("~~~") => fence = Some("~~~"),
-            None if line.starts_with('#') => {
-                let base = slug(line.trim_start_matches('#').replace('`', "").as_str());
-                let n = seen
-                    .iter()
-                    .filter(|s| **s == base || s.starts_with(&format!("{base}-")))
-                    .count();
-                seen.push(match n {
-                    0 => base,
-                    n => format!("{base}-{n}"),
-                });
-            }
-            None => {}
-        }
+    for line in outside_code(&text)
+        .into_iter()
+        .filter(|l| l.starts_with('#'))
+    {
+        let base = slug(line.trim_start_matches('#').replace('`', "").as_str());
+        let n = seen
+            .iter()
+            .filter(|s| **s == base || s.starts_with(&format!("{base}-")))
+            .count();
+        seen.push(match n {
+            0 => base,
+            n => format!("{base}-{n}"),
+        });
     }
     seen
 }
