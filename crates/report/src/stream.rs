@@ -234,9 +234,17 @@ pub(crate) fn stream_rows(r: &RunResult) -> Vec<Vec<String>> {
     out
 }
 
-/// Drops goodput from every row of a result whose plan has no objectives (nothing was judged).
+/// Drops goodput from every row of a result whose plan has no objectives (nothing was judged);
+/// warns when it has some but no reply was a stream of tokens (they judged nothing).
 pub(crate) fn without_unjudged_goodput(r: &mut RunResult) {
     if !r.plan.goodput.is_empty() {
+        if r.total.stream.is_none() && !r.warnings.iter().any(|w| w.starts_with("goodput")) {
+            r.warnings.push(format!(
+                "goodput's objectives ({}) judged no request: no reply of the run was a stream \
+                 of tokens (--llm reads them)",
+                r.plan.goodput
+            ));
+        }
         return;
     }
     let rows = r
@@ -329,6 +337,13 @@ mod tests {
         let r = result(100, 40, "");
         assert!(r.labels[0].stream.as_ref().unwrap().goodput.is_none());
         assert!(!stream_rows(&r)[0].contains(&"Goodput/s".to_string()));
+        // Objectives with no stream to judge: said.
+        let r = result(0, 40, "ttft<50ms");
+        assert!(
+            r.warnings.iter().any(|w| w.contains("judged no request")),
+            "{:?}",
+            r.warnings
+        );
         // The JSON reads back the same.
         let back: RunResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back.labels[0].stream, r.labels[0].stream);
