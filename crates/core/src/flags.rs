@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::stages::parse_duration;
-use crate::step::ClientOptions;
+use crate::step::{ClientOptions, Render, Text};
 use crate::watch::Watched;
 use crate::{Driver, RunPlan, Shard};
 
@@ -281,6 +281,75 @@ impl<D> UrlRun<D> {
     }
 }
 
+/// `-d` and `-H` of a URL run as one message (NATS's, RabbitMQ's): its payload, and the
+/// headers whose values hold templates, each compiled by `compile` (throng-template's
+/// `Calls`: functions rendered per call); a header without a template stays among the
+/// options' fixed headers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// `-d`, compiled (empty without it).
+    pub payload: Text,
+    /// `-H`'s headers whose values are templates, compiled.
+    pub headers: Vec<(String, Text)>,
+}
+
+impl Message {
+    /// The message of `request`, the templated headers taken out of `options`; a template
+    /// that does not compile is refused naming its flag.
+    pub fn of(
+        request: &Request,
+        options: &mut ClientOptions,
+        mut compile: impl FnMut(&str) -> Result<Text, String>,
+    ) -> Result<Message, FlagsError> {
+        let payload = request.body_text()?.unwrap_or_default();
+        let payload = compile(&payload)
+            .map_err(|e| FlagsError::Input(format!("-d/--body's template: {e}")))?;
+        let (mut fixed, mut headers) = (Vec::new(), Vec::new());
+        for (name, value) in std::mem::take(&mut options.headers) {
+            if !value.contains("{{") && !value.contains("{%") {
+                fixed.push((name, value));
+                continue;
+            }
+            let text = compile(&value).map_err(|e| FlagsError::Input(format!("-H {name}: {e}")))?;
+            headers.push((name, text));
+        }
+        options.headers = fixed;
+        Ok(Message { payload, headers })
+    }
+
+    /// What renders it per call: `calls` where any of it is a template, else a renderer of
+    /// static text only (a message without templates costs no render).
+    pub fn renderer<R: Render + Send + Sync + 'static>(
+        &self,
+        calls: R,
+    ) -> std::sync::Arc<dyn Render + Send + Sync> {
+        let template = |t: &Text| matches!(t, Text::Template(_));
+        match template(&self.payload) || self.headers.iter().any(|(_, t)| template(t)) {
+            true => std::sync::Arc::new(calls),
+            false => std::sync::Arc::new(crate::step::StaticOnly),
+        }
+    }
+}
+
+/// The one server a monitor flag (`--nats-monitor`, `--amqp-monitor`) names for a run: none
+/// without the flag, else `make`'s of its URL, whose error is told after the flag; a second
+/// URL is refused (a grid's sides may each name theirs, `SIDE=URL`).
+pub fn one_server<T>(
+    flag: &str,
+    urls: &[String],
+    make: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<Option<T>, FlagsError> {
+    match urls {
+        [] => Ok(None),
+        [one] => make(one)
+            .map(Some)
+            .map_err(|e| FlagsError::Input(format!("{flag} {e}"))),
+        [..] => Err(FlagsError::Input(format!(
+            "{flag}: one server a run (a grid's sides may each name theirs, SIDE=URL)"
+        ))),
+    }
+}
+
 /// What servers watched beside a run are read with ([`ProtocolFlags::watch`]).
 #[derive(Debug, Clone, Copy)]
 pub struct WatchArgs<'a> {
@@ -415,4 +484,74 @@ pub trait ServeFlags: 'static {
     /// Serves until `stop` is ready (the command line's Ctrl-C or SIGTERM), saying where on
     /// standard output; a bad flag is [`FlagsError::Input`].
     fn serve(self, stop: Stop) -> Serving;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Compiles as throng-template's `Calls` would: text with `{{` a template, else static.
+    fn compile(s: &str) -> Result<Text, String> {
+        match s.contains("{{") {
+            true if s.contains("bad") => Err("unknown function bad".into()),
+            true => Ok(Text::Template(s.into())),
+            false => Ok(Text::Static(s.into())),
+        }
+    }
+
+    #[test]
+    fn a_url_runs_message_keeps_fixed_headers_and_compiles_templated_ones() {
+        let request = Request {
+            headers: vec!["a: 1".into(), "b: {{ seq() }}".into()],
+            body: Some("hi {{ uuid() }}".into()),
+            ..Request::default()
+        };
+        let mut options = request.options().unwrap();
+        let m = Message::of(&request, &mut options, compile).unwrap();
+        assert_eq!(m.payload, Text::Template("hi {{ uuid() }}".into()));
+        assert_eq!(
+            m.headers,
+            [("b".into(), Text::Template("{{ seq() }}".into()))]
+        );
+        assert_eq!(options.headers, [("a".into(), "1".into())]);
+        let bad = Request {
+            headers: vec!["x: {{ bad() }}".into()],
+            ..Request::default()
+        };
+        let e = Message::of(&bad, &mut bad.options().unwrap(), compile).unwrap_err();
+        assert!(e.to_string().contains("-H x: unknown function bad"), "{e}");
+        let e = Message::of(
+            &Request {
+                body: Some("{{ bad() }}".into()),
+                ..Request::default()
+            },
+            &mut ClientOptions::default(),
+            compile,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("-d/--body's template"), "{e}");
+    }
+
+    #[test]
+    fn a_monitor_flag_names_one_server_a_run() {
+        let make = |u: &str| match u.starts_with("http://") {
+            true => Ok(u.len()),
+            false => Err(format!("{u}: not an http:// URL")),
+        };
+        assert_eq!(one_server("--m", &[], make).unwrap(), None);
+        assert_eq!(
+            one_server("--m", &["http://h".into()], make).unwrap(),
+            Some(8)
+        );
+        let e = one_server("--m", &["h:1".into()], make).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            FlagsError::Input("--m h:1: not an http:// URL".into()).to_string()
+        );
+        let two = ["http://a".to_string(), "http://b".to_string()];
+        assert!(one_server("--m", &two, make)
+            .unwrap_err()
+            .to_string()
+            .contains("one server a run"));
+    }
 }

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use clap::Args;
 use throng_core::flags::{
-    FlagsError, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs, BODY, HEADER,
+    one_server, FlagsError, Message, ProtocolFlags, Request, UrlArgs, UrlRun, WatchArgs, BODY,
+    HEADER,
 };
-use throng_core::step::{ClientOptions, Render, StaticOnly, Text};
+use throng_core::step::{ClientOptions, Render};
 use throng_core::steps::Steps;
 use throng_core::watch::Watched;
 use throng_core::RunPlan;
@@ -92,52 +93,23 @@ impl NatsFlags {
     pub fn url_steps(&self, url: &str, request: &Request) -> Result<NatsSteps, FlagsError> {
         let mut options = request.options()?.with(self.options()?);
         let mut calls = Calls::default();
-        let payload = request.body_text()?.unwrap_or_default();
+        let message = Message::of(request, &mut options, |s| calls.compile(s))?;
+        let render = message.renderer(calls);
         let mut step = NatsStep::request("");
         step.mode = self.subject_mode.unwrap_or_default();
-        step.payload = calls
-            .compile(&payload)
-            .map_err(|e| input(format!("-d/--body's template: {e}")))?;
-        let mut fixed = Vec::new();
-        for (name, value) in std::mem::take(&mut options.headers) {
-            match value.contains("{{") || value.contains("{%") {
-                true => {
-                    let text = calls
-                        .compile(&value)
-                        .map_err(|e| input(format!("-H {name}: {e}")))?;
-                    step.headers.push((name, text));
-                }
-                false => fixed.push((name, value)),
-            }
-        }
-        options.headers = fixed;
-        let templated = matches!(step.payload, Text::Template(_))
-            || step
-                .headers
-                .iter()
-                .any(|(_, t)| matches!(t, Text::Template(_)));
+        step.payload = message.payload;
+        step.headers = message.headers;
         let client = NatsClient::new(url, &options).map_err(input)?;
         let label = request.label.clone().unwrap_or_else(|| client.shown_url());
         let steps = Steps::new(client, step, label).map_err(|e| input(e.message))?;
-        let render: Arc<dyn Render + Send + Sync> = match templated {
-            true => Arc::new(calls),
-            false => Arc::new(StaticOnly),
-        };
         Ok(steps.rendered_by(render))
     }
 
     fn varz(&self, request: &Request) -> Result<Option<Varz>, FlagsError> {
         let timeout = request.connect_timeout()?;
-        match self.nats_monitor.as_slice() {
-            [] => Ok(None),
-            [one] => Varz::new(one, timeout)
-                .map(Some)
-                .map_err(|e| input(format!("--nats-monitor {e}"))),
-            [..] => Err(input(
-                "--nats-monitor: one server a run (a grid's sides may each name theirs, \
-                 SIDE=URL)",
-            )),
-        }
+        one_server("--nats-monitor", &self.nats_monitor, |url| {
+            Varz::new(url, timeout)
+        })
     }
 }
 
