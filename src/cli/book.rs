@@ -642,7 +642,7 @@ fn scenario_keys_are_documented() {
     }
     assert!(
         wrong.is_empty(),
-        "reference/scenario.md drifted:\n{}",
+        "docs/book/src/reference/scenario.md drifted from the parser (a key added or gone: give it a row, or drop its row):\n{}",
         wrong.join("\n")
     );
 }
@@ -671,7 +671,8 @@ fn explained_flags_exist() {
                 named.push(word.to_string());
                 assert!(
                     known.iter().any(|k| k == word),
-                    "reference/run-flags.md names {word}, which `throng run` does not take"
+                    "docs/book/src/reference/run-flags.md names {word}, which `throng run` \
+                     does not take"
                 );
             }
         }
@@ -682,7 +683,8 @@ fn explained_flags_exist() {
         if let Some(long) = arg.get_long().filter(|l| !matches!(*l, "help" | "version")) {
             assert!(
                 named.contains(&format!("--{long}")),
-                "reference/run-flags.md does not explain --{long}"
+                "docs/book/src/reference/run-flags.md does not explain --{long}: give it a row \
+                 (a protocol's own flag: in the table of each protocol's flags)"
             );
         }
     }
