@@ -16,6 +16,22 @@ fn json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("JSON")
 }
 
+/// A grid document's level table as (side, samples, errors), row by row.
+pub(crate) fn side_totals(g: &serde_json::Value) -> Vec<(&str, u64, u64)> {
+    g["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["side"].as_str().expect("side"),
+                r["total"]["samples"].as_u64().expect("samples"),
+                r["total"]["errors"].as_u64().expect("errors"),
+            )
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_finds_the_capacity_of_a_target_that_serves_four_at_a_time() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -392,19 +408,7 @@ async fn transports_side_by_side_each_take_their_own_flags() {
     // --call went to the gRPC side only; -d to both.
     assert_eq!((h.requests(), g.calls()), (50, 50));
     let r = json(&file);
-    let rows: Vec<(&str, u64, u64)> = r["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r["side"].as_str().expect("side"),
-                r["total"]["samples"].as_u64().expect("samples"),
-                r["total"]["errors"].as_u64().expect("errors"),
-            )
-        })
-        .collect();
-    assert_eq!(rows, [("http", 50, 0), ("grpc", 50, 0)]);
+    assert_eq!(side_totals(&r), [("http", 50, 0), ("grpc", 50, 0)]);
 
     // A flag of a protocol no side speaks is refused, before any load.
     common::refused(&[(

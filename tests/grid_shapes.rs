@@ -311,18 +311,7 @@ async fn a_side_of_http2_against_a_target_of_http1_only_fails_alone() {
     ]);
     ok(&out);
     let g = json(&file);
-    let rows: Vec<(&str, u64, u64)> = g["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r["side"].as_str().expect("side"),
-                r["total"]["samples"].as_u64().expect("samples"),
-                r["total"]["errors"].as_u64().expect("errors"),
-            )
-        })
-        .collect();
+    let rows = crate::grid::side_totals(&g);
     assert_eq!(rows[0], ("plain", 30, 0));
     assert_eq!(rows[1].0, "two");
     assert!(rows[1].1 > 0 && rows[1].2 == rows[1].1, "{rows:?}");
@@ -536,4 +525,95 @@ async fn bad_ladders_sides_and_shapes_are_refused_before_any_load() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("is one run, not a grid"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_files_sweep_is_a_paired_ladder_and_a_bad_one_is_refused_at_its_place() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let t = delayed(1).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = |name: &str, sweep: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "targets:\n  api: {}\nload:\n  duration: 1s\n  sweep:\n{sweep}steps:\n  - label: page\n    request:\n      target: api\n      path: /\n",
+                t.url()
+            ),
+        )
+        .expect("writes");
+        p.display().to_string()
+    };
+    // 2 users at 20/s, then 4 at 40/s and 4 at 60/s: the users may stay while the rate moves.
+    let good = file(
+        "good.yaml",
+        "    users: [2, 4, 4]\n    rate: [20, 40, 60]\n",
+    );
+    let json_path = dir.path().join("g.json");
+    ok(&throng(&[
+        "run",
+        &good,
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &json_path.display().to_string(),
+    ]));
+    let g = json(&json_path);
+    let rungs: Vec<(u64, f64, u64)> = g["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            let l = &r["level"]["paired"];
+            (
+                l["users"].as_u64().expect("users"),
+                l["rate"].as_f64().expect("rate"),
+                r["total"]["samples"].as_u64().expect("samples"),
+            )
+        })
+        .collect();
+    assert_eq!(rungs, [(2, 20.0, 20), (4, 40.0, 40), (4, 60.0, 60)]);
+    assert_eq!(t.requests(), 120);
+    // The flag wins over the file's sweep, as over the rest of its load.
+    ok(&throng(&[
+        "run",
+        &good,
+        "--sweep",
+        "rate=10",
+        "--no-tui",
+        "--quiet",
+        "--json",
+        &json_path.display().to_string(),
+    ]));
+    assert_eq!(json(&json_path)["rows"][0]["level"]["rate"], 10.0);
+    assert_eq!(t.requests(), 130);
+
+    let cases = [
+        (
+            file("short.yaml", "    users: [1, 2, 3]\n    rate: [10, 20]\n"),
+            "short.yaml:7:11: sweep: users has 3 levels and rate 2",
+        ),
+        (
+            file("key.yaml", "    users: [1, 2]\n    conns: [1, 2]\n"),
+            "key.yaml:7:5: unknown key `conns`",
+        ),
+        (
+            file("twice.yaml", "    users: [1, 1]\n    rate: [10, 10]\n"),
+            "twice.yaml:7:16: sweep: the rung of 1 users at 10/s is given twice",
+        ),
+        (
+            file("zero.yaml", "    rate: [10, 0]\n"),
+            "zero.yaml:6:16: sweep: a rate is a number of arrivals per second above 0",
+        ),
+        (
+            file("none.yaml", "    {}\n"),
+            "none.yaml:6:5: sweep: give its levels",
+        ),
+    ];
+    let cases: Vec<(Vec<&str>, String)> = cases
+        .iter()
+        .map(|(f, says)| (vec![f.as_str()], says.to_string()))
+        .collect();
+    common::refused(&cases);
+    assert_eq!(t.requests(), 130, "nothing was sent");
 }

@@ -51,14 +51,15 @@ fn usage(m: impl Into<String>) -> CliError {
 /// ignore (there is no second run to pause before).
 pub(crate) fn sides(a: &RunArgs) -> Result<Option<Sides>, CliError> {
     let sides = sides_of(a)?;
-    if sides.is_none() && !a.run.is_grid() && a.with.is_empty() && cooldown(a) {
+    let single = || sides.is_none() && !a.run.is_grid() && with_file_sweep(a).is_none();
+    if a.with.is_empty() && cooldown(a) && single() {
         return Err(usage(format!(
             "--cooldown {}: a pause between the runs of a sweep, rounds or A/B sides; this is \
              one run (add --sweep, --rounds or --target SIDE=URL twice, or drop --cooldown)",
             a.run.cooldown
         )));
     }
-    if sides.is_none() && !a.run.is_grid() && a.run.shape.pivot.is_some() {
+    if a.run.shape.pivot.is_some() && single() {
         return Err(usage(
             "--pivot reshapes a grid's level table: this is one run (add --sweep, --rounds or \
              --target SIDE=URL twice, or drop --pivot)",
@@ -431,6 +432,8 @@ fn mixed(sides: &[Side]) -> bool {
 /// Runs the grid: every side checked first (its URL, its protocol's flags, its server where
 /// the protocol asks one before the load, as gRPC's reflection), then every run.
 pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, CliError> {
+    let swept = with_file_sweep(a);
+    let a = swept.as_ref().unwrap_or(a);
     one_process(&out, "a sweep, rounds or A/B sides")?;
     if mixed(&sides.list) && !super::scenario::is_scenario(&a.url) {
         // A protocol's flags go to its own sides; one that applies to no side is refused.
@@ -531,6 +534,20 @@ pub(crate) async fn run(a: &RunArgs, sides: Sides, out: Outputs) -> Result<u8, C
         eprintln!("throng: error: {f}");
     }
     Ok(finished.exit_code())
+}
+
+/// The flags with a scenario file's `load: sweep:` as `--sweep`, when the command line gives
+/// none (the flag wins over the file, as over the rest of its `load:`); `None` when there is no
+/// such file or sweep. The file checked its sweep where it is written (`file:line:column`); a
+/// file that does not load says why in the run itself.
+pub(crate) fn with_file_sweep(a: &RunArgs) -> Option<RunArgs> {
+    if a.run.sweep.is_some() || !super::scenario::is_scenario(&a.url) {
+        return None;
+    }
+    let scenario = throng_scenario::load(Path::new(&a.url), &crate::protocols()).ok()?;
+    let mut r = a.clone();
+    r.run.sweep = Some(scenario.sweep?.flag());
+    Some(r)
 }
 
 /// A grid of runs is one process's: a shard of it would silently run every level whole, and

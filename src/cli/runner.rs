@@ -23,7 +23,10 @@ pub(crate) async fn execute(cli: Cli) -> Result<u8, CliError> {
                     check_sides(&a, &sides)?;
                     super::grid::run(&a, sides, out).await
                 }
-                None if a.run.is_grid() || a.run.until.is_some() => {
+                None if a.run.is_grid()
+                    || a.run.until.is_some()
+                    || super::grid::with_file_sweep(&a).is_some() =>
+                {
                     super::grid::run(&a, super::grid::Sides::default(), out).await
                 }
                 None => Ok(watched(&a, out, |out| run_once(&a, out)).await?.exit_code()),

@@ -210,6 +210,12 @@ pub(crate) fn compile_file(
         .extend(BUILTINS.iter().chain(FUNCTIONS).map(|s| s.to_string()));
     cx.known.extend(parsed.variables.keys().cloned());
     let load = crate::load::check(&parsed.load, &|loc, m| at(file, loc, m))?;
+    let sweep = parsed
+        .load
+        .sweep
+        .as_ref()
+        .map(|s| crate::load::sweep(s, &|loc, m| at(file, loc, m)))
+        .transpose()?;
     let targets = targets(&cx, &parsed.targets)?;
     let feeds = feeds(&mut cx, &parsed.data)?;
     let lists = lists(&cx, &parsed.steps, &parsed.flows)?;
@@ -252,6 +258,7 @@ pub(crate) fn compile_file(
         .collect();
     Ok(Scenario {
         name: file.to_string(),
+        sweep,
         targets,
         variables: parsed.variables,
         feeds,

@@ -140,6 +140,19 @@ pub struct LoadSection {
     /// Start the load this long after the run starts (a workload of several, as k6's
     /// `startTime`).
     pub start: Option<Spanned<String>>,
+    /// Levels to run one after the other as one grid, as `--sweep` does (the flag wins).
+    pub sweep: Option<Spanned<SweepSection>>,
+}
+
+/// A sweep's levels as written: a ladder of users, of rates, or both paired rung by rung
+/// (`users: [300, 500]` with `rate: [2000, 3000]`: 300 users at 2,000/s, then 500 at 3,000/s).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    /// Closed loop (or, with `rate`, the in-flight bound of each rung): users at each level.
+    pub users: Option<Spanned<Vec<Spanned<u32>>>>,
+    /// Open loop: arrivals per second at each level.
+    pub rate: Option<Spanned<Vec<Spanned<f64>>>>,
 }
 
 /// The load section, checked (every value parses and is in range, and the section does not mix

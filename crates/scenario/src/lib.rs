@@ -25,6 +25,7 @@ mod yaml;
 
 pub use builder::{Builder, StepBuilder};
 pub use compile::{compile_str, load, ScenarioError};
+pub use load::Sweep;
 pub use mix::load_mix;
 pub use scenario::{
     Check, CustomFn, Expected, Extract, ProtocolStep, Scenario, ScenarioDriver, ScenarioSession,

@@ -10,10 +10,137 @@ use throng_core::stages::{self, parse_duration};
 use throng_core::Arrivals;
 
 use crate::compile::ScenarioError;
-use crate::file::{Load, LoadSection};
+use crate::file::{Load, LoadSection, SweepSection};
 
 /// Makes an error at a place.
 pub(crate) type At<'a> = &'a dyn Fn(Location, String) -> ScenarioError;
+
+/// The levels of a file's `load: sweep:`, checked: users, rates, or both paired rung by rung.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sweep {
+    /// Users at each level (with `rate`: each rung's in-flight bound).
+    pub users: Vec<u32>,
+    /// Arrivals per second at each level.
+    pub rate: Vec<f64>,
+}
+
+impl Sweep {
+    /// The levels as `--sweep` writes them (`users=10,50`, `rate=100,500`, or the paired
+    /// `users:rate=10:100,50:500`), for the command line to run as if given.
+    pub fn flag(&self) -> String {
+        let list = |v: Vec<String>| v.join(",");
+        match (self.users.is_empty(), self.rate.is_empty()) {
+            (false, true) => format!(
+                "users={}",
+                list(self.users.iter().map(u32::to_string).collect())
+            ),
+            (true, _) => format!(
+                "rate={}",
+                list(self.rate.iter().map(f64::to_string).collect())
+            ),
+            (false, false) => format!(
+                "users:rate={}",
+                list(
+                    self.users
+                        .iter()
+                        .zip(&self.rate)
+                        .map(|(u, r)| format!("{u}:{r}"))
+                        .collect()
+                )
+            ),
+        }
+    }
+}
+
+/// Checks a `sweep:` where it is written: each ladder's values (users whole and at least 1,
+/// rates above 0, none twice), and two ladders of the same length.
+pub(crate) fn sweep(s: &Spanned<SweepSection>, at: At) -> Result<Sweep, ScenarioError> {
+    let (users, rate) = (&s.value.users, &s.value.rate);
+    let empty = |l: Location, key: &str| {
+        at(
+            l,
+            format!("sweep: {key} is an empty list; give its levels, e.g. {key}: [100, 200]"),
+        )
+    };
+    let mut out = Sweep::default();
+    if let Some(u) = users {
+        if u.value.is_empty() {
+            return Err(empty(u.referenced, "users"));
+        }
+        for (i, v) in u.value.iter().enumerate() {
+            if v.value == 0 {
+                return Err(at(
+                    v.referenced,
+                    "sweep: users must be at least 1, not 0".into(),
+                ));
+            }
+            // Paired with rates, users may repeat (500 at 3,000/s, then 500 at 5,000/s).
+            if rate.is_none() && u.value[..i].iter().any(|w| w.value == v.value) {
+                return Err(at(
+                    v.referenced,
+                    format!("sweep: the level of {} users is given twice", v.value),
+                ));
+            }
+        }
+        out.users = u.value.iter().map(|v| v.value).collect();
+    }
+    if let Some(r) = rate {
+        if r.value.is_empty() {
+            return Err(empty(r.referenced, "rate"));
+        }
+        for (i, v) in r.value.iter().enumerate() {
+            if !(v.value.is_finite() && v.value > 0.0) {
+                return Err(at(
+                    v.referenced,
+                    format!(
+                        "sweep: a rate is a number of arrivals per second above 0, not {}",
+                        v.value
+                    ),
+                ));
+            }
+            if users.is_none() && r.value[..i].iter().any(|w| w.value == v.value) {
+                return Err(at(
+                    v.referenced,
+                    format!("sweep: the level of {}/s is given twice", v.value),
+                ));
+            }
+        }
+        out.rate = r.value.iter().map(|v| v.value).collect();
+    }
+    match (users, rate) {
+        (None, None) => Err(at(
+            s.referenced,
+            "sweep: give its levels as users: [...], rate: [...], or both (paired, rung by rung)"
+                .into(),
+        )),
+        (Some(u), Some(r)) if u.value.len() != r.value.len() => Err(at(
+            r.referenced,
+            format!(
+                "sweep: users has {} levels and rate {}; paired, they move together rung by \
+                 rung, so give each the same number",
+                u.value.len(),
+                r.value.len()
+            ),
+        )),
+        (Some(u), Some(r)) => {
+            for i in 0..u.value.len() {
+                let rung = |j: usize| (u.value[j].value, r.value[j].value);
+                if (0..i).any(|j| rung(j) == rung(i)) {
+                    return Err(at(
+                        r.value[i].referenced,
+                        format!(
+                            "sweep: the rung of {} users at {}/s is given twice",
+                            rung(i).0,
+                            rung(i).1
+                        ),
+                    ));
+                }
+            }
+            Ok(out)
+        }
+        _ => Ok(out),
+    }
+}
 
 /// Checks the section and returns its values.
 pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {

@@ -157,6 +157,8 @@ pub struct Scenario {
     pub seed: Option<u64>,
     /// The load section, as written.
     pub load: Load,
+    /// The levels of the load section's `sweep:`, run as a grid (as `--sweep`).
+    pub sweep: Option<crate::Sweep>,
     /// Thresholds with the place each was written.
     pub thresholds: Vec<(String, String)>,
     /// Containers to watch.
