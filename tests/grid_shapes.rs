@@ -192,6 +192,41 @@ async fn http1_and_http2_are_two_sides_of_one_url_on_a_paired_ladder_and_pivot_t
         let (x, y): (f64, f64) = (a.parse().expect("a number"), b.parse().expect("a number"));
         assert!(same(x, y), "{a} against {b}");
     }
+    // A report in another language names its own columns and its TOTAL row.
+    let named = ok(&throng(&[
+        "report",
+        &path("g.json"),
+        "--format",
+        "markdown",
+        "--pivot",
+        "side",
+        "--columns",
+        "mean",
+        "--unit",
+        "s",
+        "--rename",
+        "Users=并发数",
+        "--rename",
+        "h2 Mean (s)=HTTP/2 平均响应时间(s)",
+        "--rename",
+        "TOTAL=合计",
+    ]));
+    assert!(
+        named.contains("| 并发数 | Rate (/s) | h1 Mean (s) | HTTP/2 平均响应时间(s) |"),
+        "{named}"
+    );
+    assert_eq!(named.matches("| 合计 |").count(), 4, "{named}");
+    assert_eq!(named.matches("| TOTAL |").count(), 0, "{named}");
+    let bad = throng(&[
+        "report",
+        &path("g.json"),
+        "--format",
+        "csv",
+        "--rename",
+        "TOTAL",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--rename \"TOTAL\": write FROM=TO"));
     // The other way round: sides down, a column group per rung.
     let across = csv_cells(&ok(&throng(&[
         "report",
@@ -464,7 +499,7 @@ async fn bad_ladders_sides_and_shapes_are_refused_before_any_load() {
         ),
         (
             common(&[&u, "--pivot", "side"]),
-            "--pivot reshapes a grid's level table: this is one run",
+            "--pivot and --rename shape a grid's reports: this is one run",
         ),
         (
             common(&[&u, "--sweep", "users=1,2", "--pivot", "diagonal"]),

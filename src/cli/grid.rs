@@ -59,10 +59,10 @@ pub(crate) fn sides(a: &RunArgs) -> Result<Option<Sides>, CliError> {
             a.run.cooldown
         )));
     }
-    if a.run.shape.pivot.is_some() && single() {
+    if (a.run.shape.pivot.is_some() || !a.run.shape.renames.is_empty()) && single() {
         return Err(usage(
-            "--pivot reshapes a grid's level table: this is one run (add --sweep, --rounds or \
-             --target SIDE=URL twice, or drop --pivot)",
+            "--pivot and --rename shape a grid's reports: this is one run (add --sweep, \
+             --rounds or --target SIDE=URL twice, or drop them)",
         ));
     }
     Ok(sides)

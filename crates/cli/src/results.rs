@@ -97,6 +97,10 @@ pub struct ShapeFlags {
         requires = "pivot"
     )]
     pub unit: Option<String>,
+    /// A grid's reports: call a column or a row this instead (repeatable), FROM=TO, e.g.
+    /// TOTAL=合计 or 'Mean (s)=平均响应时间(s)'.
+    #[arg(long = "rename", value_name = "FROM=TO", help_heading = "Levels")]
+    pub renames: Vec<String>,
 }
 
 impl ShapeFlags {
@@ -108,7 +112,8 @@ impl ShapeFlags {
             .map(|p| throng_report::Pivot::parse(p, self.columns.as_deref(), self.unit.as_deref()))
             .transpose()
             .map_err(usage)?;
-        Ok(throng_report::Shape { pivot })
+        let renames = throng_report::Shape::parse_renames(&self.renames).map_err(usage)?;
+        Ok(throng_report::Shape { pivot, renames })
     }
 }
 
@@ -314,9 +319,9 @@ pub fn report_with(a: &ReportArgs, out: &dyn Observer) -> Result<u8, RunError> {
         }
         return Ok(EXIT_OK);
     }
-    if a.shape.pivot.is_some() {
+    if a.shape.pivot.is_some() || !a.shape.renames.is_empty() {
         return Err(usage(format!(
-            "--pivot: {} is one run, not a grid; a pivot reshapes a grid's level table \
+            "--pivot, --rename: {} is one run, not a grid; they shape a grid's tables \
              (throng run --sweep or --target SIDE=URL twice, with --json)",
             a.result.display()
         )));

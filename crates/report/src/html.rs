@@ -489,7 +489,7 @@ pub fn grid_html(g: &crate::GridResult, shape: &crate::Shape) -> String {
         esc(&crate::grid::runs_text(g))
     );
     b.push_str("<section id=\"levels\">\n");
-    b.push_str(&html_table(&g.report_rows(false)));
+    b.push_str(&html_table(&shape.named(g.report_rows(false))));
     b.push_str("</section>\n<ul>\n");
     for n in g.notes() {
         let _ = writeln!(b, "<li>{}</li>", esc(&n));
@@ -497,7 +497,7 @@ pub fn grid_html(g: &crate::GridResult, shape: &crate::Shape) -> String {
     b.push_str("</ul>\n");
     if let Some(p) = shape.pivot_of(g) {
         b.push_str("<h2>Pivot</h2>\n<section id=\"pivot\">\n");
-        b.push_str(&html_table(&p.rows(g, false)));
+        b.push_str(&html_table(&shape.named(p.rows(g, false))));
         let _ = writeln!(b, "</section>\n<p>{}</p>", esc(&p.note(g)));
     }
     let mut sides: Vec<Option<String>> = Vec::new();
@@ -596,7 +596,7 @@ pub fn grid_html(g: &crate::GridResult, shape: &crate::Shape) -> String {
     b.push_str("<h2>Each run (latencies in ms)</h2>\n<section id=\"runs\">\n");
     for (title, rows) in g.run_tables() {
         let _ = writeln!(b, "<h3>{}</h3>", esc(&title));
-        b.push_str(&html_table(&rows));
+        b.push_str(&html_table(&shape.named(rows)));
     }
     b.push_str("</section>\n");
     page("throng: grid", &b)

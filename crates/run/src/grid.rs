@@ -650,7 +650,12 @@ impl Grid {
                         let beside = crate::beside(path, "pivot");
                         put(&beside, &grid_csv(g, &self.shape));
                     }
-                    grid_csv(g, &Shape::default())
+                    // The level table, its names as asked; the pivot is beside it.
+                    let level_table = Shape {
+                        pivot: None,
+                        renames: self.shape.renames.clone(),
+                    };
+                    grid_csv(g, &level_table)
                 }
                 _ => doc.clone(),
             };

@@ -316,15 +316,52 @@ pub(crate) fn runs_text(g: &GridResult) -> String {
     throng_core::plural(g.runs.len() as u64, "run")
 }
 
-/// What a grid's report holds beside its level table: a pivot (`--pivot`), and which parts.
+/// What a grid's report holds beside its level table (a pivot, `--pivot`), and the names its
+/// tables give their columns and rows (`--rename`).
 #[derive(Debug, Clone, Default)]
 pub struct Shape {
     /// The pivot asked for; without one, a grid of levels and sides gets the default pivot
     /// (sides across, throughput, mean, p99 and error %) in its Markdown, HTML and text.
     pub pivot: Option<super::Pivot>,
+    /// Names in place of a table's own, `(from, to)`: a column's header (`Mean (s)` to
+    /// `平均响应时间(s)`) or a row's name in the first column (`TOTAL` to `合计`), as a report
+    /// in another language has them.
+    pub renames: Vec<(String, String)>,
 }
 
 impl Shape {
+    /// `rows` (the header first) with the headers and the first column's names renamed.
+    pub fn named(&self, mut rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+        if self.renames.is_empty() {
+            return rows;
+        }
+        for (i, row) in rows.iter_mut().enumerate() {
+            for (j, cell) in row.iter_mut().enumerate() {
+                if i > 0 && j > 0 {
+                    continue;
+                }
+                if let Some((_, to)) = self.renames.iter().find(|(from, _)| from == cell) {
+                    *cell = to.clone();
+                }
+            }
+        }
+        rows
+    }
+
+    /// Renames as `--rename FROM=TO` gives them, each bad one named.
+    pub fn parse_renames(given: &[String]) -> Result<Vec<(String, String)>, String> {
+        given
+            .iter()
+            .map(|r| match r.split_once('=') {
+                Some((from, to)) if !from.is_empty() => Ok((from.to_string(), to.to_string())),
+                _ => Err(format!(
+                    "--rename {r:?}: write FROM=TO, a column's header or a row's name and its \
+                     new name, e.g. --rename TOTAL=合计 or --rename 'Mean (s)=平均响应时间(s)'"
+                )),
+            })
+            .collect()
+    }
+
     /// The pivot the report shows: the one asked for, or for a grid of several sides at
     /// several levels the default one (the shape the published comparisons take).
     pub fn pivot_of(&self, g: &GridResult) -> Option<super::Pivot> {
@@ -400,7 +437,7 @@ pub fn per_round(c: &crate::Comparison) -> String {
 pub fn render_grid(g: &GridResult, shape: &Shape) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "grid: {} ({})", g.description, runs_text(g));
-    out.push_str(&crate::table::aligned(&g.table_rows(false)));
+    out.push_str(&crate::table::aligned(&shape.named(g.table_rows(false))));
     for n in g.notes() {
         let _ = writeln!(out, "{n}");
     }
@@ -410,7 +447,7 @@ pub fn render_grid(g: &GridResult, shape: &Shape) -> String {
     }
     if let Some(p) = shape.pivot_of(g) {
         out.push('\n');
-        out.push_str(&crate::table::aligned(&p.rows(g, false)));
+        out.push_str(&crate::table::aligned(&shape.named(p.rows(g, false))));
         let _ = writeln!(out, "{}", p.note(g));
     }
     out
@@ -423,7 +460,7 @@ pub fn grid_markdown(g: &GridResult, shape: &Shape) -> String {
     let md = crate::markdown::table;
     let mut out = String::new();
     let _ = writeln!(out, "**grid**: {} ({})\n", g.description, runs_text(g));
-    out.push_str(&md(&g.report_rows(false)));
+    out.push_str(&md(&shape.named(g.report_rows(false))));
     out.push('\n');
     for n in g.notes() {
         let _ = writeln!(out, "- {n}");
@@ -434,7 +471,7 @@ pub fn grid_markdown(g: &GridResult, shape: &Shape) -> String {
     }
     if let Some(p) = shape.pivot_of(g) {
         out.push('\n');
-        out.push_str(&md(&p.rows(g, false)));
+        out.push_str(&md(&shape.named(p.rows(g, false))));
         let _ = writeln!(out, "\n- {}", p.note(g));
     }
     if let Some(c) = g.comparison() {
@@ -450,7 +487,7 @@ pub fn grid_markdown(g: &GridResult, shape: &Shape) -> String {
     out.push_str("\n### Each run (latencies in ms)\n");
     for (title, rows) in g.run_tables() {
         let _ = writeln!(out, "\n**{}**\n", title.replace('*', "\\*"));
-        out.push_str(&md(&rows));
+        out.push_str(&md(&shape.named(rows)));
     }
     out
 }
@@ -458,10 +495,10 @@ pub fn grid_markdown(g: &GridResult, shape: &Shape) -> String {
 /// A grid as CSV, every digit kept: the pivot asked for, or else the level table with every
 /// column of the aggregate table.
 pub fn grid_csv(g: &GridResult, shape: &Shape) -> String {
-    let rows = match &shape.pivot {
+    let rows = shape.named(match &shape.pivot {
         Some(p) => p.rows(g, true),
         None => g.report_rows(true),
-    };
+    });
     let mut out = crate::csv::Csv::report();
     for row in rows {
         out.row(&row);
