@@ -7,10 +7,11 @@
 //! flag). The crate tests the fault matrix itself.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use throng::testbed::brokers;
 
 use crate::common::{closed_port, said, throng};
 
@@ -100,48 +101,15 @@ impl Broker {
 }
 
 /// The amqp091-go responder on `queue`, ready; killed when dropped.
-struct Responder(Child);
-
-impl Responder {
-    fn start(broker: &Broker, queue: &str) -> Responder {
-        let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("amqp-responder-cli");
-        let built = Command::new("go")
-            .args(["build", "-o"])
-            .arg(&bin)
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/crates/amqp/tests/amqp/responder.go"
-            ))
-            .env("GO111MODULE", "off")
-            .env("GOPATH", "/usr/share/gocode")
-            .current_dir(env!("CARGO_TARGET_TMPDIR"))
-            .status()
-            .expect("Go is not installed (apt-get install golang-go golang-github-rabbitmq-amqp091-go-dev)");
-        assert!(built.success(), "the amqp091-go responder does not build");
-        let mut child = Command::new(bin)
-            .args([
-                "-url",
-                &format!("amqp://guest:guest@127.0.0.1:{}/", broker.port),
-            ])
-            .args(["-queue", queue])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready");
-        Responder(child)
-    }
-}
-
-impl Drop for Responder {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+fn responder(broker: &Broker, queue: &str) -> brokers::Responder {
+    let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("amqp-responder-cli");
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/amqp/tests/amqp/responder.go"
+    );
+    brokers::go_build(src.as_ref(), &bin, "golang-github-rabbitmq-amqp091-go-dev").unwrap();
+    let url = format!("amqp://guest:guest@127.0.0.1:{}/", broker.port);
+    brokers::Responder::start(&bin, &["-url", &url, "-queue", queue]).unwrap()
 }
 
 /// `throng ARGS --no-tui --json FILE`: the output and the result.
@@ -166,7 +134,7 @@ async fn run(args: &[&str]) -> (std::process::Output, serde_json::Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_amqp_url_runs_rpc_and_publishes_counted_as_the_broker_counts_them() {
     let broker = Broker::start();
-    let _responder = Responder::start(&broker, "greeter");
+    let _responder = responder(&broker, "greeter");
 
     // Publish–consume first (the broker's figures lag its messages by seconds, so its idle
     // readings must not hold another run's), open loop, confirms, the overview beside it.
@@ -275,7 +243,7 @@ async fn an_amqp_url_runs_rpc_and_publishes_counted_as_the_broker_counts_them() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_amqp_scenario_checks_replies_and_faults_are_classified() {
     let broker = Broker::start();
-    let _responder = Responder::start(&broker, "greeter");
+    let _responder = responder(&broker, "greeter");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("amqp.yaml");
     std::fs::write(

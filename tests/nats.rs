@@ -6,109 +6,22 @@
 //! and bad input (exit 2 naming the flag). The crate tests the fault matrix itself.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use throng::testbed::brokers::{self, NatsServer as Server};
 
 use crate::common::{closed_port, said, throng};
 
-/// A nats-server on free ports, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-    monitor: u16,
-}
-
-impl Server {
-    fn start() -> Server {
-        let (port, monitor) = (closed_port(), closed_port());
-        let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists())
-            .unwrap_or("nats-server");
-        let child = Command::new(bin)
-            .args([
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &port.to_string(),
-                "-m",
-                &monitor.to_string(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect(
-                "nats-server is not installed (apt-get install nats-server; scripts/test does)",
-            );
-        let until = Instant::now() + Duration::from_secs(10);
-        for p in [port, monitor] {
-            while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
-                assert!(Instant::now() < until, "nats-server does not listen on {p}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        Server {
-            child,
-            port,
-            monitor,
-        }
-    }
-
-    fn url(&self, subject: &str) -> String {
-        format!("nats://127.0.0.1:{}/{subject}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The nats.go responder on `subject`, ready; killed when dropped.
-struct Responder(Child);
-
-impl Responder {
-    fn start(server: &Server, subject: &str) -> Responder {
-        let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nats-responder");
-        let built = Command::new("go")
-            .args(["build", "-o"])
-            .arg(&bin)
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/crates/nats/tests/nats/responder.go"
-            ))
-            .env("GO111MODULE", "off")
-            .env("GOPATH", "/usr/share/gocode")
-            .current_dir(env!("CARGO_TARGET_TMPDIR"))
-            .status()
-            .expect(
-                "Go is not installed (apt-get install golang-go golang-github-nats-io-go-nats-dev)",
-            );
-        assert!(built.success(), "the nats.go responder does not build");
-        let mut child = Command::new(bin)
-            .args(["-url", &format!("nats://127.0.0.1:{}", server.port)])
-            .args(["-subject", subject])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready");
-        Responder(child)
-    }
-}
-
-impl Drop for Responder {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+fn responder(server: &Server, subject: &str) -> brokers::Responder {
+    let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nats-responder");
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/nats/tests/nats/responder.go"
+    );
+    brokers::go_build(src.as_ref(), &bin, "golang-github-nats-io-go-nats-dev").unwrap();
+    let url = format!("nats://127.0.0.1:{}", server.port);
+    brokers::Responder::start(&bin, &["-url", &url, "-subject", subject]).unwrap()
 }
 
 fn result(path: &std::path::Path) -> serde_json::Value {
@@ -141,8 +54,8 @@ fn args(a: &[&str]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nats_url_runs_requests_and_publishes_counted_as_the_server_counts_them() {
-    let server = Server::start();
-    let _responder = Responder::start(&server, "greeter");
+    let server = Server::start().unwrap();
+    let _responder = responder(&server, "greeter");
     let monitor = format!("http://127.0.0.1:{}", server.monitor);
 
     // Request–reply: every request answered, `nats 0 OK`.
@@ -285,7 +198,7 @@ fn bad_monitor(kind: &str) -> (String, Option<std::thread::JoinHandle<()>>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_monitor_that_refuses_answers_500_or_stalls_is_a_warning_not_a_failed_run() {
-    let server = Server::start();
+    let server = Server::start().unwrap();
     let url = server.url("ticks");
     for (kind, class) in [
         ("refuses", "connect"),
@@ -355,8 +268,8 @@ async fn a_monitor_that_refuses_answers_500_or_stalls_is_a_warning_not_a_failed_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nats_scenario_checks_replies_and_no_responders_is_a_status() {
-    let server = Server::start();
-    let _responder = Responder::start(&server, "greeter");
+    let server = Server::start().unwrap();
+    let _responder = responder(&server, "greeter");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("nats.yaml");
     std::fs::write(
@@ -439,7 +352,7 @@ async fn a_nats_server_that_is_not_there_fails_as_connect_and_bad_input_exits_2(
 /// none; `compare` sets both side by side, each figure where its server has it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_and_a_broker_watched_in_one_run_each_get_their_block() {
-    let server = Server::start();
+    let server = Server::start().unwrap();
     let pg = tokio::task::spawn_blocking(|| throng::testbed::Postgres::shared().unwrap().url())
         .await
         .unwrap();

@@ -19,9 +19,13 @@
 //! test meets real transactions. Every write goes through one connection, so concurrent
 //! transfers queue in-process and never fail with `SQLITE_BUSY`; the conserved total of all
 //! balances lets a test check that no load loses or makes money.
+//!
+//! [`brokers`] starts Debian's nats-server on free ports and the tests' Go responders (built
+//! offline from Debian's Go packages), for the NATS and RabbitMQ tests.
 #![deny(missing_docs)]
 
 mod bank;
+pub mod brokers;
 mod db;
 mod grpc_bank;
 mod grpc_target;

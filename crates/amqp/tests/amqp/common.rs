@@ -1,7 +1,6 @@
 //! RabbitMQ nodes (Debian's rabbitmq-server on free ports in a temporary directory), the Go
 //! responder, plans, options and a bounded run.
 
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -179,80 +178,34 @@ impl Drop for Broker {
 }
 
 /// The Go responder, built once per test binary from `responder.go` with Debian's Go and
-/// amqp091-go, offline (as crates/nats's tests build theirs).
+/// amqp091-go, offline.
 fn responder_bin() -> &'static std::path::Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("amqp-responder");
-        let src =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/amqp/responder.go");
-        let status = Command::new("go")
-            .args(["build", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .env("GO111MODULE", "off")
-            .env("GOPATH", "/usr/share/gocode")
-            .env("GOFLAGS", "")
-            .current_dir(env!("CARGO_TARGET_TMPDIR"))
-            .status()
-            .expect(
-                "Go is not installed (apt-get install golang-go \
-                 golang-github-rabbitmq-amqp091-go-dev; scripts/test does)",
-            );
-        assert!(
-            status.success(),
-            "the Go responder does not build (apt-get install golang-github-rabbitmq-amqp091-go-dev)"
-        );
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/amqp/responder.go");
+        let packages = "golang-github-rabbitmq-amqp091-go-dev";
+        throng_testbed::brokers::go_build(&src, &out, packages).unwrap();
         out
     })
 }
 
-/// The Go responder on a queue, stopped (and its count read) by [`Responder::stop`].
-pub(crate) struct Responder {
-    child: Child,
-}
+/// The Go responder on a queue, stopped (and its count read) by `stop`.
+pub(crate) struct Responder(throng_testbed::brokers::Responder);
 
 impl Responder {
     /// Starts one serving `queue` of `broker` with extra flags (`-delay 2s`), ready when it
     /// says so.
     pub(crate) fn start(broker: &Broker, queue: &str, args: &[&str]) -> Responder {
-        let mut child = Command::new(responder_bin())
-            .args(["-url", &broker.go_url()])
-            .args(["-queue", queue])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready", "the responder did not start");
-        Responder { child }
+        let url = broker.go_url();
+        let mut all = vec!["-url", &url, "-queue", queue];
+        all.extend(args);
+        Responder(throng_testbed::brokers::Responder::start(responder_bin(), &all).unwrap())
     }
 
     /// Stops it: the requests it took.
-    pub(crate) fn stop(mut self) -> u64 {
-        drop(self.child.stdin.take());
-        let mut out = String::new();
-        std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut out).unwrap();
-        let _ = self.child.wait();
-        out.trim()
-            .strip_prefix("served ")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("the responder said {out:?}"))
-    }
-}
-
-impl Drop for Responder {
-    fn drop(&mut self) {
-        if let Some(mut i) = self.child.stdin.take() {
-            let _ = i.write_all(b"");
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    pub(crate) fn stop(self) -> u64 {
+        self.0.stop().unwrap()
     }
 }
 

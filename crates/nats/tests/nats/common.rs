@@ -1,9 +1,7 @@
 //! A nats-server and a Go responder per test, plans, options and a bounded run.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use throng_core::step::{Client, ClientOptions};
 use throng_core::steps::Steps;
@@ -13,128 +11,34 @@ use throng_core::{
 };
 use throng_nats::{NatsClient, NatsOptions, NatsStep};
 
+pub(crate) use throng_testbed::brokers::NatsServer;
+
 /// A free port on the loopback (bound and let go).
 pub(crate) fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
+    throng_testbed::brokers::free_port().unwrap()
 }
 
-/// Debian's nats-server on free ports (clients and monitoring), stopped when dropped.
-pub(crate) struct NatsServer {
-    child: Option<Child>,
-    pub(crate) port: u16,
-    pub(crate) monitor: u16,
-    /// JetStream's store, removed with the server.
-    store: Option<std::path::PathBuf>,
+/// The server's `/varz` counters now, by name.
+pub(crate) async fn varz(server: &NatsServer) -> Vec<(String, u64)> {
+    use throng_core::watch::Server as _;
+    let mut v =
+        throng_nats::monitor::Varz::new(&server.monitor_url(), Duration::from_secs(2)).unwrap();
+    let values = v.read().await.unwrap();
+    throng_nats::monitor::figures()
+        .into_iter()
+        .map(|f| f.name)
+        .zip(values)
+        .collect()
 }
 
-impl NatsServer {
-    /// Starts one and waits until both ports accept connections.
-    pub(crate) fn start() -> NatsServer {
-        Self::with_args(&[])
-    }
-
-    /// One with JetStream on, its store in a directory of its own.
-    pub(crate) fn jetstream() -> NatsServer {
-        let dir = std::env::temp_dir().join(format!(
-            "throng-nats-js-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        let mut server = Self::with_args(&["-js", "-sd", &dir.to_string_lossy()]);
-        server.store = Some(dir);
-        server
-    }
-
-    pub(crate) fn with_args(extra: &[&str]) -> NatsServer {
-        let (port, monitor) = (free_port(), free_port());
-        let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists())
-            .expect(
-                "nats-server is not installed (apt-get install nats-server; scripts/test does)",
-            );
-        let child = Command::new(bin)
-            .args(["-a", "127.0.0.1", "-p", &port.to_string()])
-            .args(["-m", &monitor.to_string()])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server starts");
-        let server = NatsServer {
-            child: Some(child),
-            port,
-            monitor,
-            store: None,
-        };
-        for p in [port, monitor] {
-            wait_for_port(p);
-        }
-        server
-    }
-
-    /// `nats://127.0.0.1:PORT/SUBJECT`.
-    pub(crate) fn url(&self, subject: &str) -> String {
-        format!("nats://127.0.0.1:{}/{subject}", self.port)
-    }
-
-    /// The monitoring endpoint.
-    pub(crate) fn monitor_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.monitor)
-    }
-
-    /// The server's `/varz` counters now, by name.
-    pub(crate) async fn varz(&self) -> Vec<(String, u64)> {
-        use throng_core::watch::Server as _;
-        let mut v =
-            throng_nats::monitor::Varz::new(&self.monitor_url(), Duration::from_secs(2)).unwrap();
-        let values = v.read().await.unwrap();
-        throng_nats::monitor::figures()
-            .into_iter()
-            .map(|f| f.name)
-            .zip(values)
-            .collect()
-    }
-
-    /// One `/varz` counter now.
-    pub(crate) async fn counter(&self, name: &str) -> u64 {
-        self.varz()
-            .await
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .unwrap()
-            .1
-    }
-
-    /// Kills the server (SIGKILL: no goodbye to its clients).
-    pub(crate) fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for NatsServer {
-    fn drop(&mut self) {
-        self.kill();
-        if let Some(dir) = &self.store {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-fn wait_for_port(port: u16) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < until,
-            "nothing listens on {port} after 10 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// One `/varz` counter now.
+pub(crate) async fn counter(server: &NatsServer, name: &str) -> u64 {
+    varz(server)
+        .await
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
 }
 
 /// The Go responder, built once per test binary from `responder.go` with Debian's Go and
@@ -144,73 +48,27 @@ fn responder_bin() -> &'static std::path::Path {
     BIN.get_or_init(|| {
         let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nats-responder");
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nats/responder.go");
-        let status = Command::new("go")
-            .args(["build", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .env("GO111MODULE", "off")
-            .env("GOPATH", "/usr/share/gocode")
-            .env("GOFLAGS", "")
-            .current_dir(env!("CARGO_TARGET_TMPDIR"))
-            .status()
-            .expect(
-                "Go is not installed (apt-get install golang-go golang-github-nats-io-go-nats-dev; \
-                 scripts/test does)",
-            );
-        assert!(
-            status.success(),
-            "the Go responder does not build (apt-get install golang-github-nats-io-go-nats-dev)"
-        );
+        throng_testbed::brokers::go_build(&src, &out, "golang-github-nats-io-go-nats-dev").unwrap();
         out
     })
 }
 
-/// The Go responder on a subject, stopped (and its count read) by [`Responder::stop`].
-pub(crate) struct Responder {
-    child: Child,
-}
+/// The Go responder on a subject, stopped (and its count read) by `stop`.
+pub(crate) struct Responder(throng_testbed::brokers::Responder);
 
 impl Responder {
     /// Starts one on `subject` of `server` with extra flags (`-delay 2s`), ready when it
     /// says so.
     pub(crate) fn start(server: &NatsServer, subject: &str, args: &[&str]) -> Responder {
-        let mut child = Command::new(responder_bin())
-            .args(["-url", &format!("nats://127.0.0.1:{}", server.port)])
-            .args(["-subject", subject])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready", "the responder did not start");
-        Responder { child }
+        let url = format!("nats://127.0.0.1:{}", server.port);
+        let mut all = vec!["-url", &url, "-subject", subject];
+        all.extend(args);
+        Responder(throng_testbed::brokers::Responder::start(responder_bin(), &all).unwrap())
     }
 
     /// Stops it: the requests it served.
-    pub(crate) fn stop(mut self) -> u64 {
-        drop(self.child.stdin.take());
-        let mut out = String::new();
-        std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut out).unwrap();
-        let _ = self.child.wait();
-        out.trim()
-            .strip_prefix("served ")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("the responder said {out:?}"))
-    }
-}
-
-impl Drop for Responder {
-    fn drop(&mut self) {
-        if let Some(mut i) = self.child.stdin.take() {
-            let _ = i.write_all(b"");
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    pub(crate) fn stop(self) -> u64 {
+        self.0.stop().unwrap()
     }
 }
 

@@ -66,7 +66,7 @@ async fn no_server_is_connect_in_both_models_and_both_modes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_responders_is_its_status_in_both_models() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let url = server.url("nobody.home");
     for (plan, n) in [(closed(2, 5), 10), (open(100.0, 20, 5), 20)] {
         let s = all_fail(
@@ -84,7 +84,7 @@ async fn no_responders_is_its_status_in_both_models() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_responder_is_a_timeout_in_both_models() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let _responder = Responder::start(&server, "slow", &["-delay", "5s"]);
     let url = server.url("slow");
     let started = Instant::now();
@@ -146,7 +146,7 @@ async fn killed_mid_run(
     Arc<throng_core::Snapshot>,
     Arc<throng_nats::Steps<throng_nats::NatsClient>>,
 ) {
-    let mut server = NatsServer::start();
+    let mut server = NatsServer::start().unwrap();
     let responder = responder.then(|| Responder::start(&server, "greeter", &[]));
     let steps = Arc::new(steps(&server.url("greeter"), opts, step));
     let started = Instant::now();
@@ -215,7 +215,7 @@ async fn a_server_killed_mid_run_loses_messages_and_every_one_is_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrong_credentials_fail_the_connect_as_the_servers_refusal() {
-    let server = NatsServer::with_args(&["--user", "throng", "--pass", "s3cret"]);
+    let server = NatsServer::with_args(&["--user", "throng", "--pass", "s3cret"]).unwrap();
     for (url, plan, n) in [
         (server.url("greeter"), closed(2, 3), 6),
         (

@@ -13,7 +13,7 @@ use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn varz_is_read_idle_under_load_and_after_it() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let responder = Responder::start(&server, "greeter", &[]);
     let varz = Varz::new(&server.monitor_url(), Duration::from_secs(2)).unwrap();
     let watched = Watched::idle(
@@ -90,7 +90,7 @@ async fn varz_is_read_idle_under_load_and_after_it() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_port_that_is_not_a_monitor_is_said() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     // The client port answers NATS's INFO, not HTTP.
     let mut v = Varz::new(
         &format!("http://127.0.0.1:{}", server.port),

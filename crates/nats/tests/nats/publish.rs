@@ -19,10 +19,10 @@ fn publishing(subscribers: u32) -> throng_core::step::ClientOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_message_reaches_every_subscriber_once() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let (in0, out0) = (
-        server.counter("in_msgs").await,
-        server.counter("out_msgs").await,
+        counter(&server, "in_msgs").await,
+        counter(&server, "out_msgs").await,
     );
     let plan = Arc::new(steps(
         &server.url("ticks"),
@@ -53,10 +53,10 @@ async fn every_message_reaches_every_subscriber_once() {
     // (one, or more if the server took its time).
     let probes = count(&plan, "nats_probes");
     assert!((1..10).contains(&probes), "{probes}");
-    assert_eq!(server.counter("in_msgs").await - in0, 100 + probes);
+    assert_eq!(counter(&server, "in_msgs").await - in0, 100 + probes);
     let probed = count(&plan, "nats_probe_deliveries");
     assert!(probed >= 3, "{probed}");
-    assert_eq!(server.counter("out_msgs").await - out0, 3 * 100 + probed);
+    assert_eq!(counter(&server, "out_msgs").await - out0, 3 * 100 + probed);
     // Each subscriber received what was sent.
     assert_eq!(r.bytes_received, 3 * r.bytes_sent);
     // A delivery is never sooner than its publish: the step's latency covers its parts.
@@ -65,7 +65,7 @@ async fn every_message_reaches_every_subscriber_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_loop_publishes_at_its_rate_and_another_publisher_is_told_apart() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     // Another publisher on the subject, before and during the run.
     let other = async_nats::connect(format!("127.0.0.1:{}", server.port))
         .await
@@ -105,7 +105,7 @@ async fn an_open_loop_publishes_at_its_rate_and_another_publisher_is_told_apart(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_jetstream_every_message_is_stored_acknowledged_and_consumed_once() {
-    let server = NatsServer::jetstream();
+    let server = NatsServer::jetstream().unwrap();
     let client = async_nats::connect(format!("127.0.0.1:{}", server.port))
         .await
         .unwrap();

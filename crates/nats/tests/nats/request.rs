@@ -11,9 +11,9 @@ use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_is_answered_once_and_the_server_counts_the_same() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let responder = Responder::start(&server, "greeter", &[]);
-    let in_before = server.counter("in_msgs").await;
+    let in_before = counter(&server, "in_msgs").await;
     let plan = Arc::new(steps(
         &server.url("greeter"),
         &options(),
@@ -24,7 +24,7 @@ async fn every_request_is_answered_once_and_the_server_counts_the_same() {
     assert_eq!((r.samples, r.errors), (60, 0), "{}", errors(&s));
     assert_eq!(status_count(&s, OK), 60);
     // The server took 60 requests from throng and 60 replies from the responder, nothing else.
-    assert_eq!(server.counter("in_msgs").await - in_before, 120);
+    assert_eq!(counter(&server, "in_msgs").await - in_before, 120);
     assert_eq!(responder.stop(), 60);
     // One connection per worker thread (two), none per user.
     assert_eq!(count(&plan, "nats_connections"), 2);
@@ -43,7 +43,7 @@ async fn every_request_is_answered_once_and_the_server_counts_the_same() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_reply_holds_the_payload_and_headers() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let _responder = Responder::start(&server, "greeter", &[]);
     let one = steps(
         &server.url("greeter"),
@@ -64,7 +64,7 @@ async fn the_reply_holds_the_payload_and_headers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_error_is_its_status() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let responder = Responder::start(&server, "greeter", &["-error-every", "3"]);
     let s = run(
         closed(1, 30),
@@ -85,7 +85,7 @@ async fn a_service_error_is_its_status() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_loop_of_requests_keeps_its_schedule() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let responder = Responder::start(&server, "greeter", &[]);
     let started = std::time::Instant::now();
     let s = run(

@@ -49,7 +49,7 @@ steps:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_extraction_and_publishing_in_a_flow() {
-    let server = NatsServer::start();
+    let server = NatsServer::start().unwrap();
     let responder = Responder::start(&server, "greeter", &[]);
     let protocols = Protocols::new().with(NatsProtocol);
     let base = format!("nats://127.0.0.1:{}", server.port);
