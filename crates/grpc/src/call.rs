@@ -30,8 +30,9 @@ pub(crate) struct Answer {
 pub(crate) enum CallError {
     /// The server's status: code, message, headers and trailers.
     Status(u8, String, Vec<Field>),
-    /// No connection could be made: the outcome to record.
-    Connect(Outcome),
+    /// No connection could be made: the outcome to record (boxed: an `Outcome` is larger than
+    /// the other variants, and a call's `Result` stays small).
+    Connect(Box<Outcome>),
     /// The stream or its connection failed: its class and what happened.
     Transport(ErrorClass, String),
 }
@@ -105,7 +106,10 @@ pub(crate) async fn call(
             Ok(resp) => return ended(resp, reader.buf, call.keep),
             Err(StreamError::NotProcessed(_)) if !retried && !reader.got => {
                 retried = true;
-                *used = pool.client(seat).await.map_err(CallError::Connect)?;
+                *used = pool
+                    .client(seat)
+                    .await
+                    .map_err(|o| CallError::Connect(Box::new(o)))?;
             }
             Err(e) => return Err(CallError::Transport(used.classify(&e), e.to_string())),
         }

@@ -336,7 +336,7 @@ impl Target {
                     reply,
                 )
             }
-            Ok(Err(CallError::Connect(o))) => (o, None),
+            Ok(Err(CallError::Connect(o))) => (*o, None),
             Ok(Err(CallError::Transport(class, message))) => {
                 (Outcome::failed(class, message), None)
             }
