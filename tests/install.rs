@@ -142,13 +142,14 @@ fn man_pages_render() {
         "--dir writes the page it prints"
     );
 
-    // man renders them (through groff) without a warning, with what they should say.
+    // man renders them (through groff) without a warning, with what they should say; in UTF-8,
+    // as flags' help may hold other scripts (`--rename 'Mean (s)=平均响应时间(s)'`).
     let rendered = |file: &str| {
         let path = dir.path().join(file);
         let out = Command::new("man")
             .args(["-l", "--warnings=all", path.to_str().unwrap()])
             .env("MANWIDTH", "100")
-            .env("LC_ALL", "C")
+            .env("LC_ALL", "C.UTF-8")
             .env("PAGER", "cat")
             .output()
             .expect("man runs: scripts/test installs man-db");
@@ -172,6 +173,12 @@ fn man_pages_render() {
     ] {
         assert!(top.contains(word), "throng.1 lacks {word}:\n{top}");
     }
+    // A --dir that cannot be one is bad input, named.
+    let file = dir.path().join("throng.1");
+    let out = throng(&["man", "--dir", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+    assert!(said(&out).contains("--dir"), "{}", said(&out));
+
     let run_page = rendered("throng-run.1");
     for word in ["--rate", "--duration", "--threshold", "--json"] {
         assert!(run_page.contains(word), "throng-run.1 lacks {word}");
