@@ -112,11 +112,8 @@ impl Server for Overview {
     /// One reading (a figure the broker does not show yet, as `message_stats` before any
     /// message, is 0).
     async fn read(&mut self) -> Result<Vec<u64>, ReadError> {
-        let body = self.endpoint.get(self.timeout).await?;
+        let v = self.endpoint.get_json(self.timeout).await?;
         let shown = self.endpoint.shown();
-        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
-            ReadError::new(ErrorClass::Protocol, format!("{shown}: not JSON ({e})"))
-        })?;
         if v.get("queue_totals").is_none() {
             return Err(ReadError::new(
                 ErrorClass::Protocol,

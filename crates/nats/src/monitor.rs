@@ -68,11 +68,8 @@ impl Server for Varz {
     }
 
     async fn read(&mut self) -> Result<Vec<u64>, ReadError> {
-        let body = self.endpoint.get(self.timeout).await?;
+        let v = self.endpoint.get_json(self.timeout).await?;
         let shown = self.endpoint.shown();
-        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
-            ReadError::new(ErrorClass::Protocol, format!("{shown}: not JSON ({e})"))
-        })?;
         self.keys
             .iter()
             .map(|k| {

@@ -97,6 +97,14 @@ impl Endpoint {
         }
     }
 
+    /// GETs it within `timeout` and reads the body as JSON (what monitoring endpoints
+    /// answer); a body that is not JSON is a `protocol` failure.
+    pub async fn get_json(&self, timeout: Duration) -> Result<serde_json::Value, ReadError> {
+        let body = self.get(timeout).await?;
+        serde_json::from_slice(&body)
+            .map_err(|e| self.fail(ErrorClass::Protocol, format!("not JSON ({e})")))
+    }
+
     fn fail(&self, class: ErrorClass, what: impl std::fmt::Display) -> ReadError {
         ReadError::new(class, format!("{}: {what}", self.shown()))
     }
@@ -320,6 +328,12 @@ mod tests {
         let req = String::from_utf8(req.await.unwrap()).unwrap();
         assert!(req.starts_with("GET /varz HTTP/1.1\r\n"), "{req}");
         assert!(req.contains("\r\nAuthorization: Basic dTpw\r\n"), "{req}");
+
+        let (url, _req) = server(Some(b"HTTP/1.1 200 OK\r\n\r\n<html>")).await;
+        let e = Endpoint::parse(&url, 80, "/").unwrap();
+        let err = e.get_json(t).await.unwrap_err();
+        assert_eq!(err.class, ErrorClass::Protocol, "{err}");
+        assert!(err.message.contains("not JSON"), "{err}");
 
         let (url, _req) = server(Some(b"HTTP/1.1 500 Internal Server Error\r\n\r\n")).await;
         let e = Endpoint::parse(&url, 80, "/").unwrap();
