@@ -146,7 +146,9 @@ impl Figure {
 
     /// The figures' names as thresholds, regressions and `--columns` write them.
     pub const NAMES: &'static str = "samples, rps, error_rate, mean, min, p50, p90, p95, p99, \
-                                     p99.9, max, received_kb, sent_kb";
+                                     p99.9, max, received_kb, sent_kb, ttft_p50, ttft_p99, \
+                                     itl_p50, itl_p99, tpot_p50, tpot_p99, e2e_p99, tokens, \
+                                     goodput";
 
     /// The figure a name says (`p99`, `rps`, `error_rate`; see [`Figure::NAMES`]), as
     /// thresholds and regressions name them.
@@ -165,6 +167,15 @@ impl Figure {
             "max" => Figure::Max,
             "received_kb" | "received" => Figure::ReceivedKbPerS,
             "sent_kb" | "sent" => Figure::SentKbPerS,
+            "ttft_p50" => Figure::TtftP50,
+            "ttft_p99" => Figure::TtftP99,
+            "itl_p50" => Figure::ItlP50,
+            "itl_p99" => Figure::ItlP99,
+            "tpot_p50" => Figure::TpotP50,
+            "tpot_p99" => Figure::TpotP99,
+            "e2e_p99" => Figure::E2eP99,
+            "tokens" | "tokens_per_s" => Figure::TokensPerS,
+            "goodput" => Figure::Goodput,
             _ => return None,
         })
     }
