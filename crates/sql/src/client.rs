@@ -235,13 +235,14 @@ impl SqlClient {
         Ok(())
     }
 
-    /// The step's parameters into `s.args`; a template that does not render fails the step.
+    /// The step's parameters into `s.args`; a template that does not render fails the step
+    /// (the error is the failure's message).
     fn bind(
         &self,
         s: &mut SqlSession,
         params: &[Param],
         render: &dyn Render,
-    ) -> Result<(), Outcome> {
+    ) -> Result<(), String> {
         s.args.clear();
         let mut cx = Context {
             rng: &mut s.rng,
@@ -253,9 +254,7 @@ impl SqlClient {
                 Param::Expr(e) => e.eval(&mut cx),
                 Param::Text(t) => match render.render(t) {
                     Ok(text) => value(text),
-                    Err(e) => {
-                        return Err(Outcome::failed(ErrorClass::Check, format!("template: {e}")))
-                    }
+                    Err(e) => return Err(format!("template: {e}")),
                 },
             });
         }
@@ -536,8 +535,8 @@ impl Client for SqlClient {
         want_reply: bool,
     ) -> (Outcome, Option<Reply>) {
         if let Work::Statement { params, .. } = &step.work {
-            if let Err(o) = self.bind(s, params, render) {
-                return (o, None);
+            if let Err(message) = self.bind(s, params, render) {
+                return (Outcome::failed(ErrorClass::Check, message), None);
             }
         }
         // A connection lost by an earlier statement is reopened here, in this request's time.
