@@ -84,7 +84,9 @@ pub struct Outcome {
     pub phases: crate::Phases,
     /// What a reply streamed in tokens said beyond its parts (its first and last token, how
     /// many), for a protocol that reads one (see [`crate::stream`]): the engine adds it to the
-    /// step's row. Boxed, as `Outcome` stays under 128 bytes; `None` (no allocation) otherwise.
+    /// step's row. Boxed (one allocation an answer, beside its parts): with it `Outcome` is 128
+    /// bytes, clippy's bound for an error in a `Result`, so a `Result<_, Outcome>` boxes its
+    /// error. `None` (no allocation) otherwise.
     pub stream: Option<Box<crate::stream::StreamRecord>>,
 }
 
