@@ -2,7 +2,7 @@
 //! (scheme, key, statuses) and the URL run's plan.
 
 use throng_core::step::{
-    ClientOptions, Node, NodeValue, Place, Protocol, StepError, TemplateCompiler, Text,
+    message, ClientOptions, Node, Place, Protocol, StepError, TemplateCompiler, Text,
 };
 use throng_core::steps::Steps;
 use throng_core::Status;
@@ -166,52 +166,29 @@ impl Protocol for AmqpProtocol {
     }
 
     fn compile(&self, node: &Node, t: &mut dyn TemplateCompiler) -> Result<AmqpStep, StepError> {
+        let ways = [
+            ("rpc", "a request, its reply timed"),
+            ("publish", "timed to its delivery"),
+        ];
+        let header = |name: &str| crate::target::check_short("a header name", name);
+        let m = message(node, "amqp", ways, &FIELDS, t, header)?;
         let mut step = AmqpStep::rpc("");
         step.at = node.at;
-        if !matches!(node.value, NodeValue::Map(_)) {
-            step.payload = t.text(&node.text("amqp")?, node.at)?;
-            return Ok(step);
-        }
-        let fields = node.fields("amqp", &FIELDS)?;
-        step.payload = match (fields.get("rpc"), fields.get("publish")) {
-            (Some(_), Some(_)) => {
-                return Err(StepError::at(
-                    node.at,
-                    "amqp: a step sends an `rpc` request or a `publish`, not both",
-                ))
-            }
-            (Some(r), None) => t.text(&r.text("amqp rpc")?, r.at)?,
-            (None, Some(p)) => {
-                step.mode = Mode::Publish;
-                t.text(&p.text("amqp publish")?, p.at)?
-            }
-            (None, None) => {
-                return Err(StepError::at(
-                    node.at,
-                    "amqp: a step sends an `rpc` request (its reply timed) or a `publish` \
-                     (timed to its delivery)",
-                ))
-            }
-        };
-        if let Some(e) = fields.get("exchange") {
+        step.mode = [Mode::Rpc, Mode::Publish][m.way];
+        step.payload = m.payload;
+        step.headers = m.headers;
+        let field = |k: &str| m.fields.as_ref().and_then(|f| f.get(k));
+        if let Some(e) = field("exchange") {
             let name = e.text("amqp exchange")?;
             crate::target::check_exchange(&name)
                 .map_err(|m| StepError::at(e.at, format!("amqp exchange: {m}")))?;
             step.exchange = Some(name);
         }
-        if let Some(k) = fields.get("routing_key") {
+        if let Some(k) = field("routing_key") {
             let key = k.text("amqp routing_key")?;
             crate::target::check_short("routing_key", &key)
                 .map_err(|m| StepError::at(k.at, format!("amqp routing_key: {m}")))?;
             step.routing_key = Some(key);
-        }
-        if let Some(h) = fields.get("headers") {
-            for (name, value) in h.map("amqp headers")? {
-                crate::target::check_short("a header name", name)
-                    .map_err(|m| StepError::at(value.at, format!("amqp headers: {m}")))?;
-                let text = t.text(&value.text("amqp header")?, value.at)?;
-                step.headers.push((name.clone(), text));
-            }
         }
         Ok(step)
     }
@@ -275,7 +252,7 @@ mod tests {
         let p = AmqpProtocol;
         for (bad, says) in [
             (serde_json::json!({"rcp": "x"}), "unknown field `rcp`"),
-            (serde_json::json!({}), "sends an `rpc`"),
+            (serde_json::json!({}), "sends `rpc` (a request"),
             (serde_json::json!({"rpc": "x", "publish": "y"}), "not both"),
             (
                 serde_json::json!({"rpc": "x", "exchange": "a b"}),

@@ -22,6 +22,7 @@
 //! `registry`.
 
 mod erase;
+mod message;
 mod node;
 mod options;
 mod protocol;
@@ -29,6 +30,7 @@ mod registry;
 mod template;
 
 pub use erase::{same_protocol, LocalFuture, StepCall, StepClient, StepProtocol};
+pub use message::{message, MessageNode};
 pub use node::{Fields, Node, NodeValue, Place, StepError};
 pub use options::{ClientOptions, OwnOptions};
 pub use protocol::{Client, Protocol, Reply};

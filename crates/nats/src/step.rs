@@ -2,7 +2,7 @@
 //! (scheme, key, statuses) and the URL run's plan.
 
 use throng_core::step::{
-    ClientOptions, Node, NodeValue, Place, Protocol, StepError, TemplateCompiler, Text,
+    message, ClientOptions, Node, Place, Protocol, StepError, TemplateCompiler, Text,
 };
 use throng_core::steps::Steps;
 use throng_core::Status;
@@ -160,46 +160,28 @@ impl Protocol for NatsProtocol {
     }
 
     fn compile(&self, node: &Node, t: &mut dyn TemplateCompiler) -> Result<NatsStep, StepError> {
+        let ways = [
+            ("request", "its reply timed"),
+            ("publish", "timed to its delivery"),
+        ];
+        let m = message(
+            node,
+            "nats",
+            ways,
+            &FIELDS,
+            t,
+            crate::target::check_header_name,
+        )?;
         let mut step = NatsStep::request("");
         step.at = node.at;
-        if !matches!(node.value, NodeValue::Map(_)) {
-            // `nats: hello`: a request, its reply timed.
-            step.payload = t.text(&node.text("nats")?, node.at)?;
-            return Ok(step);
-        }
-        let fields = node.fields("nats", &FIELDS)?;
-        step.payload =
-            match (fields.get("request"), fields.get("publish")) {
-                (Some(_), Some(_)) => {
-                    return Err(StepError::at(
-                        node.at,
-                        "nats: a step sends a `request` or a `publish`, not both",
-                    ))
-                }
-                (Some(r), None) => t.text(&r.text("nats request")?, r.at)?,
-                (None, Some(p)) => {
-                    step.mode = Mode::Publish;
-                    t.text(&p.text("nats publish")?, p.at)?
-                }
-                (None, None) => return Err(StepError::at(
-                    node.at,
-                    "nats: a step sends a `request` (its reply timed) or a `publish` (timed to \
-                     its delivery)",
-                )),
-            };
-        if let Some(s) = fields.get("subject") {
+        step.mode = [Mode::Request, Mode::Publish][m.way];
+        step.payload = m.payload;
+        step.headers = m.headers;
+        if let Some(s) = m.fields.as_ref().and_then(|f| f.get("subject")) {
             let subject = s.text("nats subject")?;
             crate::target::check_subject(&subject)
                 .map_err(|e| StepError::at(s.at, format!("nats subject: {e}")))?;
             step.subject = Some(subject);
-        }
-        if let Some(h) = fields.get("headers") {
-            for (name, value) in h.map("nats headers")? {
-                crate::target::check_header_name(name)
-                    .map_err(|e| StepError::at(value.at, format!("nats headers: {e}")))?;
-                let text = t.text(&value.text("nats header")?, value.at)?;
-                step.headers.push((name.clone(), text));
-            }
         }
         Ok(step)
     }
@@ -264,7 +246,7 @@ mod tests {
         let p = NatsProtocol;
         for (bad, says) in [
             (serde_json::json!({"reqest": "x"}), "unknown field `reqest`"),
-            (serde_json::json!({}), "sends a `request`"),
+            (serde_json::json!({}), "sends `request` (its reply timed)"),
             (
                 serde_json::json!({"request": "x", "publish": "y"}),
                 "not both",
