@@ -69,8 +69,8 @@ fn database() -> String {
     "Database".into()
 }
 
-/// One gauge over the run: its readings under the load (from the last before it to the one
-/// after it) and its mean before.
+/// One gauge over the run: its readings from the load's start to the one after it, and its
+/// mean before.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GaugeResult {
     /// Its name, as the server names it (`connections`).
@@ -93,7 +93,7 @@ pub struct GaugeResult {
 
 impl GaugeResult {
     /// The gauge at `i` of `samples`, the load's readings from `split` (the first at or after
-    /// its start) on.
+    /// its start) on, the idle ones before.
     fn of(
         f: &throng_core::Figure,
         i: usize,
@@ -102,7 +102,7 @@ impl GaugeResult {
     ) -> GaugeResult {
         let v = |s: &DatabaseSample| s.values.get(i).copied().unwrap_or(0);
         let idle: Vec<u64> = samples[..split].iter().map(v).collect();
-        let load: Vec<u64> = samples[split.saturating_sub(1)..].iter().map(v).collect();
+        let load: Vec<u64> = samples[split..].iter().map(v).collect();
         let mean = |x: &[u64]| x.iter().sum::<u64>() as f64 / x.len().max(1) as f64;
         GaugeResult {
             name: f.name.clone(),
@@ -860,4 +860,105 @@ fn capital(word: &str) -> String {
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use throng_core::{DatabaseInfo, Figure};
+
+    use super::*;
+
+    fn sample(t: f64, values: [u64; 2]) -> DatabaseSample {
+        DatabaseSample {
+            t,
+            values: values.to_vec(),
+        }
+    }
+
+    /// A broker's block: its counter with rates, its gauge with min, mean, max and last, no
+    /// transactions, the readings' values reordered counters first.
+    #[test]
+    fn a_server_without_transactions_shows_its_own_figures_only() {
+        let series = DatabaseSeries {
+            info: DatabaseInfo {
+                name: "broker".into(),
+                kind: "Broker".into(),
+                figures: vec![
+                    Figure::gauge("open", "connections open", "connections"),
+                    Figure::counter("in", "messages received", "messages"),
+                ],
+                ..DatabaseInfo::default()
+            },
+            samples: vec![
+                sample(-1.0, [1, 10]),
+                sample(0.0, [2, 10]),
+                sample(1.0, [5, 20]),
+                sample(2.0, [3, 30]),
+            ],
+        };
+        let d = DatabaseResult::from_series(&series, 2.0, 10, &[("flow".into(), 5)]);
+        assert_eq!(
+            (d.kind.as_str(), d.transactions, d.flows.len()),
+            ("Broker", None, 0)
+        );
+        assert_eq!(d.counters.len(), 1);
+        let c = &d.counters[0];
+        assert_eq!(
+            (c.name.as_str(), c.label.as_str(), c.unit.as_str()),
+            ("in", "messages received", "messages")
+        );
+        assert_eq!(
+            (c.rates.load_total, c.rates.load_per_s, c.rates.per_request),
+            (20, 10.0, 2.0)
+        );
+        let g = &d.gauges[0];
+        assert_eq!((g.idle, g.min, g.max, g.last), (Some(1.0), 2, 5, 3));
+        assert!((g.mean - 10.0 / 3.0).abs() < 1e-9);
+        assert_eq!(d.samples[0].values, [10, 1]);
+        let summary = render_databases(std::slice::from_ref(&d));
+        assert!(
+            summary.starts_with("Broker broker: its own figures"),
+            "{summary}"
+        );
+        assert!(!summary.contains("transactions"), "{summary}");
+        assert!(
+            summary.contains("messages     messages received"),
+            "{summary}"
+        );
+        assert_eq!(d.tables(|v| format!("{v:.1}")).len(), 2);
+        // In a comparison: its figures by their labels, no database row.
+        let model = throng_core::LoadModel::Closed(throng_core::ClosedLoop {
+            users: throng_core::Users::Fixed(1),
+            requests: None,
+            iterations: Some(1),
+            duration: None,
+            think_time: None,
+        });
+        let plan = throng_core::RunPlan::new("t", model);
+        let snapshot = throng_core::Snapshot::empty(std::sync::Arc::new(plan), &[], 0);
+        let mut run = crate::finish(&snapshot, &[]);
+        run.databases = vec![d.clone()];
+        let rows = database_rows("a", &[run]);
+        let table = database_table(&rows);
+        let names: Vec<&str> = table.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Figure",
+                "Broker",
+                "Requests/s",
+                "Messages received/s",
+                "Connections open, mean",
+                "Connections open, max"
+            ]
+        );
+        // Never read: no figures made up.
+        let unread = DatabaseSeries {
+            samples: Vec::new(),
+            ..series
+        };
+        let d = DatabaseResult::from_series(&unread, 2.0, 10, &[]);
+        assert!(d.counters.is_empty() && d.gauges.is_empty() && d.transactions.is_none());
+        assert!(render_databases(&[d]).contains("not read: no reading succeeded"));
+    }
 }
