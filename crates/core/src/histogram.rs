@@ -11,17 +11,36 @@ pub const SIGFIGS: u8 = 3;
 /// The largest value tracked exactly: one hour in microseconds. Larger values are clamped.
 pub const MAX_US: u64 = 3_600_000_000;
 
-/// A new, empty latency histogram in microseconds.
+/// A new, empty latency histogram in microseconds, whose counts grow only as far as the largest
+/// value recorded (HdrHistogram's auto-resize).
+///
+/// Sized for [`MAX_US`] from the start, a histogram took 377 KB, and a run holds dozens (three
+/// a row and six for its phases, per worker, per interval handed over, in the aggregator's
+/// totals and in each snapshot): 18 of the 22 MB of heap at 1,000 connections (heaptrack).
+/// Grown to the values seen, one of latencies under 100 ms takes 64 KB and an empty one 16 KB;
+/// recording costs the same (the one bounds check it always made), and adding and copying
+/// them each second touch less memory.
 pub fn new() -> Histogram<u64> {
     // Proven invariant: these bounds are valid (1 <= low, high >= 2 * low, sigfigs <= 5).
     #[allow(clippy::unwrap_used)]
-    Histogram::new_with_bounds(1, MAX_US, SIGFIGS).unwrap()
+    Histogram::new(SIGFIGS).unwrap()
 }
 
 /// Records one value, clamping it into the tracked range so that recording never fails.
 #[inline]
 pub fn record(h: &mut Histogram<u64>, micros: u64) {
-    h.saturating_record(micros.clamp(1, MAX_US));
+    record_n(h, micros, 1);
+}
+
+/// Records `n` of a value, clamped into the tracked range: a histogram of [`new`] grows to
+/// hold it (HdrHistogram's `saturating_record` would clamp it to the size so far instead); one
+/// made otherwise, with fixed bounds, clamps it to them.
+#[inline]
+fn record_n(h: &mut Histogram<u64>, micros: u64, n: u64) {
+    let v = micros.clamp(1, MAX_US);
+    if h.record_n(v, n).is_err() {
+        h.saturating_record_n(v, n);
+    }
 }
 
 /// The x of a percentile on the spectrum's axis: `log10(1 / (1 - q))`, so 90% is 1, 99% is 2,
@@ -90,7 +109,7 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, DecodeError> {
     let mut h = new();
     // Adding into our shape keeps every histogram of a result in the same bounds.
     for v in decoded.iter_recorded() {
-        h.saturating_record_n(v.value_iterated_to().clamp(1, MAX_US), v.count_at_value());
+        record_n(&mut h, v.value_iterated_to(), v.count_at_value());
     }
     Ok(h)
 }
@@ -123,6 +142,33 @@ mod tests {
         }
         assert_eq!(merged.max(), all.max());
         assert_eq!(merged.min(), all.min());
+    }
+
+    #[test]
+    fn grows_to_the_values_recorded_and_adds_across_sizes() {
+        let mut small = new();
+        let empty = small.distinct_values();
+        record(&mut small, 900);
+        assert_eq!(small.distinct_values(), empty, "900 µs fits the first size");
+        let mut large = new();
+        record(&mut large, 90_000);
+        record(&mut large, 3_000_000);
+        assert!(large.distinct_values() > 4 * empty, "grew to hold 3 s");
+        assert!(large.max() >= 3_000_000);
+        // Either way round, adding grows the smaller one: nothing is dropped.
+        let mut a = small.clone();
+        a.add(&large).unwrap();
+        let mut b = large.clone();
+        b.add(&small).unwrap();
+        for h in [&a, &b] {
+            assert_eq!(h.len(), 3);
+            assert_eq!(h.min(), 900);
+            assert_eq!(h.max(), large.max());
+        }
+        // A decoded histogram grows as well (it is rebuilt in our shape).
+        let mut d = decode(&encode(&small).unwrap()).unwrap();
+        d.add(&large).unwrap();
+        assert_eq!(d.len(), 3);
     }
 
     #[test]

@@ -279,7 +279,7 @@ impl PhaseStats {
 
     /// Adds another row's (exact: histograms add bucket by bucket).
     pub fn add(&mut self, other: &PhaseStats) {
-        // Same bounds everywhere (histogram::new), so adding cannot fail.
+        // Histograms grow to what they are given (histogram::new), so adding cannot fail.
         for (mine, theirs) in self.times.iter_mut().zip(&other.times) {
             let _ = mine.add(theirs);
         }
