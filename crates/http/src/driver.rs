@@ -26,8 +26,9 @@ pub(crate) use h2::{not_a_field, Length};
 pub struct Session {
     h1: Option<H1>,
     /// The response being read as a stream of events, if the step reads one: here, not in the
-    /// request's future, so that a timeout leaves the events that came.
-    pub(crate) reading: Option<crate::stream::Reading>,
+    /// request's future, so that a timeout leaves the events that came. Boxed: only a step read
+    /// as a stream has one, and inline it made every user's task 336 bytes larger.
+    pub(crate) reading: Option<Box<crate::stream::Reading>>,
     /// The serialized request of a scenario step (HTTP/1.1; HTTP/2: its header block), reused
     /// from one to the next.
     pub(crate) wire: Vec<u8>,
@@ -154,12 +155,14 @@ impl HttpDriver {
     ) -> (Outcome, Option<Response>) {
         let r = match (session.h2.is_some(), prepared) {
             (true, Prepared::H2(block)) => {
-                Box::pin(self.limit(self.execute_h2(session, block, body, keep))).await
-            }
-            (false, Prepared::H1(wire)) => {
-                self.limit(self.execute_h1(session, wire, method, keep))
+                Box::pin(self.limit(self.execute_h2(session, block, body, keep)))
                     .await
+                    .ok()
             }
+            (false, Prepared::H1(wire)) => self
+                .limit(self.execute_h1(session, wire, method, keep))
+                .await
+                .ok(),
             // A request prepared for the other protocol: no session of this client has one.
             _ => {
                 return (
@@ -279,7 +282,9 @@ impl HttpDriver {
         body: &Bytes,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        let r = Box::pin(self.limit(self.execute_h2(session, block, body, keep))).await;
+        let r = Box::pin(self.limit(self.execute_h2(session, block, body, keep)))
+            .await
+            .ok();
         self.timed_out(session, r)
     }
 
@@ -295,7 +300,9 @@ impl HttpDriver {
             // HTTP/1.1 user's task larger for the whole run.
             true => {
                 let block = self.h2_fixed_block(&req.method, &req.path, &req.headers, &req.body);
-                Box::pin(self.limit(self.execute_h2(session, &block, &req.body, keep))).await
+                Box::pin(self.limit(self.execute_h2(session, &block, &req.body, keep)))
+                    .await
+                    .ok()
             }
             false => {
                 let mut wire = std::mem::take(&mut session.wire);
@@ -310,7 +317,8 @@ impl HttpDriver {
                 );
                 let out = self
                     .limit(self.execute_h1(session, &wire, &req.method, keep))
-                    .await;
+                    .await
+                    .ok();
                 session.wire = wire;
                 out
             }
@@ -318,9 +326,11 @@ impl HttpDriver {
         self.timed_out(session, r)
     }
 
-    /// Runs a request's future within the request timeout.
-    async fn limit<T>(&self, work: impl std::future::Future<Output = T>) -> Option<T> {
-        timeout(self.cfg.timeout, work).await.ok()
+    /// Runs a request's future within the request timeout (`Err` past it). A plain function:
+    /// as an `async fn`, which takes the future and awaits it, it held the future twice (the
+    /// argument and the awaited value) in every user's task.
+    fn limit<F: std::future::Future>(&self, work: F) -> tokio::time::Timeout<F> {
+        timeout(self.cfg.timeout, work)
     }
 
     /// The outcome of a request that had to finish within the timeout: past it, a `timeout`,

@@ -516,7 +516,7 @@ impl Client for HttpClient {
         // adds the lag before it to the first).
         if let Some((mode, _)) = h.stream {
             let start = std::time::Instant::now();
-            s.reading = Some(Reading::new(mode, start, want_reply));
+            s.reading = Some(Box::new(Reading::new(mode, start, want_reply)));
         }
         let (mut outcome, mut resp) = match h.fixed.get_or_init(|| self.fixed(h)) {
             Some((prepared, body)) => {

@@ -290,7 +290,7 @@ impl HttpDriver {
                 }
                 None => Phases::on(Connection::Reused),
             };
-            let reading = session.reading.as_mut();
+            let reading = session.reading.as_deref_mut();
             let (result, started) = h.exchange(wire, head, keep, &mut phases, reading).await;
             let (s1, r1) = h.counters.read();
             if result.is_err() && reused && safe && !started && !retried {
