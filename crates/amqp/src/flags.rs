@@ -13,7 +13,7 @@ use throng_core::flags::{
 };
 use throng_core::step::{ClientOptions, Render};
 use throng_core::steps::Steps;
-use throng_core::watch::Watched;
+use throng_core::watch::{Watched, READ_LIMIT};
 use throng_core::RunPlan;
 use throng_template::Calls;
 
@@ -128,7 +128,7 @@ impl AmqpFlags {
     }
 
     fn overview(&self, request: &Request) -> Result<Option<Overview>, FlagsError> {
-        let timeout = request.connect_timeout()?;
+        let timeout = request.connect_timeout()?.min(READ_LIMIT);
         one_server("--amqp-monitor", &self.amqp_monitor, |url| {
             Overview::new(url, timeout)
         })

@@ -25,6 +25,12 @@ use crate::{DatabaseEvent, DatabaseInfo, DatabaseSample, ErrorClass};
 /// How often a server is read.
 pub const PERIOD: Duration = Duration::from_secs(1);
 
+/// The longest a monitoring endpoint's reading may take (the connect timeout when shorter):
+/// read once a second, a reading later than this is a failed one, and a stalled endpoint
+/// must not hold the run's start or end for the connect timeout's 10 s a reading (measured:
+/// a 0.5 s NATS run beside a monitor that accepts and never answers took 21.9 s with 10 s).
+pub const READ_LIMIT: Duration = Duration::from_secs(2);
+
 /// How often a server is asked, after the load, whether it has published the load's figures.
 const ASK: Duration = Duration::from_millis(200);
 

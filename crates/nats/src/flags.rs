@@ -13,7 +13,7 @@ use throng_core::flags::{
 };
 use throng_core::step::{ClientOptions, Render};
 use throng_core::steps::Steps;
-use throng_core::watch::Watched;
+use throng_core::watch::{Watched, READ_LIMIT};
 use throng_core::RunPlan;
 use throng_template::Calls;
 
@@ -106,7 +106,7 @@ impl NatsFlags {
     }
 
     fn varz(&self, request: &Request) -> Result<Option<Varz>, FlagsError> {
-        let timeout = request.connect_timeout()?;
+        let timeout = request.connect_timeout()?.min(READ_LIMIT);
         one_server("--nats-monitor", &self.nats_monitor, |url| {
             Varz::new(url, timeout)
         })
