@@ -2,8 +2,8 @@
 # End-to-end benchmark: throng against wrk and oha (HTTP/1.1) and h2load (HTTP/2) on the same
 # nginx, taking turns, in one run. Prints requests/s and load-generator CPU seconds per million
 # requests for each, and throng's ratios; a one-step scenario against the plain URL. Then the
-# open loop at 20,000 req/s (throng and oha), throng's RSS after 10 s and 60 s at 1,000
-# connections, and 10,000 connections held.
+# open loop at 20,000 req/s (throng and oha), and peak RSS holding 1,000 and 10,000 connections
+# beside wrk's, then throng's RSS over LONG seconds at 1,000.
 #
 #   benches/e2e.sh            # needs: nginx-light, wrk, nghttp2-client (apt), oha (cargo install oha --locked)
 #   DURATION=10 CONNS=50 ROUNDS=3 LONG=120 benches/e2e.sh
@@ -13,8 +13,10 @@
 # scenario), https (HTTPS against oha on the testbed's TLS target), h2 (HTTP/2 against h2load),
 # templates (a per-call template in -d against the one-step scenario with the same body, and the
 # plain body, prepared once), open (the open loop at 20,000 req/s against oha, rounds
-# alternating), memory (RSS at 1,000
-# connections over LONG seconds, and at 10,000 connections).
+# alternating), memory (peak RSS of throng and wrk -t2 holding 1,000 and 10,000 connections,
+# DURATION seconds each, side by side; then throng's RSS every 10 s over LONG seconds at 1,000).
+#
+#   PARTS=memory DURATION=10 LONG=60 benches/e2e.sh   # the memory figures alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +29,11 @@ PARTS=${PARTS:-closed templates https h2 open memory}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 command -v nginx >/dev/null || { echo "install nginx-light (apt-get install nginx-light)"; exit 2; }
-want closed && { command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }; }
+if want closed || want memory; then
+  command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 2; }
+fi
+# 10,000 connections need as many descriptors, in throng and in wrk.
+want memory && { ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"; }
 if want https || want open; then
   command -v oha >/dev/null || { echo "install oha (cargo install oha --locked)"; exit 2; }
 fi
@@ -229,26 +235,27 @@ rss_series() {
 }
 
 if want memory; then
-  echo "== memory: 1000 connections for ${LONG}s, RSS every 10 s (throng, then wrk -t2 for scale)"
+  # Peak RSS (VmHWM, /usr/bin/time's %M) of a whole run holding N connections, throng and wrk
+  # -t2 in turns against the same nginx: the figure compared with wrk's.
+  echo "== memory: peak RSS holding 1,000 and 10,000 connections, ${DURATION}s a run, throng then wrk -t2"
+  printf '%12s %12s %12s %12s   %s\n' connections "throng MB" "wrk MB" throng/wrk "throng: requests, errors, established mid-run"
+  for n in 1000 10000; do
+    /usr/bin/time -f "%M" -o "$work/rss" "$THRONG" run "$URL" -c "$n" -z "${DURATION}s" --quiet --no-tui --json "$work/k.json" > /dev/null &
+    pid=$!
+    sleep $((DURATION - 2))
+    held=$(ss -Htn state established "( dport = :$PORT )" | wc -l)
+    wait $pid
+    t=$(awk '{print $1 / 1024}' "$work/rss")
+    /usr/bin/time -f "%M" -o "$work/rss" wrk -t2 -c"$n" -d"${DURATION}s" "$URL" > /dev/null
+    w=$(awk '{print $1 / 1024}' "$work/rss")
+    printf '%12s %12.1f %12.1f %12s   %s, %s, %s\n' "$n" "$t" "$w" "$(ratio "$t" "$w")" \
+      "$(json "$work/k.json" "r['total']['samples']")" "$(json "$work/k.json" "r['total']['errors']")" "$held"
+  done
+
+  echo "== memory over time: 1000 connections for ${LONG}s, RSS every 10 s (throng, then wrk -t2 for 30 s for scale)"
   "$THRONG" run "$URL" -c 1000 -z "${LONG}s" --quiet --no-tui --json "$work/m.json" > /dev/null &
   series=$(rss_series $!)
   echo "throng RSS kB:$series   (requests $(json "$work/m.json" "r['total']['samples']"), errors $(json "$work/m.json" "r['total']['errors']"))"
   wrk -t2 -c1000 -d30s "$URL" > /dev/null &
   echo "wrk    RSS kB:$(rss_series $!)"
-
-  echo "== 10000 connections for $((DURATION + 20))s"
-  "$THRONG" run "$URL" -c 10000 -z "$((DURATION + 20))s" --quiet --no-tui --json "$work/k.json" > /dev/null &
-  pid=$!
-  sleep $((DURATION + 10))
-  held=$(ss -Htn state established "( dport = :$PORT )" | wc -l)
-  rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
-  wait $pid
-  python3 - "$work/k.json" "$held" "$rss" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1])); t = r["total"]
-print(f"established {sys.argv[2]} connections mid-run   RSS {int(sys.argv[3]) / 1024:.1f} MB   {t['samples']} requests   "
-      f"{t['throughput']:.1f}/s   errors {t['errors']}   p99 {t['latency']['p99']:.2f} ms")
-for e in r.get("errors", []):
-    print("  error", e)
-PY
 fi
