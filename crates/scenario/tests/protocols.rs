@@ -232,7 +232,8 @@ fn protocol_mistakes_are_named_at_their_place() {
         (
             "    checks: []\n",
             "x.yaml:5:12: step `a` needs a request: `request` (http: method, path, headers, body \
-             or json, and stream (sse, ndjson or chunks)) or `echo` (echo)",
+             or json, stream (sse, ndjson or chunks), and llm (api, model, prompts or \
+             prompt_tokens, max_tokens)) or `echo` (echo)",
         ),
     ] {
         let e = error(&format!("{head}{body}"));
