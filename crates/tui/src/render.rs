@@ -77,8 +77,29 @@ pub fn render_board(
         .render(body, buf),
         (View::Grid, Some(grid)) => GridView { grid, snap }.render(body, buf),
         (View::Mix, _) => mix(body, buf, snap, board, state.scroll),
-        (View::Phases, _) => phases(body, buf, snap, board, state.scroll),
-        (View::Streams, _) => streams(body, buf, snap, board, state.scroll),
+        (View::Phases, _) => {
+            over_chart(body, buf, snap, board, PhasesPanel::height(snap), |a, b| {
+                PhasesPanel {
+                    snap,
+                    scroll: state.scroll,
+                }
+                .render(a, b)
+            })
+        }
+        (View::Streams, _) => over_chart(
+            body,
+            buf,
+            snap,
+            board,
+            StreamsPanel::height(snap),
+            |a, b| {
+                StreamsPanel {
+                    snap,
+                    scroll: state.scroll,
+                }
+                .render(a, b)
+            },
+        ),
         _ => overview(body, buf, snap, board, state),
     }
     Footer { snap, board, state }.render(footer, buf);
@@ -283,9 +304,16 @@ fn labels(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: 
     }
 }
 
-/// Where the time goes; below it, when there is room, latency over time.
-fn phases(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usize) {
-    let want = PhasesPanel::height(snap);
+/// A panel of `want` lines (where the time goes, or the streams of tokens) drawn by `panel`;
+/// below it, when there is room, latency over time.
+fn over_chart(
+    area: Rect,
+    buf: &mut Buffer,
+    snap: &Snapshot,
+    board: &Board,
+    want: u16,
+    panel: impl FnOnce(Rect, &mut Buffer),
+) {
     let chart = match area.height.checked_sub(want + 1) {
         Some(rest) if rest >= 8 => rest,
         _ => 0,
@@ -296,26 +324,7 @@ fn phases(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: 
         Constraint::Length(chart),
     ])
     .areas(area);
-    PhasesPanel { snap, scroll }.render(table, buf);
-    if chart > 0 {
-        latency_chart(rest, buf, snap, board);
-    }
-}
-
-/// The streams of tokens; below them, when there is room, latency over time.
-fn streams(area: Rect, buf: &mut Buffer, snap: &Snapshot, board: &Board, scroll: usize) {
-    let want = StreamsPanel::height(snap);
-    let chart = match area.height.checked_sub(want + 1) {
-        Some(rest) if rest >= 8 => rest,
-        _ => 0,
-    };
-    let [table, _, rest] = Layout::vertical([
-        Constraint::Min(0),
-        Constraint::Length(u16::from(chart > 0)),
-        Constraint::Length(chart),
-    ])
-    .areas(area);
-    StreamsPanel { snap, scroll }.render(table, buf);
+    panel(table, buf);
     if chart > 0 {
         latency_chart(rest, buf, snap, board);
     }
