@@ -91,8 +91,11 @@ fn readings_each_second(url: &str, commits: &str) {
     // Through the 5 s load, one a second (a busy machine delays some), then the last after it.
     let load = samples.len() - idle;
     assert!((4..=8).contains(&load), "{t:?}");
+    // In order, each within a few seconds of the one before (the counts above say one a
+    // second): the test command runs the SQL tests in parallel beside throwaway servers
+    // starting, and a starved machine was seen to take a reading 2.3 s late.
     for w in t.windows(2) {
-        assert!(w[1] > w[0] && w[1] - w[0] < 2.5, "{t:?}");
+        assert!(w[1] > w[0] && w[1] - w[0] < 4.0, "{t:?}");
     }
     assert!(*t.last().expect("a reading") > 5.0, "{t:?}");
     // The increases second by second add up to the total over the load, for every counter.
