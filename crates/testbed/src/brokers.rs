@@ -14,12 +14,23 @@ pub fn free_port() -> Result<u16, String> {
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
-/// Waits until something listens on `port` of the loopback, 10 s at most.
+/// Waits until something listens on `port` of the loopback, 30 s at most (the tests start many
+/// servers at once on two cores).
 pub fn wait_for_port(port: u16) -> Result<(), String> {
-    let until = Instant::now() + Duration::from_secs(10);
+    listening(port, None)
+}
+
+/// Waits until `port` listens, or `child` (the program meant to listen on it) has exited.
+fn listening(port: u16, mut child: Option<&mut Child>) -> Result<(), String> {
+    let until = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(c) = child.as_deref_mut() {
+            if let Ok(Some(status)) = c.try_wait() {
+                return Err(format!("exited ({status}) before listening on {port}"));
+            }
+        }
         if Instant::now() > until {
-            return Err(format!("nothing listens on {port} after 10 s"));
+            return Err(format!("nothing listens on {port} after 30 s"));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -56,34 +67,46 @@ impl NatsServer {
         Ok(server)
     }
 
-    /// One started with `extra` arguments too.
+    /// One started with `extra` arguments too. A free port can be taken by another test
+    /// between `free_port` and the server's bind, and the server then exits: it is started
+    /// again on other ports, three times at most.
     pub fn with_args(extra: &[&str]) -> Result<NatsServer, String> {
-        let (port, monitor) = (free_port()?, free_port()?);
         let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
             .into_iter()
             .find(|p| Path::new(p).exists())
             .ok_or(
                 "nats-server is not installed (apt-get install nats-server; scripts/test does)",
             )?;
-        let child = Command::new(bin)
-            .args(["-a", "127.0.0.1", "-p", &port.to_string()])
-            .args(["-m", &monitor.to_string()])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("nats-server does not start: {e}"))?;
-        let server = NatsServer {
-            child: Some(child),
-            port,
-            monitor,
-            store: None,
-        };
-        for p in [port, monitor] {
-            wait_for_port(p)?;
+        let mut tried = Vec::new();
+        for _ in 0..3 {
+            let (port, monitor) = (free_port()?, free_port()?);
+            let child = Command::new(bin)
+                .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+                .args(["-m", &monitor.to_string()])
+                .args(extra)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("nats-server does not start: {e}"))?;
+            let mut server = NatsServer {
+                child: Some(child),
+                port,
+                monitor,
+                store: None,
+            };
+            let ready = [port, monitor]
+                .into_iter()
+                .try_for_each(|p| listening(p, server.child.as_mut()));
+            match ready {
+                Ok(()) => return Ok(server),
+                Err(e) => {
+                    server.kill();
+                    tried.push(e);
+                }
+            }
         }
-        Ok(server)
+        Err(format!("nats-server did not start: {}", tried.join("; ")))
     }
 
     /// `nats://127.0.0.1:PORT/SUBJECT`.
