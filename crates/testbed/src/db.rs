@@ -406,10 +406,14 @@ impl MariaDb {
         let dir = temp_dir("mariadb")?;
         let d = dir.display().to_string();
         let port = free_port()?;
+        // Its own directory for temporary tables: in the shared /tmp, another server's (or a
+        // test's) clean-up can remove a file the bootstrap is about to delete, failing the install.
+        std::fs::create_dir_all(dir.join("tmp")).map_err(|e| fail(e.to_string()))?;
         run(
             Command::new(install).args([
                 "--no-defaults",
                 &format!("--datadir={d}/data"),
+                &format!("--tmpdir={d}/tmp"),
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
                 "--user=root",
@@ -468,6 +472,7 @@ impl MariaDb {
             .args([
                 "--no-defaults",
                 &format!("--datadir={d}/data"),
+                &format!("--tmpdir={d}/tmp"),
                 &format!("--socket={d}/sock"),
                 &format!("--pid-file={d}/pid"),
                 &format!("--port={}", self.port),
