@@ -38,9 +38,26 @@ pub struct Config {
     pub conn_window: u32,
     /// Our SETTINGS_HEADER_TABLE_SIZE (4096, the default).
     pub header_table_size: u32,
-    /// The largest header block (HEADERS and CONTINUATIONs, encoded) we accept; a larger one is
-    /// a connection error, since its fields must be decoded for HPACK's table to stay in step.
+    /// The largest header block (HEADERS and CONTINUATIONs, encoded) we accept (64 KiB, the
+    /// HTTP/1.1 codec's bound on a head); a larger one, or one split into more frames than
+    /// [`Config::max_header_frames`] allows (a CONTINUATION flood of empty frames grows no
+    /// block), is a connection error, since its fields must be decoded for HPACK's table to
+    /// stay in step.
     pub max_header_block: usize,
+    /// Our SETTINGS_MAX_HEADER_LIST_SIZE (256 KiB): the decoded size of a response's header
+    /// fields (names, values and 32 bytes a field, RFC 9113 section 6.5.2). A larger list is
+    /// decoded (for HPACK's table) but not kept, and fails its stream: a few KiB of indexed
+    /// fields can decode to many MiB.
+    pub max_header_list: u32,
+}
+
+impl Config {
+    /// The most frames (HEADERS and its CONTINUATIONs) a header block may take: one per KiB
+    /// of [`Config::max_header_block`], at least 8 (65 at 64 KiB). A server splits a block at
+    /// our frame size (16 KiB); this bound is met only by frames of under a KiB on average.
+    pub fn max_header_frames(&self) -> u32 {
+        (self.max_header_block / 1024).max(8) as u32 + 1
+    }
 }
 
 impl Default for Config {
@@ -49,7 +66,8 @@ impl Default for Config {
             stream_window: 2 * 1024 * 1024,
             conn_window: 5 * 1024 * 1024,
             header_table_size: 4096,
-            max_header_block: 1024 * 1024,
+            max_header_block: 64 * 1024,
+            max_header_list: 256 * 1024,
         }
     }
 }
@@ -239,6 +257,8 @@ pub struct Conn {
     blocked: VecDeque<usize>,
     /// A header block being received: stream, END_STREAM, fragments so far.
     partial: Option<(u32, bool)>,
+    /// Frames of the header block being received.
+    block_frames: u32,
     block: Vec<u8>,
     got_settings: bool,
     settings_acked: bool,
@@ -263,6 +283,7 @@ impl Conn {
         let mut settings = vec![
             (setting::ENABLE_PUSH, 0),
             (setting::INITIAL_WINDOW_SIZE, cfg.stream_window),
+            (setting::MAX_HEADER_LIST_SIZE, cfg.max_header_list),
         ];
         if cfg.header_table_size != 4096 {
             settings.push((setting::HEADER_TABLE_SIZE, cfg.header_table_size));
@@ -291,6 +312,7 @@ impl Conn {
             waiting: VecDeque::new(),
             blocked: VecDeque::new(),
             partial: None,
+            block_frames: 0,
             block: Vec::new(),
             got_settings: false,
             settings_acked: false,
@@ -770,6 +792,7 @@ impl Conn {
         }
         self.block.clear();
         self.block.extend_from_slice(fragment);
+        self.block_frames = 1;
         let end_stream = head.flags & flag::END_STREAM != 0;
         if head.flags & flag::END_HEADERS == 0 {
             self.partial = Some((head.stream, end_stream));
@@ -786,6 +809,7 @@ impl Conn {
             ));
         };
         self.block.extend_from_slice(payload);
+        self.block_frames += 1;
         self.check_block_size()?;
         if head.flags & flag::END_HEADERS != 0 {
             self.partial = None;
@@ -798,7 +822,19 @@ impl Conn {
         if self.block.len() > self.cfg.max_header_block {
             return Err(proto(
                 Reason::ENHANCE_YOUR_CALM,
-                "a header block over the size we accept",
+                &format!(
+                    "a header block over {} bytes (a CONTINUATION flood?)",
+                    self.cfg.max_header_block
+                ),
+            ));
+        }
+        if self.block_frames > self.cfg.max_header_frames() {
+            return Err(proto(
+                Reason::ENHANCE_YOUR_CALM,
+                &format!(
+                    "a header block in more than {} frames (a CONTINUATION flood)",
+                    self.cfg.max_header_frames()
+                ),
             ));
         }
         Ok(())
@@ -818,7 +854,13 @@ impl Conn {
         let mut kept = Vec::new();
         let mut grpc_status = None;
         let mut grpc_message = None;
+        let (mut list, max_list) = (0usize, self.cfg.max_header_list as usize);
         let decoded = self.decoder.decode(&block, |n, v| {
+            list += n.len() + v.len() + 32;
+            if list > max_list {
+                // Decoded on for the table's sake, not kept.
+                return;
+            }
             if n == b":status" {
                 status = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
                 bad_status |= status.is_none() || v.len() != 3;
@@ -840,6 +882,14 @@ impl Conn {
         let Some(idx) = idx else {
             return Ok(());
         };
+        if list > max_list {
+            self.stream_error(
+                id,
+                Reason::ENHANCE_YOUR_CALM,
+                "a header list over our SETTINGS_MAX_HEADER_LIST_SIZE",
+            );
+            return Ok(());
+        }
         let s = self.slab[idx].as_mut().expect("an open stream");
         if grpc_status.is_some() {
             s.resp.grpc_status = grpc_status;

@@ -55,7 +55,7 @@ impl std::error::Error for HpackError {}
 
 /// Appends `value` as an HPACK integer with an `n`-bit prefix; `first` holds the bits above the
 /// prefix (RFC 7541 section 5.1).
-pub(crate) fn encode_int(out: &mut Vec<u8>, first: u8, n: u32, mut value: usize) {
+pub fn encode_int(out: &mut Vec<u8>, first: u8, n: u32, mut value: usize) {
     let max = (1usize << n) - 1;
     if value < max {
         out.push(first | value as u8);

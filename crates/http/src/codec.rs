@@ -94,7 +94,8 @@ enum State {
 pub(crate) struct ResponseReader {
     head_request: bool,
     keep: bool,
-    /// Hold the body (`keep`, unless it is read as a stream: then only its events are kept).
+    /// Hold the body (`keep`, unless it is read as a stream: then only its events are kept,
+    /// and a non-2xx body up to [`crate::stream::MAX_ERROR_BODY`]).
     pub(crate) keep_body: bool,
     state: State,
     started: bool,
@@ -248,10 +249,15 @@ impl ResponseReader {
     /// dropped); how many.
     fn take(&mut self, buf: &mut BytesMut, max: u64, body: &mut impl FnMut(&[u8])) -> u64 {
         let n = (buf.len() as u64).min(max) as usize;
+        let success = (200..300).contains(&self.status);
         if self.keep_body {
             self.body.extend_from_slice(&buf[..n]);
+        } else if self.keep && !success {
+            // Read as a stream, but an error: its body is kept for checks, as any response's.
+            let room = crate::stream::MAX_ERROR_BODY.saturating_sub(self.body.len());
+            self.body.extend_from_slice(&buf[..n.min(room)]);
         }
-        if n > 0 && (200..300).contains(&self.status) {
+        if n > 0 && success {
             body(&buf[..n]);
         }
         buf.advance(n);

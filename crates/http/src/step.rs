@@ -375,6 +375,15 @@ impl HttpClient {
                 .map_err(|e| format!("bad path {path:?}: {e}"))?;
             values.push(path.into_bytes());
         }
+        // A templated `host` is `:authority`, the slot after the path's (`h2_block`).
+        if let Some((_, v)) = h.headers.iter().find(|(n, _)| n == http::header::HOST) {
+            if v.as_static().is_none() {
+                let value = r.render(v)?;
+                HeaderValue::from_str(&value)
+                    .map_err(|_| format!("header host: bad value {value:?}"))?;
+                values.push(value.into_bytes());
+            }
+        }
         for (name, v) in &h.headers {
             if v.as_static().is_none() && !not_a_field(name) {
                 let value = r.render(v)?;
@@ -551,8 +560,9 @@ impl Client for HttpClient {
             },
         };
         if let Some(reading) = s.reading.take() {
-            // Checks and extraction see the last event, not the stream.
-            if let Some(r) = resp.as_mut() {
+            // Checks and extraction see the last event, not the stream; an error's own body
+            // (the drivers keep it, not being the stream).
+            if let Some(r) = resp.as_mut().filter(|r| (200..300).contains(&r.status)) {
                 r.body = reading
                     .last()
                     .map(Bytes::copy_from_slice)

@@ -18,6 +18,11 @@ use throng_stream::{Framing, Parser, StreamError, Timed, DEFAULT_MAX_EVENT};
 /// WebSocket's.
 pub(crate) const MAX_PARTS: usize = 1 << 16;
 
+/// The most of a non-2xx body kept for checks when the response was to be read as a stream:
+/// an error's body is not the stream, and is kept as any response's is, up to 64 KiB (what is
+/// past it is counted, not kept: a server may answer an error with an endless body).
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
+
 /// How a step's response is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamMode {

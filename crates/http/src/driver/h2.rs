@@ -14,7 +14,7 @@ use std::cell::OnceCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::header::{CONNECTION, HOST, TRANSFER_ENCODING, UPGRADE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use throng_core::{Connection, Outcome, Phase, Phases};
@@ -25,7 +25,7 @@ use throng_h2::pool::{Pool, Seat};
 use throng_net::Opened;
 
 use super::{HttpDriver, Response, Session};
-use crate::stream::Reading;
+use crate::stream::{Reading, MAX_ERROR_BODY};
 
 /// One worker's HTTP/2 connections, each shared by up to `streams` sessions: throng-h2's
 /// pool, made when the first session joins (it brings the target).
@@ -96,7 +96,8 @@ impl HttpDriver {
     }
 
     /// A request's header block: `:method`, `:scheme`, `:path` (`None`: a slot, the first),
-    /// `:authority` (the URL's, or a configured `host` header's), the configured headers but
+    /// `:authority` (the URL's, or a `host` header's: a `None` value is a slot, next), the
+    /// configured headers but
     /// those `headers` names, then `headers` (a `None` value is a slot, in their order), then
     /// `content-length` (a slot last when it changes per call).
     pub(crate) fn h2_block(
@@ -114,17 +115,18 @@ impl HttpDriver {
             Some(p) => b.field(":path", p.as_bytes()),
             None => b.slot(":path"),
         };
-        let host = headers
-            .iter()
-            .find(|(n, _)| n == HOST)
-            .and_then(|(_, v)| *v)
-            .or_else(|| self.headers.get(HOST));
-        match host {
-            Some(h) => b.field(":authority", h.as_bytes()),
-            None => b.field(
-                ":authority",
-                url.authority().map_or("", |a| a.as_str()).as_bytes(),
-            ),
+        // A `host` header is `:authority` (RFC 9113 section 8.3.1), templated too: then its
+        // slot is the second, after a templated path's.
+        match headers.iter().find(|(n, _)| n == HOST) {
+            Some((_, Some(h))) => b.field(":authority", h.as_bytes()),
+            Some((_, None)) => b.slot(":authority"),
+            None => match self.headers.get(HOST) {
+                Some(h) => b.field(":authority", h.as_bytes()),
+                None => b.field(
+                    ":authority",
+                    url.authority().map_or("", |a| a.as_str()).as_bytes(),
+                ),
+            },
         };
         let named = |n: &HeaderName| headers.iter().any(|(m, _)| m == n);
         for (name, value) in &self.headers {
@@ -318,20 +320,29 @@ fn timed(phases: &mut Phases, start: Instant, t: Times) {
 }
 
 /// Sends a request whose response is read as it arrives: each part of a 2xx body goes to
-/// `reading` with the time of the read that brought it, and is not kept.
+/// `reading` with the time of the read that brought it, and is not kept; a non-2xx body is not
+/// the stream, and is kept (when the response is, up to [`MAX_ERROR_BODY`]) for checks.
 async fn streamed(
     client: &Client,
     req: Request<'_>,
     reading: &mut Reading,
 ) -> Result<H2Response, StreamError> {
+    let keep = req.keep.headers;
+    let mut error_body = BytesMut::new();
     let mut stream = client.send_streaming(req)?;
     while let Some(part) = stream.data().await {
         if (200..300).contains(&stream.status()) {
             reading.feed(stream.arrived().unwrap_or_else(Instant::now), &part);
+        } else if keep {
+            let room = MAX_ERROR_BODY.saturating_sub(error_body.len());
+            error_body.extend_from_slice(&part[..part.len().min(room)]);
         }
     }
-    let resp = stream.end().await?;
+    let mut resp = stream.end().await?;
     reading.finish(resp.times.end.unwrap_or_else(Instant::now));
+    if !error_body.is_empty() {
+        resp.body = error_body;
+    }
     Ok(resp)
 }
 
