@@ -41,6 +41,8 @@ fn readme_examples_parse() {
             .iter()
             .fold(cmd, |c, sep| c.split(sep).next().unwrap_or(c));
         let words = shell_words(cmd);
+        // A side's own flags are read after the command's, from the command line as given.
+        super::grid::COMMAND_LINE.with(|c| *c.borrow_mut() = Some(words[1..].to_vec()));
         let cli = match super::Cli::try_parse_from(&words) {
             Ok(cli) => cli,
             // `throng --version`, `throng run --help`: they parse, and print.

@@ -184,8 +184,7 @@ fn side_args(a: &RunArgs, flag: &TargetFlag) -> Result<RunArgs, CliError> {
             )));
         }
     }
-    // The process's own command line, which made `a`: `throng run ...`.
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let argv = command_line();
     let m = cmd
         .try_get_matches_from(
             argv.iter()
@@ -200,6 +199,24 @@ fn side_args(a: &RunArgs, flag: &TargetFlag) -> Result<RunArgs, CliError> {
         ));
     }
     Ok(own)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The command line a test stands in for the process's (`run URL ...`), as the book's
+    /// commands are checked in-process.
+    pub(crate) static COMMAND_LINE: std::cell::RefCell<Option<Vec<String>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The process's own command line, which made the `RunArgs`: `run ...` (the binary's name left
+/// out).
+fn command_line() -> Vec<String> {
+    #[cfg(test)]
+    if let Some(words) = COMMAND_LINE.with(|c| c.borrow().clone()) {
+        return words;
+    }
+    std::env::args().skip(1).collect()
 }
 
 /// A clap error's message without its usage lines.

@@ -1,4 +1,4 @@
-//! Integration tests, one binary per theme (one link each, not one per file). compare, report, A/B and grids: results side by side, level tables, the HTML report in a real browser.
+//! Integration tests, one binary per theme (one link each, not one per file). compare, report, A/B and grids: results side by side, level tables, the HTML report in a real browser, the published comparisons' tables.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -8,3 +8,5 @@ mod compare;
 mod grid;
 #[path = "../grid_shapes.rs"]
 mod grid_shapes;
+#[path = "../published.rs"]
+mod published;

@@ -1,7 +1,9 @@
-//! Integration tests, one binary per theme (one link each, not one per file). SQL against real PostgreSQL and MariaDB: the driver, bytes, the command line, the databases' own counters, scenarios.
+//! Integration tests, one binary per theme (one link each, not one per file). SQL against real PostgreSQL and MariaDB: the driver, bytes, the command line, the databases' own counters, scenarios, the saga report's table.
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../published_sql.rs"]
+mod published_sql;
 #[path = "../sql.rs"]
 mod sql;
 #[path = "../sql_bytes.rs"]
