@@ -1,4 +1,4 @@
-//! Integration tests, one binary per theme (one link each, not one per file). The Docker engine: container stats and the deployments' files, and live metrics into a real Prometheus (its Grafana dashboard watches a container).
+//! Integration tests, one binary per theme (one link each, not one per file). The Docker engine: container stats and the deployments' files, the published comparisons' containers, and live metrics into a real Prometheus (its Grafana dashboard watches a container).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -8,3 +8,5 @@ mod deploy;
 mod docker_stats;
 #[path = "../metrics.rs"]
 mod metrics;
+#[path = "../published_docker.rs"]
+mod published_docker;

@@ -18,7 +18,7 @@ mod pivot;
 mod rounds;
 mod table;
 
-pub use pivot::{Across, Pivot, Unit};
+pub use pivot::{Across, Column, Pivot, Unit};
 pub use rounds::{merge_concurrent, merge_rounds};
 use table::describe;
 pub use table::{grid_csv, grid_markdown, per_round, render_grid, Shape};

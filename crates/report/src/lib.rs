@@ -35,7 +35,7 @@ pub use databases::{
 };
 pub use grid::{
     grid_csv, grid_markdown, grid_schema, merge_concurrent, merge_rounds, per_round, read_grid,
-    render_grid, Across, Capacity, Coordinates, GridResult, GridRun, Level, LevelContainer,
+    render_grid, Across, Capacity, Column, Coordinates, GridResult, GridRun, Level, LevelContainer,
     LevelRow, Pivot, Shape, Unit, GRID_KIND,
 };
 pub use html::{grid_html, render_comparison_html, render_html};

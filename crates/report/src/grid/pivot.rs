@@ -1,7 +1,8 @@
 //! A grid in the shape its reader publishes: levels as rows and a column group per side (users
-//! down, Go and Java across, each with its mean in seconds and its error %), or sides as rows
-//! and levels across. The cells are the level table's (each level and side its rounds merged),
-//! in the unit asked for, so a pivot never holds a figure the level table does not.
+//! down, Go and Java across, each with its mean in seconds, its error % and its container's CPU
+//! and memory), or sides as rows and levels across. The cells are the level table's (each level
+//! and side its rounds merged), in the unit asked for, so a pivot never holds a figure the level
+//! table does not.
 
 use crate::{Figure, Level, LevelRow};
 
@@ -47,30 +48,53 @@ impl Unit {
     }
 }
 
-/// A pivot of a grid: what runs across, the figures of each column group, their unit.
+/// A column of each group: a figure of the level table's TOTAL row, or the level table's
+/// containers under load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// A figure of the TOTAL row.
+    Figure(Figure),
+    /// The side's containers' mean CPU under load, percent (summed over its containers).
+    Cpu,
+    /// The side's containers' mean memory under load, MiB (summed over its containers).
+    Memory,
+}
+
+impl Column {
+    /// The column a name says: a figure's (`mean`, `p99`, `error_rate`), `cpu` or `memory`.
+    fn named(name: &str) -> Option<Column> {
+        match name {
+            "cpu" => Some(Column::Cpu),
+            "memory" | "mem" => Some(Column::Memory),
+            name => Figure::named(name).map(Column::Figure),
+        }
+    }
+}
+
+/// A pivot of a grid: what runs across, the columns of each column group, their unit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pivot {
     /// What runs across as column groups.
     pub across: Across,
-    /// The figures of each group, in order.
-    pub figures: Vec<Figure>,
+    /// The columns of each group, in order.
+    pub columns: Vec<Column>,
     /// The unit of the latencies.
     pub unit: Unit,
 }
 
-/// The figures a pivot shows when none are named: the four the published comparisons share.
-const DEFAULT: [Figure; 4] = [
-    Figure::Throughput,
-    Figure::Mean,
-    Figure::P99,
-    Figure::ErrorRate,
+/// The columns a pivot shows when none are named: the four the published comparisons share.
+const DEFAULT: [Column; 4] = [
+    Column::Figure(Figure::Throughput),
+    Column::Figure(Figure::Mean),
+    Column::Figure(Figure::P99),
+    Column::Figure(Figure::ErrorRate),
 ];
 
 impl Pivot {
     /// A pivot from the command line's words: `across` is `side` or `level` (what becomes the
-    /// column groups), `columns` the figures (`mean,p99,error_rate`, the threshold's names;
-    /// none: throughput, mean, p99 and error %), `unit` `us`, `ms` or `s` (none: ms). Each
-    /// error names the word it refuses.
+    /// column groups), `columns` the figures (`mean,p99,error_rate`, the threshold's names, and
+    /// `cpu` and `memory` for the containers under load; none: throughput, mean, p99 and error
+    /// %), `unit` `us`, `ms` or `s` (none: ms). Each error names the word it refuses.
     pub fn parse(across: &str, columns: Option<&str>, unit: Option<&str>) -> Result<Pivot, String> {
         let across = match across.trim() {
             "side" | "sides" => Across::Sides,
@@ -82,14 +106,15 @@ impl Pivot {
                 ))
             }
         };
-        let figures = match columns {
+        let columns = match columns {
             None => DEFAULT.to_vec(),
             Some(c) => c
                 .split(',')
                 .map(|name| {
-                    Figure::named(name.trim()).ok_or_else(|| {
+                    Column::named(name.trim()).ok_or_else(|| {
                         format!(
-                            "--columns {c:?}: `{}` is not a figure ({})",
+                            "--columns {c:?}: `{}` is not a figure ({}, and the containers' \
+                             cpu and memory)",
                             name.trim(),
                             Figure::NAMES
                         )
@@ -109,13 +134,18 @@ impl Pivot {
         };
         Ok(Pivot {
             across,
-            figures,
+            columns,
             unit,
         })
     }
 
-    /// The header of a figure's column: its name with the chosen unit.
-    fn header(&self, f: Figure) -> String {
+    /// The header of a column: its name with the chosen unit, as the level table names it.
+    fn header(&self, c: Column) -> String {
+        let f = match c {
+            Column::Figure(f) => f,
+            Column::Cpu => return "CPU %".into(),
+            Column::Memory => return "Memory (MiB)".into(),
+        };
         match f {
             f if f.is_latency() => {
                 let name = f.name().trim_end_matches(" ms");
@@ -126,9 +156,23 @@ impl Pivot {
         }
     }
 
-    /// A figure of a level table's row, in the pivot's unit, as a cell; `exact` keeps every
-    /// digit. Error % is the level table's (failures other than those aborted at the end).
-    fn cell(&self, f: Figure, row: &LevelRow, exact: bool) -> String {
+    /// A column of a level table's row, in the pivot's unit, as a cell; `exact` keeps every
+    /// digit. Error % is the level table's (failures other than those aborted at the end); a
+    /// row without containers has no CPU or memory (`-`).
+    fn cell(&self, c: Column, row: &LevelRow, exact: bool) -> String {
+        let containers = (!row.containers.is_empty()).then_some(&row.containers);
+        let f = match c {
+            Column::Figure(f) => f,
+            Column::Cpu => {
+                let cpu = containers.map(|c| c.iter().map(|c| c.cpu_percent).sum::<f64>());
+                return Self::shown(cpu, 1, exact);
+            }
+            Column::Memory => {
+                let bytes = containers.map(|c| c.iter().map(|c| c.memory).sum::<u64>());
+                let mib = bytes.map(|b| b as f64 / (1024.0 * 1024.0));
+                return Self::shown(mib, 1, exact);
+            }
+        };
         let (v, digits) = match f {
             Figure::ErrorRate => (Some(row.failed_percent), 2),
             f if f.is_latency() => match f.of(&row.total) {
@@ -141,6 +185,11 @@ impl Pivot {
             Figure::Samples => (f.of(&row.total), 0),
             f => (f.of(&row.total), 1),
         };
+        Self::shown(v, digits, exact)
+    }
+
+    /// A cell's text: `-` for no value, every digit when `exact`, else `digits` of them.
+    fn shown(v: Option<f64>, digits: usize, exact: bool) -> String {
         match (v, exact) {
             (None, _) => "-".into(),
             (Some(v), true) => v.to_string(),
@@ -173,7 +222,7 @@ impl Pivot {
             Some(l) => l.cells(),
             None => level_headers.iter().map(|_| "-".to_string()).collect(),
         };
-        let group = |name: String, f: Figure| match name.is_empty() {
+        let group = |name: String, f: Column| match name.is_empty() {
             true => self.header(f),
             false => format!("{name} {}", self.header(f)),
         };
@@ -182,7 +231,7 @@ impl Pivot {
             Across::Sides => {
                 let mut header = level_headers.clone();
                 for s in &sides {
-                    for &f in &self.figures {
+                    for &f in &self.columns {
                         header.push(group(s.clone().unwrap_or_default(), f));
                     }
                 }
@@ -190,7 +239,7 @@ impl Pivot {
                 for l in &levels {
                     let mut row = level_cells(l);
                     for s in &sides {
-                        for &f in &self.figures {
+                        for &f in &self.columns {
                             row.push(find(l, s).map_or("-".into(), |r| self.cell(f, r, exact)));
                         }
                     }
@@ -200,7 +249,7 @@ impl Pivot {
             Across::Levels => {
                 let mut header = vec!["Side".to_string()];
                 for l in &levels {
-                    for &f in &self.figures {
+                    for &f in &self.columns {
                         header.push(group(l.map(|l| l.to_string()).unwrap_or_default(), f));
                     }
                 }
@@ -208,7 +257,7 @@ impl Pivot {
                 for s in &sides {
                     let mut row = vec![s.clone().unwrap_or_else(|| "-".into())];
                     for l in &levels {
-                        for &f in &self.figures {
+                        for &f in &self.columns {
                             row.push(find(l, s).map_or("-".into(), |r| self.cell(f, r, exact)));
                         }
                     }
@@ -240,12 +289,21 @@ mod tests {
 
     #[test]
     fn the_words_of_a_pivot_are_checked_and_named() {
-        let p = Pivot::parse("side", Some("mean, error_rate"), Some("s")).unwrap();
-        assert_eq!(p.figures, [Figure::Mean, Figure::ErrorRate]);
+        let p = Pivot::parse("side", Some("mean, error_rate,cpu,memory"), Some("s")).unwrap();
+        assert_eq!(
+            p.columns,
+            [
+                Column::Figure(Figure::Mean),
+                Column::Figure(Figure::ErrorRate),
+                Column::Cpu,
+                Column::Memory
+            ]
+        );
         assert_eq!((p.across, p.unit), (Across::Sides, Unit::Seconds));
-        assert_eq!(p.header(Figure::Mean), "Mean (s)");
-        assert_eq!(p.header(Figure::P999), "p99.9 (s)");
-        assert_eq!(Pivot::parse("level", None, None).unwrap().figures, DEFAULT);
+        assert_eq!(p.header(Column::Figure(Figure::Mean)), "Mean (s)");
+        assert_eq!(p.header(Column::Figure(Figure::P999)), "p99.9 (s)");
+        assert_eq!(p.header(Column::Memory), "Memory (MiB)");
+        assert_eq!(Pivot::parse("level", None, None).unwrap().columns, DEFAULT);
         for (across, columns, unit, says) in [
             ("row", None, None, "--pivot \"row\""),
             ("side", Some("mean,p42x"), None, "`p42x` is not a figure"),
