@@ -81,7 +81,8 @@ pub struct ShapeFlags {
     #[arg(long, value_name = "side|level", help_heading = "Levels")]
     pub pivot: Option<String>,
     /// The figures of each column group of --pivot, e.g. mean,error_rate or p99,rps (the
-    /// thresholds' names) [default: rps,mean,p99,error_rate].
+    /// thresholds' names), and cpu and memory (the containers' under load) [default:
+    /// rps,mean,p99,error_rate].
     #[arg(
         long,
         value_name = "FIGURE,...",
