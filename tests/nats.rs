@@ -13,7 +13,7 @@ use throng::testbed::brokers::{self, NatsServer as Server};
 use crate::common::{closed_port, said, throng};
 
 /// The nats.go responder on `subject`, ready; killed when dropped.
-fn responder(server: &Server, subject: &str) -> brokers::Responder {
+pub(crate) fn responder(server: &Server, subject: &str) -> brokers::Responder {
     let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nats-responder");
     let src = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -131,6 +131,10 @@ async fn a_nats_url_runs_requests_and_publishes_counted_as_the_server_counts_the
     // transactions in the JSON or the summary; open connections a gauge, not a rate.
     assert_eq!(r["schema_version"], 4, "{r}");
     assert_eq!(db["kind"], "Broker", "{db}");
+    assert!(
+        db.get("read_failures").is_none(),
+        "every reading succeeded: {db}"
+    );
     assert!(db.get("transactions").is_none(), "{db}");
     assert!(db.get("statements").unwrap().is_null(), "{db}");
     let in_msgs = db["counters"]
@@ -258,6 +262,27 @@ async fn a_monitor_that_refuses_answers_500_or_stalls_is_a_warning_not_a_failed_
             Some(0),
             "{kind}: {db}"
         );
+        // And says why: which server, how many of its readings failed, of what class, what
+        // the first said; a result the checked-in schema takes.
+        assert!(
+            db["name"].as_str().unwrap().contains(&monitor),
+            "{kind}: {db}"
+        );
+        let failed = &db["read_failures"];
+        assert_eq!(
+            (&failed["tries"], &failed["failed"]),
+            (&n.into(), &n.into()),
+            "{kind}: {db}"
+        );
+        assert_eq!(
+            failed["by_class"],
+            serde_json::json!({ class: n }),
+            "{kind}: {db}"
+        );
+        let first = line.split("the first: ").nth(1).unwrap();
+        assert_eq!(failed["first"], first, "{kind}: {db}");
+        assert!(!first.is_empty(), "{kind}: {line}");
+        assert_eq!(crate::schema::invalid(&r), Vec::<String>::new(), "{kind}");
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(
             out.contains("not read: no reading succeeded"),

@@ -9,6 +9,20 @@ fn schema_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema.json")
 }
 
+/// The checked-in schema of a run's result.
+fn schema() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap()
+}
+
+/// Where a run's result breaks the checked-in schema, an error each; empty when it holds.
+pub(crate) fn invalid(result: &serde_json::Value) -> Vec<String> {
+    let validator = jsonschema::validator_for(&schema()).unwrap();
+    validator
+        .iter_errors(result)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}
+
 #[test]
 fn checked_in_schemas_are_current() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -55,16 +69,11 @@ fn real_output_validates_against_the_schema() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&result)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
+    let errors = invalid(&result);
     assert!(errors.is_empty(), "{errors:#?}");
+    let validator = jsonschema::validator_for(&schema()).unwrap();
     // And the schema is not vacuous: a result missing its totals fails.
     let mut broken = result.clone();
     broken.as_object_mut().unwrap().remove("total");

@@ -114,6 +114,24 @@ pub enum DatabaseEvent {
     Info(DatabaseInfo),
     /// A reading of the server with this number.
     Sample(usize, DatabaseSample),
+    /// The readings of the server with this number that failed, sent once after its last
+    /// reading when any did.
+    Failed(usize, ReadFailures),
+}
+
+/// The readings of a watched server that failed (its monitor refused, did not answer in time,
+/// answered an error): kept beside its figures, so a server without figures says why, and one
+/// with a gap in its readings says where it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReadFailures {
+    /// Readings tried: the idle window's, the load's and the last one after it.
+    pub tries: u64,
+    /// Of them, those that failed.
+    pub failed: u64,
+    /// The failures by class (`connect`, `timeout`, `status`, `protocol`, ...).
+    pub by_class: std::collections::BTreeMap<String, u64>,
+    /// What the first failure said (passwords hidden).
+    pub first: String,
 }
 
 /// A watched server and every reading taken of it (one a second: small, however long the run).
@@ -123,6 +141,8 @@ pub struct DatabaseSeries {
     pub info: DatabaseInfo,
     /// Its readings in time order, idle ones (negative `t`) first.
     pub samples: Vec<DatabaseSample>,
+    /// Its readings that failed, once the last one was taken; `None` when none did.
+    pub failures: Option<ReadFailures>,
 }
 
 impl DatabaseSeries {
@@ -199,6 +219,7 @@ mod tests {
                 s(0.0, [12, 1, 130]),
                 s(2.0, [52, 1, 530]),
             ],
+            failures: None,
         };
         assert_eq!(d.transactions_per_s(), 20.0);
         assert_eq!(d.statements_per_s(), Some(200.0));

@@ -33,7 +33,7 @@ pub mod watch;
 
 pub use container::{ContainerEvent, ContainerInfo, ContainerSample, ContainerSeries};
 pub use database::{
-    DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries, Figure, FigureKind,
+    DatabaseEvent, DatabaseInfo, DatabaseSample, DatabaseSeries, Figure, FigureKind, ReadFailures,
 };
 pub use driver::{Driver, DriverReport, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 pub use error::ErrorClass;

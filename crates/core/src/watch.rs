@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::{DatabaseEvent, DatabaseInfo, DatabaseSample, ErrorClass};
+use crate::{DatabaseEvent, DatabaseInfo, DatabaseSample, ErrorClass, ReadFailures};
 
 /// How often a server is read.
 pub const PERIOD: Duration = Duration::from_secs(1);
@@ -126,6 +126,21 @@ impl Failures {
             None => self.by_class.push((e.class, 1)),
         }
         self.first.get_or_insert(e.message);
+    }
+
+    /// The failures for the result, when any reading failed.
+    fn record(&self) -> Option<ReadFailures> {
+        let failed: u64 = self.by_class.iter().map(|(_, n)| n).sum();
+        (failed > 0).then(|| ReadFailures {
+            tries: self.tries,
+            failed,
+            by_class: self
+                .by_class
+                .iter()
+                .map(|(c, n)| (c.name().to_string(), *n))
+                .collect(),
+            first: self.first.clone().unwrap_or_default(),
+        })
     }
 
     /// `NAME: 3 of 12 readings failed (2 connect, 1 timeout), the first: ...`.
@@ -268,7 +283,8 @@ impl std::fmt::Debug for Watched {
 
 /// Starts the watch through the load: the servers' infos and idle readings (negative `t`)
 /// sent now, a task a server reading once a second, and the task that, told the load has
-/// ended, stops them, takes each server's last reading and says what went wrong.
+/// ended, stops them, takes each server's last reading and says what went wrong (to the
+/// user, and in the readings: each server's failures after its last reading).
 fn start(mut entries: Vec<Entry>) -> Readings {
     let origin = Instant::now();
     let idle: usize = entries.iter().map(|e| e.idle.len()).sum();
@@ -312,13 +328,17 @@ fn start(mut entries: Vec<Entry>) -> Readings {
         for (i, t) in tasks.into_iter().enumerate() {
             // A task ends within one reading's time; one that panicked has no server left.
             if let Ok(e) = t.await {
-                last.push(tokio::spawn(last_reading(i, e, origin, end, tx.clone())));
+                last.push((i, tokio::spawn(last_reading(i, e, origin, end, tx.clone()))));
             }
         }
         let mut warnings = Vec::new();
-        for t in last {
+        for (i, t) in last {
             if let Ok(e) = t.await {
                 warnings.extend(e.failures.warning(&e.server.info().name));
+                if let Some(failed) = e.failures.record() {
+                    // The engine takes every event until the channel closes.
+                    let _ = tx.send(DatabaseEvent::Failed(i, failed)).await;
+                }
             }
         }
         let dropped = dropped.load(Ordering::Relaxed);
@@ -492,7 +512,7 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 DatabaseEvent::Sample(i, s) => Some((*i, s.t, s.values[0])),
-                DatabaseEvent::Info(_) => None,
+                _ => None,
             })
             .collect();
         assert!(matches!(events[0], DatabaseEvent::Info(_)));
@@ -503,6 +523,14 @@ mod tests {
             warnings,
             vec!["scripted: 3 of 7 readings failed (2 connect, 1 timeout), the first: connect on purpose"]
         );
+        // And the same, for the result, after the last reading.
+        let failed = ReadFailures {
+            tries: 7,
+            failed: 3,
+            by_class: [("connect".to_string(), 2), ("timeout".to_string(), 1)].into(),
+            first: "connect on purpose".into(),
+        };
+        assert_eq!(events.last(), Some(&DatabaseEvent::Failed(0, failed)));
     }
 
     #[tokio::test(start_paused = true)]
@@ -534,9 +562,15 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 DatabaseEvent::Sample(i, s) => Some((*i, s.values[0])),
-                DatabaseEvent::Info(_) => None,
+                _ => None,
             })
             .collect();
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, DatabaseEvent::Failed(..))),
+            "no reading failed: {events:?}"
+        );
         assert!(by.contains(&(0, 10)) && by.contains(&(0, 20)), "{by:?}");
         assert!(by.contains(&(1, 110)) && by.contains(&(1, 120)), "{by:?}");
     }

@@ -230,11 +230,16 @@ impl Aggregator {
         match event {
             DatabaseEvent::Info(info) => list.push(DatabaseSeries {
                 info,
-                samples: Vec::new(),
+                ..DatabaseSeries::default()
             }),
             DatabaseEvent::Sample(i, sample) => {
                 if let Some(d) = list.get_mut(i) {
                     d.samples.push(sample);
+                }
+            }
+            DatabaseEvent::Failed(i, failures) => {
+                if let Some(d) = list.get_mut(i) {
+                    d.failures = Some(failures);
                 }
             }
         }

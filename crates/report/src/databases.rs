@@ -63,6 +63,11 @@ pub struct DatabaseResult {
     /// results of throng before it read databases once a second.
     #[serde(default)]
     pub samples: Vec<DatabaseSample>,
+    /// The readings that failed, when any did (the monitor refused, did not answer in time,
+    /// answered an error): how many of how many, by class, and what the first said. A server
+    /// with no figures says here why; absent when every reading succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_failures: Option<throng_core::ReadFailures>,
 }
 
 fn database() -> String {
@@ -277,6 +282,7 @@ impl DatabaseResult {
                         .collect(),
                 })
                 .collect(),
+            read_failures: d.failures.clone(),
         }
     }
 }
@@ -895,6 +901,7 @@ mod tests {
                 sample(1.0, [5, 20]),
                 sample(2.0, [3, 30]),
             ],
+            failures: None,
         };
         let d = DatabaseResult::from_series(&series, 2.0, 10, &[("flow".into(), 5)]);
         assert_eq!(

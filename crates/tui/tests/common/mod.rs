@@ -212,6 +212,7 @@ pub(crate) fn with_database() -> Snapshot {
             kinds: Vec::new(),
         },
         samples,
+        failures: None,
     }];
     s
 }
