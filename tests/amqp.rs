@@ -17,14 +17,14 @@ use crate::common::{closed_port, said, throng};
 
 /// A RabbitMQ node on free ports with its management API; its process group is killed, and
 /// its directory removed, by a watchdog when this process lets go of the watchdog's pipe.
-struct Broker {
+pub(crate) struct Broker {
     port: u16,
     management: u16,
     _watchdog: (ChildStdin, Child),
 }
 
 impl Broker {
-    fn start() -> Broker {
+    pub(crate) fn start() -> Broker {
         let server = "/usr/lib/rabbitmq/bin/rabbitmq-server";
         assert!(
             std::path::Path::new(server).exists(),
@@ -92,7 +92,7 @@ impl Broker {
         }
     }
 
-    fn url(&self, key: &str) -> String {
+    pub(crate) fn url(&self, key: &str) -> String {
         format!(
             "amqp://guest:guest@127.0.0.1:{}/%2f?routing_key={key}",
             self.port
@@ -101,7 +101,7 @@ impl Broker {
 }
 
 /// The amqp091-go responder on `queue`, ready; killed when dropped.
-fn responder(broker: &Broker, queue: &str) -> brokers::Responder {
+pub(crate) fn responder(broker: &Broker, queue: &str) -> brokers::Responder {
     let bin = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("amqp-responder-cli");
     let src = concat!(
         env!("CARGO_MANIFEST_DIR"),

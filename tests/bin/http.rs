@@ -44,5 +44,7 @@ mod schema;
 mod shards;
 #[path = "../streams.rs"]
 mod streams;
+#[path = "../transports.rs"]
+mod transports;
 #[path = "../url_templates.rs"]
 mod url_templates;

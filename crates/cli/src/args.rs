@@ -29,6 +29,7 @@ use crate::RunFlags;
   throng run 'mysql://bench:pw@localhost:3306/bench' --workload oltp_read_write --table-size 100000 -c 16 -z 1m --db-stats 'mysql://bench:pw@localhost:3306/bench'
   throng run http://127.0.0.1/ --target a=http://127.0.0.1:8081/ --target b=http://127.0.0.1:8082/ -c 50 -z 30s --rounds 3
   throng run http://127.0.0.1/ --target h1=http://127.0.0.1:8080/ --target h2=http://127.0.0.1:8080/ --http2=h2 -c 50 -z 30s --rounds 3
+  throng run --target http=http://127.0.0.1:8080/ --target grpc=grpc://127.0.0.1:50051 --target nats=nats://127.0.0.1:4222/greeter --call helloworld.Greeter/SayHello -m POST -d '{\"name\":\"x\"}' -c 100 -n 100000 --pivot level --columns mean,p50,max,min,p90,p99,rps
   throng run http://127.0.0.1:8080/ --sweep users=100..1000:100 -z 30s --warmup 10s --threshold 'p99<500ms' --until 'error_rate>5%'
   throng run http://127.0.0.1:8080/ -c 500 --sweep rate=2000,3000,5000,10000 -z 30s --json ladder.json
   throng run scenarios/workloads/browse.yaml --with scenarios/workloads/orders.yaml
@@ -39,6 +40,12 @@ Exit codes: 0 passed, 1 runtime error, 2 usage or input error, 99 a threshold fa
 pub struct RunArgs {
     /// The target URL (http://, https://, grpc://, grpcs://, ...), or a scenario file (.yaml or
     /// .yml); `FILE@WEIGHT` with more files after it: a mix, each file a flow picked by weight.
+    /// None with two or more `--target SIDE=URL`: the sides are the runs.
+    #[arg(
+        required_unless_present = "targets",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub url: String,
     /// More scenario files of a mix, `FILE@WEIGHT` (as pgbench's `-f FILE@WEIGHT`).
     #[arg(value_name = "FILE@WEIGHT")]

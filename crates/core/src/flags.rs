@@ -450,11 +450,12 @@ pub trait ProtocolFlags: Clone + Send + Sync + std::fmt::Debug + 'static {
         Ok(())
     }
     /// Whether `-d` is this protocol's request when an A/B run's sides speak several protocols
-    /// that read it: it goes to the sides of those that say so (gRPC's with `--call`: its
-    /// message), and to every reader only when none does. By default, whether any of its own
-    /// flags is given.
+    /// that read it: it goes to the sides of those that say so, and to every reader only when
+    /// none does. By default it does: a gRPC call's message, a TCP, WebSocket, NATS or AMQP
+    /// message is the request itself, so a transports grid sends each side the same message;
+    /// HTTP's GET says no (its body was once a gRPC side's message sent 2 KB a GET).
     fn takes_body(&self) -> bool {
-        !self.given().is_empty()
+        true
     }
     /// Fits a scenario's plan to these flags, for the file's `targets` of this protocol, and
     /// returns the connections that adds (gRPC's `--connections`: N connections a target).

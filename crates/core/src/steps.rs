@@ -68,6 +68,14 @@ impl<C: Client, R> Steps<C, R> {
         self
     }
 
+    /// The same steps with the first's row labelled `label` (a URL run's `--label`).
+    pub fn labelled(mut self, label: impl Into<String>) -> Self {
+        if let Some((l, _)) = self.steps.first_mut() {
+            *l = label.into();
+        }
+        self
+    }
+
     /// The same steps with their templates rendered per call by `render`.
     pub fn rendered_by<S: Render>(self, render: S) -> Steps<C, S> {
         Steps {

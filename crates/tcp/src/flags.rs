@@ -68,7 +68,11 @@ impl TcpFlags {
             }
             Some(b) => Payload::escaped(b).map_err(|e| input(format!("-d {b:?}: {e}")))?,
         };
-        crate::url_steps(url, payload, &options, &request.options()?).map_err(input)
+        let steps = crate::url_steps(url, payload, &options, &request.options()?).map_err(input)?;
+        Ok(match &request.label {
+            Some(label) => steps.labelled(label),
+            None => steps,
+        })
     }
 }
 

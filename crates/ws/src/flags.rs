@@ -67,7 +67,11 @@ impl WsFlags {
     ) -> Result<crate::Steps<WsClient>, FlagsError> {
         let options = request.options()?.with(self.options()?);
         let message = request.body_text()?;
-        crate::url_steps(url, &options, message.as_deref()).map_err(input)
+        let steps = crate::url_steps(url, &options, message.as_deref()).map_err(input)?;
+        Ok(match &request.label {
+            Some(label) => steps.labelled(label),
+            None => steps,
+        })
     }
 }
 
