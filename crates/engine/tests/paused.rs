@@ -14,6 +14,9 @@ use throng_core::{
 };
 use throng_engine::{start_with, Extras};
 
+mod common;
+use common::{on_caller, within};
+
 /// Every request takes `took` on the run's clock, and every connect `connect`.
 struct Sleeper {
     took: Duration,
@@ -67,16 +70,7 @@ async fn run(plan: RunPlan, took: Duration) -> Arc<Snapshot> {
 
 /// [`run`] with a driver of its own.
 async fn run_with(plan: RunPlan, driver: Sleeper) -> Arc<Snapshot> {
-    let set = tokio::task::LocalSet::new();
-    set.run_until(async move {
-        let extras = Extras {
-            on_caller: true,
-            ..Extras::default()
-        };
-        let handle = start_with(plan, Arc::new(driver), extras).await.unwrap();
-        handle.wait().await
-    })
-    .await
+    on_caller(plan, driver, Extras::default()).await
 }
 
 fn closed(users: Users, duration: Option<Duration>, think: Option<Duration>) -> RunPlan {
@@ -90,10 +84,6 @@ fn closed(users: Users, duration: Option<Duration>, think: Option<Duration>) -> 
             think_time: think,
         }),
     )
-}
-
-fn within(v: f64, want: f64, tolerance: f64) -> bool {
-    (v - want).abs() <= want * tolerance
 }
 
 /// Arrivals 25 µs apart (40,000/s) fall within the open loop's early-start window of the last
@@ -343,32 +333,15 @@ async fn changes_made_while_the_run_goes_are_in_the_final_snapshot() {
 async fn every_request_is_kept_as_a_sample_when_asked_and_a_full_sink_counts_the_rest_lost() {
     // One user, 10 ms a request, 20 requests: samples due every 10 ms, each 10 ms long.
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-    let set = tokio::task::LocalSet::new();
-    let s = set
-        .run_until(async move {
-            let extras = Extras {
-                on_caller: true,
-                samples: Some(tx),
-                ..Extras::default()
-            };
-            let plan = closed(Users::Fixed(1), None, None);
-            let plan = RunPlan {
-                model: LoadModel::Closed(ClosedLoop {
-                    requests: Some(20),
-                    ..match plan.model {
-                        LoadModel::Closed(c) => c,
-                        LoadModel::Open(_) => unreachable!(),
-                    }
-                }),
-                ..plan
-            };
-            let took = Duration::from_millis(10);
-            let handle = start_with(plan, Arc::new(Sleeper::new(took)), extras)
-                .await
-                .unwrap();
-            handle.wait().await
-        })
-        .await;
+    let mut plan = closed(Users::Fixed(1), None, None);
+    if let LoadModel::Closed(c) = &mut plan.model {
+        c.requests = Some(20);
+    }
+    let extras = Extras {
+        samples: Some(tx),
+        ..Extras::default()
+    };
+    let s = on_caller(plan, Sleeper::new(Duration::from_millis(10)), extras).await;
     let mut samples = Vec::new();
     while let Ok(batch) = rx.try_recv() {
         samples.extend(batch);
@@ -388,25 +361,12 @@ async fn every_request_is_kept_as_a_sample_when_asked_and_a_full_sink_counts_the
     // A sink that takes nothing: every sample is counted lost, the numbers are whole.
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     drop(rx);
-    let set = tokio::task::LocalSet::new();
-    let s = set
-        .run_until(async move {
-            let extras = Extras {
-                on_caller: true,
-                samples: Some(tx),
-                ..Extras::default()
-            };
-            let plan = closed(Users::Fixed(2), Some(Duration::from_millis(500)), None);
-            let handle = start_with(
-                plan,
-                Arc::new(Sleeper::new(Duration::from_millis(10))),
-                extras,
-            )
-            .await
-            .unwrap();
-            handle.wait().await
-        })
-        .await;
+    let plan = closed(Users::Fixed(2), Some(Duration::from_millis(500)), None);
+    let extras = Extras {
+        samples: Some(tx),
+        ..Extras::default()
+    };
+    let s = on_caller(plan, Sleeper::new(Duration::from_millis(10)), extras).await;
     assert_eq!(s.total.samples, 100);
     assert_eq!(s.lost_samples, 100);
 }
@@ -536,17 +496,7 @@ async fn a_reply_in_parts_fills_its_own_row_and_not_the_total() {
             think_time: None,
         }),
     );
-    let set = tokio::task::LocalSet::new();
-    let s = set
-        .run_until(async move {
-            let extras = Extras {
-                on_caller: true,
-                ..Extras::default()
-            };
-            let handle = start_with(plan, Arc::new(Streamer), extras).await.unwrap();
-            handle.wait().await
-        })
-        .await;
+    let s = on_caller(plan, Streamer, Extras::default()).await;
     let rows: Vec<(&str, u64, bool, bool)> = s
         .labels
         .iter()

@@ -1,0 +1,30 @@
+//! Helpers shared by the engine's tests on tokio's paused clock.
+
+use std::sync::Arc;
+
+use throng_core::{Driver, RunPlan, Snapshot};
+use throng_engine::{start_with, Extras};
+
+/// Runs `plan` with `driver` and `extras` on the caller's (paused) clock
+/// (`Extras::on_caller`) and returns the final snapshot.
+pub(crate) async fn on_caller<D: Driver>(
+    plan: RunPlan,
+    driver: D,
+    extras: Extras,
+) -> Arc<Snapshot> {
+    let set = tokio::task::LocalSet::new();
+    set.run_until(async move {
+        let extras = Extras {
+            on_caller: true,
+            ..extras
+        };
+        let handle = start_with(plan, Arc::new(driver), extras).await.unwrap();
+        handle.wait().await
+    })
+    .await
+}
+
+/// Whether `v` is within `rel` of `want` (a share of it, either way).
+pub(crate) fn within(v: f64, want: f64, rel: f64) -> bool {
+    (v - want).abs() <= want * rel
+}
