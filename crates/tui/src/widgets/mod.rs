@@ -32,10 +32,14 @@ pub use streams::StreamsPanel;
 pub use traffic::TrafficPanel;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Flex, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Widget};
+use ratatui::widgets::{Block, Cell, Row, Table, Widget};
+use throng_core::histogram::Histogram;
+use throng_core::Percentiles;
+
+use crate::format;
 
 /// A bordered panel with a bold title, as the overview's tables are drawn.
 pub(crate) fn panel(title: &str) -> Block<'_> {
@@ -55,4 +59,46 @@ pub(crate) fn heading(cols: &[Rect], titles: &[(&str, bool)], buf: &mut Buffer) 
             false => line.render(*col, buf),
         }
     }
+}
+
+/// A histogram's cell in a table of quantiles: its p50 and p99 in milliseconds when `both`, else
+/// its p99 alone; `-` when it holds nothing.
+pub(crate) fn quantiles(h: &Histogram<u64>, both: bool) -> String {
+    let p = Percentiles::of(h);
+    match (p.count, both) {
+        (0, _) => "-".to_string(),
+        (_, true) => format!("{}/{}", format::ms(p.p50), format::ms(p.p99)),
+        (_, false) => format::ms(p.p99),
+    }
+}
+
+/// A table of labels by their quantiles, as the phases' and the streams' panels draw it: the
+/// label column headed by what the quantile cells show, a column `wide` cells wide (8 when not
+/// `both`) for each of `figures`, then each of `more` in its own width, every heading but the
+/// first right-aligned.
+pub(crate) fn quantiles_table<'a>(
+    rows: Vec<Row<'a>>,
+    both: bool,
+    figures: impl IntoIterator<Item = Line<'a>>,
+    wide: u16,
+    more: &[(&'a str, u16)],
+) -> Table<'a> {
+    let first = match both {
+        true => "p50/p99 ms",
+        false => "p99 ms",
+    };
+    let mut heading = vec![Cell::from(first)];
+    let mut widths = vec![Constraint::Min(10)];
+    for figure in figures {
+        heading.push(Cell::from(figure.right_aligned()));
+        widths.push(Constraint::Length(if both { wide } else { 8 }));
+    }
+    for (title, width) in more {
+        heading.push(Cell::from(Line::from(*title).right_aligned()));
+        widths.push(Constraint::Length(*width));
+    }
+    Table::new(rows, widths)
+        .header(Row::new(heading).style(Style::new().fg(Color::Cyan).bold()))
+        .column_spacing(1)
+        .flex(Flex::Start)
 }

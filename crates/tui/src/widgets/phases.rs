@@ -3,12 +3,13 @@
 //! the table, a bar of TOTAL's mean latency split into its phases.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Flex, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table, Widget};
-use throng_core::{Percentiles, Phase, PhaseStats, Snapshot};
+use ratatui::widgets::{Cell, Row, Widget};
+use throng_core::{Phase, PhaseStats, Snapshot};
 
+use super::{quantiles, quantiles_table};
 use crate::format;
 
 /// The phases' table and the bar of the mean request.
@@ -112,20 +113,12 @@ impl Widget for PhasesPanel<'_> {
         Self::bar(total, bar.width).render(bar, buf);
         // Narrower than both figures of every phase need: the p99 alone.
         let both = area.width >= WIDE;
-        let cell = |h: &throng_core::histogram::Histogram<u64>| {
-            let p = Percentiles::of(h);
-            match (p.count, both) {
-                (0, _) => "-".to_string(),
-                (_, true) => format!("{}/{}", format::ms(p.p50), format::ms(p.p99)),
-                (_, false) => format::ms(p.p99),
-            }
-        };
         let row = |label: &str, p: &PhaseStats, style: Style| {
             let mut cells = vec![Cell::from(label.to_string())];
             cells.extend(
                 histograms(p)
                     .iter()
-                    .map(|h| Cell::from(Line::from(cell(h)).right_aligned())),
+                    .map(|h| Cell::from(Line::from(quantiles(h, both)).right_aligned())),
             );
             cells.push(Cell::from(Line::from(format::count(p.new)).right_aligned()));
             cells.push(Cell::from(
@@ -145,26 +138,8 @@ impl Widget for PhasesPanel<'_> {
                 Style::new().add_modifier(Modifier::BOLD),
             ));
         }
-        let first = match both {
-            true => "p50/p99 ms",
-            false => "p99 ms",
-        };
-        let heading = std::iter::once(Cell::from(first))
-            .chain(SHOWN.iter().map(|(name, colour)| {
-                Cell::from(
-                    Line::from(*name)
-                        .right_aligned()
-                        .style(Style::new().fg(*colour)),
-                )
-            }))
-            .chain(["new", "reused"].map(|t| Cell::from(Line::from(t).right_aligned())));
-        let mut widths = vec![Constraint::Min(10)];
-        widths.extend([Constraint::Length(if both { 11 } else { 8 }); 6]);
-        widths.extend([Constraint::Length(6), Constraint::Length(7)]);
-        Table::new(rows, widths)
-            .header(Row::new(heading).style(Style::new().fg(Color::Cyan).bold()))
-            .column_spacing(1)
-            .flex(Flex::Start)
-            .render(table, buf);
+        let figures = SHOWN.map(|(name, colour)| Line::from(name).style(Style::new().fg(colour)));
+        let more = [("new", 6), ("reused", 7)];
+        quantiles_table(rows, both, figures, 11, &more).render(table, buf);
     }
 }

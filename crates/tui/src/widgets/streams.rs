@@ -4,13 +4,14 @@
 //! and its goodput.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Flex, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Row, Table, Widget};
+use ratatui::widgets::{Cell, Row, Widget};
 use throng_core::stream::StreamStats;
-use throng_core::{LabelStats, Percentiles, Snapshot};
+use throng_core::{LabelStats, Snapshot};
 
+use super::{quantiles, quantiles_table};
 use crate::format;
 
 /// The streams' table.
@@ -60,18 +61,10 @@ impl Widget for StreamsPanel<'_> {
         let both = area.width >= WIDE;
         let secs = self.snap.elapsed.as_secs_f64().max(1e-9);
         let goodput = !self.snap.plan.goodput.is_empty();
-        let cell = |h: &throng_core::histogram::Histogram<u64>| {
-            let p = Percentiles::of(h);
-            match (p.count, both) {
-                (0, _) => "-".to_string(),
-                (_, true) => format!("{}/{}", format::ms(p.p50), format::ms(p.p99)),
-                (_, false) => format::ms(p.p99),
-            }
-        };
         let right = |s: String| Cell::from(Line::from(s).right_aligned());
         let row = |label: &str, l: &LabelStats, s: &StreamStats, style: Style| {
             let mut cells = vec![Cell::from(label.to_string())];
-            cells.extend(histograms(l, s).iter().map(|h| right(cell(h))));
+            cells.extend(histograms(l, s).iter().map(|h| right(quantiles(h, both))));
             cells.push(right(format!("{:.0}", s.output_tokens as f64 / secs)));
             if goodput {
                 let share = match l.samples {
@@ -92,31 +85,10 @@ impl Widget for StreamsPanel<'_> {
             let bold = Style::new().add_modifier(Modifier::BOLD);
             rows.push(row("TOTAL", &self.snap.total, total, bold));
         }
-        let first = match both {
-            true => "p50/p99 ms",
-            false => "p99 ms",
-        };
-        let mut heading: Vec<Cell> = vec![Cell::from(first)];
-        heading.extend(
-            SHOWN
-                .iter()
-                .map(|n| Cell::from(Line::from(*n).right_aligned())),
-        );
-        heading.push(Cell::from(Line::from("tok/s").right_aligned()));
+        let mut more = vec![("tok/s", 7)];
         if goodput {
-            heading.push(Cell::from(Line::from("good/s").right_aligned()));
-            heading.push(Cell::from(Line::from("good").right_aligned()));
+            more.extend([("good/s", 7), ("good", 6)]);
         }
-        let mut widths = vec![Constraint::Min(10)];
-        widths.extend([Constraint::Length(if both { 13 } else { 8 }); 5]);
-        widths.push(Constraint::Length(7));
-        if goodput {
-            widths.extend([Constraint::Length(7), Constraint::Length(6)]);
-        }
-        Table::new(rows, widths)
-            .header(Row::new(heading).style(Style::new().fg(Color::Cyan).bold()))
-            .column_spacing(1)
-            .flex(Flex::Start)
-            .render(area, buf);
+        quantiles_table(rows, both, SHOWN.map(Line::from), 13, &more).render(area, buf);
     }
 }
