@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{delayed, result, run, throng};
+use common::{delayed, ok, result, run, throng};
 use throng::core::{ClosedLoop, Driver, LoadModel, Outcome, RunPlan, StepInfo, Users};
 use throng::report::{
     compare, render_comparison, Figure, NoiseMethod, Regression, RunResult, Side, Verdict,
@@ -557,12 +557,7 @@ async fn the_html_report_draws_its_charts_in_a_real_browser() {
         "--threshold",
         "p99<1s",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let page = std::fs::read_to_string(&html).expect("the report is written");
     // Self-contained: nothing to fetch, no script.
     for needle in ["src=", "href=", "<script", "@import", "url("] {
@@ -747,14 +742,9 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
         "--no-tui",
         "--quiet",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ok(&out);
     assert_eq!((a.requests(), b.requests()), (220, 220));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("get "));
+    assert!(stdout.contains("get "));
 
     // Wrong input, before any load.
     for (args, says) in [
@@ -857,12 +847,7 @@ async fn the_samples_file_holds_every_request_in_jmeters_format() {
         "--samples",
         &jtl.display().to_string(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let rows = read_csv(&jtl.display().to_string());
     assert_eq!(rows[0].join(","), throng::report::JTL_HEADER);
     assert_eq!(rows.len(), 301, "a line per request");

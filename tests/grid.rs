@@ -7,14 +7,10 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{delayed, throng};
+use common::{delayed, json, ok, throng};
 use throng::testbed::{Delay, HttpTarget};
 
 use crate::compare::ONE_AT_A_TIME;
-
-fn json(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("JSON")
-}
 
 /// A grid document's level table as (side, samples, errors), row by row.
 pub(crate) fn side_totals(g: &serde_json::Value) -> Vec<(&str, u64, u64)> {
@@ -151,13 +147,7 @@ async fn a_sweep_finds_the_capacity_of_a_target_that_serves_four_at_a_time() {
     let out = throng(&["report", &path("g.json"), "--format", "junit"]);
     assert_eq!(out.status.code(), Some(2));
     let out = throng(&["compare", &path("g.json")]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = ok(&out);
     assert!(
         text.contains("2 users (baseline)") && text.contains("16 users"),
         "{text}"
@@ -184,12 +174,7 @@ async fn a_warm_up_reaches_the_target_and_no_result() {
         "--json",
         &file.display().to_string(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let r = json(&file);
     let samples = r["total"]["samples"].as_u64().expect("samples");
     let served = t.requests();
@@ -275,12 +260,7 @@ async fn a_scenario_of_two_targets_takes_sides_for_one_and_a_bad_side_sends_noth
         "--json",
         &dir.path().join("g.json").display().to_string(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     // Each side had its own api (20 iterations of 1 user, then of 2); aux served both sides'.
     assert_eq!((a.requests(), b.requests(), aux.requests()), (60, 60, 120));
     let g = json(&dir.path().join("g.json"));
@@ -334,13 +314,7 @@ async fn each_hold_of_the_stages_is_a_row_of_its_own() {
         "--json",
         &file.display().to_string(),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ok(&out);
     let r = json(&file);
     let holds = r["holds"].as_array().expect("holds");
     let levels: Vec<(u64, f64, f64)> = holds
@@ -399,12 +373,7 @@ async fn transports_side_by_side_each_take_their_own_flags() {
         "--json",
         &file.display().to_string(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     // --call went to the gRPC side only; -d to both.
     assert_eq!((h.requests(), g.calls()), (50, 50));
     let r = json(&file);
@@ -570,12 +539,7 @@ async fn a_signal_ends_the_grid_after_its_run_and_writes_what_ran() {
         "{:?}",
         sent.elapsed()
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     // The first level, stopped, is the grid; the others never ran.
     let g = json(&file);
     assert_eq!(g["interrupted"], true);

@@ -6,26 +6,10 @@
 
 use crate::common;
 
-use std::path::Path;
-
-use common::{delayed, throng};
+use common::{csv_cells, delayed, json, ok, same, throng};
 use throng::testbed::HttpTarget;
 
 use crate::compare::ONE_AT_A_TIME;
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("JSON")
-}
-
-fn ok(out: &std::process::Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// The pivot of the ladder's test: levels down, a group per side, six figures, seconds.
 const PIVOT: [&str; 6] = [
@@ -36,20 +20,6 @@ const PIVOT: [&str; 6] = [
     "--unit",
     "s",
 ];
-
-/// Whether a figure read back equals the JSON's: to 1e-12 of it, as serde_json's default
-/// float parsing may miss the last bit of what it wrote (a level row's 1.1688029764100125
-/// read back from the run's JSON as ...123).
-fn same(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * b.abs().max(1e-9)
-}
-
-/// A CSV document's cells, its header first.
-fn csv_cells(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http1_and_http2_are_two_sides_of_one_url_on_a_paired_ladder_and_pivot_to_their_figures() {

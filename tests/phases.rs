@@ -6,7 +6,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{errors_of, result, run, throng};
+use common::{errors_of, ok, result, run, throng};
 use throng::core::{ErrorClass, Percentiles, Phase, PhaseStats, Snapshot};
 use throng::testbed::{Fault, HttpTarget};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -372,12 +372,7 @@ fn the_samples_file_has_jmeters_latency_and_connect() {
         "--samples",
         &jtl.display().to_string(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let text = std::fs::read_to_string(&jtl).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();

@@ -7,9 +7,7 @@
 
 use crate::common;
 
-use std::path::Path;
-
-use common::{delayed, serve_bin, throng};
+use common::{csv_cells, delayed, json, ok, same, serve_bin, throng, written};
 use throng::testbed::{
     brokers::NatsServer, BankService, Delay, FaultProxy, GrpcTarget, HttpTarget, ProxyFault,
 };
@@ -17,29 +15,6 @@ use throng::testbed::{
 use crate::compare::ONE_AT_A_TIME;
 
 const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
-
-fn ok(out: &std::process::Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("JSON")
-}
-
-/// A CSV document's cells, its header first.
-fn csv_cells(path: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path)
-        .expect("written")
-        .lines()
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
 
 /// The cells of each row of the Markdown table that starts at `from`, its header first.
 fn md_table(md: &str, from: usize) -> Vec<Vec<String>> {
@@ -61,12 +36,6 @@ fn num(cell: &str) -> f64 {
     cell.trim_end_matches(['%', 's', '/'])
         .parse()
         .unwrap_or_else(|_| panic!("not a number: {cell}"))
-}
-
-/// Whether a figure read back from CSV equals the JSON's (serde_json's default float parsing
-/// may miss the last bit of what it wrote).
-fn same(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * b.abs().max(1e-9)
 }
 
 /// A distributed transaction's JMeter aggregate tables: one per level, JMeter's thirteen
@@ -215,7 +184,7 @@ async fn go_against_java_users_down_mean_in_seconds_and_error_rate_across() {
         String::from_utf8_lossy(&out.stderr)
     );
     let g = json(&path("g.json"));
-    let pivot = csv_cells(&path("g.pivot.csv"));
+    let pivot = csv_cells(&written(&path("g.pivot.csv")));
     assert_eq!(
         pivot[0],
         [
@@ -308,7 +277,7 @@ async fn rpc_transports_as_rows_with_their_latencies_and_tps() {
     let _ = tcp.wait();
     let stdout = ok(&out);
     let g = json(&path("t.json"));
-    let pivot = csv_cells(&path("t.pivot.csv"));
+    let pivot = csv_cells(&written(&path("t.pivot.csv")));
     assert_eq!(
         pivot[0],
         [
@@ -390,7 +359,7 @@ async fn a_web_frameworks_ladder_of_paired_users_and_rates() {
         &format!("csv:{}", path("l.csv").display()),
     ]));
     let g = json(&path("l.json"));
-    let pivot = csv_cells(&path("l.pivot.csv"));
+    let pivot = csv_cells(&written(&path("l.pivot.csv")));
     assert_eq!(
         pivot[0],
         [

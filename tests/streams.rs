@@ -8,7 +8,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{errors_of, refused, run, run_file};
+use common::{errors_of, refused, row, run, run_file};
 use throng::core::{ErrorClass, LabelStats, Snapshot};
 use throng_llm::serve::{start, Fault, RunningLlm, ServeConfig, Spread};
 
@@ -51,17 +51,6 @@ async fn run_stream(llm: &RunningLlm, extra: &[&str]) -> std::sync::Arc<Snapshot
     ];
     args.extend_from_slice(extra);
     run(&args).await
-}
-
-fn row<'a>(s: &'a Snapshot, label: &str) -> &'a LabelStats {
-    s.labels
-        .iter()
-        .find(|l| l.label == label)
-        .unwrap_or_else(|| panic!("no row {label}: {:?}", labels(s)))
-}
-
-fn labels(s: &Snapshot) -> Vec<&str> {
-    s.labels.iter().map(|l| l.label.as_str()).collect()
 }
 
 fn ms(s: &LabelStats, q: f64) -> f64 {

@@ -212,10 +212,56 @@ pub(crate) fn said(o: &std::process::Output) -> String {
     )
 }
 
+/// The row labelled `label`.
+pub(crate) fn row<'a>(s: &'a Snapshot, label: &str) -> &'a throng::core::LabelStats {
+    s.labels
+        .iter()
+        .find(|l| l.label == label)
+        .unwrap_or_else(|| {
+            let labels: Vec<&str> = s.labels.iter().map(|l| l.label.as_str()).collect();
+            panic!("no row {label}: {labels:?}")
+        })
+}
+
 /// The samples of the row labelled `label`.
 pub(crate) fn samples(s: &Snapshot, label: &str) -> u64 {
-    let r = s.labels.iter().find(|l| l.label == label);
-    r.unwrap_or_else(|| panic!("no row {label}")).samples
+    row(s, label).samples
+}
+
+/// Checks that the binary exited 0 (else fails with its standard error) and returns its
+/// standard output.
+pub(crate) fn ok(out: &std::process::Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A file the binary wrote, as text.
+pub(crate) fn written(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSON document the binary wrote.
+pub(crate) fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&written(path)).expect("JSON")
+}
+
+/// A CSV document's cells, its header first.
+pub(crate) fn csv_cells(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// Whether a figure read back (from CSV or JSON) equals the JSON's: to 1e-12 of it, as
+/// serde_json's default float parsing may miss the last bit of what it wrote (a level row's
+/// 1.1688029764100125 read back from the run's JSON as ...123).
+pub(crate) fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * b.abs().max(1e-9)
 }
 
 /// Starts `throng serve ARGS... --port 0` (ARGS: the target and its flags), and returns it
