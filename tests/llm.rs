@@ -410,3 +410,272 @@ async fn ttft_and_itl_at_hundreds_of_streams_are_the_programmed_ones() {
     assert!((9.0..11.5).contains(&itl.0), "ITL p50 {} ms", itl.0);
     assert!((9.0..25.0).contains(&itl.1), "ITL p90 {} ms", itl.1);
 }
+
+/// `throng serve llm` with programmed timing, as a child process, and its URL.
+struct Served(std::process::Child, String);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_llm(args: &[&str]) -> Served {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["serve", "llm", "--port", "0"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(out).read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("serving on ")
+        .unwrap_or_else(|| panic!("throng serve llm said {line:?}"))
+        .to_string();
+    Served(child, url)
+}
+
+/// A scrape of `/metrics` on 127.0.0.1:`port`, or `None` when nothing answers yet.
+fn scrape(port: u16) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(s, "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    head.contains(" 200 ").then(|| body.to_string())
+}
+
+/// The value of the sample `name{...}` (the one series it has) in a scrape.
+fn sample(text: &str, name: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}{{")))
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// The upper bound (seconds) of the bucket of histogram `name` that holds quantile `q`.
+fn bucket_at(text: &str, name: &str, q: f64) -> f64 {
+    let count = sample(text, &format!("{name}_count"));
+    let prefix = format!("{name}_bucket{{");
+    for l in text.lines().filter(|l| l.starts_with(&prefix)) {
+        let n: f64 = l.rsplit(' ').next().unwrap().parse().unwrap();
+        if n >= q * count {
+            let le = l.split("le=\"").nth(1).unwrap().split('"').next().unwrap();
+            return le.parse().unwrap();
+        }
+    }
+    panic!("{name}: no bucket holds {q}")
+}
+
+/// The stream figures live in Prometheus (a scrape of `--metrics-listen` as the run ends) and
+/// in a grid's tables (its level table, each run's, a pivot of `ttft_p99` and the like), each
+/// against `throng serve llm`'s programmed TTFT 40 ms, gaps of 10 ms and 6 tokens. Margins are
+/// wide (a bucket's 9% and a shared machine's delay) but catch a figure in the wrong family
+/// or off by its origin; the counts are exact.
+#[test]
+fn stream_figures_in_prometheus_and_in_a_grid() {
+    let served = serve_llm(&["--ttft", "40ms", "--itl", "10ms", "--output-tokens", "6"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let port = common::closed_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args([
+            "run", &served.1, "--llm", "--model", "m", "-c", "4", "-z", "2s",
+        ])
+        .args(["--goodput", "ttft<500ms", "--no-tui", "--quiet"])
+        .args([
+            "--metrics-listen",
+            &listen,
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The endpoint stays up after the run until a scrape has read the final counts.
+    let mut last = None;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(text) = scrape(port) {
+            last = Some(text);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let text = last.expect("a scrape of /metrics");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let s = &r["labels"][0]["stream"];
+    let requests = s["requests"].as_f64().unwrap();
+    assert!(requests >= 20.0, "{requests}");
+    assert_eq!(sample(&text, "throng_streams_total"), requests);
+    assert_eq!(sample(&text, "throng_output_tokens_total"), requests * 6.0);
+    assert_eq!(s["output_tokens"].as_f64().unwrap(), requests * 6.0);
+    assert_eq!(sample(&text, "throng_good_streams_total"), requests);
+    assert_eq!(sample(&text, "throng_itl_seconds_count"), requests * 5.0);
+    for (figure, truth) in [
+        ("ttft", 0.040),
+        ("itl", 0.010),
+        ("tpot", 0.010),
+        ("e2e", 0.090),
+    ] {
+        let name = format!("throng_{figure}_seconds");
+        // The bucket holding a percentile is the run's own percentile, a bucket wide; the
+        // median is the programmed value, with a shared machine's delay.
+        for q in ["p50", "p99"] {
+            let at = bucket_at(&text, &name, if q == "p50" { 0.5 } else { 0.99 });
+            let own = s[figure]["stats"][q].as_f64().unwrap() / 1000.0;
+            assert!(
+                own <= at * 1.001 && at <= own * (1.0 + throng::metrics::QUANTILE_ERROR),
+                "{name} {q}: bucket up to {at} s, the result's {own} s"
+            );
+        }
+        let at = bucket_at(&text, &name, 0.5);
+        assert!(
+            (truth..truth * 1.8 + 0.005).contains(&at),
+            "{name} p50: bucket up to {at} s, programmed {truth} s"
+        );
+        let mean = sample(&text, &format!("{name}_sum")) / sample(&text, &format!("{name}_count"));
+        assert!(
+            (truth * 0.99..truth * 1.8 + 0.005).contains(&mean),
+            "{name} mean {mean} s, programmed {truth} s"
+        );
+    }
+
+    // A sweep of two levels: the stream columns in its level table, each run's streams table
+    // in the Markdown, and a pivot of stream figures.
+    let g = dir.path().join("g.json");
+    let md = dir.path().join("g.md");
+    let o = common::throng(&[
+        "run",
+        &served.1,
+        "--llm",
+        "--model",
+        "m",
+        "--sweep",
+        "users=1,2",
+        "-z",
+        "1s",
+        "--goodput",
+        "ttft<500ms",
+        "--no-tui",
+        "--json",
+        g.to_str().unwrap(),
+        "--report",
+        &format!("markdown:{}", md.display()),
+    ]);
+    let said = common::said(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let table = said
+        .lines()
+        .find(|l| l.contains("Throughput (/s)"))
+        .unwrap_or_else(|| panic!("no level table in\n{said}"));
+    for column in ["TTFT p50", "TTFT p99", "ITL p99", "Tokens /s", "Goodput /s"] {
+        assert!(table.contains(column), "{column}: {table}");
+    }
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert_eq!(md.matches("| TTFT p50/p99 |").count(), 2, "{md}");
+    assert!(md.contains("| TPOT p99 |"), "{md}");
+    let o = common::throng(&[
+        "report",
+        g.to_str().unwrap(),
+        "--format",
+        "csv",
+        "--pivot",
+        "side",
+        "--columns",
+        "ttft_p99,itl_p50,tokens,goodput",
+    ]);
+    let csv = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(0), "{}", common::said(&o));
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows[0][1..],
+        ["TTFT p99 (ms)", "ITL p50 (ms)", "Tokens /s", "Goodput /s"],
+        "{csv}"
+    );
+    assert_eq!(rows.len(), 3, "{csv}");
+    // The pivot's cells are the level table's, every digit; the truth bounds them below.
+    let g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&g).unwrap()).unwrap();
+    for (i, row) in rows[1..].iter().enumerate() {
+        let v: Vec<f64> = row[1..].iter().map(|c| c.parse().unwrap()).collect();
+        let s = &g["rows"][i]["total"]["stream"];
+        let own = [
+            s["ttft"]["stats"]["p99"].as_f64().unwrap(),
+            s["itl"]["stats"]["p50"].as_f64().unwrap(),
+            s["tokens_per_s"].as_f64().unwrap(),
+            s["goodput"]["per_s"].as_f64().unwrap(),
+        ];
+        assert_eq!(v, own, "{csv}");
+        assert!(v[0] >= 40.0 && v[1] >= 9.9, "{csv}");
+        // An answer of 6 tokens takes 90 ms: at most 66 tokens a second a user.
+        let users = (i + 1) as f64;
+        assert!(
+            (10.0 * users..67.0 * users).contains(&v[2]),
+            "tokens/s {csv}"
+        );
+        assert!((v[3] * 6.0 - v[2]).abs() < 0.5, "every answer good: {csv}");
+    }
+}
+
+/// A scenario file's `goodput:` judges its streams as `--goodput` does, the flag going over
+/// it; a bad one is refused at its file, line and column, exit 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_files_goodput() {
+    let llm = testbed(None, 1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("good.yaml");
+    let write = |goodput: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                "targets:\n  llm: {}\ngoodput: {goodput}\nload:\n  users: 2\n  requests: 6\n\
+                 steps:\n  - label: chat\n    request:\n      path: /v1/chat/completions\n      \
+                 llm: {{ model: m, max_tokens: 4 }}\n",
+                llm.url()
+            ),
+        )
+        .unwrap();
+    };
+    write("\"ttft<5s, tpot<=1s\"");
+    let s = run_file(&file, &[]).await;
+    assert_eq!(s.plan.goodput.to_string(), "ttft<5000ms,tpot<=1000ms");
+    assert_eq!(
+        (stream(&s, "chat").requests, stream(&s, "chat").good),
+        (6, 6)
+    );
+    write("ttft<1ms");
+    let s = run_file(&file, &[]).await;
+    assert_eq!(stream(&s, "chat").good, 0);
+    let s = run_file(&file, &["--goodput", "e2e<5s"]).await;
+    assert_eq!(s.plan.goodput.to_string(), "e2e<5000ms");
+    assert_eq!(stream(&s, "chat").good, 6, "the flag goes over the file");
+
+    let f = file.display().to_string();
+    for (bad, says) in [
+        ("ttft<200", "goodput: `ttft<200`: `200` needs a unit"),
+        (
+            "\"ttft<1ms,itl<2ms\"",
+            "`itl` is not a figure goodput bounds",
+        ),
+        ("\"\"", "an empty objective"),
+        ("[ttft]", "goodput"),
+    ] {
+        write(bad);
+        let o = common::throng(&["run", &f, "--no-tui"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains(&format!("{f}:3:10")), "{bad}: {err}");
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}

@@ -183,7 +183,10 @@ pub fn build_from(
         &options,
         containers,
     )?;
-    setup.plan.goodput = a.run.goodput()?;
+    // `--goodput` goes over the file's `goodput:`, as the load flags go over its `load:`.
+    if a.run.goodput.is_some() {
+        setup.plan.goodput = a.run.goodput()?;
+    }
     for p in a.protocols.all() {
         let targets = scenario_targets(&setup, &*p.protocol);
         setup.connections += p.fit_scenario(&mut setup.plan, &a.request, targets)?;
@@ -243,10 +246,11 @@ pub fn assemble(
             &labels,
         )?);
     }
-    let plan = flags
+    let mut plan = flags
         .over(&driver.scenario().load)
         .plan(source, &crate::flags::flag)
         .map_err(|e| usage(format!("{e} (load from {source} and the flags)")))?;
+    plan.goodput = driver.scenario().goodput.clone();
     thresholds.extend(parse_thresholds(extra, "--threshold", &labels)?);
     let connections =
         (plan.peak_concurrency() as f64 * driver.connections_per_user()).ceil() as u64;

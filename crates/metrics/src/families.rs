@@ -177,6 +177,18 @@ impl Families {
         self.0[i].series.push((labels, value));
     }
 
+    /// Adds a histogram of microseconds to the family `name`, in seconds.
+    fn seconds(
+        &mut self,
+        name: &'static str,
+        help: &'static str,
+        labels: Labels,
+        h: &Histogram<u64>,
+    ) {
+        let b = Buckets::of(h);
+        self.add(name, help, Some(Unit::Seconds), labels, Value::Histogram(b));
+    }
+
     /// Adds every metric of one run's snapshot, each series labelled with `run` (its side,
     /// level, round and shard) besides its own labels.
     pub(crate) fn run(&mut self, run: &Labels, s: &Snapshot) {
@@ -185,8 +197,9 @@ impl Families {
             l.extend(extra.iter().map(|(k, v)| (Cow::Borrowed(*k), v.clone())));
             l
         };
+        let judged = !s.plan.goodput.is_empty();
         for row in &s.labels {
-            self.row(&with(&[("label", row.label.clone())]), row);
+            self.row(&with(&[("label", row.label.clone())]), row, judged);
         }
         // Every class, at 0 until one fails: a counter that appears only with its first error
         // would hide that error from rate() and increase().
@@ -350,7 +363,8 @@ impl Families {
     }
 
     /// One row of the run's table: a step's requests, a flow's, or a stream's parts.
-    fn row(&mut self, labels: &Labels, r: &LabelStats) {
+    /// `judged`: the plan has goodput's objectives.
+    fn row(&mut self, labels: &Labels, r: &LabelStats, judged: bool) {
         // Steps' rows add up to the run's TOTAL; flows and parts have families of their own, so
         // that `sum(throng_requests_total)` is the run's requests.
         let (count, latency, service) = match (r.group, r.parts) {
@@ -391,14 +405,7 @@ impl Families {
             self.add(count.0, count.1, None, l, Value::Count(n));
         }
         for ((name, help), h) in [(latency, &r.latency), (service, &r.service)] {
-            let b = Buckets::of(h);
-            self.add(
-                name,
-                help,
-                Some(Unit::Seconds),
-                labels.clone(),
-                Value::Histogram(b),
-            );
+            self.seconds(name, help, labels.clone(), h);
         }
         if r.group || r.parts {
             return;
@@ -447,6 +454,62 @@ impl Families {
         if let Some(p) = &r.phases {
             self.phases(labels, p);
         }
+        if let Some(s) = &r.stream {
+            self.streams(labels, s, judged);
+        }
+    }
+
+    /// A row's replies streamed in tokens: TTFT, ITL, TPOT and end to end as histograms (vLLM
+    /// exports the same four), and counters whose rate() is the rest: streams, output tokens
+    /// (tokens a second) and, when `judged` by goodput's objectives, the good ones (goodput).
+    fn streams(&mut self, labels: &Labels, s: &throng_core::stream::StreamStats, judged: bool) {
+        let times: [(&'static str, &'static str, &Histogram<u64>); 4] = [
+            (
+                "throng_ttft",
+                "Time to first token, from the intended start, of the streams that succeeded and of those left waiting (their age if no token came).",
+                &s.ttft,
+            ),
+            (
+                "throng_itl",
+                "Inter-token latency: each gap between two tokens of a stream that succeeded.",
+                &s.itl,
+            ),
+            (
+                "throng_tpot",
+                "Time per output token after the first, of the streams that succeeded with two tokens or more.",
+                &s.tpot,
+            ),
+            (
+                "throng_e2e",
+                "End to end, from the intended start to the last token, of the streams that succeeded with a token.",
+                &s.e2e,
+            ),
+        ];
+        for (name, help, h) in times {
+            self.seconds(name, help, labels.clone(), h);
+        }
+        let mut counts: Vec<(&'static str, &'static str, u64)> = vec![
+            (
+                "throng_streams",
+                "Requests that succeeded with a stream of tokens.",
+                s.requests,
+            ),
+            (
+                "throng_output_tokens",
+                "Output tokens of the streams that succeeded (their rate() is tokens a second).",
+                s.output_tokens,
+            ),
+        ];
+        if judged {
+            counts.push((
+                "throng_good_streams",
+                "Streams that met every goodput objective (their rate() is goodput).",
+                s.good,
+            ));
+        }
+        for (name, help, n) in counts {
+            self.add(name, help, None, labels.clone(), Value::Count(n));
+        }
     }
 
     /// A row's phases, for a protocol that times them: a histogram per phase (and blocked), and
@@ -459,12 +522,11 @@ impl Families {
         for (name, h) in all {
             let mut l = labels.clone();
             l.push(("phase".into(), name.to_string()));
-            self.add(
+            self.seconds(
                 "throng_phase",
                 "Where requests' time went: connect, tls, send, wait (to the first byte), receive, each of the requests that had it, and blocked (latency less the rest).",
-                Some(Unit::Seconds),
                 l,
-                Value::Histogram(Buckets::of(h)),
+                h,
             );
         }
         for (how, n) in [("new", p.new), ("reused", p.reused)] {
@@ -499,7 +561,7 @@ mod tests {
         use throng_core::{Connection, Phase, Phases};
         let mut row = LabelStats::new("GET /");
         let mut f = Families::default();
-        f.row(&Labels::new(), &row);
+        f.row(&Labels::new(), &row, false);
         assert!(
             f.0.iter().all(|f| f.name != "throng_phase"),
             "no phases, no family"
@@ -512,7 +574,7 @@ mod tests {
         stats.record(&Phases::on(Connection::Reused), None);
         row.phases = Some(Box::new(stats));
         let mut f = Families::default();
-        f.row(&Labels::new(), &row);
+        f.row(&Labels::new(), &row, false);
         let phase =
             f.0.iter()
                 .find(|f| f.name == "throng_phase")
@@ -540,6 +602,68 @@ mod tests {
         assert_eq!(uses.stored_name(), "throng_connection_uses_total");
         let values: Vec<_> = uses.series.iter().map(|(_, v)| v.clone()).collect();
         assert_eq!(values, vec![Value::Count(1), Value::Count(1)]);
+    }
+
+    #[test]
+    fn a_rows_streams_are_four_histograms_and_their_counts() {
+        use std::time::Duration;
+        use throng_core::stream::{Goodput, StreamRecord, StreamStats};
+        let ms = Duration::from_millis;
+        let mut stats = StreamStats::default();
+        let goodput: Goodput = "ttft<100ms".parse().expect("objectives");
+        let r = StreamRecord {
+            first: Some(ms(40)),
+            last: ms(90),
+            tokens: 6,
+            counted: false,
+        };
+        stats.record(
+            &r,
+            &[ms(40), ms(10), ms(10), ms(10), ms(10), ms(10)],
+            ms(0),
+            &goodput,
+        );
+        let mut row = LabelStats::new("POST /v1/chat/completions");
+        row.stream = Some(Box::new(stats));
+        let find = |f: &Families, name: &str| {
+            f.0.iter()
+                .find(|x| x.name == name)
+                .map(|x| (x.stored_name(), x.series[0].1.clone()))
+        };
+        let mut f = Families::default();
+        f.row(&Labels::new(), &row, true);
+        for (name, count, seconds) in [
+            ("throng_ttft", 1, 0.040),
+            ("throng_itl", 5, 0.050),
+            ("throng_tpot", 1, 0.010),
+            ("throng_e2e", 1, 0.090),
+        ] {
+            let (stored, v) = find(&f, name).expect(name);
+            assert_eq!(stored, format!("{name}_seconds"));
+            let Value::Histogram(b) = v else {
+                panic!("{name} is a histogram")
+            };
+            assert_eq!(b.count, count, "{name}");
+            assert!(
+                (b.sum - seconds).abs() < seconds * 0.002,
+                "{name} {}",
+                b.sum
+            );
+        }
+        for (name, n) in [
+            ("throng_streams", 1),
+            ("throng_output_tokens", 6),
+            ("throng_good_streams", 1),
+        ] {
+            let (stored, v) = find(&f, name).expect(name);
+            assert_eq!((stored, v), (format!("{name}_total"), Value::Count(n)));
+        }
+        let mut f = Families::default();
+        f.row(&Labels::new(), &row, false);
+        assert!(
+            find(&f, "throng_good_streams").is_none(),
+            "no objectives, no goodput"
+        );
     }
 
     #[test]

@@ -594,9 +594,12 @@ pub fn grid_html(g: &crate::GridResult, shape: &crate::Shape) -> String {
         sides_html(&mut b, &g.comparison_sides(None));
     }
     b.push_str("<h2>Each run (latencies in ms)</h2>\n<section id=\"runs\">\n");
-    for (title, rows) in g.run_tables() {
+    for (title, rows, streams) in g.run_tables() {
         let _ = writeln!(b, "<h3>{}</h3>", esc(&title));
         b.push_str(&html_table(&shape.named(rows)));
+        if !streams.is_empty() {
+            b.push_str(&html_table(&streams));
+        }
     }
     b.push_str("</section>\n");
     page("throng: grid", &b)

@@ -258,6 +258,7 @@ impl Builder {
             data: BTreeMap::new(),
             load: file::LoadSection::default(),
             thresholds: Vec::new(),
+            goodput: None,
             on_failure: self.on_failure,
             steps: Some(sp(items)),
             flows: None,

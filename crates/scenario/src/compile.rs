@@ -256,6 +256,13 @@ pub(crate) fn compile_file(
             )
         })
         .collect();
+    let goodput = match &parsed.goodput {
+        Some(g) => g
+            .value
+            .parse()
+            .map_err(|e| cx.at(g.referenced, format!("goodput: {e}")))?,
+        None => throng_core::stream::Goodput::default(),
+    };
     Ok(Scenario {
         name: file.to_string(),
         sweep,
@@ -269,6 +276,7 @@ pub(crate) fn compile_file(
         seed: parsed.seed,
         load,
         thresholds,
+        goodput,
         containers: parsed.containers,
         templates: std::sync::Arc::new(cx.templates),
     })

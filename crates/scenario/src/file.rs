@@ -25,6 +25,8 @@ pub struct File {
     /// Pass/fail conditions, as on the command line.
     #[serde(default)]
     pub thresholds: Vec<Spanned<String>>,
+    /// Goodput's objectives (`ttft<200ms,tpot<50ms`), as `--goodput` writes them.
+    pub goodput: Option<Spanned<String>>,
     /// What a failed check or request does to the rest of the iteration.
     #[serde(default)]
     pub on_failure: OnFailure,

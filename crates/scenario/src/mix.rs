@@ -18,7 +18,7 @@ fn placeless<T>(value: T) -> Spanned<T> {
 /// Compiles the files of a mix, each with its weight, into one scenario: each file is a flow
 /// named by its file name (without `.yaml`), its steps and groups keep their rows, and its
 /// `on_failure` holds for its steps. Targets, variables and data of the same name must agree;
-/// the load section and the seed are the first file's, thresholds and containers every
+/// the load section, the seed and goodput are the first file's (that gives them), thresholds and containers every
 /// file's. Each file is compiled on its own first, so a mistake names its own file and place.
 pub fn load_mix(parts: &[(&Path, u32)], protocols: &Protocols) -> Result<Scenario, ScenarioError> {
     let mut mix: Option<File> = None;
@@ -105,6 +105,9 @@ pub fn load_mix(parts: &[(&Path, u32)], protocols: &Protocols) -> Result<Scenari
             }
         }
         m.thresholds.extend(f.thresholds);
+        if m.goodput.is_none() {
+            m.goodput = f.goodput;
+        }
         for c in f.containers {
             if !m.containers.contains(&c) {
                 m.containers.push(c);

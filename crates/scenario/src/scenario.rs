@@ -161,6 +161,8 @@ pub struct Scenario {
     pub sweep: Option<crate::Sweep>,
     /// Thresholds with the place each was written.
     pub thresholds: Vec<(String, String)>,
+    /// Goodput's objectives (`goodput:`; none when not given).
+    pub goodput: throng_core::stream::Goodput,
     /// Containers to watch.
     pub containers: Vec<String>,
     /// The compiled templates.

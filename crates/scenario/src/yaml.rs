@@ -22,6 +22,10 @@ const EXPECTS: &[(&str, &str)] = &[
         "a mapping of load settings (users, duration, rate, ...)",
     ),
     ("thresholds", "a list of conditions such as \"p99<250ms\""),
+    (
+        "goodput",
+        "objectives such as \"ttft<200ms,tpot<50ms\" (ttft, tpot, e2e)",
+    ),
     ("on_failure", "`skip_iteration` or `continue`"),
     ("steps", "a list of steps (- label: ..., request: ...)"),
     (

@@ -126,7 +126,7 @@ fn structure_errors_speak_the_users_language() {
         ),
         (
             "laod:\n  users: 1\n".to_string() + STEP,
-            "x.yaml:1:1: unknown key `laod` (did you mean `load`?); the keys here are targets, variables, data, load, thresholds, on_failure, steps, flows, seed, containers",
+            "x.yaml:1:1: unknown key `laod` (did you mean `load`?); the keys here are targets, variables, data, load, thresholds, goodput, on_failure, steps, flows, seed, containers",
         ),
         (
             "targets:\n  a: http://h\n".to_string(),

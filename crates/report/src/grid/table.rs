@@ -130,6 +130,7 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool, full: bool) -> Vec<Vec
     let sides = rows.iter().any(|r| r.side.is_some());
     let containers = rows.iter().any(|r| !r.containers.is_empty());
     let db = rows.iter().any(|r| r.db_tps.is_some());
+    let streams = stream_columns(rows, full);
     let judged = rows
         .iter()
         .any(|r| r.passed.is_some() || r.crossed || r.cut);
@@ -160,6 +161,11 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool, full: bool) -> Vec<Vec
     .into_iter()
     .filter(|c| full || !wide.contains(c));
     header.extend(figures.map(String::from));
+    header.extend(
+        streams
+            .iter()
+            .map(|f| f.name().trim_end_matches(" ms").to_string()),
+    );
     if containers {
         header.extend(["CPU %".to_string(), "Memory (MiB)".to_string()]);
     }
@@ -210,6 +216,10 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool, full: bool) -> Vec<Vec
         if full {
             row.extend([f(r.total.received_kb_per_s, 2), f(r.total.sent_kb_per_s, 2)]);
         }
+        for s in &streams {
+            let digits = if s.is_latency() { 2 } else { 1 };
+            row.push(s.of(&r.total).map_or("-".into(), |v| f(v, digits)));
+        }
         if containers {
             let cpu: f64 = r.containers.iter().map(|c| c.cpu_percent).sum();
             let mem: u64 = r.containers.iter().map(|c| c.memory).sum();
@@ -244,6 +254,29 @@ pub(crate) fn level_table(rows: &[LevelRow], exact: bool, full: bool) -> Vec<Vec
     }
     out
 }
+
+/// The figures of replies streamed in tokens the level table shows when a row has them: TTFT
+/// and ITL at p50 and p99, tokens a second, and goodput when a row was judged; `full` adds
+/// TPOT and end to end.
+fn stream_columns(rows: &[LevelRow], full: bool) -> Vec<crate::Figure> {
+    use crate::Figure;
+    let streams = rows.iter().filter_map(|r| r.total.stream.as_ref());
+    let (mut any, mut judged) = (false, false);
+    for s in streams {
+        any = true;
+        judged |= s.goodput.is_some();
+    }
+    Figure::STREAM
+        .into_iter()
+        .filter(|f| {
+            any && (full || !matches!(f, Figure::TpotP50 | Figure::TpotP99 | Figure::E2eP99))
+        })
+        .filter(|f| judged || *f != Figure::Goodput)
+        .collect()
+}
+
+/// A table's cells, the header first.
+type Rows = Vec<Vec<String>>;
 
 /// What a grid ran: the levels or sides, what each run was, and the target.
 pub(super) fn describe(runs: &[GridRun], rows: &[LevelRow]) -> String {
@@ -397,9 +430,10 @@ impl GridResult {
             .flatten()
     }
 
-    /// Each run's aggregate table (every label and TOTAL, JMeter's columns), under its
+    /// Each run's aggregate table (every label and TOTAL, JMeter's columns) and its streams'
+    /// table (TTFT, ITL, TPOT, end to end, tokens, goodput; empty without streams), under its
     /// title (`300 users at 2000/s, go, round 2 of 3`), in the order they ran.
-    pub fn run_tables(&self) -> Vec<(String, Vec<Vec<String>>)> {
+    pub fn run_tables(&self) -> Vec<(String, Rows, Rows)> {
         let rounds = self.runs.iter().map(|r| r.at.round).max().unwrap_or(1);
         self.runs
             .iter()
@@ -410,7 +444,11 @@ impl GridResult {
                 } else {
                     title
                 };
-                (title, crate::table::table_rows(&r.result))
+                (
+                    title,
+                    crate::table::table_rows(&r.result),
+                    crate::stream::stream_rows(&r.result),
+                )
             })
             .collect()
     }
@@ -485,9 +523,13 @@ pub fn grid_markdown(g: &GridResult, shape: &Shape) -> String {
         }
     }
     out.push_str("\n### Each run (latencies in ms)\n");
-    for (title, rows) in g.run_tables() {
+    for (title, rows, streams) in g.run_tables() {
         let _ = writeln!(out, "\n**{}**\n", title.replace('*', "\\*"));
         out.push_str(&md(&shape.named(rows)));
+        if !streams.is_empty() {
+            out.push('\n');
+            out.push_str(&md(&streams));
+        }
     }
     out
 }
