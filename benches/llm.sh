@@ -6,10 +6,13 @@
 # printed beside the programmed values with their error, which the goal bounds at 1% (or
 # 0.1 ms). Both processes share the machine, so the figures hold what the testbed's own
 # timer adds (ARCHITECTURE: 0.13 ms late at the median) and what the machine adds when loaded.
-# Also throng's CPU a token (user + system over the tokens it read).
+# Also throng's CPU a token (user + system over the tokens it read). With two cores or more,
+# the testbed runs on core SERVER_CPU and throng on CLIENT_CPU (`taskset -c`), so that neither
+# delays the other's timers; SERVER_CPU= CLIENT_CPU= (empty) lets them share every core.
 #
 #   benches/llm.sh                              # BIN=target/release/throng STREAMS=1000
 #   STREAMS=200 DURATION=5 benches/llm.sh
+#   SERVER_CPU= CLIENT_CPU= benches/llm.sh      # both on every core
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,11 +23,16 @@ TTFT_MS=${TTFT_MS:-50}
 ITL_MS=${ITL_MS:-10}
 TOKENS=${TOKENS:-64}
 PORT=${PORT:-18561}
+if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
+  SERVER_CPU=${SERVER_CPU-0}
+  CLIENT_CPU=${CLIENT_CPU-1}
+fi
+pin() { if [ -n "${1:-}" ]; then echo taskset -c "$1"; fi; }
 
 life_ms=$((TTFT_MS + (TOKENS - 1) * ITL_MS))
 rate=$(python3 -c "print(round($STREAMS * 1000 / $life_ms, 1))")
 work=$(mktemp -d)
-"$BIN" serve llm --port "$PORT" --ttft "${TTFT_MS}ms" --itl "${ITL_MS}ms" \
+$(pin "${SERVER_CPU:-}") "$BIN" serve llm --port "$PORT" --ttft "${TTFT_MS}ms" --itl "${ITL_MS}ms" \
   --output-tokens "$TOKENS" > "$work/serve.out" 2>&1 &
 server=$!
 trap 'kill -INT $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -35,8 +43,9 @@ done
 
 echo "throng serve llm: TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms, ${TOKENS} tokens (${life_ms} ms an answer)"
 echo "throng run --llm: open loop, ${rate} arrivals/s for ${DURATION}s, about ${STREAMS} streams at once"
+echo "cores: testbed ${SERVER_CPU:-any}, throng ${CLIENT_CPU:-any}"
 /usr/bin/time -f "%U %S %M" -o "$work/time" \
-  "$BIN" run "http://127.0.0.1:$PORT" --llm --model m --prompt-tokens 8 \
+  $(pin "${CLIENT_CPU:-}") "$BIN" run "http://127.0.0.1:$PORT" --llm --model m --prompt-tokens 8 \
   -q "$rate" -z "${DURATION}s" --max-in-flight $((STREAMS * 3)) --no-tui --quiet \
   --json "$work/result.json" > "$work/summary.txt"
 
