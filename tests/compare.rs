@@ -667,8 +667,7 @@ async fn an_ab_run_alternates_the_sides_and_writes_one_comparison() {
     );
     // The grid's result keeps every run with its coordinates, and `throng compare` reads it
     // back as its sides.
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON");
+    let doc = common::json(&json);
     assert_eq!(doc["kind"], "grid");
     let runs = doc["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 4);

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::common;
+
 /// Removes what a test created, however it ends.
 pub(crate) struct Cleanup {
     pub(crate) containers: Vec<String>,
@@ -236,9 +238,7 @@ fn container_stats_match_docker_stats() {
         "no container table in the summary:\n{summary}"
     );
 
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("result written"))
-            .expect("json");
+    let result = common::json(&json);
     let containers = result["containers"].as_array().expect("containers");
     assert_eq!(containers.len(), 1);
     let c = &containers[0];
@@ -384,8 +384,7 @@ fn a_container_stopping_mid_run_does_not_stop_the_run() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(started.elapsed() < Duration::from_secs(15));
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    let result = common::json(&json);
     assert_eq!(result["containers"].as_array().map(Vec::len), Some(1));
     let c = &result["containers"][0];
     assert_eq!(c["name"], name.as_str(), "found by its label");
@@ -495,8 +494,7 @@ fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    let doc = common::json(&json);
     // Each side watched its own container, idle and under load.
     for (side, name) in [(0, &fast), (1, &slow)] {
         let run = &doc["runs"][side]["result"];
@@ -552,8 +550,7 @@ fn a_sweep_reads_its_container_idle_once_before_the_first_load_and_once_after_th
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    let doc = common::json(&json);
     let container = |i: usize| doc["runs"][i]["result"]["containers"][0].clone();
     let idle_readings = |i: usize| {
         container(i)["samples"]

@@ -302,8 +302,7 @@ fn throng_serve_llm_streams_as_programmed() {
         json.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", common::said(&o));
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = common::json(&json);
     let events = r["labels"]
         .as_array()
         .unwrap()
