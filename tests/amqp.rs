@@ -238,6 +238,40 @@ async fn an_amqp_url_runs_rpc_and_publishes_counted_as_the_broker_counts_them() 
     assert_eq!(r["total"]["errors"], 0, "{r}");
     assert_eq!(r["status_codes"]["amqp 0 OK"], 400, "{r}");
     assert_eq!(r["protocol_counts"]["amqp_connections"], 2, "{r}");
+
+    // A management API that refuses the login: the run passes, and the broker's block says
+    // why it has no figures (every reading answered 401), the password hidden.
+    let wrong = format!("http://guest:wrong@127.0.0.1:{}", broker.management);
+    let (o, r) = run(&[
+        "run",
+        &url,
+        "-d",
+        "world",
+        "-n",
+        "20",
+        "--amqp-monitor",
+        &wrong,
+    ])
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    let failed = &r["databases"][0]["read_failures"];
+    let n = failed["tries"].as_u64().unwrap();
+    assert!(
+        n >= 2,
+        "the idle reading and the one after the load: {failed}"
+    );
+    assert_eq!(failed["failed"], n, "{failed}");
+    assert_eq!(
+        failed["by_class"],
+        serde_json::json!({ "status": n }),
+        "{failed}"
+    );
+    let first = failed["first"].as_str().unwrap();
+    assert!(
+        first.contains("401") && !first.contains("wrong"),
+        "{failed}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
