@@ -120,6 +120,39 @@ pub(crate) fn build_image(tag: &str) -> tempfile::TempDir {
     dir
 }
 
+/// A test's image FROM scratch and the names of its containers, all removed when dropped.
+pub(crate) struct Scratch {
+    /// The containers' names (`throng-it-WHAT-NAME-PID`), in the order asked for.
+    pub(crate) names: Vec<String>,
+    /// The image's tag (`throng-it-WHAT:PID`).
+    pub(crate) image: String,
+    _cleanup: Cleanup,
+    _ctx: tempfile::TempDir,
+}
+
+/// Checks that the engine answers, builds the image of a test about `what` and names its
+/// containers; none runs yet.
+pub(crate) fn scratch(what: &str, names: &[&str]) -> Scratch {
+    require_engine();
+    let pid = std::process::id();
+    let image = format!("throng-it-{what}:{pid}");
+    let names: Vec<String> = names
+        .iter()
+        .map(|n| format!("throng-it-{what}-{n}-{pid}"))
+        .collect();
+    let cleanup = Cleanup {
+        containers: names.clone(),
+        image: image.clone(),
+    };
+    let ctx = build_image(&image);
+    Scratch {
+        names,
+        image,
+        _cleanup: cleanup,
+        _ctx: ctx,
+    }
+}
+
 /// Starts a container of `image` with 8080 published on a random 127.0.0.1 port; the port.
 pub(crate) fn run_container(name: &str, image: &str) -> u16 {
     run_with(name, image, &[])
@@ -193,14 +226,8 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn container_stats_match_docker_stats() {
-    require_engine();
-    let pid = std::process::id();
-    let (name, image) = (format!("throng-it-{pid}"), format!("throng-it:{pid}"));
-    let _cleanup = Cleanup {
-        containers: vec![name.clone()],
-        image: image.clone(),
-    };
-    let _ctx = build_image(&image);
+    let it = scratch("stats", &["target"]);
+    let (name, image) = (it.names[0].clone(), it.image.clone());
     let port = run_container(&name, &image);
     let out_dir = tempfile::tempdir().expect("tempdir");
     let json = out_dir.path().join("result.json");
@@ -346,17 +373,8 @@ fn container_stats_match_docker_stats() {
 
 #[test]
 fn a_container_stopping_mid_run_does_not_stop_the_run() {
-    require_engine();
-    let pid = std::process::id();
-    let (name, image) = (
-        format!("throng-it-stop-{pid}"),
-        format!("throng-it-stop:{pid}"),
-    );
-    let _cleanup = Cleanup {
-        containers: vec![name.clone()],
-        image: image.clone(),
-    };
-    let _ctx = build_image(&image);
+    let it = scratch("stop", &["target"]);
+    let (name, image) = (it.names[0].clone(), it.image.clone());
     run_container(&name, &image);
     let out_dir = tempfile::tempdir().expect("tempdir");
     let json = out_dir.path().join("result.json");
@@ -460,18 +478,8 @@ fn a_scenario_file_names_containers_too() {
 
 #[test]
 fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
-    require_engine();
-    let pid = std::process::id();
-    let (fast, slow, image) = (
-        format!("throng-it-fast-{pid}"),
-        format!("throng-it-slow-{pid}"),
-        format!("throng-it-ab:{pid}"),
-    );
-    let _cleanup = Cleanup {
-        containers: vec![fast.clone(), slow.clone()],
-        image: image.clone(),
-    };
-    let _ctx = build_image(&image);
+    let it = scratch("ab", &["fast", "slow"]);
+    let (fast, slow, image) = (it.names[0].clone(), it.names[1].clone(), it.image.clone());
     let pf = run_delayed(&fast, &image, "1ms");
     let ps = run_delayed(&slow, &image, "6ms");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -524,17 +532,8 @@ fn an_ab_run_of_two_containers_compares_them_with_their_docker_stats() {
 
 #[test]
 fn a_sweep_reads_its_container_idle_once_before_the_first_load_and_once_after_the_last() {
-    require_engine();
-    let pid = std::process::id();
-    let (name, image) = (
-        format!("throng-it-ladder-{pid}"),
-        format!("throng-it-ladder:{pid}"),
-    );
-    let _cleanup = Cleanup {
-        containers: vec![name.clone()],
-        image: image.clone(),
-    };
-    let _ctx = build_image(&image);
+    let it = scratch("ladder", &["target"]);
+    let (name, image) = (it.names[0].clone(), it.image.clone());
     let port = run_container(&name, &image);
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("ladder.json");
