@@ -8,27 +8,17 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{errors_of, result, run, run_file};
+use common::llm::{self, ITL_MS, TOKENS, TTFT_MS};
+use common::{errors_of, result, row, run, run_file};
 use throng::core::stream::StreamStats;
-use throng::core::{ErrorClass, LabelStats, Snapshot};
+use throng::core::{ErrorClass, Snapshot};
 use throng_llm::serve::{start, Fault, RunningLlm, ServeConfig, Spread};
 
-const TTFT_MS: u64 = 40;
-const ITL_MS: u64 = 10;
-const TOKENS: u32 = 6;
 const CHAT: &str = "POST /v1/chat/completions";
 
+/// The testbed with `fault` on one reply in every `fault_every`, tokens `ITL_MS` apart.
 async fn testbed(fault: Option<Fault>, fault_every: u64) -> RunningLlm {
-    start(ServeConfig {
-        ttft: Spread::Fixed(Duration::from_millis(TTFT_MS)),
-        itl: Spread::Fixed(Duration::from_millis(ITL_MS)),
-        output_tokens: Spread::Fixed(TOKENS),
-        fault,
-        fault_every,
-        ..ServeConfig::default()
-    })
-    .await
-    .unwrap()
+    llm::testbed(fault, fault_every, ITL_MS).await
 }
 
 /// `throng run URL --llm --model m` of the testbed with `extra` flags, in-process.
@@ -37,13 +27,6 @@ async fn run_llm(llm: &RunningLlm, extra: &[&str]) -> std::sync::Arc<Snapshot> {
     let mut args = vec![url.as_str(), "--llm", "--model", "m"];
     args.extend_from_slice(extra);
     run(&args).await
-}
-
-fn row<'a>(s: &'a Snapshot, label: &str) -> &'a LabelStats {
-    s.labels
-        .iter()
-        .find(|l| l.label == label)
-        .unwrap_or_else(|| panic!("no row {label}"))
 }
 
 fn stream<'a>(s: &'a Snapshot, label: &str) -> &'a StreamStats {

@@ -6,35 +6,18 @@
 
 use crate::common;
 
-use std::time::Duration;
-
+use common::llm::{self, ITL_MS, TOKENS, TTFT_MS};
 use common::{errors_of, refused, row, run, run_file};
 use throng::core::{ErrorClass, LabelStats, Snapshot};
-use throng_llm::serve::{start, Fault, RunningLlm, ServeConfig, Spread};
-
-/// The testbed's programmed timing: first token after `TTFT_MS`, then one every `ITL_MS`.
-const TTFT_MS: u64 = 40;
-const ITL_MS: u64 = 10;
-const TOKENS: u32 = 6;
+use throng_llm::serve::{Fault, RunningLlm};
 
 /// A completions request asking for a stream (the legacy API: a chunk per token, no role
 /// chunk before the first).
 const BODY: &str = r#"{"model":"m","prompt":"hello there","stream":true}"#;
 
+/// The testbed with `fault` on every reply, tokens `ITL_MS` apart.
 async fn testbed(fault: Option<Fault>) -> RunningLlm {
-    testbed_with(fault, ITL_MS).await
-}
-
-async fn testbed_with(fault: Option<Fault>, itl_ms: u64) -> RunningLlm {
-    start(ServeConfig {
-        ttft: Spread::Fixed(Duration::from_millis(TTFT_MS)),
-        itl: Spread::Fixed(Duration::from_millis(itl_ms)),
-        output_tokens: Spread::Fixed(TOKENS),
-        fault,
-        ..ServeConfig::default()
-    })
-    .await
-    .unwrap()
+    llm::testbed(fault, 1, ITL_MS).await
 }
 
 /// `throng run` of the testbed's completions, POST, with `extra` flags.
@@ -109,7 +92,7 @@ async fn a_cut_stream_is_cut_and_its_events_still_count() {
     // had not flushed when the body fails, so a testbed whose timer ran late on a busy machine,
     // cutting at once after a token, loses that token: 40 ms gaps make it rare, and each
     // answer still has 2 or 3 events.)
-    let llm = testbed_with(Some(Fault::Cut(3)), 40).await;
+    let llm = llm::testbed(Some(Fault::Cut(3)), 1, 40).await;
     let s = run_stream(&llm, &["--stream", "sse", "-c", "1", "-n", "5"]).await;
     assert_eq!(errors_of(&s, ErrorClass::Cut), 5, "{:?}", s.errors);
     let parts = row(&s, EVENTS).samples;
@@ -223,7 +206,7 @@ async fn http2_reads_streams_as_http1_does() {
     );
 
     // Cut after 3 tokens: hyper resets the stream, and the events that came count.
-    let cut = testbed_with(Some(Fault::Cut(3)), 40).await;
+    let cut = llm::testbed(Some(Fault::Cut(3)), 1, 40).await;
     let s = run_stream(
         &cut,
         &[&["--stream", "sse", "-c", "1", "-n", "5"][..], &h2].concat(),

@@ -283,3 +283,29 @@ pub(crate) fn serve_bin(args: &[&str]) -> (std::process::Child, String) {
     let url = line.trim().strip_prefix("serving on ").unwrap_or_default();
     (serve, url.to_string())
 }
+
+/// throng-llm's testbed as the stream and LLM tests program it: the first token after
+/// `TTFT_MS`, then one every `ITL_MS` (unless told otherwise), `TOKENS` in all.
+pub(crate) mod llm {
+    use std::time::Duration;
+
+    use throng_llm::serve::{start, Fault, RunningLlm, ServeConfig, Spread};
+
+    pub(crate) const TTFT_MS: u64 = 40;
+    pub(crate) const ITL_MS: u64 = 10;
+    pub(crate) const TOKENS: u32 = 6;
+
+    /// The testbed with tokens `itl_ms` apart and `fault` on one reply in every `fault_every`.
+    pub(crate) async fn testbed(fault: Option<Fault>, fault_every: u64, itl_ms: u64) -> RunningLlm {
+        start(ServeConfig {
+            ttft: Spread::Fixed(Duration::from_millis(TTFT_MS)),
+            itl: Spread::Fixed(Duration::from_millis(itl_ms)),
+            output_tokens: Spread::Fixed(TOKENS),
+            fault,
+            fault_every,
+            ..ServeConfig::default()
+        })
+        .await
+        .expect("the LLM testbed starts")
+    }
+}
