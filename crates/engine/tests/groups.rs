@@ -135,7 +135,7 @@ async fn run<D: Driver>(driver: D) -> Arc<Snapshot> {
             think_time: None,
         }),
     );
-    on_caller(plan, driver, Extras::default()).await
+    on_caller(plan, Arc::new(driver), Extras::default()).await
 }
 
 /// Each row's label, samples and errors.

@@ -16,6 +16,9 @@ use throng_core::{
 };
 use throng_engine::{start_with, Extras};
 
+mod common;
+use common::on_caller;
+
 /// Every call fails at once: its connect (when `refuse` is set) with class `protocol` (a peer
 /// that does not speak the protocol), each request with `other`.
 struct Instant {
@@ -92,15 +95,7 @@ fn paused(plan: RunPlan, driver: Arc<Instant>) -> Arc<Snapshot> {
             .start_paused(true)
             .build()
             .unwrap();
-        let set = tokio::task::LocalSet::new();
-        set.block_on(&rt, async move {
-            let extras = Extras {
-                on_caller: true,
-                ..Extras::default()
-            };
-            let handle = start_with(plan, driver, extras).await.unwrap();
-            handle.wait().await
-        })
+        rt.block_on(on_caller(plan, driver, Extras::default()))
     })
 }
 

@@ -70,7 +70,7 @@ async fn run(plan: RunPlan, took: Duration) -> Arc<Snapshot> {
 
 /// [`run`] with a driver of its own.
 async fn run_with(plan: RunPlan, driver: Sleeper) -> Arc<Snapshot> {
-    on_caller(plan, driver, Extras::default()).await
+    on_caller(plan, Arc::new(driver), Extras::default()).await
 }
 
 fn closed(users: Users, duration: Option<Duration>, think: Option<Duration>) -> RunPlan {
@@ -341,7 +341,8 @@ async fn every_request_is_kept_as_a_sample_when_asked_and_a_full_sink_counts_the
         samples: Some(tx),
         ..Extras::default()
     };
-    let s = on_caller(plan, Sleeper::new(Duration::from_millis(10)), extras).await;
+    let driver = Arc::new(Sleeper::new(Duration::from_millis(10)));
+    let s = on_caller(plan, driver, extras).await;
     let mut samples = Vec::new();
     while let Ok(batch) = rx.try_recv() {
         samples.extend(batch);
@@ -366,7 +367,8 @@ async fn every_request_is_kept_as_a_sample_when_asked_and_a_full_sink_counts_the
         samples: Some(tx),
         ..Extras::default()
     };
-    let s = on_caller(plan, Sleeper::new(Duration::from_millis(10)), extras).await;
+    let driver = Arc::new(Sleeper::new(Duration::from_millis(10)));
+    let s = on_caller(plan, driver, extras).await;
     assert_eq!(s.total.samples, 100);
     assert_eq!(s.lost_samples, 100);
 }
@@ -496,7 +498,7 @@ async fn a_reply_in_parts_fills_its_own_row_and_not_the_total() {
             think_time: None,
         }),
     );
-    let s = on_caller(plan, Streamer, Extras::default()).await;
+    let s = on_caller(plan, Arc::new(Streamer), Extras::default()).await;
     let rows: Vec<(&str, u64, bool, bool)> = s
         .labels
         .iter()

@@ -1,5 +1,7 @@
 //! Helpers shared by the engine's tests on tokio's paused clock.
 
+#![allow(dead_code)] // each test binary uses its own share
+
 use std::sync::Arc;
 
 use throng_core::{Driver, RunPlan, Snapshot};
@@ -9,7 +11,7 @@ use throng_engine::{start_with, Extras};
 /// (`Extras::on_caller`) and returns the final snapshot.
 pub(crate) async fn on_caller<D: Driver>(
     plan: RunPlan,
-    driver: D,
+    driver: Arc<D>,
     extras: Extras,
 ) -> Arc<Snapshot> {
     let set = tokio::task::LocalSet::new();
@@ -18,7 +20,7 @@ pub(crate) async fn on_caller<D: Driver>(
             on_caller: true,
             ..extras
         };
-        let handle = start_with(plan, Arc::new(driver), extras).await.unwrap();
+        let handle = start_with(plan, driver, extras).await.unwrap();
         handle.wait().await
     })
     .await
