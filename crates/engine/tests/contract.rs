@@ -9,9 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use throng_core::{
-    ClosedLoop, Driver, ErrorClass, LoadModel, Outcome, RunPlan, SetupError, StatusClass,
-    StatusSpace, StepInfo, Users,
+    Driver, ErrorClass, Outcome, RunPlan, SetupError, StatusClass, StatusSpace, StepInfo,
 };
+
+mod common;
+use common::errors_of;
 
 /// Two protocols' spaces of status codes, each with an OK of 0.
 static RPC: StatusSpace = StatusSpace {
@@ -126,18 +128,10 @@ impl Driver for Recording {
 }
 
 fn plan(users: u32, iterations: u64) -> RunPlan {
-    let mut p = RunPlan::new(
-        "contract",
-        LoadModel::Closed(ClosedLoop {
-            users: Users::Fixed(users),
-            requests: None,
-            iterations: Some(iterations),
-            duration: None,
-            think_time: None,
-        }),
-    );
-    p.threads = 2;
-    p
+    RunPlan {
+        threads: 2,
+        ..common::iterations(users, iterations)
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,13 +201,7 @@ async fn a_failed_connect_is_the_first_steps_failure() {
     // iterations of 2 steps, one connect.
     assert_eq!(s.labels[0].samples, 6);
     assert_eq!(s.labels[1].samples, 3);
-    let connect: u64 = s
-        .errors
-        .iter()
-        .filter(|e| e.class == ErrorClass::Connect)
-        .map(|e| e.count)
-        .sum();
-    assert_eq!(connect, 3);
+    assert_eq!(errors_of(&s, ErrorClass::Connect), 3);
     assert_eq!(calls.executes.load(Ordering::Relaxed), 6);
     // User 0: once an iteration; user 1: before each step of its first.
     assert_eq!(calls.connects.load(Ordering::Relaxed), 5);
@@ -238,13 +226,7 @@ async fn a_failed_connect_belongs_to_the_step_that_needed_it() {
     assert_eq!(s.labels[1].samples, 6);
     // User 0's second step, refused in each iteration (tried again each time), and user 1's
     // second step failing every other iteration as the driver's does.
-    let connect: u64 = s
-        .errors
-        .iter()
-        .filter(|e| e.class == ErrorClass::Connect)
-        .map(|e| e.count)
-        .sum();
-    assert_eq!(connect, 3);
+    assert_eq!(errors_of(&s, ErrorClass::Connect), 3);
     assert_eq!(s.labels[1].errors, 3 + 1);
     // User 0 runs only its first step; user 1 both, three times.
     assert_eq!(calls.executes.load(Ordering::Relaxed), 3 + 6);

@@ -7,14 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_core::{
-    ClosedLoop, Driver, ErrorClass, GroupInfo, LoadModel, Outcome, Percentiles, RunPlan, Snapshot,
-    StepInfo, Users,
-};
+use throng_core::{Driver, ErrorClass, GroupInfo, Outcome, Percentiles, Snapshot, StepInfo};
 use throng_engine::Extras;
 
 mod common;
-use common::{on_caller, within};
+use common::{iterations, on_caller, within};
 
 /// How a driver walks its two steps, `a` (10 ms) and `b` (5 ms), both in group `g`.
 #[derive(Clone, Copy)]
@@ -125,16 +122,7 @@ impl Driver for Retrier {
 
 /// 2 users, 3 iterations each, on the caller's paused clock.
 async fn run<D: Driver>(driver: D) -> Arc<Snapshot> {
-    let plan = RunPlan::new(
-        "groups",
-        LoadModel::Closed(ClosedLoop {
-            users: Users::Fixed(2),
-            requests: None,
-            iterations: Some(3),
-            duration: None,
-            think_time: None,
-        }),
-    );
+    let plan = iterations(2, 3);
     on_caller(plan, Arc::new(driver), Extras::default()).await
 }
 

@@ -15,7 +15,7 @@ use throng_core::{
 use throng_engine::{start_with, Extras};
 
 mod common;
-use common::{on_caller, within};
+use common::{iterations, on_caller, within};
 
 /// Every request takes `took` on the run's clock, and every connect `connect`.
 struct Sleeper {
@@ -488,16 +488,7 @@ impl Driver for Streamer {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_reply_in_parts_fills_its_own_row_and_not_the_total() {
     // 2 users, 3 iterations each: 6 passes of the flow, so 6 streams of 3 parts each.
-    let plan = RunPlan::new(
-        "parts",
-        LoadModel::Closed(ClosedLoop {
-            users: Users::Fixed(2),
-            requests: None,
-            iterations: Some(3),
-            duration: None,
-            think_time: None,
-        }),
-    );
+    let plan = iterations(2, 3);
     let s = on_caller(plan, Arc::new(Streamer), Extras::default()).await;
     let rows: Vec<(&str, u64, bool, bool)> = s
         .labels

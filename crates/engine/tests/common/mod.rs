@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use throng_core::{Driver, RunPlan, Snapshot};
+use throng_core::{ClosedLoop, Driver, ErrorClass, LoadModel, RunPlan, Snapshot, Users};
 use throng_engine::{start_with, Extras};
 
 /// Runs `plan` with `driver` and `extras` on the caller's (paused) clock
@@ -29,4 +29,27 @@ pub(crate) async fn on_caller<D: Driver>(
 /// Whether `v` is within `rel` of `want` (a share of it, either way).
 pub(crate) fn within(v: f64, want: f64, rel: f64) -> bool {
     (v - want).abs() <= want * rel
+}
+
+/// A closed loop of `users` users, each running `iterations` iterations.
+pub(crate) fn iterations(users: u32, iterations: u64) -> RunPlan {
+    RunPlan::new(
+        "engine",
+        LoadModel::Closed(ClosedLoop {
+            users: Users::Fixed(users),
+            requests: None,
+            iterations: Some(iterations),
+            duration: None,
+            think_time: None,
+        }),
+    )
+}
+
+/// The errors of `class` in a snapshot.
+pub(crate) fn errors_of(s: &Snapshot, class: ErrorClass) -> u64 {
+    s.errors
+        .iter()
+        .filter(|e| e.class == class)
+        .map(|e| e.count)
+        .sum()
 }
