@@ -46,11 +46,14 @@ const EVENTS: &str = "POST /v1/completions (events)";
 /// (wide margins: a shared machine only adds).
 fn timed_as_programmed(parts: &LabelStats) {
     let (p50, max) = (ms(parts, 0.5), ms(parts, 1.0));
+    // Wide above, never below: two cores running the other tests delay a read by tens of
+    // ms (a 40 ms margin on the slowest part failed at a load average of 9), while a gap timed
+    // from the wrong instant (the request's start) would put the median at 20 ms or more.
     let itl = ITL_MS as f64;
-    assert!((itl - 1.0..itl + 8.0).contains(&p50), "parts p50 {p50} ms");
+    assert!((itl - 1.0..itl + 10.0).contains(&p50), "parts p50 {p50} ms");
     let ttft = TTFT_MS as f64;
     assert!(
-        (ttft - 1.0..ttft + 40.0).contains(&max),
+        (ttft - 1.0..ttft + 150.0).contains(&max),
         "parts max {max} ms"
     );
 }
