@@ -153,7 +153,7 @@ fn arg_meaning(arg: &clap::Arg) -> String {
         .iter()
         .map(|d| format!("`{}`", d.to_string_lossy()))
         .collect();
-    if !defaults.is_empty() && arg.get_action().takes_values() {
+    if !defaults.is_empty() && arg.get_action().takes_values() && !arg.is_hide_default_value_set() {
         let _ = write!(meaning, " Default: {}.", defaults.join(", "));
     }
     if arg.is_required_set() {
