@@ -4,6 +4,12 @@
 // reply matched by the id, by C goroutines sharing one connection and channel. Prints
 // "done N errors E".
 //
+// With -publish, the peer of `throng run amqp://…?routing_key=KEY --amqp-mode publish`:
+// N messages published (mandatory, no publisher confirms) to the default exchange on the
+// queue KEY (declared, auto-delete), each with a message id and awaited by a consumer on a
+// connection of its own (manual acks, prefetch 100), as throng's consumer takes them; an
+// error is a message not delivered within -timeout.
+//
 // Built offline: GO111MODULE=off GOPATH=/usr/share/gocode go build -o amqp_client amqp_client.go
 package main
 
@@ -28,27 +34,52 @@ func main() {
 	c := flag.Int("c", 100, "requests at a time")
 	data := flag.String("d", "hello", "each request's body")
 	timeout := flag.Duration("timeout", 10*time.Second, "how long a reply is waited for")
+	publish := flag.Bool("publish", false, "publish, each message awaited by a consumer")
 	flag.Parse()
 
 	conn, err := amqp.Dial(*url)
 	fail(err)
 	ch, err := conn.Channel()
 	fail(err)
-	replies, err := ch.Consume(replyTo, "", true, false, false, false, nil)
-	fail(err)
 	var mu sync.Mutex
 	waiting := make(map[string]chan struct{}, *c)
-	go func() {
-		for d := range replies {
-			mu.Lock()
-			w := waiting[d.CorrelationId]
-			delete(waiting, d.CorrelationId)
-			mu.Unlock()
-			if w != nil {
-				close(w)
-			}
+	done := func(id string) {
+		mu.Lock()
+		w := waiting[id]
+		delete(waiting, id)
+		mu.Unlock()
+		if w != nil {
+			close(w)
 		}
-	}()
+	}
+	var publishing amqp.Publishing
+	if *publish {
+		cc, err := amqp.Dial(*url)
+		fail(err)
+		cch, err := cc.Channel()
+		fail(err)
+		_, err = cch.QueueDeclare(*key, false, true, false, false, nil)
+		fail(err)
+		fail(cch.Qos(100, 0, false))
+		msgs, err := cch.Consume(*key, "", false, false, false, false, nil)
+		fail(err)
+		go func() {
+			for d := range msgs {
+				_ = d.Ack(false)
+				done(d.MessageId)
+			}
+		}()
+		defer cc.Close()
+	} else {
+		publishing.ReplyTo = replyTo
+		replies, err := ch.Consume(replyTo, "", true, false, false, false, nil)
+		fail(err)
+		go func() {
+			for d := range replies {
+				done(d.CorrelationId)
+			}
+		}()
+	}
 	body := []byte(*data)
 	var next, errs uint64
 	var wg sync.WaitGroup
@@ -68,11 +99,14 @@ func main() {
 				mu.Lock()
 				waiting[id] = w
 				mu.Unlock()
-				err := ch.Publish("", *key, false, false, amqp.Publishing{
-					CorrelationId: id,
-					ReplyTo:       replyTo,
-					Body:          body,
-				})
+				p := publishing
+				p.Body = body
+				if *publish {
+					p.MessageId = id
+				} else {
+					p.CorrelationId = id
+				}
+				err := ch.Publish("", *key, *publish, false, p)
 				if err != nil {
 					atomic.AddUint64(&errs, 1)
 					continue
