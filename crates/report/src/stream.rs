@@ -350,6 +350,55 @@ mod tests {
     }
 
     #[test]
+    fn a_level_tables_stream_columns_are_its_rows_figures() {
+        let row = |r: &RunResult| crate::LevelRow {
+            level: None,
+            side: None,
+            rounds: 1,
+            total: r.total.clone(),
+            failed_percent: 0.0,
+            aborted: 0,
+            containers: Vec::new(),
+            db_tps: None,
+            passed: None,
+            crossed: false,
+            unmeasured: false,
+            cut: false,
+        };
+        let (judged, plain) = (result(100, 40, "ttft<50ms"), result(100, 40, ""));
+        let header = |t: &[Vec<String>]| t[0].clone();
+        let narrow = crate::grid::level_table(&[row(&judged)], false, false);
+        let at = |name: &str| header(&narrow).iter().position(|h| h == name);
+        let cells = [
+            "TTFT p50",
+            "TTFT p99",
+            "ITL p50",
+            "ITL p99",
+            "Tokens /s",
+            "Goodput /s",
+        ]
+        .map(|c| at(c).map(|i| narrow[1][i].clone()));
+        assert_eq!(
+            cells.map(Option::unwrap_or_default),
+            ["40.03", "40.03", "10.01", "10.01", "500.0", "50.0"].map(String::from)
+        );
+        assert_eq!(
+            at("TPOT p99"),
+            None,
+            "TPOT and end to end in the full table only"
+        );
+        let full = crate::grid::level_table(&[row(&judged)], false, true);
+        assert!(header(&full).contains(&"E2E p99".to_string()));
+        // Without objectives no goodput column; without streams none of them.
+        let t = crate::grid::level_table(&[row(&plain)], false, false);
+        assert!(!header(&t).contains(&"Goodput /s".to_string()));
+        let mut none = plain.clone();
+        none.total.stream = None;
+        let t = crate::grid::level_table(&[row(&none)], false, true);
+        assert!(!header(&t).iter().any(|h| h.starts_with("TTFT")), "{t:?}");
+    }
+
+    #[test]
     fn compare_shows_the_streams_figures_when_every_side_has_them() {
         let side = |name: &str, r: RunResult| Side {
             name: name.into(),
