@@ -351,19 +351,13 @@ mod tests {
 
     #[test]
     fn a_level_tables_stream_columns_are_its_rows_figures() {
-        let row = |r: &RunResult| crate::LevelRow {
-            level: None,
-            side: None,
-            rounds: 1,
-            total: r.total.clone(),
-            failed_percent: 0.0,
-            aborted: 0,
-            containers: Vec::new(),
-            db_tps: None,
-            passed: None,
-            crossed: false,
-            unmeasured: false,
-            cut: false,
+        let row = |r: &RunResult| {
+            crate::LevelRow::of_hold(&crate::HoldResult {
+                level: crate::Level::Users(1),
+                from: 0.0,
+                to: 2.0,
+                total: r.total.clone(),
+            })
         };
         let (judged, plain) = (result(100, 40, "ttft<50ms"), result(100, 40, ""));
         let header = |t: &[Vec<String>]| t[0].clone();
