@@ -6,25 +6,16 @@
 
 use std::process::Command;
 
-use crate::docker_stats::{build_image, require_engine, run_container, Cleanup};
+use crate::common::{json, ok};
+use crate::docker_stats::{run_container, scratch};
 
 #[test]
 fn go_against_java_users_down_with_each_sides_container_cpu_and_memory() {
-    require_engine();
-    let pid = std::process::id();
-    let (go, java, image) = (
-        format!("throng-it-pub-go-{pid}"),
-        format!("throng-it-pub-java-{pid}"),
-        format!("throng-it-pub:{pid}"),
-    );
-    let _cleanup = Cleanup {
-        containers: vec![go.clone(), java.clone()],
-        image: image.clone(),
-    };
-    let _ctx = build_image(&image);
-    let (pg, pj) = (run_container(&go, &image), run_container(&java, &image));
+    let docker = scratch("pub", &["go", "java"]);
+    let (go, java, image) = (&docker.names[0], &docker.names[1], &docker.image);
+    let (pg, pj) = (run_container(go, image), run_container(java, image));
     let dir = tempfile::tempdir().unwrap();
-    let (json, csv) = (dir.path().join("g.json"), dir.path().join("g.csv"));
+    let (json_path, csv) = (dir.path().join("g.json"), dir.path().join("g.csv"));
     let out = Command::new(env!("CARGO_BIN_EXE_throng"))
         .args(["run", &format!("http://127.0.0.1:{pg}/")])
         .args(["--target", &format!("go=http://127.0.0.1:{pg}/")])
@@ -33,17 +24,12 @@ fn go_against_java_users_down_with_each_sides_container_cpu_and_memory() {
         .args(["--container", &format!("java={java}")])
         .args(["--sweep", "users=1,4", "-z", "2s", "--no-tui", "--quiet"])
         .args(["--pivot", "side", "--columns", "mean,error_rate,cpu,memory"])
-        .args(["--unit", "s", "--json", json.to_str().unwrap()])
+        .args(["--unit", "s", "--json", json_path.to_str().unwrap()])
         .args(["--report", &format!("csv:{}", csv.display())])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let g: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    ok(&out);
+    let g = json(&json_path);
     let pivot: Vec<Vec<String>> = std::fs::read_to_string(dir.path().join("g.pivot.csv"))
         .unwrap()
         .lines()
@@ -67,7 +53,7 @@ fn go_against_java_users_down_with_each_sides_container_cpu_and_memory() {
     let rows = g["rows"].as_array().unwrap();
     for row in &pivot[1..] {
         let cell = |i: usize| -> f64 { row[i].parse().unwrap() };
-        for (s, (side, name)) in [("go", &go), ("java", &java)].into_iter().enumerate() {
+        for (s, (side, name)) in [("go", go), ("java", java)].into_iter().enumerate() {
             let r = rows
                 .iter()
                 .find(|r| r["side"] == side && r["level"]["users"].as_u64() == row[0].parse().ok())
