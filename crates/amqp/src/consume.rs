@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use lapin::options::{
     BasicAckOptions, BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions,
     QueueBindOptions, QueueDeclareOptions,
@@ -332,7 +332,10 @@ pub async fn start(c: Consuming, table: Arc<Table>) -> Result<Consumer, Outcome>
     }
 }
 
-async fn setup(c: &Consuming) -> Result<(lapin::Connection, lapin::Consumer, String), Outcome> {
+/// The consumer's connection, its channel, its consumer and its queue.
+type Setup = (lapin::Connection, lapin::Channel, lapin::Consumer, String);
+
+async fn setup(c: &Consuming) -> Result<Setup, Outcome> {
     let failed = |what: &str, e: lapin::Error| {
         let (class, status) = crate::target::classify(&e);
         let mut o = Outcome::failed(class, format!("throng's consumer: {what}: {e}"));
@@ -425,11 +428,11 @@ async fn setup(c: &Consuming) -> Result<(lapin::Connection, lapin::Consumer, Str
         )
         .await
         .map_err(|e| failed(&format!("consuming from {queue}"), e))?;
-    Ok((conn, consumer, queue))
+    Ok((conn, ch, consumer, queue))
 }
 
 async fn consume(c: Consuming, table: Arc<Table>, ready: Ready, stop: oneshot::Receiver<()>) {
-    let (conn, mut consumer, queue) = match setup(&c).await {
+    let (conn, ch, mut consumer, queue) = match setup(&c).await {
         Ok(x) => x,
         Err(o) => {
             let _ = ready.send(Err(o));
@@ -438,18 +441,39 @@ async fn consume(c: Consuming, table: Arc<Table>, ready: Ready, stop: oneshot::R
     };
     let _ = ready.send(Ok(queue));
     let ack = c.ack;
+    let table = &table;
+    let matched = |d: lapin::message::Delivery| {
+        table.delivered(
+            d.properties.message_id().as_ref().map(|m| m.as_str()),
+            d.redelivered,
+            Instant::now(),
+        );
+        d.delivery_tag
+    };
+    // A delivery awaited, then those already received taken without waiting, all acknowledged
+    // at once on the channel (the last one's tag, `multiple`): a wake-up and an ack a batch,
+    // not each delivery's (lapin's `Acker` goes through its connection's internal task).
     let deliveries = async move {
-        while let Some(Ok(d)) = consumer.next().await {
-            let at = Instant::now();
-            table.delivered(
-                d.properties.message_id().as_ref().map(|m| m.as_str()),
-                d.redelivered,
-                at,
-            );
+        let mut ended = false;
+        while !ended {
+            let Some(Ok(d)) = consumer.next().await else {
+                break;
+            };
+            let mut last = matched(d);
+            while let Some(next) = consumer.next().now_or_never() {
+                match next {
+                    Some(Ok(d)) => last = matched(d),
+                    _ => {
+                        ended = true;
+                        break;
+                    }
+                }
+            }
             if ack {
-                // A failed ack (the connection went away) leaves the message to the broker,
-                // which delivers it again, marked redelivered.
-                let _ = d.acker.ack(BasicAckOptions::default()).await;
+                // A failed ack (the connection went away) leaves the messages to the broker,
+                // which delivers them again, marked redelivered.
+                let multiple = BasicAckOptions { multiple: true };
+                let _ = ch.basic_ack(last, multiple).await;
             }
         }
     };
