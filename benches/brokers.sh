@@ -29,14 +29,14 @@
 #   NATS request–reply       2.5 (2.2, 2.5, 2.5) against  8.3 (8.3, 8.1, 9.0): 0.30x
 #   NATS publish–consume     3.8 (3.8, 3.8, 5.2) against 11.3 (11.1, 11.3, 11.7): 0.34x
 #   RabbitMQ RPC            24.4 (24.4, 24.4, 24.0) against 36.8 (36.8, 29.2, 37.7): 0.66x
-#   RabbitMQ publish–consume 57.0 (57.0, 67.8, 56.0) against 26.3 (24.1, 26.3, 32.4): 2.17x
+#   RabbitMQ publish–consume 13.9 (13.9, 13.3, 15.8) against 40.4 (43.3, 38.3, 40.4): 0.34x
+# (that row from a later KINDS=pc BROKERS=amqp run, load average 3.5-5.2, after throng's
+# consumer took to acking the deliveries at hand at once: it was 57.0 against 26.3, 2.17x).
 # NATS at 180,000 calls/s against nats.go's 82,000-85,000; RabbitMQ RPC at the broker's pace
 # (11,000-14,000/s, throng with publisher confirms on its RPC channel, the Go client without);
-# RabbitMQ publish–consume throng 14,000-19,500 messages/s against 20,000-32,500. Under perf,
-# throng's RabbitMQ publish–consume spends most of its samples in the kernel's context
-# switches between lapin's I/O thread per connection, the consumer's thread and the workers
-# (--threads 1 does not change it: 5.4 against 6.1 CPU-s for 100,000). The request–reply
-# run before this one gave 0.34x and 0.70x.
+# RabbitMQ publish–consume throng 35,800-44,200 messages/s against 11,300-15,400. Under perf,
+# over half of throng's RabbitMQ publish–consume samples are now in lapin's I/O thread per
+# connection. The request–reply run before this one gave 0.34x and 0.70x.
 #
 # Needs nats-server, rabbitmq-server, golang-go, golang-github-nats-io-go-nats-dev and
 # golang-github-rabbitmq-amqp091-go-dev (apt-get install ...). Load goes to 127.0.0.1 only.
