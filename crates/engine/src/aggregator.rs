@@ -4,21 +4,15 @@
 //! cumulative rows (exactly: HdrHistograms add bucket by bucket), closes a one-second point of
 //! the time series when every worker has reported that second, and publishes an immutable
 //! [`Snapshot`] that readers share through a `watch` channel.
-//!
-//! The run state *is* the channel's snapshot, changed in place (`Arc::make_mut`): it is copied
-//! only while a reader still holds the one published before, as the dashboard does. A copy
-//! kept here and another published took two of every row's histograms (latency, service,
-//! failures, six phases; TOTAL's and the last second's too): 1.3 MB at 1,000 connections, and
-//! a third while a new one replaced the old (heaptrack: 2.7 of the 7.6 MB heap peak).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use throng_core::{
-    Change, ContainerEvent, ContainerSeries, DatabaseEvent, DatabaseSeries, ErrorClass, ErrorStat,
+    ContainerEvent, ContainerSeries, DatabaseEvent, DatabaseSeries, ErrorClass, ErrorStat,
     LabelStats, Percentiles, RunState, Sample, SeriesPoint, Snapshot,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use crate::recorder::Interval;
 
@@ -31,8 +25,7 @@ struct Pending {
 
 /// Run state, changed only by [`Aggregator::add`].
 pub struct Aggregator {
-    /// The run state, published: readers hold it between changes, if at all.
-    snapshot: watch::Sender<Arc<Snapshot>>,
+    snapshot: Snapshot,
     workers: usize,
     finished: usize,
     pending: BTreeMap<u64, Pending>,
@@ -51,7 +44,7 @@ impl Aggregator {
         target_rate: Box<dyn Fn(f64) -> f64 + Send>,
     ) -> Self {
         Aggregator {
-            snapshot: watch::Sender::new(Arc::new(empty)),
+            snapshot: empty,
             workers,
             finished: 0,
             pending: BTreeMap::new(),
@@ -69,11 +62,6 @@ impl Aggregator {
         self.samples = Some(sink);
     }
 
-    /// A reader of the snapshots [`Aggregator::snapshot`] publishes.
-    pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
-        self.snapshot.subscribe()
-    }
-
     /// Whether every worker has sent its last interval.
     pub fn all_finished(&self) -> bool {
         self.finished >= self.workers
@@ -82,7 +70,6 @@ impl Aggregator {
     /// Adds one worker's interval, `elapsed` seconds into the run; returns whether that closed
     /// a point of the time series (every worker has reported it).
     pub fn add(&mut self, mut iv: Interval, elapsed: f64) -> bool {
-        let mut lost = 0;
         if !iv.requests.is_empty() {
             let batch = std::mem::take(&mut iv.requests);
             let n = batch.len() as u64;
@@ -91,8 +78,22 @@ impl Aggregator {
                 .as_ref()
                 .is_none_or(|tx| tx.try_send(batch).is_err())
             {
-                lost = n;
+                self.snapshot.lost_samples += n;
             }
+        }
+        let s = &mut self.snapshot;
+        for (row, add) in s.labels.iter_mut().zip(&iv.labels) {
+            row.add(add);
+            if !row.group && !row.parts {
+                s.total.add(add);
+            }
+        }
+        if let Some(lag) = &mut s.lag {
+            let _ = lag.lag.add(&iv.lag);
+            lag.late += iv.late;
+            lag.dropped += iv.dropped;
+            lag.scheduled += iv.scheduled;
+            lag.unstarted += iv.unstarted;
         }
         for (class, (n, sample)) in ErrorClass::ALL.iter().zip(iv.errors.iter().zip(iv.samples)) {
             if *n > 0 {
@@ -106,6 +107,7 @@ impl Aggregator {
         for (code, n) in &iv.statuses {
             *self.statuses.entry(*code).or_default() += n;
         }
+        s.aborted += iv.aborted;
         if let Some(a) = self.active.get_mut(iv.worker) {
             *a = iv.active;
         }
@@ -121,34 +123,21 @@ impl Aggregator {
         p.parts += 1;
         p.active += iv.active;
         p.end = p.end.max(elapsed.min(iv.index as f64 + 1.0));
-        change(&self.snapshot, |s| {
-            s.lost_samples += lost;
-            for (row, add) in s.labels.iter_mut().zip(&iv.labels) {
-                row.add(add);
-                if !row.group && !row.parts {
-                    s.total.add(add);
+        // The second this interval covers, in a hold of the stages, adds to its row too.
+        let mid = iv.index as f64 + 0.5;
+        let hold = self
+            .snapshot
+            .holds
+            .iter()
+            .position(|h| h.from <= mid && mid < h.to);
+        for (l, row) in iv.labels.iter().zip(&self.snapshot.labels) {
+            if !row.group && !row.parts {
+                p.total.add(l);
+                if let Some(h) = hold {
+                    self.snapshot.holds[h].total.add(l);
                 }
             }
-            if let Some(lag) = &mut s.lag {
-                let _ = lag.lag.add(&iv.lag);
-                lag.late += iv.late;
-                lag.dropped += iv.dropped;
-                lag.scheduled += iv.scheduled;
-                lag.unstarted += iv.unstarted;
-            }
-            s.aborted += iv.aborted;
-            // The second this interval covers, in a hold of the stages, adds to its row too.
-            let mid = iv.index as f64 + 0.5;
-            let hold = s.holds.iter().position(|h| h.from <= mid && mid < h.to);
-            for (l, row) in iv.labels.iter().zip(&s.labels) {
-                if !row.group && !row.parts {
-                    p.total.add(l);
-                    if let Some(h) = hold {
-                        s.holds[h].total.add(l);
-                    }
-                }
-            }
-        });
+        }
         self.close_intervals(false)
     }
 
@@ -179,121 +168,90 @@ impl Aggregator {
                 active: p.active,
                 target_rate: (self.target_rate)(p.end),
             };
-            let last = LabelStats {
+            Arc::make_mut(&mut self.snapshot.series).push(point);
+            self.snapshot.last = LabelStats {
                 label: "last interval".into(),
                 ..p.total
             };
-            change(&self.snapshot, |s| {
-                Arc::make_mut(&mut s.series).push(point);
-                s.last = last;
-            });
             closed = true;
         }
         closed
     }
 
-    /// Publishes the current state, with the changes made to the run so far, as an immutable
-    /// snapshot, and returns it.
-    pub fn snapshot(
-        &mut self,
-        elapsed: std::time::Duration,
-        state: RunState,
-        changes: Vec<Change>,
-    ) -> Arc<Snapshot> {
+    /// The current state as an immutable snapshot.
+    pub fn snapshot(&mut self, elapsed: std::time::Duration, state: RunState) -> Arc<Snapshot> {
         if state == RunState::Done {
             self.close_intervals(true);
         }
-        let (errors, statuses, active) = (&self.errors, &self.statuses, &self.active);
-        self.snapshot.send_modify(|s| {
-            let s = Arc::make_mut(s);
-            s.elapsed = elapsed;
-            s.state = state;
-            s.errors = errors
-                .iter()
-                .map(|(class, (count, sample))| ErrorStat {
-                    class: *class,
-                    count: *count,
-                    sample: sample.clone(),
-                })
-                .collect();
-            s.statuses = statuses.iter().map(|(c, n)| (*c, *n)).collect();
-            s.active = active.iter().sum();
-            if !changes.is_empty() || state == RunState::Done {
-                s.changes = changes;
-            }
-        });
-        self.snapshot.borrow().clone()
+        let s = &mut self.snapshot;
+        s.elapsed = elapsed;
+        s.state = state;
+        s.errors = self
+            .errors
+            .iter()
+            .map(|(class, (count, sample))| ErrorStat {
+                class: *class,
+                count: *count,
+                sample: sample.clone(),
+            })
+            .collect();
+        s.statuses = self.statuses.iter().map(|(c, n)| (*c, *n)).collect();
+        s.active = self.active.iter().sum();
+        Arc::new(s.clone())
     }
 
     /// Adds what the container monitor saw.
     pub fn add_container(&mut self, event: ContainerEvent) {
-        change(&self.snapshot, |s| {
-            let list = &mut s.containers;
-            match event {
-                ContainerEvent::Info(info) => {
-                    match list.iter_mut().find(|c| c.info.id == info.id) {
-                        Some(c) => c.info = info,
-                        None => list.push(ContainerSeries {
-                            info,
-                            samples: Vec::new(),
-                        }),
-                    }
-                }
-                ContainerEvent::Sample(id, sample) => {
-                    if let Some(c) = list.iter_mut().find(|c| c.info.id == id) {
-                        c.samples.push(sample);
-                    }
-                }
-                ContainerEvent::Gone(id, why) => {
-                    if let Some(c) = list.iter_mut().find(|c| c.info.id == id) {
-                        c.info.gone = Some(why);
-                    }
+        let list = &mut self.snapshot.containers;
+        match event {
+            ContainerEvent::Info(info) => match list.iter_mut().find(|c| c.info.id == info.id) {
+                Some(c) => c.info = info,
+                None => list.push(ContainerSeries {
+                    info,
+                    samples: Vec::new(),
+                }),
+            },
+            ContainerEvent::Sample(id, sample) => {
+                if let Some(c) = list.iter_mut().find(|c| c.info.id == id) {
+                    c.samples.push(sample);
                 }
             }
-        });
+            ContainerEvent::Gone(id, why) => {
+                if let Some(c) = list.iter_mut().find(|c| c.info.id == id) {
+                    c.info.gone = Some(why);
+                }
+            }
+        }
     }
 
     /// Adds what the database monitor read.
     pub fn add_database(&mut self, event: DatabaseEvent) {
-        change(&self.snapshot, |s| {
-            let list = &mut s.databases;
-            match event {
-                DatabaseEvent::Info(info) => list.push(DatabaseSeries {
-                    info,
-                    ..DatabaseSeries::default()
-                }),
-                DatabaseEvent::Sample(i, sample) => {
-                    if let Some(d) = list.get_mut(i) {
-                        d.samples.push(sample);
-                    }
-                }
-                DatabaseEvent::Failed(i, failures) => {
-                    if let Some(d) = list.get_mut(i) {
-                        d.failures = Some(failures);
-                    }
+        let list = &mut self.snapshot.databases;
+        match event {
+            DatabaseEvent::Info(info) => list.push(DatabaseSeries {
+                info,
+                ..DatabaseSeries::default()
+            }),
+            DatabaseEvent::Sample(i, sample) => {
+                if let Some(d) = list.get_mut(i) {
+                    d.samples.push(sample);
                 }
             }
-        });
+            DatabaseEvent::Failed(i, failures) => {
+                if let Some(d) = list.get_mut(i) {
+                    d.failures = Some(failures);
+                }
+            }
+        }
     }
 
     /// Marks the run as stopped before its plan ended it.
     pub fn set_interrupted(&mut self, interrupted: bool) {
-        change(&self.snapshot, |s| s.interrupted = interrupted);
+        self.snapshot.interrupted = interrupted;
     }
 
     /// Counts intervals that a worker could not send.
     pub fn add_lost(&mut self, n: u64) {
-        if n > 0 {
-            change(&self.snapshot, |s| s.lost_intervals += n);
-        }
+        self.snapshot.lost_intervals += n;
     }
-}
-
-/// Changes the run state in place without telling readers: copied only if a reader still
-/// holds the snapshot published last.
-fn change(state: &watch::Sender<Arc<Snapshot>>, f: impl FnOnce(&mut Snapshot)) {
-    state.send_if_modified(|s| {
-        f(Arc::make_mut(s));
-        false
-    });
 }

@@ -225,11 +225,12 @@ pub async fn start_with<D: Driver>(
         row.parts = true;
     }
     empty.started_at = std::time::SystemTime::now() + Duration::from_millis(20) + plan.warmup;
+    let empty = Arc::new(empty);
+    let (snap_tx, snap_rx) = watch::channel(empty.clone());
     let base = target_rate(&plan);
     let c2 = control.clone();
     let target: Box<dyn Fn(f64) -> f64 + Send> = Box::new(move |t| base(t) * c2.rate_factor());
-    let mut agg = Aggregator::new(empty, workers, target);
-    let snap_rx = agg.subscribe();
+    let mut agg = Aggregator::new((*empty).clone(), workers, target);
     if let Some(sink) = extras.samples {
         agg.samples_to(sink);
     }
@@ -241,7 +242,16 @@ pub async fn start_with<D: Driver>(
             containers: extras.containers,
             databases: extras.databases,
         };
-        aggregate(&mut agg, rx, &mut watched, measure, &stop2, &shared).await;
+        aggregate(
+            &mut agg,
+            rx,
+            &mut watched,
+            &snap_tx,
+            measure,
+            &stop2,
+            &shared,
+        )
+        .await;
         let elapsed = measure.elapsed();
         shared.driver.teardown().await;
         if let Some(ended) = after_load {
@@ -249,8 +259,11 @@ pub async fn start_with<D: Driver>(
             last_readings(&mut agg, &mut watched, &abort2).await;
         }
         agg.set_interrupted(stop2.is_cancelled());
+        let mut last = agg.snapshot(elapsed, RunState::Done);
         // Every change made while the run went, for the result.
-        agg.snapshot(elapsed, RunState::Done, shared.control.changes())
+        Arc::make_mut(&mut last).changes = shared.control.changes();
+        snap_tx.send_replace(last.clone());
+        last
     });
     Ok(RunHandle {
         snapshots: snap_rx,
@@ -267,10 +280,21 @@ struct Watched {
     databases: Option<mpsc::Receiver<DatabaseEvent>>,
 }
 
+/// A snapshot with the changes made so far, so a live view can tell the paused seconds (there
+/// are a handful of changes in a run: the copy costs nothing a second).
+fn with_changes<D: Driver>(mut snap: Arc<Snapshot>, shared: &Shared<D>) -> Arc<Snapshot> {
+    let changes = shared.control.changes();
+    if !changes.is_empty() {
+        Arc::make_mut(&mut snap).changes = changes;
+    }
+    snap
+}
+
 async fn aggregate<D: Driver>(
     agg: &mut Aggregator,
     mut rx: mpsc::Receiver<Interval>,
     watched: &mut Watched,
+    snap_tx: &watch::Sender<Arc<Snapshot>>,
     start: Instant,
     stop: &CancellationToken,
     shared: &Shared<D>,
@@ -286,11 +310,10 @@ async fn aggregate<D: Driver>(
                 if agg.all_finished() {
                     break;
                 }
-                // Publish once per second, when every worker has reported it, with the
-                // changes made so far, so a live view can tell the paused seconds.
+                // Publish once per second, when every worker has reported it.
                 if closed {
                     let state = if stopping { RunState::Stopping } else { RunState::Running };
-                    agg.snapshot(start.elapsed(), state, shared.control.changes());
+                    snap_tx.send_replace(with_changes(agg.snapshot(start.elapsed(), state), shared));
                 }
             }
             event = recv(&mut watched.containers) => {
@@ -307,7 +330,8 @@ async fn aggregate<D: Driver>(
             }
             _ = stop.cancelled(), if !stopping => {
                 stopping = true;
-                agg.snapshot(start.elapsed(), RunState::Stopping, shared.control.changes());
+                let snap = agg.snapshot(start.elapsed(), RunState::Stopping);
+                snap_tx.send_replace(with_changes(snap, shared));
             }
         }
     }
