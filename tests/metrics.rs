@@ -396,7 +396,7 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
     let url = p.write_url();
     let dir = tempfile::tempdir().unwrap();
     // An open-loop run against a container the run watches (CPU, memory), one with errors (404
-    // answers), and a SQL run with the database's own counters.
+    // answers), a SQL run with the database's own counters, and streamed LLM answers.
     crate::docker_stats::require_engine();
     let pid = std::process::id();
     let (name, image) = (
@@ -468,6 +468,31 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
         dir.path(),
         "sql",
     );
+    // Streamed answers, judged by goodput's objectives: the stream panels' figures.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let llm = rt.block_on(crate::common::llm::testbed(None, 1, 10));
+    run(
+        &llm.url(),
+        &[
+            "--llm",
+            "--model",
+            "m",
+            "-c",
+            "2",
+            "-z",
+            "3s",
+            "--goodput",
+            "ttft<5s",
+            "--metrics-push",
+            &url,
+            "--metrics-interval",
+            "1s",
+            "--metrics-label",
+            "run=llm",
+        ],
+        dir.path(),
+        "llm",
+    );
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/grafana/throng.json");
     let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     let mut n = 0;
@@ -490,7 +515,13 @@ fn every_query_of_the_grafana_dashboard_returns_data() {
     let errors = p.query("sum(last_over_time(throng_errors_total{class=\"status\"}[5m]))");
     assert_eq!(errors[0].1, 50.0, "the 404 run's requests, one error each");
     let runs = p.query("count by (run) (last_over_time(throng_elapsed_seconds[5m]))");
-    assert_eq!(runs.len(), 3, "each run's own label: {runs:?}");
+    assert_eq!(runs.len(), 4, "each run's own label: {runs:?}");
+    // Every stream met `ttft<5s`: the good streams are the streams, each of six tokens.
+    let last = |m: &str| p.query(&format!("sum(last_over_time({m}{{run=\"llm\"}}[5m]))"))[0].1;
+    let streams = last("throng_streams_total");
+    assert!(streams > 10.0, "{streams} streams");
+    assert_eq!(last("throng_good_streams_total"), streams);
+    assert_eq!(last("throng_output_tokens_total"), streams * 6.0);
 }
 
 #[test]
