@@ -9,10 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use throng_core::spec::{self, Field, LoadSpec};
 use throng_core::stages::parse_duration;
-use throng_core::Arrivals;
 use throng_core::{Driver, RunPlan, Shard};
 use throng_report::{Format, Level, Threshold};
 
@@ -64,9 +63,11 @@ pub struct RunFlags {
     /// Open loop: rate ramping in stages, DURATION:RATE,... starting from -q or 0.
     #[arg(long, help_heading = "Load", allow_hyphen_values = true)]
     pub rate_stages: Option<String>,
-    /// Open loop: how arrivals are spaced [default: even].
-    #[arg(long, value_enum, help_heading = "Load")]
-    pub arrivals: Option<ArrivalsArg>,
+    /// Open loop: how arrivals are spaced [default: even]: even (1/rate apart), poisson
+    /// (exponential gaps) or gamma:SHAPE (gamma gaps of mean 1/rate, vLLM's --burstiness: the
+    /// gaps vary by 1/sqrt(SHAPE) of their mean, so 1 is poisson, 0.25 burstier, 4 more even).
+    #[arg(long, value_name = "even|poisson|gamma:SHAPE", help_heading = "Load")]
+    pub arrivals: Option<String>,
     /// Open loop: at most this many requests in flight (each needs a connection in HTTP/1.1)
     /// [default: 1000, or -c when given].
     #[arg(long, help_heading = "Load", value_parser = at_least_one::<u32>, allow_negative_numbers = true)]
@@ -240,15 +241,6 @@ fn whole<T: std::str::FromStr>(v: &str) -> Result<T, String> {
         .map_err(|_| format!("must be a whole number (0 or more), not {v:?}"))
 }
 
-/// Arrival spacing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ArrivalsArg {
-    /// Exactly 1/rate apart.
-    Even,
-    /// Exponential gaps (a Poisson process) with mean 1/rate.
-    Poisson,
-}
-
 /// What shows a run: the dashboard when standard output is a terminal that can draw and
 /// `no_tui` (`--no-tui`) is not set, else the progress line unless `quiet`. A run that shows no
 /// dashboard never touches the terminal.
@@ -311,10 +303,12 @@ impl RunFlags {
             think_time: read(Field::ThinkTime, &self.think_time)?,
             rate: self.rate,
             rate_stages: stages(Field::RateStages, &self.rate_stages)?,
-            arrivals: self.arrivals.map(|x| match x {
-                ArrivalsArg::Even => Arrivals::Even,
-                ArrivalsArg::Poisson => Arrivals::Poisson,
-            }),
+            arrivals: self
+                .arrivals
+                .as_deref()
+                .map(|v| spec::arrivals(flag(Field::Arrivals), v))
+                .transpose()
+                .map_err(|e| input(e.to_string()))?,
             max_in_flight: self.max_in_flight,
             queue: self.queue,
             threads: self.threads,

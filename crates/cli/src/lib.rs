@@ -30,7 +30,7 @@ pub mod scenario;
 mod serve;
 
 pub use args::{servers, ProtocolArgs, ProtocolCommand, RunArgs};
-pub use flags::{flag, main, parse_thresholds, show, ArrivalsArg, Outputs, RunFlags};
+pub use flags::{flag, main, parse_thresholds, show, Outputs, RunFlags};
 pub use request::{
     positive, registrations, AnyFlags, Flagged, Given, Registration, RequestFlags, Server, Serving,
     Shared, UrlRun, BODY, HEADER, STREAMS,

@@ -45,13 +45,20 @@ pub struct ClosedLoop {
 }
 
 /// How arrivals are spaced in the open loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     /// Exactly `1/rate` apart.
     Even,
     /// A Poisson process: exponential gaps with mean `1/rate`.
     Poisson,
+    /// Gamma-distributed gaps with mean `1/rate` (vLLM's `--burstiness`): the coefficient of
+    /// variation of the gaps is `1/sqrt(shape)`, so shape 1 is Poisson, below 1 burstier, above
+    /// 1 more even.
+    Gamma {
+        /// The gamma distribution's shape, above 0.
+        shape: f64,
+    },
 }
 
 /// The open loop's arrival rate.
@@ -222,6 +229,9 @@ pub enum PlanError {
     /// A rate so high that its arrivals could not even be counted over a long run.
     #[error("a rate of {0} per second is past any generator (the most accepted is {MAX_RATE:e}); a rate past what this machine can start is run at its best, the rest counted as dropped")]
     RateTooHigh(f64),
+    /// Gamma arrivals whose shape is not a positive number.
+    #[error("the shape of gamma arrivals must be a positive number, not {0}")]
+    BadShape(f64),
 }
 
 impl RunPlan {
@@ -259,6 +269,11 @@ impl RunPlan {
                 }
                 if o.rate.peak() > MAX_RATE {
                     return Err(PlanError::RateTooHigh(o.rate.peak()));
+                }
+                if let Arrivals::Gamma { shape } = o.arrivals {
+                    if !(shape > 0.0 && shape.is_finite()) {
+                        return Err(PlanError::BadShape(shape));
+                    }
                 }
                 match &o.rate {
                     Rate::Constant(r) if !(*r > 0.0 && r.is_finite()) => {
@@ -335,8 +350,9 @@ impl RunPlan {
                     }
                 };
                 let arrivals = match o.arrivals {
-                    Arrivals::Even => "even",
-                    Arrivals::Poisson => "Poisson",
+                    Arrivals::Even => "even".to_string(),
+                    Arrivals::Poisson => "Poisson".to_string(),
+                    Arrivals::Gamma { shape } => format!("gamma, shape {shape}"),
                 };
                 let mut s = format!(
                     "open loop, {rate} ({arrivals}), at most {} in flight",

@@ -372,13 +372,25 @@ pub fn stages(name: &str, v: &str) -> Result<Vec<Stage>, SpecError> {
     stages::parse(v).map_err(|e| SpecError(format!("{name} {v:?}: {e}")))
 }
 
-/// Arrivals as text (`even`, `poisson`) read for the value `name`, which the message names.
+/// Arrivals as text (`even`, `poisson`, `gamma:SHAPE`) read for the value `name`, which the
+/// message names. The command line and a scenario file both read them here.
 pub fn arrivals(name: &str, v: &str) -> Result<Arrivals, SpecError> {
-    match v {
-        "even" => Ok(Arrivals::Even),
-        "poisson" => Ok(Arrivals::Poisson),
-        other => Err(SpecError(format!(
-            "{name} `{other}` is not even or poisson"
+    match v.split_once(':') {
+        None if v == "even" => Ok(Arrivals::Even),
+        None if v == "poisson" => Ok(Arrivals::Poisson),
+        None if v == "gamma" => Err(SpecError(format!(
+            "{name} `gamma` needs a shape: gamma:SHAPE, e.g. gamma:0.5 (burstier than poisson) \
+             or gamma:4 (more even)"
+        ))),
+        Some(("gamma", k)) => match k.trim().parse::<f64>() {
+            Ok(shape) if shape > 0.0 && shape.is_finite() => Ok(Arrivals::Gamma { shape }),
+            _ => Err(SpecError(format!(
+                "{name} `{v}`: the shape must be a number above 0 (1 is poisson, below 1 \
+                 burstier, above 1 more even), not `{k}`"
+            ))),
+        },
+        _ => Err(SpecError(format!(
+            "{name} must be `even`, `poisson` or `gamma:SHAPE`, not `{v}`"
         ))),
     }
 }

@@ -45,6 +45,24 @@ fn bench(c: &mut Criterion) {
             .count()
         })
     });
+    // A gamma schedule's shards each draw the whole schedule's steps and take their turn: one
+    // worker of 4 draws 400k steps for its 100k tickets.
+    for (shape, workers) in [(0.25, 1), (4.0, 1), (0.25, 4)] {
+        let name = format!("100k gamma tickets, shape {shape}, 1 worker of {workers}");
+        g.bench_function(&name, |b| {
+            b.iter(|| {
+                Schedule::new(
+                    &Rate::Constant(100_000.0 * workers as f64),
+                    Arrivals::Gamma { shape },
+                    Some(1.0),
+                    0,
+                    workers,
+                    1,
+                )
+                .count()
+            })
+        });
+    }
     let ramp = Rate::Stages {
         start: 0.0,
         stages: vec![Stage {

@@ -305,4 +305,29 @@ mod tests {
         let first_half = times.iter().filter(|t| **t < 5.0).count() as f64;
         assert!((first_half / n - 0.25).abs() < 0.05, "{}", first_half / n);
     }
+
+    /// Gamma arrivals as the pacer starts them: gaps of mean 1/rate whose coefficient of
+    /// variation is 1/sqrt(shape), so shape 1 is as spread as Poisson, 0.25 twice as much (bursts
+    /// and lulls) and 4 half as much. Gaps average 10 ms, so the paused timer's rounding to the
+    /// millisecond hardly moves them.
+    #[tokio::test(start_paused = true)]
+    async fn gamma_on_a_paused_clock() {
+        for (shape, cv_want) in [(0.25, 2.0), (1.0, 1.0), (4.0, 0.5)] {
+            let (late, times) = run(Rate::Constant(100.0), Arrivals::Gamma { shape }, 200.0).await;
+            assert!(late.iter().all(|l| *l <= 1000), "{:?}", late.iter().max());
+            let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+            let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+            let sd =
+                (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+            assert!(
+                (mean / 0.01 - 1.0).abs() < 0.05,
+                "shape {shape}: mean gap {mean}"
+            );
+            assert!(
+                (sd / mean / cv_want - 1.0).abs() < 0.08,
+                "shape {shape}: cv {}",
+                sd / mean
+            );
+        }
+    }
 }

@@ -2,14 +2,30 @@
 //!
 //! The arrival rate `r(t)` is constant or piecewise linear (stages). Its integral `N(t)` counts
 //! the arrivals due by `t`. An evenly spaced schedule puts arrival `k` where `N(t) = k`; a Poisson
-//! schedule puts arrivals at unit-mean exponential steps in `N` (the time-rescaling theorem), so
-//! both follow a ramp exactly. A shard `i` of `n` takes every `n`-th position starting at `i`
-//! (even) or steps of mean `n` (Poisson), so the shards together make the whole schedule without
-//! talking to each other.
+//! schedule puts arrivals at unit-mean exponential steps in `N`, a gamma schedule at unit-mean
+//! gamma steps (the time-rescaling theorem), so all three follow a ramp exactly. A shard `i` of
+//! `n` takes every `n`-th position starting at `i` (even) or steps of mean `n` (Poisson: the
+//! shards' independent Poisson processes of rate `r/n` add up to one of rate `r`), so the shards
+//! together make the whole schedule without talking to each other.
+//!
+//! Gamma steps cannot be split that way: independent gamma processes do not add up to a gamma
+//! process (many of them add up to nearly Poisson, and the bursts are lost). So every shard draws
+//! the whole schedule's steps from the same seed and takes its turn, every `n`-th arrival, and
+//! the shards together make exactly one gamma process. The seed is fixed (by the shape), so the
+//! processes of a sharded run agree without a word, and the same shape gives the same bursts in
+//! every run, as vLLM's benchmark does with its default seed. The schedule is drawn in windows of
+//! `WINDOW` units of `N`, each from its own seed and starting as a stationary process would (its
+//! first step the rest of a gap that began before it), so a generator that fell behind can skip
+//! to the window it is in without drawing every step it passed, and still meet the other shards
+//! there: within a window the gaps are exactly gamma, and only the one gap across each boundary
+//! is drawn apart. Each shard draws every step, `r` draws a second: see `benches/scheduler.rs`.
 
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use throng_core::{stages, Arrivals, Rate};
+
+mod gamma;
+use gamma::{unit, GammaSteps, WINDOW};
 
 #[derive(Debug, Clone, Copy)]
 struct Segment {
@@ -51,15 +67,25 @@ pub struct Schedule {
     tail_t0: f64,
     tail_n0: f64,
     end: f64,
+    /// This shard's next position in `N`.
     pos: f64,
     stride: f64,
-    poisson: Option<SmallRng>,
+    steps: Steps,
     seg: usize,
+}
+
+/// How a schedule steps from one of its positions to the next.
+#[derive(Debug)]
+enum Steps {
+    Even,
+    Poisson(SmallRng),
+    Gamma(Box<GammaSteps>),
 }
 
 impl Schedule {
     /// The schedule of shard `shard` of `shards` for a rate and spacing, ending at `end` seconds
-    /// (`None`: at the end of the stages, or never for a constant rate).
+    /// (`None`: at the end of the stages, or never for a constant rate). A Poisson schedule draws
+    /// from `seed`; a gamma one from a seed of its own that every shard shares (module doc).
     pub fn new(
         rate: &Rate,
         arrivals: Arrivals,
@@ -98,14 +124,17 @@ impl Schedule {
         } else {
             stages::total(&stage_list).as_secs_f64()
         };
-        let (poisson, pos) = match arrivals {
-            Arrivals::Even => (None, shard as f64),
+        let (steps, pos) = match arrivals {
+            Arrivals::Even => (Steps::Even, shard as f64),
             Arrivals::Poisson => {
-                let mut rng = SmallRng::seed_from_u64(
-                    seed ^ (shard as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                );
+                let mut rng = SmallRng::seed_from_u64(seed ^ (shard as u64).wrapping_mul(GOLDEN));
                 let first = exp(&mut rng) * shards;
-                (Some(rng), first)
+                (Steps::Poisson(rng), first)
+            }
+            Arrivals::Gamma { shape } => {
+                let mut g = GammaSteps::new(shape, shard as u64, shards as u64);
+                let first = g.next_own();
+                (Steps::Gamma(Box::new(g)), first)
             }
         };
         Schedule {
@@ -116,7 +145,7 @@ impl Schedule {
             end: end.unwrap_or(natural_end),
             pos,
             stride: shards,
-            poisson,
+            steps,
             seg: 0,
         }
     }
@@ -153,20 +182,21 @@ impl Schedule {
     /// the end), and returns how many it skipped: the arrivals a generator that fell behind
     /// drops without producing each one. Evenly spaced, the count is exact; Poisson, it is the
     /// expected count over the skipped span (the process is memoryless, so the next arrival
-    /// follows a fresh exponential gap from there).
+    /// follows a fresh exponential gap from there); gamma, it is the expected count up to the
+    /// window `t` falls in and exact within it (so the shards still agree from there on).
     pub fn skip_until(&mut self, t: f64, max: u64) -> u64 {
         let due = self.count_at(t.min(self.end));
         if due.is_nan() || due <= self.pos || max == 0 {
             return 0;
         }
         let span = (due - self.pos) / self.stride;
-        match &mut self.poisson {
-            None => {
+        match &mut self.steps {
+            Steps::Even => {
                 let k = (span.ceil() as u64).min(max);
                 self.pos += k as f64 * self.stride;
                 k
             }
-            Some(rng) => {
+            Steps::Poisson(rng) => {
                 let k = (span.round().max(1.0) as u64).min(max);
                 self.pos = if k < max {
                     due + exp(rng) * self.stride
@@ -175,14 +205,31 @@ impl Schedule {
                 };
                 k
             }
+            Steps::Gamma(g) => {
+                let mut k = 0;
+                let window = (due / WINDOW) as u64;
+                if window > g.window {
+                    // This arrival, and this shard's share of those up to `due`'s window.
+                    let share = ((window as f64 * WINDOW - g.next) / self.stride).round();
+                    k = (1 + share as u64).min(max);
+                    g.enter(window);
+                    self.pos = g.next_own();
+                }
+                while self.pos < due && k < max {
+                    k += 1;
+                    self.pos = g.next_own();
+                }
+                k
+            }
         }
     }
 }
 
+/// Mixes a shard or window number into a seed.
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
 fn exp(rng: &mut SmallRng) -> f64 {
-    // 1 - u is in (0, 1], so the log is finite.
-    let u: f64 = rng.random();
-    -(1.0 - u).ln()
+    -unit(rng).ln()
 }
 
 impl Iterator for Schedule {
@@ -193,9 +240,10 @@ impl Iterator for Schedule {
         if t >= self.end {
             return None;
         }
-        self.pos += match &mut self.poisson {
-            Some(rng) => exp(rng) * self.stride,
-            None => self.stride,
+        self.pos = match &mut self.steps {
+            Steps::Even => self.pos + self.stride,
+            Steps::Poisson(rng) => self.pos + exp(rng) * self.stride,
+            Steps::Gamma(g) => g.next_own(),
         };
         Some(t)
     }
@@ -281,6 +329,98 @@ mod tests {
             "{}",
             var.sqrt() / mean
         );
+    }
+
+    /// The mean and the coefficient of variation of the gaps between `times`.
+    fn mean_and_cv(times: &[f64]) -> (f64, f64) {
+        let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        (mean, var.sqrt() / mean)
+    }
+
+    #[test]
+    fn gamma_gaps_have_mean_one_over_the_rate_and_cv_one_over_root_shape() {
+        for (shape, cv_want) in [(0.25, 2.0), (0.5, 2f64.sqrt()), (1.0, 1.0), (4.0, 0.5)] {
+            let times: Vec<f64> = Schedule::new(
+                &Rate::Constant(10_000.0),
+                Arrivals::Gamma { shape },
+                Some(10.0),
+                0,
+                1,
+                7,
+            )
+            .collect();
+            // Stationary from its start, so the count has no bias: 100,000 expected, with a
+            // standard deviation about sqrt(100,000) times the CV.
+            let n = times.len() as f64;
+            assert!(
+                (n - 100_000.0).abs() < 5.0 * cv_want * 316.0,
+                "shape {shape}: {n}"
+            );
+            let (mean, cv) = mean_and_cv(&times);
+            assert!(
+                (mean * 10_000.0 - 1.0).abs() < 0.03,
+                "shape {shape}: mean {mean}"
+            );
+            assert!((cv / cv_want - 1.0).abs() < 0.05, "shape {shape}: cv {cv}");
+        }
+    }
+
+    #[test]
+    fn gamma_shards_take_turns_in_one_whole_schedule() {
+        // Across several windows, and after a skip, the shards' arrivals are the whole
+        // schedule's: independent gamma processes would add up to something nearer Poisson.
+        let rate = Rate::Constant(1000.0);
+        let arrivals = Arrivals::Gamma { shape: 0.3 };
+        let whole = |skip: f64| {
+            let mut s = Schedule::new(&rate, arrivals, Some(60.0), 0, 1, 1);
+            let skipped = s.skip_until(skip, u64::MAX);
+            (s.collect::<Vec<f64>>(), skipped)
+        };
+        for shards in [2usize, 3] {
+            for skip in [0.0, 41.5] {
+                let (want, skipped_whole) = whole(skip);
+                let mut skipped = 0;
+                let mut all: Vec<f64> = (0..shards)
+                    .flat_map(|i| {
+                        let mut s = Schedule::new(&rate, arrivals, Some(60.0), i, shards, i as u64);
+                        skipped += s.skip_until(skip, u64::MAX);
+                        s.collect::<Vec<_>>()
+                    })
+                    .collect();
+                all.sort_by(f64::total_cmp);
+                assert_eq!(all, want, "{shards} shards, skip to {skip}");
+                // Skipped: 41,500 expected, counted as expected up to the window of 41.5 s.
+                let tolerance = (skipped_whole as f64 * 0.02) as u64 + shards as u64;
+                assert!(
+                    skipped.abs_diff(skipped_whole) <= tolerance,
+                    "{skipped} {skipped_whole}"
+                );
+            }
+        }
+        let (_, skipped) = whole(41.5);
+        assert!((40_000..=43_000).contains(&skipped), "{skipped}");
+    }
+
+    #[test]
+    fn gamma_follows_a_ramp() {
+        // 0 -> 1000/s over 20 s: N(t) = 25 t^2, 10,000 arrivals, a quarter of them by 10 s.
+        let rate = Rate::Stages {
+            start: 0.0,
+            stages: vec![stage(20, 1000.0)],
+        };
+        let times: Vec<f64> =
+            Schedule::new(&rate, Arrivals::Gamma { shape: 0.5 }, None, 0, 1, 1).collect();
+        let n = times.len() as f64;
+        assert!((n - 10_000.0).abs() < 500.0, "{n}");
+        let by10 = times.iter().filter(|t| **t < 10.0).count() as f64;
+        assert!((by10 / n - 0.25).abs() < 0.02, "{}", by10 / n);
+        // Gaps scale with 1/r(t): over 15-20 s (750-1000/s) they are about 1/875 s.
+        let tail: Vec<f64> = times.iter().copied().filter(|t| *t >= 15.0).collect();
+        let (mean, cv) = mean_and_cv(&tail);
+        assert!((mean * 875.0 - 1.0).abs() < 0.1, "{mean}");
+        assert!((cv / 2f64.sqrt() - 1.0).abs() < 0.1, "{cv}");
     }
 
     #[test]

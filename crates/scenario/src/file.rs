@@ -131,7 +131,7 @@ pub struct LoadSection {
     pub rate: Option<Spanned<f64>>,
     /// Open loop: rate ramping, `DURATION:RATE,...`.
     pub rate_stages: Option<Spanned<String>>,
-    /// Open loop: `even` or `poisson`.
+    /// Open loop: `even`, `poisson` or `gamma:SHAPE`.
     pub arrivals: Option<Spanned<String>>,
     /// Open loop: at most this many iterations at once.
     pub max_in_flight: Option<Spanned<u32>>,

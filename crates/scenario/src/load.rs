@@ -6,8 +6,8 @@
 //! read into the typed [`Load`] (durations, stages, arrivals), so no text is left to read later.
 
 use serde_saphyr::{Location, Spanned};
+use throng_core::spec;
 use throng_core::stages::{self, parse_duration};
-use throng_core::Arrivals;
 
 use crate::compile::ScenarioError;
 use crate::file::{Load, LoadSection, SweepSection};
@@ -212,19 +212,11 @@ pub(crate) fn check(l: &LoadSection, at: At) -> Result<Load, ScenarioError> {
         .as_ref()
         .map(|s| stage_list(s, "rate_stages", at))
         .transpose()?;
-    let arrivals = match &l.arrivals {
-        Some(a) => Some(match a.value.as_str() {
-            "even" => Arrivals::Even,
-            "poisson" => Arrivals::Poisson,
-            other => {
-                return Err(at(
-                    a.referenced,
-                    format!("arrivals must be `even` or `poisson`, not `{other}`"),
-                ))
-            }
-        }),
-        None => None,
-    };
+    let arrivals = l
+        .arrivals
+        .as_ref()
+        .map(|a| spec::arrivals("arrivals", &a.value).map_err(|e| at(a.referenced, e.0)))
+        .transpose()?;
     mixed_loops(l, at)?;
     Ok(Load {
         users: l.users.as_ref().map(|v| v.value),

@@ -53,7 +53,10 @@ const EXPECTS: &[(&str, &str)] = &[
     ),
     ("rate", "a number of iterations per second above 0"),
     ("rate_stages", "stages such as \"30s:3000,2m:3000\""),
-    ("arrivals", "`even` or `poisson`"),
+    (
+        "arrivals",
+        "`even`, `poisson` or `gamma:SHAPE` (e.g. gamma:0.5)",
+    ),
     ("max_in_flight", "a whole number of at least 1"),
     ("queue", "a whole number, 0 or more"),
     // A step or group.

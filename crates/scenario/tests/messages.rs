@@ -87,7 +87,23 @@ fn load_values_are_blamed_on_the_file_and_line() {
         ),
         ("  rate_stages: 30s:10,,5s:0\n", "4:16: rate_stages: stage 2 is empty (a doubled or trailing comma?)"),
         ("  user_stages: 10s:2.5\n", "4:16: user_stages: user counts must be whole numbers, not 2.5"),
-        ("  arrivals: sometimes\n", "4:13: arrivals must be `even` or `poisson`, not `sometimes`"),
+        ("  arrivals: sometimes\n", "4:13: arrivals must be `even`, `poisson` or `gamma:SHAPE`, not `sometimes`"),
+        (
+            "  arrivals: gamma\n",
+            "4:13: arrivals `gamma` needs a shape: gamma:SHAPE, e.g. gamma:0.5 (burstier than poisson) or gamma:4 (more even)",
+        ),
+        (
+            "  arrivals: gamma:0\n",
+            "4:13: arrivals `gamma:0`: the shape must be a number above 0 (1 is poisson, below 1 burstier, above 1 more even), not `0`",
+        ),
+        (
+            "  arrivals: gamma:-0.5\n",
+            "4:13: arrivals `gamma:-0.5`: the shape must be a number above 0 (1 is poisson, below 1 burstier, above 1 more even), not `-0.5`",
+        ),
+        (
+            "  rate: 5\n  arrivals: gamma:lots\n",
+            "5:13: arrivals `gamma:lots`: the shape must be a number above 0 (1 is poisson, below 1 burstier, above 1 more even), not `lots`",
+        ),
         (
             "  rate: 5\n  users: 3\n",
             "5:10: `users` belongs to the closed loop, but `rate` (line 4) makes this an open loop; use max_in_flight to bound concurrency",
@@ -111,6 +127,16 @@ fn rate_zero_starts_rate_stages() {
         target: 5.0,
     }];
     assert_eq!((s.load.rate, s.load.rate_stages), (Some(0.0), Some(stages)));
+}
+
+#[test]
+fn gamma_arrivals_carry_their_shape() {
+    let text = with("load:\n  rate: 20\n  duration: 1s\n  arrivals: gamma:0.25\n");
+    let s = throng_scenario::compile_str(&text, "x.yaml", Path::new("."), &protocols()).unwrap();
+    assert_eq!(
+        s.load.arrivals,
+        Some(throng_core::Arrivals::Gamma { shape: 0.25 })
+    );
 }
 
 #[test]
