@@ -256,8 +256,20 @@ fn mixed_loops(l: &LoadSection, at: At) -> Result<(), ScenarioError> {
         ("iterations", l.iterations.as_ref().map(|v| v.referenced)),
         ("think_time", l.think_time.as_ref().map(|v| v.referenced)),
     ];
+    let closed_key = closed.iter().find_map(|(k, l)| l.map(|l| (*k, l)));
+    if let (None, Some((key, loc)), Some(a)) = (open, closed_key, &l.arrivals) {
+        // Said, not dropped: a closed loop has no arrivals to space.
+        return Err(at(
+            a.referenced,
+            format!(
+                "`arrivals` belongs to the open loop, but `{key}` (line {}) makes this a closed \
+                 loop; give rate or rate_stages to space arrivals",
+                loc.line()
+            ),
+        ));
+    }
     if let Some((open_key, open_at)) = open {
-        if let Some((key, loc)) = closed.iter().find_map(|(k, l)| l.map(|l| (*k, l))) {
+        if let Some((key, loc)) = closed_key {
             return Err(at(
                 loc,
                 format!(

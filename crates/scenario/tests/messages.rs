@@ -109,6 +109,10 @@ fn load_values_are_blamed_on_the_file_and_line() {
             "5:10: `users` belongs to the closed loop, but `rate` (line 4) makes this an open loop; use max_in_flight to bound concurrency",
         ),
         (
+            "  users: 5\n  arrivals: gamma:0.5\n",
+            "5:13: `arrivals` belongs to the open loop, but `users` (line 4) makes this a closed loop; give rate or rate_stages to space arrivals",
+        ),
+        (
             "  users: 5\n  user_stages: 10s:5\n",
             "5:16: give `users` or `user_stages`, not both (user_stages starts from 0 users)",
         ),
