@@ -404,6 +404,25 @@ mod tests {
     }
 
     #[test]
+    fn gamma_turns_reach_every_shard_even_past_a_windows_count() {
+        // 40,000 workers over 25 windows: a turn that began again at 0 in every window would
+        // never come to a shard past a window's count (and its schedule would spin forever).
+        let rate = Rate::Constant(400_000.0);
+        for shard in [0, 20_000, 39_999] {
+            let n = Schedule::new(
+                &rate,
+                Arrivals::Gamma { shape: 0.5 },
+                Some(1.0),
+                shard,
+                40_000,
+                1,
+            )
+            .count();
+            assert!((3..=20).contains(&n), "shard {shard}: {n}");
+        }
+    }
+
+    #[test]
     fn gamma_follows_a_ramp() {
         // 0 -> 1000/s over 20 s: N(t) = 25 t^2, 10,000 arrivals, a quarter of them by 10 s.
         let rate = Rate::Stages {

@@ -21,7 +21,8 @@ pub(super) struct GammaSteps {
     pub(super) window: u64,
     /// The whole schedule's next position.
     pub(super) next: f64,
-    /// Its number within its window, whose remainder by `stride` says whose turn it is.
+    /// Its number (counted from its window's start, `window · WINDOW`), whose remainder by
+    /// `stride` says whose turn it is.
     turn: u64,
     shard: u64,
     stride: u64,
@@ -59,7 +60,9 @@ impl GammaSteps {
             w += 1;
         }
         self.window = w;
-        self.turn = 0;
+        // Turns go on across windows as if each held exactly its expected count, so no shard
+        // is always first in a window, and one past a window's count still gets its turns.
+        self.turn = w.wrapping_mul(WINDOW as u64);
     }
 
     /// This shard's next position: the whole schedule's, drawn until it is this shard's turn.
