@@ -37,6 +37,35 @@ async fn a_gamma_open_loop_sends_exactly_its_schedule() {
     assert_eq!(s.total.errors, 0, "{:?}", s.errors);
     let lag = s.lag.as_ref().unwrap();
     assert_eq!((lag.scheduled, lag.dropped), (want, 0));
+    // The result names the shape, and still meets the checked-in schema.
+    let r = serde_json::to_value(common::result(&s)).unwrap();
+    assert_eq!(r["plan"]["model"]["arrivals"]["gamma"]["shape"], 0.5);
+    let invalid = crate::schema::invalid(&r);
+    assert!(invalid.is_empty(), "{invalid:?}");
+}
+
+/// Shards (`--shard I/N`, processes of their own) of two workers each take their turns of one
+/// whole schedule: together they send it.
+#[test]
+fn gamma_shards_send_the_whole_schedule_between_them() {
+    let (_rt, t) = common::serve(HttpTarget::default());
+    let url = t.url();
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..2 {
+        let json = dir.path().join(format!("shard-{i}.json"));
+        let json = json.to_str().unwrap();
+        let args = format!(
+            "run {url} -q 600 -z 1s --arrivals gamma:0.3 --threads 2 --shard {i}/2 \
+             --no-tui --quiet --json {json}"
+        );
+        let out = common::throng(&args.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+        let scheduled = r["open_loop"]["scheduled"].as_u64().unwrap();
+        assert!(scheduled > 100, "shard {i}: {scheduled}");
+    }
+    assert_eq!(t.requests(), due(&Rate::Constant(600.0), 0.3, 1.0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
