@@ -429,6 +429,42 @@ mod tests {
     }
 
     #[test]
+    fn arrivals_read_gamma_with_its_shape_and_plans_refuse_a_bad_one() {
+        assert_eq!(
+            arrivals("a", "gamma:0.25"),
+            Ok(Arrivals::Gamma { shape: 0.25 })
+        );
+        assert_eq!(
+            arrivals("a", "gamma: 4"),
+            Ok(Arrivals::Gamma { shape: 4.0 })
+        );
+        for bad in [
+            "gamma:0",
+            "gamma:-2",
+            "gamma:NaN",
+            "gamma:inf",
+            "gamma:",
+            "gamma",
+            "Gamma:1",
+        ] {
+            assert!(arrivals("a", bad).is_err(), "{bad}");
+        }
+        // A library caller's plan is checked too: the spec and the file are not the only way in.
+        let mut plan = LoadSpec {
+            rate: Some(10.0),
+            requests: Some(5),
+            arrivals: Some(Arrivals::Gamma { shape: 0.5 }),
+            ..LoadSpec::default()
+        }
+        .plan("t", &keys)
+        .unwrap();
+        if let LoadModel::Open(o) = &mut plan.model {
+            o.arrivals = Arrivals::Gamma { shape: -1.0 };
+        }
+        assert_eq!(plan.validate(), Err(crate::PlanError::BadShape(-1.0)));
+    }
+
+    #[test]
     fn open_loop_settings_without_a_rate_are_refused_not_ignored() {
         for spec in [
             LoadSpec {
