@@ -405,7 +405,7 @@ mod tests {
 
     #[test]
     fn gamma_turns_reach_every_shard_even_past_a_windows_count() {
-        // 40,000 workers over 25 windows: a turn that began again at 0 in every window would
+        // 40,000 workers over about 100 windows: a turn that began again at 0 in every window would
         // never come to a shard past a window's count (and its schedule would spin forever).
         let rate = Rate::Constant(400_000.0);
         for shard in [0, 20_000, 39_999] {
