@@ -556,6 +556,33 @@ fn a_grpc_sides_message_is_not_the_body_of_the_http_sides_get() {
     assert!(rows[1].3 / 20 > 2000, "the call's message: {rows:?}");
 }
 
+/// HTTP/2's users share `--streams` to a connection whatever the cores: a worker thread opens
+/// connections of its own, so `throng run --http2` takes no more threads than the connections
+/// its users fill (at `-c 4 --streams 4` on two cores it made two connections of two streams).
+#[test]
+fn http2_users_fill_their_connections_whatever_the_cores() {
+    let (_rt, t) = target();
+    let url = format!("{}/", t.url());
+    for (streams, connections) in [("4", 1), ("2", 3)] {
+        let out = throng(&[
+            "run",
+            &url,
+            "--http2",
+            "-c",
+            "4",
+            "--streams",
+            streams,
+            "-n",
+            "40",
+            "--no-tui",
+            "--quiet",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::said(&out));
+        assert_eq!(t.connections(), connections, "--streams {streams}");
+    }
+    assert_eq!(t.requests(), 80);
+}
+
 /// `--http2=SIDE` speaks HTTP/2 to the sides it names and HTTP/1.1 to the others, so the two
 /// can be compared; `--http2` alone with two HTTP sides is refused (it ran HTTP/2 twice).
 #[test]

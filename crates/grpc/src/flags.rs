@@ -205,11 +205,7 @@ pub fn fit_connections(
              load has {users}: raise --streams or --connections"
         )));
     }
-    let threads = match plan.threads {
-        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
-        t => t,
-    };
-    plan.threads = threads.min(n);
+    throng_h2::pool::fit_threads(plan, n);
     Ok(n)
 }
 

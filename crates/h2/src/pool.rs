@@ -7,7 +7,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use throng_core::{Connection, Outcome};
+use throng_core::{Connection, Outcome, RunPlan};
 use throng_net::{Opened, SharedConn};
 
 use crate::client::{connect_timed, Client, Target};
@@ -144,6 +144,27 @@ impl Pool {
     }
 }
 
+/// The shared connections that carry `plan`'s users (or in-flight requests) at `streams` a
+/// connection: at least one.
+pub fn connections_for(plan: &RunPlan, streams: usize) -> usize {
+    let users = plan.shard.share(plan.peak_concurrency());
+    users.div_ceil(streams.max(1) as u64).max(1) as usize
+}
+
+/// Gives `plan` no more worker threads than `connections`: each worker thread opens
+/// connections of its own for its users, so more threads split the users over more connections
+/// than `--streams` asks for, each write and read carrying fewer requests. On two cores,
+/// `throng run --http2 -c 50 --streams 50` made two connections of 25 streams and cost 1.2 to
+/// 1.6 times h2load's CPU a request where one connection on one thread costs 1.1 times
+/// (`benches/http2.sh`; ARCHITECTURE, "The HTTP/2 engine").
+pub fn fit_threads(plan: &mut RunPlan, connections: usize) {
+    let threads = match plan.threads {
+        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
+        t => t,
+    };
+    plan.threads = threads.min(connections.max(1));
+}
+
 /// Why [`Pool::send`] failed.
 #[derive(Debug)]
 pub enum SendError {
@@ -166,6 +187,37 @@ mod tests {
             connect_timeout: Duration::from_millis(10),
             config: Default::default(),
         }
+    }
+
+    #[test]
+    fn threads_are_no_more_than_the_connections_the_users_fill() {
+        use throng_core::{ClosedLoop, LoadModel, Users};
+        let model = LoadModel::Closed(ClosedLoop {
+            users: Users::Fixed(50),
+            requests: Some(1000),
+            iterations: None,
+            duration: None,
+            think_time: None,
+        });
+        let mut plan = RunPlan::new("t", model);
+        assert_eq!(connections_for(&plan, 50), 1);
+        assert_eq!(connections_for(&plan, 20), 3);
+        plan.threads = 4;
+        let n = connections_for(&plan, 50);
+        fit_threads(&mut plan, n);
+        assert_eq!(plan.threads, 1);
+        plan.threads = 4;
+        let n = connections_for(&plan, 20);
+        fit_threads(&mut plan, n);
+        assert_eq!(plan.threads, 3);
+        plan.threads = 2;
+        let n = connections_for(&plan, 1);
+        fit_threads(&mut plan, n);
+        assert_eq!(plan.threads, 2);
+        // Unset, it is the cores, no more than the connections.
+        plan.threads = 0;
+        fit_threads(&mut plan, 1);
+        assert_eq!(plan.threads, 1);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use throng_core::flags::{
 use throng_core::step::{ClientOptions, Render, StaticOnly};
 use throng_core::steps::Steps;
 use throng_core::RunPlan;
+use throng_h2::pool;
 use throng_template::Calls;
 
 use crate::{HttpClient, HttpConfig, HttpOptions, PerCall, StreamMode};
@@ -468,8 +469,13 @@ impl ProtocolFlags for HttpFlags {
     }
 
     async fn url_run(&self, args: UrlArgs<'_>) -> Result<UrlRun<Self::Driver>, FlagsError> {
-        let plan = args.plan?;
+        let mut plan = args.plan?;
         let (driver, connections) = self.url_driver(args.url, args.request, &plan)?;
+        // HTTP/2's connections are each worker's own: no more workers than connections.
+        if self.speaks_http2() && !self.no_keepalive {
+            let shared = pool::connections_for(&plan, args.request.streams()?);
+            pool::fit_threads(&mut plan, shared);
+        }
         Ok(UrlRun {
             plan,
             driver,
