@@ -27,6 +27,8 @@ enum Slot {
 /// `iterations`, a user that started runs all of its iterations (JMeter's ramp-up with a loop
 /// count): a ramp down retires nobody, and the end of the stages only stops new users.
 pub(crate) async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
+    // Shared by this worker's users: a copy in each was 80 bytes of every user's task.
+    let c = Rc::new(c);
     let sh = local.shared.clone();
     let worker = local.worker;
     let target = Rc::new(Cell::new(0u64));
@@ -142,7 +144,7 @@ async fn user<D: Driver>(
     local: Rc<Local<D>>,
     j: u64,
     id: u64,
-    c: ClosedLoop,
+    c: Rc<ClosedLoop>,
     target: Rc<Cell<u64>>,
 ) -> Slot {
     local.active.set(local.active.get() + 1);
@@ -185,6 +187,49 @@ async fn user<D: Driver>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use throng_core::{Outcome, StepInfo};
+
+    /// A driver whose request holds a kilobyte across its wait.
+    struct Heavy;
+
+    impl Driver for Heavy {
+        type Worker = ();
+        type Session = ();
+
+        fn steps(&self) -> Vec<StepInfo> {
+            Vec::new()
+        }
+
+        fn worker(&self) {}
+
+        fn session(&self, _: &(), _: u64) {}
+
+        async fn execute(&self, _: &mut (), _: usize) -> Outcome {
+            let held = [1u8; 1024];
+            tokio::task::yield_now().await;
+            std::hint::black_box(&held);
+            Outcome::default()
+        }
+    }
+
+    /// The size of what `f` returns, without calling it.
+    fn returned<F: FnOnce(A, B, C, D, E) -> R, A, B, C, D, E, R>(_: F) -> usize {
+        std::mem::size_of::<R>()
+    }
+
+    /// A user's task is allocated at the size of its largest state, for the whole run: what
+    /// the engine holds around the driver's request is in every task, once a connection.
+    #[test]
+    fn a_user_adds_little_to_its_request() {
+        let request = std::mem::size_of_val(&Heavy.execute(&mut (), 0));
+        let user = returned(user::<Heavy>);
+        let engine = user - request;
+        eprintln!("request {request} B, user {user} B: the engine's {engine} B");
+        assert!(
+            engine <= 400,
+            "the engine holds {engine} bytes around a request"
+        );
+    }
 
     #[test]
     fn backoff_doubles_up_to_a_second() {

@@ -94,7 +94,9 @@ pub async fn open_timed(
     };
     let stream = match tls {
         None => Stream::Plain(counted),
-        Some(target) => match timeout(ct, handshake(counted, target)).await {
+        // Boxed: inline, the handshake's state (1.2 KB) made every connect that large,
+        // cleartext too, and a connect burst leaves as many holes in the heap.
+        Some(target) => match timeout(ct, Box::pin(handshake(counted, target))).await {
             Ok(Ok(s)) => {
                 opened.tls = Some(t1.elapsed());
                 s

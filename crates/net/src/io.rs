@@ -40,8 +40,12 @@ pub struct CountedTcp {
 
 impl CountedTcp {
     /// Waits until the socket has something to read (data, its end, or an error).
+    ///
+    /// Through the socket's own reader waker (`poll_read_ready`), not tokio's `readable()`,
+    /// whose future carries a waiter node of its own: 168 bytes in every HTTP/1.1 user's task
+    /// against 16, for one reader per socket either way.
     pub async fn readable(&self) -> io::Result<()> {
-        self.tcp.readable().await
+        std::future::poll_fn(|cx| self.tcp.poll_read_ready(cx)).await
     }
 
     /// Reads what the socket holds into `buf` without waiting, counting it; `WouldBlock` when

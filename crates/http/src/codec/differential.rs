@@ -73,7 +73,7 @@ fn read(r: ResponseReader, left: bool) -> Verdict {
     Verdict::Read {
         status: r.status,
         after: left && !r.close,
-        headers: r.headers,
+        headers: r.headers.map(|h| *h).unwrap_or_default(),
         body: r.body,
     }
 }

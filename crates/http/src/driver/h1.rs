@@ -305,7 +305,7 @@ impl HttpDriver {
             };
             let result = result.map(|r| Response {
                 status: r.status,
-                headers: r.headers,
+                headers: r.headers.map(|h| *h).unwrap_or_default(),
                 body: r.body.into(),
             });
             let (mut outcome, response) = self.finish(result, keep);
