@@ -101,7 +101,7 @@ impl Rate {
 pub struct OpenLoop {
     /// The arrival rate.
     pub rate: Rate,
-    /// Even or Poisson spacing.
+    /// Even, Poisson or gamma (bursty) spacing.
     pub arrivals: Arrivals,
     /// At most this many iterations run at once.
     pub max_in_flight: u32,
