@@ -227,3 +227,26 @@ async fn timeouts_count_in_latency() {
     let checks = thresholds(&s, &["p99<50ms"]);
     assert!(!checks[0].0);
 }
+
+/// HTTP/2's timeout is a deadline its connection's task watches with one timer for all its
+/// streams: a request times out when it passes, though nothing else arrives on the connection,
+/// its stream is cancelled, and the connection goes on carrying the next ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_timeouts_fire_on_a_quiet_connection_and_it_goes_on() {
+    let target = common::delayed(400).await;
+    let url = format!("{}/", target.url());
+    let s = run(&[&url, "--http2", "-c", "2", "-n", "6", "-t", "100ms"]).await;
+    assert_eq!(errors_of(&s, ErrorClass::Timeout), 6);
+    let p = Percentiles::of(&s.total.latency);
+    assert_eq!(p.count, 6);
+    assert!(p.min >= 100_000, "min {} us", p.min);
+    assert!(
+        p.max < 350_000,
+        "timed out by its deadline, not the late answer: {} us",
+        p.max
+    );
+    let url = format!("{}/delay/20", target.url());
+    let s = run(&[&url, "--http2", "-c", "2", "-n", "6", "-t", "1s"]).await;
+    assert_eq!(s.total.errors, 0);
+    assert_eq!(s.total.samples, 6);
+}

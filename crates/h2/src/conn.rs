@@ -178,6 +178,9 @@ pub enum StreamError {
     Protocol(Reason, &'static str),
     /// The connection failed.
     Conn(ConnError),
+    /// Its deadline ([`Conn::set_deadline`]) passed before the response was complete; the
+    /// stream was reset with CANCEL (or, not yet sent, forgotten).
+    TimedOut,
 }
 
 impl std::fmt::Display for StreamError {
@@ -187,6 +190,7 @@ impl std::fmt::Display for StreamError {
             StreamError::Reset(r) => write!(f, "the server reset the stream: {r}"),
             StreamError::Protocol(r, m) => write!(f, "HTTP/2 stream error {r}: {m}"),
             StreamError::Conn(e) => e.fmt(f),
+            StreamError::TimedOut => write!(f, "no complete response by its deadline"),
         }
     }
 }
@@ -224,6 +228,8 @@ struct Stream {
     resp: Response,
     result: Option<Result<(), StreamError>>,
     waker: Option<Waker>,
+    /// When it fails with [`StreamError::TimedOut`] ([`Conn::expire`]).
+    deadline: Option<Instant>,
 }
 
 /// The server's settings as they apply to us.
@@ -272,6 +278,8 @@ pub struct Conn {
     /// written: their `sent` time is that write's end ([`Conn::written`]).
     started: Vec<(usize, u32)>,
     in_write: Vec<(usize, u32)>,
+    /// The earliest deadline set since the last [`Conn::expire`] (or left by it).
+    next_deadline: Option<Instant>,
 }
 
 impl Conn {
@@ -323,6 +331,7 @@ impl Conn {
             now: None,
             started: Vec::new(),
             in_write: Vec::new(),
+            next_deadline: None,
             cfg,
             out,
         }
@@ -467,6 +476,7 @@ impl Conn {
             resp: Response::default(),
             result: None,
             waker: None,
+            deadline: None,
         };
         let idx = match self.free.pop() {
             Some(i) => {
@@ -536,6 +546,52 @@ impl Conn {
         self.slab[key.0] = None;
         self.free.push(key.0);
         Some(resp)
+    }
+
+    /// Sets when the request of `key` fails with [`StreamError::TimedOut`] if its response is
+    /// not complete: checked by [`Conn::expire`], which whoever holds the clock calls by
+    /// [`Conn::next_deadline`] (a request's timeout without a timer of its own).
+    pub fn set_deadline(&mut self, key: &Key, at: Instant) {
+        if let Some(s) = self.slab[key.0].as_mut() {
+            s.deadline = Some(at);
+            self.next_deadline = Some(self.next_deadline.map_or(at, |d| d.min(at)));
+        }
+    }
+
+    /// The earliest deadline set and not yet expired (a later one may be gone with its stream).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.next_deadline
+    }
+
+    /// Fails with [`StreamError::TimedOut`] the requests whose deadline is at or before `now`,
+    /// resetting their streams with CANCEL (one not yet sent is forgotten); returns the earliest
+    /// deadline left.
+    pub fn expire(&mut self, now: Instant) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        for idx in 0..self.slab.len() {
+            let Some(s) = self.slab[idx].as_mut() else {
+                continue;
+            };
+            let Some(at) = s.deadline else {
+                continue;
+            };
+            if s.result.is_some() {
+                continue;
+            }
+            if at > now {
+                next = Some(next.map_or(at, |n| n.min(at)));
+                continue;
+            }
+            s.deadline = None;
+            if s.id == 0 {
+                self.waiting.retain(|&i| i != idx);
+            } else if self.error.is_none() {
+                frame::write_rst(&mut self.out, s.id, Reason::CANCEL);
+            }
+            self.finish(idx, Err(StreamError::TimedOut));
+        }
+        self.next_deadline = next;
+        next
     }
 
     /// Gives up on a request (its timeout, its task dropped): an open stream is reset with

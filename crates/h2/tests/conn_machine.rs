@@ -40,6 +40,15 @@ fn written(c: &mut Conn) -> Vec<F> {
     frames(&buf)
 }
 
+/// The streams whose HEADERS the connection wrote since the last look.
+fn headers_sent(c: &mut Conn) -> Vec<u32> {
+    written(c)
+        .iter()
+        .filter(|f| f.kind == kind::HEADERS)
+        .map(|f| f.stream)
+        .collect()
+}
+
 fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     frame::write_header(&mut out, payload.len(), kind, flags, stream);
@@ -219,11 +228,7 @@ fn requests_over_max_concurrent_streams_wait_and_go_in_order() {
     let keys: Vec<_> = (0..4)
         .map(|_| c.open(req(&block, b"")).expect("open"))
         .collect();
-    let ids: Vec<u32> = written(&mut c)
-        .iter()
-        .filter(|f| f.kind == kind::HEADERS)
-        .map(|f| f.stream)
-        .collect();
+    let ids: Vec<u32> = headers_sent(&mut c);
     assert_eq!(ids, [1, 3]);
     assert_eq!(c.waiting_streams(), 2);
     let ok = response_block("200", &[]);
@@ -233,11 +238,7 @@ fn requests_over_max_concurrent_streams_wait_and_go_in_order() {
         100,
     )
     .expect("3");
-    let ids: Vec<u32> = written(&mut c)
-        .iter()
-        .filter(|f| f.kind == kind::HEADERS)
-        .map(|f| f.stream)
-        .collect();
+    let ids: Vec<u32> = headers_sent(&mut c);
     assert_eq!(ids, [5]);
     assert_eq!(done(&mut c, &keys[1]).expect("3").status, 200);
     // The server raises the limit mid-run: the last one goes at once.
@@ -247,13 +248,54 @@ fn requests_over_max_concurrent_streams_wait_and_go_in_order() {
         100,
     )
     .expect("settings");
-    let ids: Vec<u32> = written(&mut c)
-        .iter()
-        .filter(|f| f.kind == kind::HEADERS)
-        .map(|f| f.stream)
-        .collect();
+    let ids: Vec<u32> = headers_sent(&mut c);
     assert_eq!(ids, [7]);
     assert!(c.take(&keys[0]).is_none());
+}
+
+#[test]
+fn a_request_past_its_deadline_times_out_and_its_stream_is_cancelled_or_forgotten() {
+    use std::time::{Duration, Instant};
+    let block = get();
+    let mut c = ready(Config::default(), &[(setting::MAX_CONCURRENT_STREAMS, 2)]);
+    let t0 = Instant::now();
+    let at = |ms| t0 + Duration::from_millis(ms);
+    // Streams 1 and 3 open, the third waits for a slot; the second has no deadline.
+    let keys: Vec<_> = (0..3)
+        .map(|_| c.open(req(&block, b"")).expect("open"))
+        .collect();
+    c.set_deadline(&keys[0], at(100));
+    c.set_deadline(&keys[2], at(50));
+    assert_eq!(c.next_deadline(), Some(at(50)));
+    written(&mut c);
+    // Before any deadline nothing changes, and the earliest is still to come.
+    assert_eq!(c.expire(at(49)), Some(at(50)));
+    assert!(c.take(&keys[2]).is_none());
+    assert!(written(&mut c).is_empty());
+    // The waiting request is forgotten (no frame), the open one is not yet due.
+    assert_eq!(c.expire(at(50)), Some(at(100)));
+    assert_eq!(done(&mut c, &keys[2]), Err(StreamError::TimedOut));
+    assert!(written(&mut c).is_empty());
+    assert_eq!(c.waiting_streams(), 0);
+    // Stream 1 is reset with CANCEL and its slot frees a place: the next request goes at once.
+    assert_eq!(c.expire(at(100)), None);
+    assert_eq!(done(&mut c, &keys[0]), Err(StreamError::TimedOut));
+    let out = written(&mut c);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].kind, out[0].stream), (kind::RST_STREAM, 1));
+    assert_eq!(out[0].payload, Reason::CANCEL.0.to_be_bytes());
+    assert_eq!(c.open_streams(), 1);
+    let next = c.open(req(&block, b"")).expect("open");
+    let ids: Vec<u32> = headers_sent(&mut c);
+    assert_eq!(ids, [5]);
+    // A late answer on the cancelled stream is ignored; the others' still count.
+    let ok = response_block("200", &[]);
+    for id in [1, 3, 5] {
+        let f = frame_bytes(kind::HEADERS, flag::END_HEADERS | flag::END_STREAM, id, &ok);
+        feed(&mut c, &f, 7).expect("answer");
+    }
+    assert_eq!(done(&mut c, &keys[1]).expect("3").status, 200);
+    assert_eq!(done(&mut c, &next).expect("5").status, 200);
 }
 
 #[test]

@@ -550,6 +550,7 @@ async fn ours(case: &Case) -> (Vec<Verdict>, u64) {
                 Err(StreamError::Reset(r)) => Verdict::Reset(r.0),
                 Err(StreamError::Protocol(..)) => Verdict::Stream,
                 Err(StreamError::Conn(_)) => Verdict::Conn,
+                Err(e @ StreamError::TimedOut) => panic!("no deadline was set: {e}"),
             }
         }));
     }

@@ -154,11 +154,7 @@ impl HttpDriver {
         keep: bool,
     ) -> (Outcome, Option<Response>) {
         let r = match (session.h2.is_some(), prepared) {
-            (true, Prepared::H2(block)) => {
-                Box::pin(self.limit(self.execute_h2(session, block, body, keep)))
-                    .await
-                    .ok()
-            }
+            (true, Prepared::H2(block)) => self.send_h2_within(session, block, body, keep).await,
             (false, Prepared::H1(wire)) => self
                 .limit(self.execute_h1(session, wire, method, keep))
                 .await
@@ -282,9 +278,7 @@ impl HttpDriver {
         body: &Bytes,
         keep: bool,
     ) -> (Outcome, Option<Response>) {
-        let r = Box::pin(self.limit(self.execute_h2(session, block, body, keep)))
-            .await
-            .ok();
+        let r = self.send_h2_within(session, block, body, keep).await;
         self.timed_out(session, r)
     }
 
@@ -300,9 +294,7 @@ impl HttpDriver {
             // HTTP/1.1 user's task larger for the whole run.
             true => {
                 let block = self.h2_fixed_block(&req.method, &req.path, &req.headers, &req.body);
-                Box::pin(self.limit(self.execute_h2(session, &block, &req.body, keep)))
-                    .await
-                    .ok()
+                self.send_h2_within(session, &block, &req.body, keep).await
             }
             false => {
                 let mut wire = std::mem::take(&mut session.wire);
