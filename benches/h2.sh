@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# throng-h2's client (crates/h2, not yet behind `throng run`) against h2load, the C floor: one
+# throng-h2's client (crates/h2, under `throng run --http2` and gRPC) against h2load, the C floor: one
 # connection carrying USERS concurrent streams, closed loop, h2c GET and gRPC unary, taking
 # turns round by round. Prints requests/s and generator CPU-seconds (user + system) per million
 # requests for each run, the medians and the ratio throng-h2/h2load. A cost comparison, not a
