@@ -122,7 +122,7 @@ fn main() {
     let server = std::thread::spawn(move || {
         if let Some(addr) = external {
             addr_tx.send(addr).expect("the client waits");
-            return Duration::ZERO;
+            return (Duration::ZERO, None);
         }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -133,7 +133,7 @@ fn main() {
             addr_tx.send(running.addr).expect("the client waits");
             let cpu = thread_cpu();
             let _ = stop_rx.await;
-            thread_cpu() - cpu
+            (thread_cpu() - cpu, Some(running.lateness()))
         })
     });
     let addr = addr_rx.recv().expect("the testbed's address");
@@ -168,7 +168,7 @@ fn main() {
     let client_cpu = thread_cpu() - cpu;
     let wall = wall.elapsed();
     let _ = stop_tx.send(());
-    let server_cpu = server.join().expect("the testbed's thread");
+    let (server_cpu, lateness) = server.join().expect("the testbed's thread");
     let mut late = Histogram::<u64>::new(3).expect("a histogram");
     let mut early = 0u64;
     let mut gaps = Histogram::<u64>::new(3).expect("a histogram");
@@ -195,6 +195,9 @@ fn main() {
         client_cpu.as_secs_f64() * 1e6 / events,
         server_cpu.as_secs_f64() * 1e6 / events
     );
+    if let Some(lateness) = lateness {
+        println!("testbed's own writes: {lateness}");
+    }
     let peak = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

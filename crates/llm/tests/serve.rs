@@ -260,6 +260,14 @@ async fn a_chat_stream_over_http1_has_the_programmed_ttft_gaps_and_length() {
         );
         within("e2e", of(|f| f.e2e), ms(40 + 190), ms(40 + 190) + LATE);
         assert_eq!(server.requests(), 3);
+        // The testbed times its own writes: every token of the three, none written early
+        // (the clock's lateness is never negative), the median well inside the margin.
+        let late = server.lateness();
+        assert_eq!(late.tokens, 60, "{late}");
+        assert!(
+            late.p50 < LATE && late.p50 <= late.p99 && late.p99 <= late.max,
+            "{late}"
+        );
     })
     .await
     .unwrap();

@@ -120,23 +120,8 @@ impl Shape {
         self.tail(out);
     }
 
-    /// The chunk of token `k`; a chat answer's first comes after the role's chunk, as
-    /// OpenAI's does.
-    pub(crate) fn token(&self, out: &mut String, k: u32) {
-        let word = token(k);
-        let text = if k == 0 {
-            word.to_string()
-        } else {
-            format!(" {word}")
-        };
-        if k == 0 && self.api == Api::Chat {
-            self.choice(out, "\"role\":\"assistant\",\"content\":\"\"", "", None);
-        }
-        self.choice(out, &format!("\"content\":\"{text}\""), &text, None);
-    }
-
     /// The end: a chunk with the finish reason, the usage chunk if asked, `[DONE]`.
-    pub(crate) fn end(&self, out: &mut String, tokens: u32) {
+    fn end(&self, out: &mut String, tokens: u32) {
         self.choice(out, "", "", Some(self.finish));
         if self.include_usage {
             self.head(out);
@@ -151,10 +136,74 @@ impl Shape {
     }
 }
 
+/// One answer's events with only the token's text left to fill, built once per answer: each
+/// token then costs a few copies, not a formatting of its chunk.
+pub(crate) struct Frames {
+    /// Chat's role chunk, sent with the first token.
+    role: Vec<u8>,
+    /// A token's chunk before its text, and after it.
+    before: Vec<u8>,
+    after: Vec<u8>,
+    /// The finish chunk, the usage chunk if asked, `[DONE]`.
+    end: Vec<u8>,
+}
+
+impl Frames {
+    /// The frames of `shape`'s answer of `tokens` tokens.
+    pub(crate) fn new(shape: &Shape, tokens: u32) -> Frames {
+        // A token's chunk made around a mark, and cut there.
+        const MARK: &str = "\u{1}";
+        let mut chunk = String::new();
+        shape.choice(&mut chunk, &format!("\"content\":\"{MARK}\""), MARK, None);
+        let (before, after) = chunk.split_once(MARK).unwrap_or((&chunk, ""));
+        let mut role = String::new();
+        if shape.api == Api::Chat {
+            shape.choice(
+                &mut role,
+                "\"role\":\"assistant\",\"content\":\"\"",
+                "",
+                None,
+            );
+        }
+        let mut end = String::new();
+        shape.end(&mut end, tokens);
+        Frames {
+            role: role.into_bytes(),
+            before: before.as_bytes().to_vec(),
+            after: after.as_bytes().to_vec(),
+            end: end.into_bytes(),
+        }
+    }
+
+    /// The bytes of token `k`'s events (and the end's, if `last`).
+    pub(crate) fn len(&self, k: u32, last: bool) -> usize {
+        let word = token(k).len() + usize::from(k > 0);
+        let role = if k == 0 { self.role.len() } else { 0 };
+        let end = if last { self.end.len() } else { 0 };
+        role + self.before.len() + word + self.after.len() + end
+    }
+
+    /// Appends token `k`'s events to `out`, and the end's if `last`.
+    pub(crate) fn put(&self, out: &mut Vec<u8>, k: u32, last: bool) {
+        if k == 0 {
+            out.extend_from_slice(&self.role);
+        }
+        out.extend_from_slice(&self.before);
+        if k > 0 {
+            out.push(b' ');
+        }
+        out.extend_from_slice(token(k).as_bytes());
+        out.extend_from_slice(&self.after);
+        if last {
+            out.extend_from_slice(&self.end);
+        }
+    }
+}
+
 /// A streamed answer: token `k` is due at the request's arrival + TTFT + the gaps drawn for
 /// tokens 1..=k (an absolute schedule, so timer lateness never accumulates).
 pub(crate) struct TokenBody {
-    pub(crate) shape: Shape,
+    pub(crate) frames: Frames,
     pub(crate) wait: Wait,
     pub(crate) due: Instant,
     pub(crate) rng: SmallRng,
@@ -192,11 +241,11 @@ impl http_body::Body for TokenBody {
             Some(Fault::Stall(n)) if this.sent >= n => return Poll::Pending,
             _ => {}
         }
-        let mut out = String::with_capacity(512);
-        this.shape.token(&mut out, this.sent);
+        let last = this.sent + 1 >= this.tokens;
+        let mut out = Vec::with_capacity(this.frames.len(this.sent, last));
+        this.frames.put(&mut out, this.sent, last);
         this.sent += 1;
-        if this.sent >= this.tokens {
-            this.shape.end(&mut out, this.tokens);
+        if last {
             this.ended = true;
             this.slot = None;
         } else {

@@ -99,6 +99,8 @@ impl throng_core::flags::ServeFlags for ServeArgs {
             println!("serving on {}", running.url());
             stop.await;
             eprintln!("served {} requests", running.requests());
+            // The testbed's own error, beside the truth it claims.
+            eprintln!("HTTP/1.1 streams: {}", running.lateness());
             running.stop();
             Ok(())
         })

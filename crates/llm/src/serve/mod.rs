@@ -24,6 +24,7 @@ mod clock;
 mod config;
 #[cfg(feature = "clap")]
 mod flags;
+mod h1;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -41,16 +42,17 @@ use hyper_util::server::conn::auto;
 use rand::SeedableRng;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+pub use clock::Lateness;
 pub use config::{Fault, ServeConfig, Spread};
 #[cfg(feature = "clap")]
 pub use flags::ServeArgs;
 
 use crate::Api;
-use body::{Shape, TokenBody, Wait};
+use body::{Frames, Shape, TokenBody, Wait};
 use clock::Clock;
 
 /// The largest request body read.
@@ -65,6 +67,7 @@ pub struct RunningLlm {
     pub addr: SocketAddr,
     requests: Arc<AtomicU64>,
     shutdown: watch::Sender<bool>,
+    clock: Clock,
 }
 
 impl RunningLlm {
@@ -76,6 +79,11 @@ impl RunningLlm {
     /// Completion requests received so far (streamed, whole, or faulted).
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// How late the testbed wrote its HTTP/1.1 streams' tokens so far (its own error).
+    pub fn lateness(&self) -> Lateness {
+        self.clock.lateness()
     }
 
     /// Stops accepting and closes every connection.
@@ -135,11 +143,12 @@ pub fn start_on(config: ServeConfig, listener: TcpListener) -> std::io::Result<R
     let created = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    let clock = Clock::start(watch.clone());
     let state = Arc::new(State {
         model: Value::String(config.model.clone()).to_string(),
         requests: requests.clone(),
         created,
-        clock: Clock::start(watch.clone()),
+        clock: clock.clone(),
         slots: config
             .max_streams
             .map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
@@ -160,7 +169,7 @@ pub fn start_on(config: ServeConfig, listener: TcpListener) -> std::io::Result<R
             let (state, mut stop) = (state.clone(), watch.clone());
             tokio::spawn(async move {
                 tokio::select! {
-                    _ = connection(tcp, state) => {}
+                    _ = h1::connection(tcp, state) => {}
                     _ = stop.wait_for(|s| *s) => {}
                 }
             });
@@ -170,19 +179,21 @@ pub fn start_on(config: ServeConfig, listener: TcpListener) -> std::io::Result<R
         addr,
         requests,
         shutdown,
+        clock,
     })
 }
 
-async fn connection(tcp: TcpStream, state: Arc<State>) {
-    // Tokens are small writes: without it, Nagle's algorithm holds one back for the ACK of
-    // the one before, and a gap of 10 ms reads as 40.
-    let _ = tcp.set_nodelay(true);
+/// Serves a connection on hyper (HTTP/2, and whatever HTTP/1.1 `h1.rs` leaves to it).
+async fn on_hyper<I>(io: I, state: Arc<State>)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |req| {
         let state = state.clone();
         async move { Ok::<_, std::convert::Infallible>(handle(req, &state).await) }
     });
     let _ = auto::Builder::new(TokioExecutor::new())
-        .serve_connection(TokioIo::new(tcp), service)
+        .serve_connection(TokioIo::new(io), service)
         .await;
 }
 
@@ -225,15 +236,20 @@ fn full(status: StatusCode, content_type: &str, body: String) -> Response<Body> 
 
 /// An OpenAI-style error answer.
 fn error(status: StatusCode, message: &str) -> Response<Body> {
+    full(status, "application/json", error_body(status, message))
+}
+
+/// An OpenAI-style error's JSON.
+fn error_body(status: StatusCode, message: &str) -> String {
     let kind = if status.is_server_error() {
         "server_error"
     } else {
         "invalid_request_error"
     };
-    let body = serde_json::json!({
+    serde_json::json!({
         "error": {"message": message, "type": kind, "param": null, "code": null}
-    });
-    full(status, "application/json", body.to_string())
+    })
+    .to_string()
 }
 
 /// Words of a prompt: a string's, or the strings' of messages' contents (a rough count of
@@ -276,69 +292,23 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
         Ok(b) => b.to_bytes(),
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("the request's body: {e}")),
     };
-    let ask: Completion = match serde_json::from_slice(&bytes) {
-        Ok(c) => c,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("the request is not JSON: {e}"),
-            )
-        }
+    let (ask, prompt_tokens) = match read_completion(api, &bytes) {
+        Ok(read) => read,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
-    let prompt = match api {
-        Api::Chat => ask.messages.as_ref().filter(|m| m.is_array()),
-        Api::Completions => ask.prompt.as_ref(),
+    let drawn = match draw(state, api, &ask, prompt_tokens) {
+        Ok(drawn) => drawn,
+        Err(status) => return error(status, FAULT_STATUS),
     };
-    let Some(prompt) = prompt else {
-        let what = match api {
-            Api::Chat => "`messages` (an array)",
-            Api::Completions => "`prompt`",
-        };
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!("the request has no {what}"),
-        );
-    };
-    let i = state.requests.fetch_add(1, Ordering::Relaxed);
+    let Drawn {
+        i,
+        shape,
+        mut rng,
+        ttft,
+        tokens,
+        fault,
+    } = drawn;
     let cfg = &state.cfg;
-    let mut rng = rng_for(cfg.seed, i);
-    let prompt_tokens = words(prompt);
-    let prefill = cfg
-        .prefill
-        .saturating_mul(u32::try_from(prompt_tokens).unwrap_or(u32::MAX));
-    let ttft = cfg.ttft.draw(&mut rng) + prefill;
-    let drawn = cfg.output_tokens.draw(&mut rng);
-    let cap = ask
-        .max_completion_tokens
-        .or(ask.max_tokens)
-        .map(|n| n.max(1));
-    let tokens = cap.map_or(drawn, |c| drawn.min(c));
-    let fault = cfg
-        .fault
-        .filter(|_| i.is_multiple_of(cfg.fault_every.max(1)));
-    if let Some(Fault::Status(code)) = fault {
-        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return error(status, "the testbed's fault: an error status");
-    }
-    let shape = Shape {
-        api,
-        id: match api {
-            Api::Chat => format!("chatcmpl-{i}"),
-            Api::Completions => format!("cmpl-{i}"),
-        },
-        created: state.created,
-        model: ask.model.as_ref().map_or_else(
-            || state.model.clone(),
-            |m| Value::String(m.clone()).to_string(),
-        ),
-        include_usage: ask
-            .stream_options
-            .as_ref()
-            .and_then(|o| o.include_usage)
-            .unwrap_or(false),
-        prompt_tokens,
-        finish: if tokens < drawn { "length" } else { "stop" },
-    };
     // A place among the answers generated at once: the wait for it is the request's, before
     // its TTFT starts. The semaphore is never closed, so the acquisition cannot fail.
     let slot = match &state.slots {
@@ -350,7 +320,7 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
     let mut response = if ask.stream == Some(true) {
         let first = began + ttft;
         let body = TokenBody {
-            shape,
+            frames: Frames::new(&shape, tokens),
             wait: Wait {
                 clock: state.clock.clone(),
                 given: None,
@@ -385,11 +355,109 @@ async fn handle(req: Request<Incoming>, state: &State) -> Response<Body> {
         full(StatusCode::OK, "application/json", whole(&shape, tokens))
     };
     let h = response.headers_mut();
-    h.insert("x-throng-request", i.into());
-    h.insert("x-throng-ttft-us", (ttft.as_micros() as u64).into());
-    h.insert("x-throng-output-tokens", tokens.into());
-    h.insert("x-throng-queued-us", (queued.as_micros() as u64).into());
+    for (name, value) in truth(i, ttft, tokens, queued) {
+        h.insert(name, value.into());
+    }
     response
+}
+
+/// The message of the status fault's answer.
+const FAULT_STATUS: &str = "the testbed's fault: an error status";
+
+/// An answer's truth, as its headers tell it.
+fn truth(i: u64, ttft: Duration, tokens: u32, queued: Duration) -> [(&'static str, u64); 4] {
+    [
+        ("x-throng-request", i),
+        ("x-throng-ttft-us", ttft.as_micros() as u64),
+        ("x-throng-output-tokens", u64::from(tokens)),
+        ("x-throng-queued-us", queued.as_micros() as u64),
+    ]
+}
+
+/// A completion request's body read: what it asks, and its prompt's words; or why it is bad.
+fn read_completion(api: Api, bytes: &[u8]) -> Result<(Completion, u64), String> {
+    let ask: Completion =
+        serde_json::from_slice(bytes).map_err(|e| format!("the request is not JSON: {e}"))?;
+    let prompt = match api {
+        Api::Chat => ask.messages.as_ref().filter(|m| m.is_array()),
+        Api::Completions => ask.prompt.as_ref(),
+    };
+    let Some(prompt) = prompt else {
+        let what = match api {
+            Api::Chat => "`messages` (an array)",
+            Api::Completions => "`prompt`",
+        };
+        return Err(format!("the request has no {what}"));
+    };
+    let words = words(prompt);
+    Ok((ask, words))
+}
+
+/// What request `i`'s answer was drawn to be.
+struct Drawn {
+    i: u64,
+    shape: Shape,
+    rng: rand::rngs::SmallRng,
+    /// The prefill's part included.
+    ttft: Duration,
+    tokens: u32,
+    fault: Option<Fault>,
+}
+
+/// Draws the next request's answer (its index taken in arrival order), or the status its
+/// fault answers instead.
+fn draw(
+    state: &State,
+    api: Api,
+    ask: &Completion,
+    prompt_tokens: u64,
+) -> Result<Drawn, StatusCode> {
+    let i = state.requests.fetch_add(1, Ordering::Relaxed);
+    let cfg = &state.cfg;
+    let mut rng = rng_for(cfg.seed, i);
+    let prefill = cfg
+        .prefill
+        .saturating_mul(u32::try_from(prompt_tokens).unwrap_or(u32::MAX));
+    let ttft = cfg.ttft.draw(&mut rng) + prefill;
+    let drawn = cfg.output_tokens.draw(&mut rng);
+    let cap = ask
+        .max_completion_tokens
+        .or(ask.max_tokens)
+        .map(|n| n.max(1));
+    let tokens = cap.map_or(drawn, |c| drawn.min(c));
+    let fault = cfg
+        .fault
+        .filter(|_| i.is_multiple_of(cfg.fault_every.max(1)));
+    if let Some(Fault::Status(code)) = fault {
+        return Err(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    }
+    let shape = Shape {
+        api,
+        id: match api {
+            Api::Chat => format!("chatcmpl-{i}"),
+            Api::Completions => format!("cmpl-{i}"),
+        },
+        created: state.created,
+        model: ask.model.as_ref().map_or_else(
+            || state.model.clone(),
+            |m| Value::String(m.clone()).to_string(),
+        ),
+        include_usage: ask
+            .stream_options
+            .as_ref()
+            .and_then(|o| o.include_usage)
+            .unwrap_or(false),
+        prompt_tokens,
+        finish: if tokens < drawn { "length" } else { "stop" },
+    };
+    Ok(Drawn {
+        i,
+        shape,
+        rng,
+        ttft,
+        tokens,
+        fault,
+    })
 }
 
 /// A whole answer, for a request without `stream`.
