@@ -50,18 +50,22 @@ echo "throng serve llm: TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms, ${TOKENS} tokens (
 echo "throng run --llm: open loop, ${rate} arrivals/s for ${DURATION}s, about ${STREAMS} streams at once"
 echo "cores: testbed ${SERVER_CPU:-any}, throng ${CLIENT_CPU:-any}"
 server_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+server_system() { awk '{print $15}' "/proc/$server/stat"; }
 before=$(server_ticks)
+before_system=$(server_system)
 /usr/bin/time -f "%U %S %M" -o "$work/time" \
   $(pin "${CLIENT_CPU:-}") "$BIN" run "http://127.0.0.1:$PORT" --llm --model m --prompt-tokens 8 \
   -q "$rate" -z "${DURATION}s" --max-in-flight $((STREAMS * 3)) --no-tui --quiet \
   --json "$work/result.json" > "$work/summary.txt"
 after=$(server_ticks)
+after_system=$(server_system)
 kill -INT $server
 wait $server || true
 
 
 python3 - "$work/result.json" "$work/time" "$TTFT_MS" "$ITL_MS" \
-  "$(python3 -c "print(($after - $before) / $(getconf CLK_TCK))")" <<'PY'
+  "$(python3 -c "print(($after - $before) / $(getconf CLK_TCK))")" \
+  "$(python3 -c "print(($after_system - $before_system) / $(getconf CLK_TCK))")" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 user, system, rss = open(sys.argv[2]).read().split()
@@ -86,7 +90,9 @@ tokens = max(s["output_tokens"], 1)
 cpu = float(user) + float(system)
 print(f"throng: CPU {cpu:.2f} s ({1e6 * cpu / tokens:.2f} us a token), peak RSS {int(rss) / 1024:.0f} MB")
 testbed = float(sys.argv[5])
-print(f"testbed: CPU {testbed:.2f} s over the run's {r['duration']:.1f} s ({1e6 * testbed / tokens:.2f} us a token)")
+system = float(sys.argv[6])
+print(f"testbed: CPU {testbed:.2f} s over the run's {r['duration']:.1f} s ({1e6 * testbed / tokens:.2f} us a token, "
+      f"{1e6 * system / tokens:.2f} of it in the kernel)")
 print("goal (p50 and p90 within 1% or 0.1 ms):", "met" if ok else "NOT met")
 PY
 grep -h "streams:" "$work/serve.out" | sed 's/^/testbed: /' || echo "testbed: no lateness reported"
