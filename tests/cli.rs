@@ -115,7 +115,7 @@ fn bad_input_exits_2_naming_the_problem() {
         (
             &["run", "not a url", "-n", "1"],
             // The list is the registry's, in its order: a protocol added later extends it.
-            "not a URL of the protocols throng speaks (http://, https://, tcp://, ws://, wss://",
+            "not a URL of the protocols throng speaks (http://, https://, tcp://, tcps://, ws://, wss://",
         ),
         (
             &["run", "ftp://127.0.0.1/", "-n", "1"],

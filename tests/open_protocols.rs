@@ -1,5 +1,5 @@
 //! The protocols added on the open contract, raw TCP and WebSocket, through the command line
-//! as a user meets them: `throng run tcp://…` and `ws://…` against their crates' own testbed
+//! as a user meets them: `throng run tcp://…` (and `tcps://…`) and `ws://…` against their crates' own testbed
 //! servers, a scenario mixing them with HTTP, bad input (exit 2 naming the flag) and a target
 //! that is not there. Their crates test framing, messages and the fault matrix themselves.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
@@ -53,6 +53,44 @@ async fn a_tcp_url_runs_its_requests_and_the_server_counts_each() {
     // One connection per user, kept.
     assert_eq!(server.connections(), 3);
     assert_eq!(r["status_codes"]["tcp ok"], 90, "{r}");
+}
+
+/// `tcps://` trusting the testbed's self-signed certificate by `--cacert`: every request
+/// answered on two connections, each with its TLS handshake timed once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tcps_url_with_cacert_times_each_connections_handshake() {
+    let server = throng_tcp::serve::TcpTarget {
+        tls: true,
+        ..Default::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, server.cert_pem.as_ref().unwrap()).unwrap();
+    let json = dir.path().join("r.json");
+    let (url, j) = (server.url(), json.clone());
+    let o = tokio::task::spawn_blocking(move || {
+        let (ca, j) = (ca.to_str().unwrap(), j.to_str().unwrap());
+        let args = [
+            "run", &url, "-d", "PING\\n", "--cacert", ca, "-c", "2", "-n", "40",
+        ];
+        throng(&[&args[..], &["--no-tui", "--json", j]].concat())
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let r = result(&json);
+    assert_eq!(r["total"]["samples"], 40, "{r}");
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    assert_eq!(r["status_codes"]["tcp ok"], 40, "{r}");
+    assert_eq!(server.requests(), 40);
+    assert_eq!(server.connections(), 2);
+    let phases = &r["total"]["phases"];
+    assert_eq!(phases["tls"]["stats"]["count"], 2, "{r}");
+    assert_eq!(phases["wait"]["stats"]["count"], 40, "{r}");
+    assert_eq!(phases["reused_connections"], 38, "{r}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,8 +183,17 @@ async fn a_scenario_mixes_http_tcp_and_websocket_steps() {
 async fn bad_tcp_and_ws_input_exits_2_naming_it() {
     let port = closed_port();
     let tcp = format!("tcp://127.0.0.1:{port}");
+    let tcps = format!("tcps://127.0.0.1:{port}");
     let ws = format!("ws://127.0.0.1:{port}/");
     let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![&tcps, "-d", "x", "--cacert", "/nonexistent/ca.pem"],
+            "cannot use CA file /nonexistent/ca.pem",
+        ),
+        (
+            vec![&tcp, "-d", "x", "--cacert", "/nonexistent/ca.pem"],
+            "--cacert applies to tcps:// targets",
+        ),
         (vec![&tcp], "a tcp:// URL needs the request to send"),
         (vec![&tcp, "-d", "x", "--frame", "len3"], "--frame \"len3\""),
         (
@@ -155,7 +202,7 @@ async fn bad_tcp_and_ws_input_exits_2_naming_it() {
         ),
         (
             vec![&ws, "-d", "x", "--frame", "line"],
-            "--frame applies to tcp:// targets",
+            "--frame applies to tcp:// and tcps:// targets",
         ),
         (
             vec![&ws, "-d", "x", "--expect", "0"],

@@ -349,7 +349,7 @@ fn bad_input_exits_2_naming_the_problem() {
             vec!["run", &pg, "--sql", "SELECT 1", "-d", "x", "-n", "1"],
             2,
             // The registry's readers of -d, in its order: a protocol added later extends it.
-            "-d/--body applies to http://, https://, tcp://, ws://, wss://, ",
+            "-d/--body applies to http://, https://, tcp://, tcps://, ws://, wss://, ",
         ),
         (
             vec![

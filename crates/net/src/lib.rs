@@ -21,4 +21,6 @@ pub use classify::{classify_io, message};
 pub use connect::{authority, handshake, open, open_timed, Opened, TlsTarget};
 pub use io::{CountedTcp, Counters, Stream};
 pub use shared::SharedConn;
-pub use tls::{client_config, client_config_any_name, server_name, TlsError, TlsOptions};
+pub use tls::{
+    client_config, client_config_any_name, self_signed, server_name, TlsError, TlsOptions,
+};

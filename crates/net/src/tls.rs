@@ -1,4 +1,5 @@
-//! The rustls client configuration: web roots, a CA file, or (insecure) no verification.
+//! The rustls client configuration: web roots, a CA file, or (insecure) no verification; and
+//! a testbed server's self-signed one.
 
 use std::sync::Arc;
 
@@ -80,6 +81,25 @@ pub fn client_config_any_name(opts: &TlsOptions) -> Result<Arc<rustls::ClientCon
         .with_no_client_auth();
     config.alpn_protocols = opts.alpn.clone();
     Ok(Arc::new(config))
+}
+
+/// A testbed server's TLS: an acceptor with a fresh self-signed certificate for `localhost` and
+/// `127.0.0.1` offering `alpn`, and the certificate in PEM (for a client's `--cacert`).
+pub fn self_signed(alpn: &[&[u8]]) -> Result<(tokio_rustls::TlsAcceptor, String), TlsError> {
+    let err = |e: &dyn std::fmt::Display| TlsError::Config(e.to_string());
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let cert = rcgen::generate_simple_self_signed(names).map_err(|e| err(&e))?;
+    let pem = cert.cert.pem();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| err(&e))?
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .map_err(|e| err(&e))?;
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Ok((tokio_rustls::TlsAcceptor::from(Arc::new(config)), pem))
 }
 
 /// The roots to verify against: the CA file's certificates, or the web roots.

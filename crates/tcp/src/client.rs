@@ -1,18 +1,20 @@
-//! One raw TCP target's client: a connection per user, opened in `connect` and again in `call`
-//! after a failure, and each call one exchange on it: the request written, one framed reply
-//! read, within the request timeout.
+//! One raw TCP target's client: a connection per user (TLS over it for `tcps://`), opened in
+//! `connect` and again in `call` after a failure, and each call one exchange on it: the request
+//! written, one framed reply read, within the request timeout. Each call reports its phases:
+//! `connect` and `tls` on a connection's first, then `send`, `wait` (to the reply's first byte)
+//! and `receive`.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use throng_core::step::{Client, ClientOptions, Render, Reply, StepError, Text};
-use throng_core::{ErrorClass, Outcome};
-use throng_net::{classify_io, Counters, Stream};
+use throng_core::{Connection, ErrorClass, Outcome, Phase, Phases};
+use throng_net::{classify_io, Counters, Opened, Stream, TlsTarget};
 
 use crate::frame::{escape, FrameError, Framing};
 use crate::status::{CLOSED, OK};
@@ -26,6 +28,8 @@ pub struct TcpClient {
     authority: String,
     /// The addresses when the host is an IP address (no lookup per connect).
     addrs: Option<Vec<SocketAddr>>,
+    /// The TLS configuration and server name of a `tcps://` target.
+    tls: Option<TlsTarget>,
     pub(crate) options: TcpOptions,
     timeout: Duration,
     connect_timeout: Duration,
@@ -44,6 +48,8 @@ struct Conn {
     counters: Arc<Counters>,
     /// Bytes read and not yet taken as a reply.
     buf: BytesMut,
+    /// How the connection was opened, until its first call reports it.
+    opened: Option<(Opened, Connection)>,
 }
 
 impl std::fmt::Debug for Conn {
@@ -54,12 +60,24 @@ impl std::fmt::Debug for Conn {
     }
 }
 
-/// The `host:port` of a `tcp://HOST:PORT` URL (a trailing `/` allowed, nothing else after it).
-pub(crate) fn authority(url: &str) -> Result<String, String> {
-    let bad = |why: &str| format!("`{url}`: {why}; a raw TCP target is tcp://HOST:PORT");
-    let rest = match url.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("tcp") => rest,
-        _ => return Err(bad("not a tcp:// URL")),
+/// A raw TCP target's address: its `host:port`, its host, and whether it is `tcps://`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Address {
+    pub(crate) authority: String,
+    pub(crate) host: String,
+    pub(crate) tls: bool,
+}
+
+/// The address of a `tcp://HOST:PORT` or `tcps://HOST:PORT` URL (a trailing `/` allowed,
+/// nothing else after it).
+pub(crate) fn address(url: &str) -> Result<Address, String> {
+    let bad = |why: &str| {
+        format!("`{url}`: {why}; a raw TCP target is tcp://HOST:PORT (tcps:// over TLS)")
+    };
+    let (rest, tls) = match url.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("tcp") => (rest, false),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("tcps") => (rest, true),
+        _ => return Err(bad("not a tcp:// or tcps:// URL")),
     };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     if rest.contains(['/', '?', '#', '@']) {
@@ -76,24 +94,52 @@ pub(crate) fn authority(url: &str) -> Result<String, String> {
     if host.is_empty() || bare_v6 {
         return Err(bad("the host is missing (an IPv6 host goes in brackets)"));
     }
-    Ok(rest.to_string())
+    Ok(Address {
+        authority: rest.to_string(),
+        host: host.to_string(),
+        tls,
+    })
 }
 
 impl TcpClient {
-    /// A client of the target at `url` (`tcp://HOST:PORT`) with this protocol's `options`,
-    /// taking its timeouts from `client_options`.
+    /// A client of the target at `url` (`tcp://HOST:PORT`, or `tcps://HOST:PORT` over TLS)
+    /// with this protocol's `options`, taking its timeouts and (for `tcps://`) how servers are
+    /// trusted (`--cacert`, `--insecure`) from `client_options`. The TLS configuration is made
+    /// now, so that a CA file that cannot be read is said before any load.
     pub fn new(
         url: &str,
         options: TcpOptions,
         client_options: &ClientOptions,
     ) -> Result<Self, String> {
-        let authority = authority(url)?;
+        let Address {
+            authority,
+            host,
+            tls,
+        } = address(url)?;
         if options.max_reply == 0 {
             return Err("the reply limit must be at least 1 byte".into());
         }
+        if client_options.cacert.is_some() && !tls {
+            return Err(format!(
+                "--cacert applies to tcps:// targets; {url} is plain tcp"
+            ));
+        }
+        let tls = match tls {
+            false => None,
+            true => {
+                let opts = throng_net::TlsOptions {
+                    insecure: client_options.insecure,
+                    cacert: client_options.cacert.clone(),
+                    alpn: Vec::new(),
+                };
+                let config = throng_net::client_config(&opts).map_err(|e| e.to_string())?;
+                Some((config, throng_net::server_name(&host)?))
+            }
+        };
         Ok(TcpClient {
             addrs: authority.parse::<SocketAddr>().ok().map(|a| vec![a]),
             authority,
+            tls,
             options,
             timeout: client_options.timeout,
             connect_timeout: client_options.connect_timeout,
@@ -105,7 +151,8 @@ impl TcpClient {
         &self.authority
     }
 
-    async fn open(&self) -> Result<Conn, Outcome> {
+    /// Opens a connection, its opening to be reported as `how` by its first call.
+    async fn open(&self, how: Connection) -> Result<Conn, Outcome> {
         let looked_up;
         let addrs = match &self.addrs {
             Some(a) => a,
@@ -125,12 +172,19 @@ impl TcpClient {
                 &looked_up
             }
         };
-        let (stream, counters) =
-            throng_net::open(addrs, &self.authority, None, self.connect_timeout).await?;
+        // Boxed: the TLS handshake's state would make every user's task that much larger.
+        let opening = throng_net::open_timed(
+            addrs,
+            &self.authority,
+            self.tls.as_ref(),
+            self.connect_timeout,
+        );
+        let (stream, counters, opened) = Box::pin(opening).await?;
         Ok(Conn {
             stream,
             counters,
             buf: BytesMut::with_capacity(READ_SIZE),
+            opened: Some((opened, how)),
         })
     }
 }
@@ -160,7 +214,7 @@ impl Client for TcpClient {
 
     async fn connect(&self, s: &mut TcpSession) -> Result<(), Outcome> {
         if s.conn.is_none() {
-            s.conn = Some(self.open().await?);
+            s.conn = Some(self.open(Connection::Before).await?);
         }
         Ok(())
     }
@@ -193,7 +247,7 @@ impl Client for TcpClient {
             s.out.extend_from_slice(&payload);
         }
         if s.conn.is_none() {
-            match self.open().await {
+            match self.open(Connection::New).await {
                 Ok(c) => s.conn = Some(c),
                 Err(o) => return (o, None),
             }
@@ -202,8 +256,17 @@ impl Client for TcpClient {
             return (Outcome::failed(ErrorClass::Other, "no connection"), None);
         };
         let before = conn.counters.read();
+        let mut phases = match conn.opened.take() {
+            Some((opened, how)) => {
+                let mut p = Phases::on(how);
+                opened.into_phases(&mut p);
+                p
+            }
+            None => Phases::on(Connection::Reused),
+        };
         let limit = self.options.max_reply;
-        let exchanged = tokio::time::timeout(self.timeout, exchange(conn, &s.out, framing, limit));
+        let exchanged = exchange(conn, &s.out, framing, limit, &mut phases);
+        let exchanged = tokio::time::timeout(self.timeout, exchanged);
         let result = match exchanged.await {
             Ok(r) => r,
             Err(_) => Err(Fail::Timeout(conn.buf.len())),
@@ -212,6 +275,7 @@ impl Client for TcpClient {
         let mut outcome = Outcome {
             bytes_sent: after.0 - before.0,
             bytes_received: after.1 - before.1,
+            phases,
             ..Outcome::default()
         };
         let (reply, leftover) = match result {
@@ -308,14 +372,23 @@ fn shown(b: &[u8]) -> String {
     }
 }
 
-/// Writes `request` and reads one frame: its payload, and how many bytes came after it.
+/// Writes `request` and reads one frame: its payload, and how many bytes came after it. Times
+/// the `send`, `wait` and `receive` phases in `phases` as far as it gets.
 async fn exchange(
     conn: &mut Conn,
     request: &[u8],
     framing: &Framing,
     limit: usize,
+    phases: &mut Phases,
 ) -> Result<(Bytes, usize), Fail> {
+    let start = Instant::now();
     conn.stream.write_all(request).await.map_err(Fail::Io)?;
+    // A no-op in the clear; under TLS, what rustls still holds goes out.
+    conn.stream.flush().await.map_err(Fail::Io)?;
+    let sent = Instant::now();
+    phases.set(Phase::Send, sent - start);
+    // The first byte of the reply: a read of the bytes already buffered counts as at once.
+    let mut first = (!conn.buf.is_empty()).then_some(sent);
     let mut searched = 0;
     let found = loop {
         match framing.find(&conn.buf, limit, &mut searched) {
@@ -329,17 +402,29 @@ async fn exchange(
         }
         match conn.stream.read_buf(&mut conn.buf).await {
             Ok(0) => return Err(Fail::Closed(conn.buf.len())),
+            Ok(_) if first.is_none() => {
+                let now = Instant::now();
+                phases.set(Phase::Wait, now - sent);
+                first = Some(now);
+            }
             Ok(_) => {}
             Err(e) => return Err(Fail::Io(e)),
         }
     };
+    if let Some(first) = first {
+        phases.set(Phase::Receive, first.elapsed());
+    }
     let frame = conn.buf.split_to(found.len).freeze();
     Ok((frame.slice(found.payload), conn.buf.len()))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::authority;
+    use super::{address, Address};
+
+    fn authority(url: &str) -> Result<String, String> {
+        address(url).map(|a| a.authority)
+    }
 
     #[test]
     fn an_authority_is_host_and_port() {
@@ -348,6 +433,16 @@ mod tests {
             "127.0.0.1:9000"
         );
         assert_eq!(authority("TCP://[::1]:7").unwrap(), "[::1]:7");
+        let tls = address("tcps://localhost:9443").unwrap();
+        let want = Address {
+            authority: "localhost:9443".into(),
+            host: "localhost".into(),
+            tls: true,
+        };
+        assert_eq!(tls, want);
+        assert!(!address("tcp://localhost:9").unwrap().tls);
+        let e = authority("tls://localhost:9").unwrap_err();
+        assert!(e.contains("not a tcp:// or tcps:// URL"), "{e}");
         let e = authority("tcp://::1:7").unwrap_err();
         assert!(e.contains("brackets"), "{e}");
         let e = authority("tcp://host:99999").unwrap_err();

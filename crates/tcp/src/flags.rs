@@ -118,7 +118,7 @@ impl ProtocolFlags for TcpFlags {
     ) -> Result<ClientOptions, FlagsError> {
         if let (0, Some(flag)) = (targets, self.given().first()) {
             return Err(input(format!(
-                "{flag} applies to tcp:// targets; {source} has none"
+                "{flag} applies to tcp:// and tcps:// targets; {source} has none"
             )));
         }
         Ok(options.with(self.options()?))
@@ -152,6 +152,9 @@ pub struct TcpServe {
     /// hang.
     #[arg(long, value_name = "FAULT")]
     pub fault: Option<String>,
+    /// Serve tcps:// with a self-signed certificate (printed on start).
+    #[arg(long)]
+    pub tls: bool,
 }
 
 impl TcpServe {
@@ -168,6 +171,7 @@ impl TcpServe {
                 .map_err(|e| input(format!("--delay {d:?}: not a duration ({e})")))?;
         }
         t.split = self.split;
+        t.tls = self.tls;
         if let Some(f) = &self.fault {
             t.fault = Some(f.parse().map_err(|e| input(format!("--fault: {e}")))?);
         }
@@ -191,6 +195,9 @@ impl throng_core::flags::ServeFlags for TcpServe {
             let running = target
                 .serve(listener)
                 .map_err(|e| FlagsError::Runtime(format!("starting the TCP target: {e}")))?;
+            if let Some(pem) = &running.cert_pem {
+                println!("{pem}");
+            }
             println!("serving on {}", running.url());
             stop.await;
             eprintln!("served {} requests", running.requests());

@@ -1,7 +1,9 @@
 //! Raw TCP as a throng protocol: request-reply exchanges as go-micro's TCP transport and many
-//! internal services speak them. A target is `tcp://HOST:PORT`; a scenario step is written
-//! under `tcp:` (see [`step`]); `throng run tcp://...` runs [`url_steps`]; [`serve`] is the
-//! testbed server. It implements core's [`Protocol`](throng_core::step::Protocol) and
+//! internal services speak them. A target is `tcp://HOST:PORT`, or `tcps://HOST:PORT` over TLS
+//! (throng-net's rustls configuration: the web roots, a CA file, or no verification, as
+//! [`ClientOptions`]' `cacert` and `insecure` say; a failed handshake is class `tls`, a
+//! completed one the request's `tls` phase); a scenario step is written under `tcp:` (see
+//! [`step`]); `throng run tcp://...` runs [`url_steps`]; [`serve`] is the testbed server. It implements core's [`Protocol`](throng_core::step::Protocol) and
 //! [`Client`](throng_core::step::Client) and nothing else: the engine, the scenario crate's
 //! checks and extraction, and the reports take it as they take HTTP.
 //!
@@ -26,6 +28,7 @@
 //! | no delimiter within the limit, a length over it or malformed | `protocol` | none |
 //! | no whole frame within the timeout | `timeout` | none |
 //! | refused, unresolvable, or not connected in time | `connect` / `timeout` | none |
+//! | `tcps://`: the TLS handshake failed (untrusted certificate, a plain TCP server) | `tls` | none |
 //!
 //! A reply's payload is at most [`TcpOptions::max_reply`] bytes: a length prefix is refused
 //! on its own, before any of its payload is buffered. The [`Reply`](throng_core::step::Reply)

@@ -1,7 +1,8 @@
 //! The raw TCP testbed target (to become `throng serve tcp`): an echo server in any
 //! [`Framing`], each request's payload answered as one frame, after an optional delay, written
-//! whole or in pieces; or a fault on every request. It counts the requests it read whole, so
-//! tests compare its count with the client's.
+//! whole or in pieces; or a fault on every request; over TLS with a fresh self-signed
+//! certificate when asked (`tcps://`). It counts the requests it read whole, so tests compare
+//! its count with the client's.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -66,6 +67,9 @@ pub struct TcpTarget {
     pub fault: Option<Fault>,
     /// The largest request read; a larger one closes the connection.
     pub max_request: usize,
+    /// Serve `tcps://`: TLS with a fresh self-signed certificate for `localhost` and
+    /// `127.0.0.1` ([`RunningTcp::cert_pem`]).
+    pub tls: bool,
 }
 
 impl Default for TcpTarget {
@@ -76,6 +80,7 @@ impl Default for TcpTarget {
             split: false,
             fault: None,
             max_request: crate::DEFAULT_MAX_REPLY,
+            tls: false,
         }
     }
 }
@@ -85,15 +90,22 @@ impl Default for TcpTarget {
 pub struct RunningTcp {
     /// Where it listens.
     pub addr: SocketAddr,
+    /// The certificate in PEM when serving `tcps://` (give it to `--cacert`).
+    pub cert_pem: Option<String>,
     requests: Arc<AtomicU64>,
     connections: Arc<AtomicU64>,
     shutdown: watch::Sender<bool>,
 }
 
 impl RunningTcp {
-    /// `tcp://addr`.
+    /// `tcp://addr`, or `tcps://addr` over TLS.
     pub fn url(&self) -> String {
-        format!("tcp://{}", self.addr)
+        let scheme = if self.cert_pem.is_some() {
+            "tcps"
+        } else {
+            "tcp"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Requests read whole so far (answered or faulted).
@@ -131,6 +143,13 @@ impl TcpTarget {
     /// Serves on a bound listener, in a background task of the current runtime.
     pub fn serve(self, listener: TcpListener) -> std::io::Result<RunningTcp> {
         let addr = listener.local_addr()?;
+        let (acceptor, cert_pem) = match self.tls {
+            true => {
+                let (a, pem) = throng_net::self_signed(&[]).map_err(std::io::Error::other)?;
+                (Some(a), Some(pem))
+            }
+            false => (None, None),
+        };
         let (shutdown, watch) = watch::channel(false);
         let requests = Arc::new(AtomicU64::new(0));
         let connections = Arc::new(AtomicU64::new(0));
@@ -150,9 +169,10 @@ impl TcpTarget {
                 };
                 conns.fetch_add(1, Ordering::Relaxed);
                 let (target, reqs, mut stop) = (target.clone(), reqs.clone(), watch.clone());
+                let acceptor = acceptor.clone();
                 tokio::spawn(async move {
                     tokio::select! {
-                        _ = target.connection(stream, &reqs) => {}
+                        _ = target.accept(stream, acceptor, &reqs) => {}
                         _ = stop.wait_for(|s| *s) => {}
                     }
                 });
@@ -160,6 +180,7 @@ impl TcpTarget {
         });
         Ok(RunningTcp {
             addr,
+            cert_pem,
             requests,
             connections,
             shutdown,
@@ -178,8 +199,34 @@ impl TcpTarget {
         Ok(())
     }
 
-    async fn connection(&self, mut stream: TcpStream, requests: &AtomicU64) {
+    /// A connection accepted: its TLS handshake first when serving `tcps://`.
+    async fn accept(
+        &self,
+        stream: TcpStream,
+        acceptor: Option<tokio_rustls::TlsAcceptor>,
+        requests: &AtomicU64,
+    ) {
         let _ = stream.set_nodelay(true);
+        if self.fault == Some(Fault::Reset) {
+            // Zero linger makes the close send RST instead of FIN (under TLS too, where the
+            // socket is out of reach once wrapped).
+            let _ = stream.set_zero_linger();
+        }
+        match acceptor {
+            None => self.connection(stream, requests).await,
+            Some(a) => {
+                if let Ok(tls) = a.accept(stream).await {
+                    self.connection(tls, requests).await;
+                }
+            }
+        }
+    }
+
+    async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
+        &self,
+        mut stream: S,
+        requests: &AtomicU64,
+    ) {
         let mut buf = BytesMut::with_capacity(8 * 1024);
         let mut out = Vec::new();
         loop {
@@ -215,10 +262,8 @@ impl TcpTarget {
                     }
                 }
                 Some(Fault::CloseAfterRead) => return,
-                Some(Fault::Reset) => {
-                    let _ = stream.set_zero_linger();
-                    return;
-                }
+                // Its zero linger was set when the connection was accepted.
+                Some(Fault::Reset) => return,
                 Some(Fault::Garbage) => out.resize(GARBAGE, 0xff),
                 Some(Fault::Oversized(n)) => {
                     if self.framing.encode(&vec![b'a'; n], &mut out).is_err() {
@@ -238,9 +283,15 @@ impl TcpTarget {
         }
     }
 
-    async fn write(&self, stream: &mut TcpStream, out: &[u8]) -> std::io::Result<()> {
+    async fn write<S: AsyncWrite + Unpin>(
+        &self,
+        stream: &mut S,
+        out: &[u8],
+    ) -> std::io::Result<()> {
         if !self.split || out.len() < 3 {
-            return stream.write_all(out).await;
+            // Flushed: TLS holds what is written until then.
+            stream.write_all(out).await?;
+            return stream.flush().await;
         }
         let mid = out.len() / 2;
         for piece in [&out[..1], &out[1..mid], &out[mid..]] {

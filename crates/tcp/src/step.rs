@@ -1,4 +1,5 @@
-//! Raw TCP as a scenario protocol: `tcp:` steps on `tcp://HOST:PORT` targets.
+//! Raw TCP as a scenario protocol: `tcp:` steps on `tcp://HOST:PORT` and `tcps://HOST:PORT`
+//! targets.
 //!
 //! ```yaml
 //! tcp:
@@ -116,7 +117,7 @@ impl Protocol for TcpProtocol {
     }
 
     fn schemes(&self) -> &'static [&'static str] {
-        &["tcp"]
+        &["tcp", "tcps"]
     }
 
     fn key(&self) -> &'static str {
@@ -128,7 +129,7 @@ impl Protocol for TcpProtocol {
     }
 
     fn check_target(&self, url: &str) -> Result<(), String> {
-        crate::client::authority(url).map(|_| ())
+        crate::client::address(url).map(|_| ())
     }
 
     fn compile(&self, node: &Node, t: &mut dyn TemplateCompiler) -> Result<TcpStep, StepError> {
@@ -331,11 +332,13 @@ mod tests {
         assert!(p.check_target("tcp://127.0.0.1:9000").is_ok());
         assert!(p.check_target("tcp://[::1]:9000/").is_ok());
         assert!(p.check_target("tcp://localhost:1").is_ok());
+        assert!(p.check_target("tcps://localhost:1").is_ok());
         for bad in [
             "tcp://127.0.0.1",
             "tcp://127.0.0.1:0",
             "tcp://:80",
             "tcp://h:1/x",
+            "tcps://h",
             "http://h:1",
         ] {
             assert!(p.check_target(bad).is_err(), "{bad}");
