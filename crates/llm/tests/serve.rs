@@ -264,8 +264,9 @@ async fn a_chat_stream_over_http1_has_the_programmed_ttft_gaps_and_length() {
         // (the clock's lateness is never negative), the median well inside the margin.
         let late = server.lateness();
         assert_eq!(late.tokens, 60, "{late}");
+        assert!(late.p50 < LATE, "{late}");
         assert!(
-            late.p50 < LATE && late.p50 <= late.p99 && late.p99 <= late.max,
+            late.p50 <= late.p90 && late.p90 <= late.p99 && late.p99 <= late.max,
             "{late}"
         );
     })

@@ -122,6 +122,8 @@ pub struct Lateness {
     pub tokens: u64,
     /// The median.
     pub p50: Duration,
+    /// The 90th percentile.
+    pub p90: Duration,
     /// The 99th percentile.
     pub p99: Duration,
     /// The latest.
@@ -132,9 +134,10 @@ impl std::fmt::Display for Lateness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} tokens written, late by p50 {} us, p99 {} us, max {} us",
+            "{} tokens written, late by p50 {} us, p90 {} us, p99 {} us, max {} us",
             self.tokens,
             self.p50.as_micros(),
+            self.p90.as_micros(),
             self.p99.as_micros(),
             self.max.as_micros()
         )
@@ -208,6 +211,7 @@ impl Clock {
         Lateness {
             tokens: late.tokens,
             p50: late.at(0.5),
+            p90: late.at(0.9),
             p99: late.at(0.99),
             max: late.max,
         }

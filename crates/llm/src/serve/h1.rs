@@ -176,8 +176,11 @@ impl Stream {
     }
 
     fn end(self: Box<Self>, how: Ending) -> Option<Box<Self>> {
-        let Stream { conn, done, .. } = *self;
-        drop(conn);
+        let Stream {
+            conn, done, slot, ..
+        } = *self;
+        // The socket and the place go before the task hears: the next request finds both.
+        drop((conn, slot));
         let _ = done.send(how);
         None
     }
