@@ -3,7 +3,7 @@
 //! `crates/nats/tests/nats/responder.go` (built offline with Debian's Go): a URL run of
 //! requests, a publish run with two subscribers and the server's `/varz` beside it (the JSON's
 //! counts against the server's own), a scenario, no responders, a server that is not there,
-//! and bad input (exit 2 naming the flag). The crate tests the fault matrix itself.
+//! a plain server behind `tls://`, and bad input (exit 2 naming the flag). The crate tests the fault matrix itself.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::time::{Duration, Instant};
@@ -353,8 +353,26 @@ async fn a_nats_server_that_is_not_there_fails_as_connect_and_bad_input_exits_2(
         (vec!["--subscribers", "2"], "--subject-mode publish"),
         (vec!["--jetstream"], "--subject-mode publish"),
         (vec!["--nats-monitor", "127.0.0.1:8222"], "--nats-monitor"),
+        (
+            vec!["--cacert", "/nonexistent/ca.pem"],
+            "--cacert applies to tls:// targets",
+        ),
+        (
+            vec![
+                "tls://127.0.0.1:4222/greeter",
+                "--cacert",
+                "/nonexistent/ca.pem",
+            ],
+            "cannot use CA file /nonexistent/ca.pem",
+        ),
     ] {
+        // A URL among the flags is the run's (clap takes it wherever it stands).
+        let url = match a.first() {
+            Some(u) if u.starts_with("tls://") => "",
+            _ => url,
+        };
         let mut all = vec!["run", url, "-n", "1", "--no-tui"];
+        all.retain(|s| !s.is_empty());
         all.extend(a.iter().copied());
         let o = tokio::task::spawn_blocking({
             let all: Vec<String> = all.iter().map(|s| s.to_string()).collect();
@@ -370,6 +388,19 @@ async fn a_nats_server_that_is_not_there_fails_as_connect_and_bad_input_exits_2(
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", said(&o));
     assert!(said(&o).contains("no subject"), "{}", said(&o));
+}
+
+/// A server without TLS behind `tls://`: every request fails as `tls` (the handshake after its
+/// `INFO` line), none as a timeout, and the run ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_nats_server_behind_a_tls_url_fails_as_tls() {
+    let server = Server::start().unwrap();
+    let url = format!("tls://127.0.0.1:{}/greeter", server.port);
+    let (o, r) = run(args(&["run", &url, "-d", "x", "-k", "-c", "1", "-z", "1s"])).await;
+    let samples = r["total"]["samples"].as_u64().unwrap();
+    assert!(samples >= 1, "{r}");
+    assert_eq!(r["total"]["errors_by_class"]["tls"], samples, "{r}");
+    assert!(said(&o).contains("no request succeeded"), "{}", said(&o));
 }
 
 /// A run that watches a database and a broker beside it (`--db-stats` and `--nats-monitor`):

@@ -80,13 +80,7 @@ impl NatsClient {
                 own.subscribers
             ));
         }
-        if options.cacert.is_some() || options.insecure {
-            return Err(format!(
-                "TLS options apply to TLS targets; {} is plain NATS (TLS to NATS is not \
-                 supported yet)",
-                target.shown
-            ));
-        }
+        let target = target.trusting(options.cacert.as_deref(), options.insecure)?;
         for (name, _) in &options.headers {
             check_header_name(name)?;
         }

@@ -1,4 +1,5 @@
-//! NATS (`nats://HOST:PORT/SUBJECT`) for throng, on async-nats: a protocol crate on core's
+//! NATS (`nats://HOST:PORT/SUBJECT`, and `tls://HOST:PORT/SUBJECT` over TLS) for throng, on
+//! async-nats: a protocol crate on core's
 //! open contract ([`throng_core::step::Protocol`] and [`throng_core::step::Client`]) and
 //! nothing else, registered by one line of `throng_protocols::registry()`.
 //!
@@ -43,6 +44,12 @@
 //! (no acks, from the next message on) instead of a core subscription: the latency then runs
 //! to the last consumer's delivery, the store included. A subject no stream holds is the
 //! server's "no responders" (`nats 503`), when publishing and when the consumers start.
+//!
+//! With `tls://` every connection (the users' and the subscribers') requires TLS after the
+//! server's `INFO`, as NATS's own clients do, with throng-net's rustls configuration (the web
+//! roots, `--cacert`, or none with `--insecure`); a failed handshake (an untrusted certificate,
+//! a server without TLS) is class `tls`. async-nats owns the connection, so its handshake is
+//! not a phase of its own: it is inside the connect, timed apart from the steps.
 //!
 //! Bytes are the messages' own: subject, headers and payload sent; the reply's size as
 //! async-nats counts it received (NATS's protocol lines are not counted).

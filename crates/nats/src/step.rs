@@ -142,7 +142,7 @@ impl Protocol for NatsProtocol {
     }
 
     fn schemes(&self) -> &'static [&'static str] {
-        &["nats"]
+        &["nats", "tls"]
     }
 
     fn key(&self) -> &'static str {
@@ -285,6 +285,7 @@ mod tests {
         assert!(p.status(&node(serde_json::json!("fine"))).is_err());
         assert!(p.check_target("nats://127.0.0.1:4222/greeter").is_ok());
         assert!(p.check_target("nats://u:p@localhost/a.b.c").is_ok());
+        assert!(p.check_target("tls://localhost:4443/a").is_ok());
         for bad in [
             "http://127.0.0.1:9/x",
             "nats://127.0.0.1:4222",

@@ -1,14 +1,19 @@
-//! A target's URL (`nats://[USER:PASS@]HOST[:PORT]/SUBJECT`), subjects and header names as
-//! NATS takes them, and how a failed connect is classified.
+//! A target's URL (`nats://[USER:PASS@]HOST[:PORT]/SUBJECT`, `tls://` the same over TLS),
+//! subjects and header names as NATS takes them, and how a failed connect is classified.
 
 use async_nats::ConnectErrorKind;
 use throng_core::ErrorClass;
 
-/// A `nats://` URL, checked: the server, the credentials it carries and the subject.
+/// A `nats://` or `tls://` URL, checked: the server, the credentials it carries and the
+/// subject; and, for `tls://`, how the server is trusted ([`Target::trusting`]).
 #[derive(Clone)]
 pub(crate) struct Target {
-    /// `nats://host:port`.
+    /// `nats://host:port`, or `tls://host:port` (async-nats then requires TLS).
     pub(crate) server: String,
+    /// Whether the URL is `tls://`.
+    pub(crate) tls: bool,
+    /// The TLS configuration of a `tls://` target, once made.
+    tls_config: Option<std::sync::Arc<async_nats::rustls::ClientConfig>>,
     /// `USER:PASS@` (user and password) or `TOKEN@` (a token), percent-decoded: async-nats
     /// reads a URL's credentials only from its options.
     pub(crate) auth: Option<(String, Option<String>)>,
@@ -20,12 +25,13 @@ pub(crate) struct Target {
 impl Target {
     /// The target of `url`, or what is wrong with it.
     pub(crate) fn parse(url: &str) -> Result<Target, String> {
-        let rest = match url.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("nats") => rest,
+        let (rest, tls) = match url.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("nats") => (rest, false),
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("tls") => (rest, true),
             _ => {
                 return Err(format!(
                     "{url}: a NATS URL is nats://HOST[:PORT]/SUBJECT (e.g. \
-                     nats://127.0.0.1:4222/greeter)"
+                     nats://127.0.0.1:4222/greeter), or tls://HOST[:PORT]/SUBJECT over TLS"
                 ))
             }
         };
@@ -56,8 +62,11 @@ impl Target {
             true => host_port.to_string(),
             false => format!("{host_port}:4222"),
         };
+        let scheme = if tls { "tls" } else { "nats" };
         Ok(Target {
-            server: format!("nats://{host_port}"),
+            server: format!("{scheme}://{host_port}"),
+            tls,
+            tls_config: None,
             auth,
             shown,
             subject: subject.to_string(),
@@ -83,7 +92,34 @@ impl Target {
             Some((_, None)) => "***@".to_string(),
             None => String::new(),
         };
-        format!("nats://{auth}{}/{}", self.shown, self.subject)
+        let scheme = if self.tls { "tls" } else { "nats" };
+        format!("{scheme}://{auth}{}/{}", self.shown, self.subject)
+    }
+
+    /// The target trusting servers as `cacert` and `insecure` say (throng-net's rustls
+    /// configuration: a CA file, the web roots, or no verification), made now so that a CA
+    /// file that cannot be read is said before any load; `--cacert` on `nats://` is an error.
+    pub(crate) fn trusting(
+        mut self,
+        cacert: Option<&std::path::Path>,
+        insecure: bool,
+    ) -> Result<Target, String> {
+        if !self.tls {
+            return match cacert {
+                Some(_) => Err(format!(
+                    "--cacert applies to tls:// targets; {} is plain NATS",
+                    self.shown_url()
+                )),
+                None => Ok(self),
+            };
+        }
+        let opts = throng_net::TlsOptions {
+            insecure,
+            cacert: cacert.map(std::path::Path::to_path_buf),
+            alpn: Vec::new(),
+        };
+        self.tls_config = Some(throng_net::client_config(&opts).map_err(|e| e.to_string())?);
+        Ok(self)
     }
 
     /// The options every connection to it starts from: its credentials, the connect timeout,
@@ -100,7 +136,12 @@ impl Target {
             Some((token, None)) => async_nats::ConnectOptions::with_token(token.clone()),
             None => async_nats::ConnectOptions::new(),
         };
-        o.connection_timeout(connect_timeout).request_timeout(None)
+        let o = o.connection_timeout(connect_timeout).request_timeout(None);
+        match &self.tls_config {
+            // The server's INFO first, then the handshake, as NATS's own clients do.
+            Some(config) => o.require_tls(true).tls_client_config((**config).clone()),
+            None => o,
+        }
     }
 }
 
@@ -136,6 +177,11 @@ pub(crate) fn connect_error(server: &str, e: &async_nats::ConnectError) -> (Erro
         ConnectErrorKind::Authentication | ConnectErrorKind::AuthorizationViolation => {
             ErrorClass::Status
         }
+        // async-nats says a failed TLS handshake (an untrusted certificate, a server that does
+        // not speak TLS) is I/O: rustls' error in the chain tells.
+        ConnectErrorKind::Io if throng_net::classify_io(e) == Some(ErrorClass::Tls) => {
+            ErrorClass::Tls
+        }
         ConnectErrorKind::Io => {
             // A server that answers something other than NATS's INFO line: async-nats says
             // "invalid server operation" (or that it expected INFO) with the line it read.
@@ -152,7 +198,9 @@ pub(crate) fn connect_error(server: &str, e: &async_nats::ConnectError) -> (Erro
         }
         _ => ErrorClass::Connect,
     };
-    let server = server.trim_start_matches("nats://");
+    let server = server
+        .trim_start_matches("nats://")
+        .trim_start_matches("tls://");
     (class, format!("connecting to NATS at {server}: {e}"))
 }
 
@@ -173,5 +221,9 @@ mod tests {
         assert_eq!(token.shown, "host:4222");
         assert_eq!(token.shown_url(), "nats://***@host:4222/x");
         assert_eq!(Target::parse("nats://host:1/x").unwrap().auth, None);
+        let tls = Target::parse("TLS://me:pw@host:1/x").unwrap();
+        assert!(tls.tls);
+        assert_eq!(tls.server, "tls://host:1");
+        assert_eq!(tls.shown_url(), "tls://me:***@host:1/x");
     }
 }

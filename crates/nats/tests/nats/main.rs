@@ -2,7 +2,7 @@
 //! ports, with its monitoring endpoint) and a responder on Debian's nats.go (a Go program built
 //! offline, `responder.go`): exact counts checked against the server's own `/varz`, the
 //! publish–consume accounting, a scenario's checks, the server's counters beside a run, and
-//! the fault matrix, each load bounded in count and time.
+//! the fault matrix, plain and over TLS (`tls://`), each load bounded in count and time.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -11,3 +11,4 @@ mod monitor;
 mod publish;
 mod request;
 mod scenario;
+mod tls;
