@@ -1,9 +1,9 @@
 //! Integration tests, one binary per theme (one link each, not one per file). The command line and HTTP: flags, the book's commands, what installs beside the binary, faults, conformance, scenarios, the dashboard, the schema, shards.
 
-#[path = "../arrivals.rs"]
-mod arrivals;
 #[path = "../amqp.rs"]
 mod amqp;
+#[path = "../arrivals.rs"]
+mod arrivals;
 #[path = "../book.rs"]
 mod book;
 #[path = "../branches.rs"]
