@@ -93,6 +93,65 @@ async fn a_tcps_url_with_cacert_times_each_connections_handshake() {
     assert_eq!(phases["reused_connections"], 38, "{r}");
 }
 
+/// A scenario file whose only TLS target is `tcps://` takes `--cacert` for it (it was refused
+/// as a flag for https:// targets only), and a file with no TLS target still refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_with_a_tcps_target_takes_cacert() {
+    let server = throng_tcp::serve::TcpTarget {
+        tls: true,
+        ..Default::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, server.cert_pem.as_ref().unwrap()).unwrap();
+    let file = dir.path().join("tls.yaml");
+    let steps = "load:\n  users: 2\n  iterations: 5\nsteps:\n  - label: echo\n    tcp:\n      send: \"hi\"\n      expect: \"hi\"\n";
+    std::fs::write(
+        &file,
+        format!("targets:\n  line: {}\n{steps}", server.url()),
+    )
+    .unwrap();
+    let plain = dir.path().join("plain.yaml");
+    std::fs::write(
+        &plain,
+        format!("targets:\n  line: tcp://127.0.0.1:9\n{steps}"),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let (f, p, c, j) = (file.clone(), plain.clone(), ca.clone(), json.clone());
+    let (o, refused) = tokio::task::spawn_blocking(move || {
+        let (c, j) = (c.to_str().unwrap(), j.to_str().unwrap());
+        let run = |f: &std::path::Path| {
+            throng(&[
+                "run",
+                f.to_str().unwrap(),
+                "--cacert",
+                c,
+                "--no-tui",
+                "--json",
+                j,
+            ])
+        };
+        (run(&f), run(&p))
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let r = result(&json);
+    assert_eq!(row(&r, "echo")["samples"], 10, "{r}");
+    assert_eq!(row(&r, "echo")["errors"], 0, "{r}");
+    assert_eq!(server.requests(), 10);
+    assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+    assert!(
+        said(&refused).contains("--cacert applies to TLS targets"),
+        "{}",
+        said(&refused)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ws_url_times_each_reply_as_a_part() {
     let server = throng_ws::serve::WsTarget::default().start().await.unwrap();

@@ -150,14 +150,17 @@ pub fn build_from(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",
         ));
     }
+    // The schemes whose connections are TLS and take a CA file.
+    const TLS: [&str; 5] = ["https://", "grpcs://", "wss://", "tcps://", "tls://"];
     if a.request.cacert.is_some()
         && !scenario
             .targets
             .iter()
-            .any(|t| t.url.starts_with("https://"))
+            .any(|t| TLS.iter().any(|s| t.url.starts_with(s)))
     {
         return Err(usage(format!(
-            "--cacert applies to https:// targets; {} has none",
+            "--cacert applies to TLS targets ({}); {} has none",
+            TLS.join(", "),
             a.url
         )));
     }
