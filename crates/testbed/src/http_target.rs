@@ -290,19 +290,8 @@ async fn handle(
     Ok(resp)
 }
 
+/// A TLS acceptor with a fresh self-signed certificate for localhost and 127.0.0.1 (offering
+/// HTTP/2 and HTTP/1.1), and the certificate's PEM for a client's `--cacert`.
 pub(crate) fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), TargetError> {
-    let err = |e: &dyn std::fmt::Display| TargetError::Cert(e.to_string());
-    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-    let cert = rcgen::generate_simple_self_signed(names).map_err(|e| err(&e))?;
-    let pem = cert.cert.pem();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| err(&e))?
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.cert.der().clone()], key)
-        .map_err(|e| err(&e))?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok((tokio_rustls::TlsAcceptor::from(Arc::new(config)), pem))
+    throng_net::self_signed(&[b"h2", b"http/1.1"]).map_err(|e| TargetError::Cert(e.to_string()))
 }
