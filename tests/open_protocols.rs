@@ -19,6 +19,23 @@ fn row<'a>(r: &'a serde_json::Value, label: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("no row {label}: {r}"))
 }
 
+/// `throng serve tcp --tls` in-process, and its self-signed certificate written to `dir` for
+/// `--cacert`.
+async fn tls_tcp_target(
+    dir: &std::path::Path,
+) -> (throng_tcp::serve::RunningTcp, std::path::PathBuf) {
+    let server = throng_tcp::serve::TcpTarget {
+        tls: true,
+        ..Default::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, server.cert_pem.as_ref().unwrap()).unwrap();
+    (server, ca)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tcp_url_runs_its_requests_and_the_server_counts_each() {
     let server = throng_tcp::serve::TcpTarget::default()
@@ -59,16 +76,8 @@ async fn a_tcp_url_runs_its_requests_and_the_server_counts_each() {
 /// answered on two connections, each with its TLS handshake timed once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tcps_url_with_cacert_times_each_connections_handshake() {
-    let server = throng_tcp::serve::TcpTarget {
-        tls: true,
-        ..Default::default()
-    }
-    .start()
-    .await
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, server.cert_pem.as_ref().unwrap()).unwrap();
+    let (server, ca) = tls_tcp_target(dir.path()).await;
     let json = dir.path().join("r.json");
     let (url, j) = (server.url(), json.clone());
     let o = tokio::task::spawn_blocking(move || {
@@ -97,16 +106,8 @@ async fn a_tcps_url_with_cacert_times_each_connections_handshake() {
 /// as a flag for https:// targets only), and a file with no TLS target still refuses it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scenario_with_a_tcps_target_takes_cacert() {
-    let server = throng_tcp::serve::TcpTarget {
-        tls: true,
-        ..Default::default()
-    }
-    .start()
-    .await
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, server.cert_pem.as_ref().unwrap()).unwrap();
+    let (server, ca) = tls_tcp_target(dir.path()).await;
     let file = dir.path().join("tls.yaml");
     let steps = "load:\n  users: 2\n  iterations: 5\nsteps:\n  - label: echo\n    tcp:\n      send: \"hi\"\n      expect: \"hi\"\n";
     std::fs::write(

@@ -481,20 +481,7 @@ fn padded(mut m: String, pad: usize) -> String {
 /// A TLS acceptor with a fresh self-signed certificate for `localhost` and `127.0.0.1`, and
 /// the certificate in PEM.
 fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), ServeError> {
-    let err = |e: &dyn std::fmt::Display| ServeError::Cert(e.to_string());
-    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-    let cert = rcgen::generate_simple_self_signed(names).map_err(|e| err(&e))?;
-    let pem = cert.cert.pem();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| err(&e))?
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.cert.der().clone()], key)
-        .map_err(|e| err(&e))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok((tokio_rustls::TlsAcceptor::from(Arc::new(config)), pem))
+    throng_net::self_signed(&[b"http/1.1"]).map_err(|e| ServeError::Cert(e.to_string()))
 }
 
 #[cfg(test)]
