@@ -205,4 +205,8 @@ impl<C: Client, R: Render + Send + Sync + 'static> crate::Driver for Steps<C, R>
     async fn end_iteration(&self, session: &mut Self::Session, failed: Option<ErrorClass>) {
         self.client.end_iteration(&mut session.inner, failed).await;
     }
+
+    async fn close(&self, session: &mut Self::Session) {
+        self.client.close(&mut session.inner).await;
+    }
 }

@@ -180,6 +180,7 @@ async fn user<D: Driver>(
             sleep(think).await;
         }
     };
+    local.close(&mut session).await;
     local.active.set(local.active.get() - 1);
     end
 }

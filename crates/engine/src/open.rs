@@ -263,4 +263,5 @@ async fn slot<D: Driver>(local: Rc<Local<D>>, queue: Rc<Queue>, id: u64, warm: b
         local.active.set(local.active.get() - 1);
         queue.free.set(queue.free.get() + 1);
     }
+    local.close(&mut session).await;
 }

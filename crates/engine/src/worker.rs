@@ -135,6 +135,16 @@ impl<D: Driver> Local<D> {
         true
     }
 
+    /// Ends a user's session with the driver's close (a WebSocket's close frame), at most
+    /// [`CLOSE_BOUND`]: counted in flight meanwhile, so that a stop waits for it rather than
+    /// cutting it, and never a request.
+    pub(crate) async fn close(&self, session: &mut D::Session) {
+        let tasks = &self.tasks;
+        tasks.in_flight.set(tasks.in_flight.get() + 1);
+        let _closing = Closing(tasks);
+        let _ = tokio::time::timeout(CLOSE_BOUND, self.shared.driver.close(session)).await;
+    }
+
     /// Runs one iteration of the scenario; `intended` is when its first step was due. With
     /// `connect` (a user's first iteration, or one after its connection could not be made),
     /// each step first opens what it needs (`Driver::connect`); later reconnects are the
@@ -459,6 +469,21 @@ impl Tasks {
         for h in self.handles.borrow_mut().drain(..) {
             h.abort();
         }
+    }
+}
+
+/// The longest a session's close may take ([`Local::close`]): the end of a run is never later
+/// by more than this for it.
+const CLOSE_BOUND: Duration = Duration::from_millis(100);
+
+/// A close under way, out of flight when it ends or is cut off.
+struct Closing<'a>(&'a Tasks);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        let in_flight = &self.0.in_flight;
+        in_flight.set(in_flight.get().saturating_sub(1));
+        self.0.changed.notify_one();
     }
 }
 

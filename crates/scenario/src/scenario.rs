@@ -730,4 +730,10 @@ impl Driver for ScenarioDriver {
             client.end_iteration(&mut **session, failed).await;
         }
     }
+
+    async fn close(&self, s: &mut ScenarioSession) {
+        for (client, session) in self.clients.iter().zip(s.sessions.iter_mut()) {
+            client.close(&mut **session).await;
+        }
+    }
 }

@@ -17,7 +17,8 @@ use throng_net::{Counters, Stream, TlsTarget};
 use tokio::time::{timeout_at, Instant};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::{CapacityError, ProtocolError};
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
@@ -443,6 +444,18 @@ impl Client for WsClient {
             s.conn = Some(self.open().await?);
         }
         Ok(())
+    }
+
+    /// A normal close (1000) at the end of the user's session, so that the server does not see
+    /// an abnormal one (1006): sent and flushed, not waited for (the engine bounds it).
+    async fn close(&self, s: &mut WsSession) {
+        if let Some(mut conn) = s.conn.take() {
+            let frame = CloseFrame {
+                code: CloseCode::Normal,
+                reason: "".into(),
+            };
+            let _ = conn.ws.close(Some(frame)).await;
+        }
     }
 
     async fn call(

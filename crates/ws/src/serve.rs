@@ -187,6 +187,22 @@ struct Counts {
     received: AtomicU64,
     sent: AtomicU64,
     pongs: AtomicU64,
+    /// Connections the client closed with a close frame of code 1000.
+    closed_normally: AtomicU64,
+    /// Connections that ended, the client reading, without a close frame (1006).
+    closed_abnormally: AtomicU64,
+}
+
+impl Counts {
+    /// A connection the client ended: `frame`, its close frame if it sent one.
+    fn ended(&self, frame: Option<Option<&CloseFrame>>) {
+        match frame {
+            Some(Some(f)) if f.code == CloseCode::Normal => &self.closed_normally,
+            Some(_) => return,
+            None => &self.closed_abnormally,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A server that is serving. Dropping it stops the server.
@@ -230,6 +246,17 @@ impl RunningWs {
     /// Pongs received (answers to the server's pings).
     pub fn pongs(&self) -> u64 {
         self.counts.pongs.load(Ordering::Relaxed)
+    }
+
+    /// Connections the client closed with code 1000 (normal closure).
+    pub fn closed_normally(&self) -> u64 {
+        self.counts.closed_normally.load(Ordering::Relaxed)
+    }
+
+    /// Connections that ended without a close frame from the client (seen as 1006, abnormal
+    /// closure), the server waiting for its next message.
+    pub fn closed_abnormally(&self) -> u64 {
+        self.counts.closed_abnormally.load(Ordering::Relaxed)
     }
 
     /// Stops accepting and drops every connection without a close frame (a server killed).
@@ -370,13 +397,20 @@ async fn websocket<S: AsyncRead + AsyncWrite + Unpin>(stream: S, state: &State) 
         return stream_to(ws, interval, state.cfg.pad, counts).await;
     }
     let mut answered = 0u32;
-    while let Some(Ok(message)) = ws.next().await {
+    loop {
+        let Some(Ok(message)) = ws.next().await else {
+            counts.ended(None);
+            return;
+        };
         let message = match message {
             Message::Pong(_) => {
                 counts.pongs.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            Message::Close(_) => break,
+            Message::Close(frame) => {
+                counts.ended(Some(frame.as_ref()));
+                return;
+            }
             Message::Text(_) | Message::Binary(_) => message,
             _ => continue,
         };
@@ -455,8 +489,9 @@ async fn stream_to<S: AsyncRead + AsyncWrite + Unpin>(
                 Some(Ok(Message::Text(_) | Message::Binary(_))) => {
                     counts.received.fetch_add(1, Ordering::Relaxed);
                 }
+                Some(Ok(Message::Close(frame))) => return counts.ended(Some(frame.as_ref())),
                 Some(Ok(_)) => {}
-                _ => return,
+                _ => return counts.ended(None),
             },
             _ = tick.tick() => {
                 n += 1;

@@ -56,6 +56,9 @@ pub trait StepClient: Send + Sync + 'static {
         failed: Option<crate::ErrorClass>,
     ) -> LocalFuture<'a, ()>;
 
+    /// When the user's session ends (see [`Client::close`]).
+    fn close<'a>(&'a self, session: &'a mut dyn Any) -> LocalFuture<'a, ()>;
+
     /// See [`Client::connections_per_user`].
     fn connections_per_user(&self) -> f64;
 
@@ -125,6 +128,13 @@ impl<C: Client> StepClient for C {
     ) -> LocalFuture<'a, ()> {
         match session.downcast_mut::<C::Session>() {
             Some(s) => Box::pin(Client::end_iteration(self, s, failed)),
+            None => Box::pin(std::future::ready(())),
+        }
+    }
+
+    fn close<'a>(&'a self, session: &'a mut dyn Any) -> LocalFuture<'a, ()> {
+        match session.downcast_mut::<C::Session>() {
+            Some(s) => Box::pin(Client::close(self, s)),
             None => Box::pin(std::future::ready(())),
         }
     }

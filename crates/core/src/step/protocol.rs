@@ -115,6 +115,13 @@ pub trait Client: Send + Sync + 'static {
         std::future::ready(())
     }
 
+    /// When a user's session ends (see [`crate::Driver::close`]): says goodbye on its
+    /// connections (a WebSocket's close frame). The engine bounds it in time and counts it as
+    /// no request. Nothing by default (the session is dropped).
+    fn close(&self, _session: &mut Self::Session) -> impl Future<Output = ()> {
+        std::future::ready(())
+    }
+
     /// Connections a user of this client holds at most (for the open-file check).
     fn connections_per_user(&self) -> f64 {
         1.0

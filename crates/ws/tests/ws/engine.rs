@@ -212,3 +212,41 @@ async fn a_url_run_sends_its_message_and_waits_as_told() {
     assert_eq!(parts(&s).samples, 24);
     assert_eq!(parts(&s).label, format!("{} (messages)", server.url()));
 }
+
+/// Waits (at most 2 s) for the server to have seen `n` connections end, however they ended.
+async fn ended(server: &throng_ws::serve::RunningWs, n: u64) {
+    let until = tokio::time::Instant::now() + Duration::from_secs(2);
+    while server.closed_normally() + server.closed_abnormally() < n
+        && tokio::time::Instant::now() < until
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_session_ends_with_a_normal_close_never_counted_as_a_request() {
+    let plans = [
+        // Users whose iterations are done, users stopped by the clock, open-loop slots.
+        (closed(3, 5), Some(15)),
+        (closed_for(4, Duration::from_millis(400)), None),
+        (open(200.0, 40, 4), Some(40)),
+    ];
+    for (plan, requests) in plans {
+        let server = WsTarget::default().start().await.unwrap();
+        let s = run(plan, steps(&server.url(), &options(), WsStep::text(["a"]))).await;
+        let r = row(&s);
+        assert_eq!(r.errors, 0, "{}", errors(&s));
+        if let Some(n) = requests {
+            assert_eq!(r.samples, n);
+        }
+        assert_eq!(server.received(), r.samples, "a close sent a message");
+        let opened = server.handshakes();
+        assert!(opened > 0);
+        ended(&server, opened).await;
+        assert_eq!(
+            (server.closed_normally(), server.closed_abnormally()),
+            (opened, 0),
+            "of {opened} connections"
+        );
+    }
+}
