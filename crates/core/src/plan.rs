@@ -44,6 +44,19 @@ pub struct ClosedLoop {
     pub think_time: Option<Duration>,
 }
 
+impl ClosedLoop {
+    /// `users` fixed users, each running `iterations` iterations, with no other bound.
+    pub fn iterations(users: u32, iterations: u64) -> ClosedLoop {
+        ClosedLoop {
+            users: Users::Fixed(users),
+            requests: None,
+            iterations: Some(iterations),
+            duration: None,
+            think_time: None,
+        }
+    }
+}
+
 /// How arrivals are spaced in the open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

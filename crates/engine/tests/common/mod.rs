@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use throng_core::{ClosedLoop, Driver, ErrorClass, LoadModel, RunPlan, Snapshot, Users};
+use throng_core::{ClosedLoop, Driver, ErrorClass, LoadModel, RunPlan, Snapshot};
 use throng_engine::{start_with, Extras};
 
 /// Runs `plan` with `driver` and `extras` on the caller's (paused) clock
@@ -35,13 +35,7 @@ pub(crate) fn within(v: f64, want: f64, rel: f64) -> bool {
 pub(crate) fn iterations(users: u32, iterations: u64) -> RunPlan {
     RunPlan::new(
         "engine",
-        LoadModel::Closed(ClosedLoop {
-            users: Users::Fixed(users),
-            requests: None,
-            iterations: Some(iterations),
-            duration: None,
-            think_time: None,
-        }),
+        LoadModel::Closed(ClosedLoop::iterations(users, iterations)),
     )
 }
 

@@ -94,13 +94,7 @@ fn plan(model: LoadModel) -> RunPlan {
 
 /// `users` users, `iterations` each, on two worker threads.
 pub(crate) fn closed(users: u32, iterations: u64) -> RunPlan {
-    plan(LoadModel::Closed(ClosedLoop {
-        users: Users::Fixed(users),
-        requests: None,
-        iterations: Some(iterations),
-        duration: None,
-        think_time: None,
-    }))
+    plan(LoadModel::Closed(ClosedLoop::iterations(users, iterations)))
 }
 
 /// `users` users for `duration`.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use throng_core::step::{ClientOptions, Text};
 use throng_core::steps::Steps;
 use throng_core::{
-    ClosedLoop, Driver, ErrorClass, LoadModel, OpenLoop, Rate, RunPlan, Snapshot, Status, Users,
+    ClosedLoop, Driver, ErrorClass, LoadModel, OpenLoop, Rate, RunPlan, Snapshot, Status,
 };
 use throng_tcp::{Payload, TcpClient, TcpOptions, TcpStep};
 
@@ -14,13 +14,7 @@ use throng_tcp::{Payload, TcpClient, TcpOptions, TcpStep};
 pub(crate) fn closed(users: u32, iterations: u64) -> RunPlan {
     let mut plan = RunPlan::new(
         "tcp",
-        LoadModel::Closed(ClosedLoop {
-            users: Users::Fixed(users),
-            requests: None,
-            iterations: Some(iterations),
-            duration: None,
-            think_time: None,
-        }),
+        LoadModel::Closed(ClosedLoop::iterations(users, iterations)),
     );
     plan.threads = 2;
     plan.grace = Duration::from_secs(1);

@@ -24,13 +24,7 @@ pub(crate) fn options() -> ClientOptions {
 pub(crate) fn closed(users: u32, iterations: u64) -> RunPlan {
     let mut p = RunPlan::new(
         "ws",
-        LoadModel::Closed(ClosedLoop {
-            users: Users::Fixed(users),
-            requests: None,
-            iterations: Some(iterations),
-            duration: None,
-            think_time: None,
-        }),
+        LoadModel::Closed(ClosedLoop::iterations(users, iterations)),
     );
     p.threads = 2;
     p
