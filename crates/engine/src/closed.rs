@@ -5,7 +5,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use throng_core::{stages, ClosedLoop, Driver, Users};
-use tokio::time::{sleep, Instant};
+use tokio::time::Instant;
 
 use crate::worker::{global_id, split, Iteration, Local, Shared};
 
@@ -84,10 +84,9 @@ pub(crate) async fn closed<D: Driver>(local: Rc<Local<D>>, c: ClosedLoop) {
                 }
             }
         };
-        if done || local.budget.get() == 0 || sh.stopping() {
+        if done || local.budget.get() == 0 || !sh.wait(Duration::from_millis(100)).await {
             break;
         }
-        sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -108,10 +107,9 @@ fn peak(s: &[throng_core::Stage], a: f64, b: f64) -> f64 {
 /// Waits while the run is paused; false if it stopped meanwhile.
 pub(crate) async fn unpaused<D>(sh: &Shared<D>) -> bool {
     while sh.control.is_paused() {
-        if sh.stopping() {
+        if !sh.wait(Duration::from_millis(20)).await {
             return false;
         }
-        sleep(Duration::from_millis(20)).await;
     }
     !sh.stopping()
 }
@@ -170,14 +168,15 @@ async fn user<D: Driver>(
         connect = pass.unreached();
         match pass {
             Iteration::Ended => break Slot::Finished,
+            // A stop wakes the user from its wait, to close its session (`unpaused` sees it).
             p if p.unreached() => {
-                sleep(backoff.next()).await;
+                local.shared.wait(backoff.next()).await;
                 continue;
             }
             _ => backoff = Backoff::default(),
         }
         if let Some(think) = c.think_time {
-            sleep(think).await;
+            local.shared.wait(think).await;
         }
     };
     local.close(&mut session).await;

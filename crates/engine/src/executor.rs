@@ -196,6 +196,7 @@ pub async fn start_with<D: Driver>(
         abort: abort.clone(),
         control: control.clone(),
         stopping: AtomicBool::new(false),
+        halt: CancellationToken::new(),
         tx,
         lost: std::sync::atomic::AtomicU64::new(0),
         on_caller: extras.on_caller,

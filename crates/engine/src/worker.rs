@@ -45,6 +45,9 @@ pub(crate) struct Shared<D> {
     pub control: Arc<crate::control::Control>,
     /// Set once the run stops for any reason; users check it between requests.
     pub stopping: AtomicBool,
+    /// Cancelled with `stopping`: wakes the users waiting out a think time, a pause or a
+    /// backoff, so that they end their sessions with a close rather than being cut off.
+    pub halt: CancellationToken,
     pub tx: mpsc::Sender<Interval>,
     pub lost: AtomicU64,
     /// The one worker runs on the caller's runtime (see `Extras::on_caller`).
@@ -56,6 +59,19 @@ pub(crate) struct Shared<D> {
 impl<D> Shared<D> {
     pub(crate) fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
+    }
+
+    /// Waits `time` (a think time, a pause, a backoff), or less if the run stops meanwhile:
+    /// true if it waited it all.
+    pub(crate) async fn wait(&self, time: Duration) -> bool {
+        if self.stopping() {
+            return false;
+        }
+        tokio::select! {
+            biased;
+            _ = self.halt.cancelled() => false,
+            _ = sleep(time) => true,
+        }
     }
 }
 
@@ -136,12 +152,10 @@ impl<D: Driver> Local<D> {
     }
 
     /// Ends a user's session with the driver's close (a WebSocket's close frame), at most
-    /// [`CLOSE_BOUND`]: counted in flight meanwhile, so that a stop waits for it rather than
-    /// cutting it, and never a request.
+    /// [`CLOSE_BOUND`], and never a request. A stop waits for it as for any task still alive
+    /// (up to the grace period): users wake from their waits when the run stops
+    /// ([`Shared::wait`]) to close, and so end by themselves.
     pub(crate) async fn close(&self, session: &mut D::Session) {
-        let tasks = &self.tasks;
-        tasks.in_flight.set(tasks.in_flight.get() + 1);
-        let _closing = Closing(tasks);
         let _ = tokio::time::timeout(CLOSE_BOUND, self.shared.driver.close(session)).await;
     }
 
@@ -195,7 +209,6 @@ impl<D: Driver> Local<D> {
                 armed: true,
                 lag: arrival,
             };
-            self.tasks.in_flight.set(self.tasks.in_flight.get() + 1);
             // The connection comes first and is not the request's: the request starts after it
             // (in the closed loop, its latency too; in the open loop, latency still runs from
             // the intended start, so a slow connect shows there and in the lag). A failed
@@ -281,10 +294,10 @@ impl<D: Driver> Local<D> {
                 break;
             }
             due = match pause {
-                Some(p) => {
-                    sleep(p).await;
-                    Instant::now()
-                }
+                // The run stopped in the pause: the iteration ends here, like one cut off
+                // between steps.
+                Some(p) if !sh.wait(p).await => break,
+                Some(_) => Instant::now(),
                 None => ended,
             };
         }
@@ -336,11 +349,6 @@ impl<D: Driver> AbortGuard<'_, D> {
 
 impl<D: Driver> Drop for AbortGuard<'_, D> {
     fn drop(&mut self) {
-        let tasks = &self.local.tasks;
-        tasks.in_flight.set(tasks.in_flight.get().saturating_sub(1));
-        if self.local.shared.stopping() {
-            tasks.changed.notify_one();
-        }
         if self.armed {
             if let Ok(mut rec) = self.local.rec.try_borrow_mut() {
                 let now = Instant::now();
@@ -442,7 +450,6 @@ fn last_interval<D: Driver>(local: &Rc<Local<D>>, index: u64) -> Interval {
 pub(crate) struct Tasks {
     handles: RefCell<Vec<tokio::task::AbortHandle>>,
     pub alive: Rc<Cell<u64>>,
-    pub in_flight: Cell<u64>,
     pub changed: Rc<Notify>,
 }
 
@@ -476,17 +483,6 @@ impl Tasks {
 /// by more than this for it.
 const CLOSE_BOUND: Duration = Duration::from_millis(100);
 
-/// A close under way, out of flight when it ends or is cut off.
-struct Closing<'a>(&'a Tasks);
-
-impl Drop for Closing<'_> {
-    fn drop(&mut self) {
-        let in_flight = &self.0.in_flight;
-        in_flight.set(in_flight.get().saturating_sub(1));
-        self.0.changed.notify_one();
-    }
-}
-
 /// Marks a task's end, however it ends (returning or aborted).
 struct Alive {
     alive: Rc<Cell<u64>>,
@@ -503,9 +499,10 @@ impl Drop for Alive {
 /// Runs the model to its end, flushing an interval every second; returns the next index.
 ///
 /// The run ends when the model is done and every task has ended. A stop (the caller, a signal,
-/// or the closed loop's deadline) lets requests in flight finish for the grace period; so does
-/// the end of the open loop's schedule, with what is still queued. When the grace runs out, or
-/// the caller aborts, whatever is left is cut off and counted as aborted.
+/// or the closed loop's deadline) wakes the users that wait to close their sessions, and lets
+/// requests in flight finish for the grace period; so does the end of the open loop's schedule,
+/// with what is still queued. When the grace runs out, or the caller aborts, whatever is left is
+/// cut off and counted as aborted.
 async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
     let sh = local.shared.clone();
     sleep_until(sh.start).await;
@@ -528,10 +525,6 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
     loop {
         if model_done && tasks.alive.get() == 0 {
             break;
-        }
-        if !open && sh.stopping() && tasks.in_flight.get() == 0 {
-            // Stopping with nothing in flight: users in think time or backing off can go now.
-            tasks.abort_all();
         }
         tokio::select! {
             biased;
@@ -576,6 +569,7 @@ async fn drive<D: Driver>(local: Rc<Local<D>>) -> u64 {
 /// The run stops: no new work; the grace period starts now (or stays, if it started sooner).
 fn begin_stop<D>(sh: &Shared<D>, grace_end: &mut Option<Instant>) {
     sh.stopping.store(true, Ordering::Relaxed);
+    sh.halt.cancel();
     let end = Instant::now() + sh.plan.grace;
     *grace_end = Some(grace_end.map_or(end, |g| g.min(end)));
 }

@@ -122,3 +122,37 @@ pub(crate) fn status_count(s: &Snapshot, status: Status) -> u64 {
 pub(crate) fn with(own: WsOptions) -> ClientOptions {
     options().with(own)
 }
+
+/// Waits (at most 2 s) for the server to have seen `n` connections end, however they ended.
+pub(crate) async fn ended(server: &throng_ws::serve::RunningWs, n: u64) {
+    let until = tokio::time::Instant::now() + Duration::from_secs(2);
+    while server.closed_normally() + server.closed_abnormally() < n
+        && tokio::time::Instant::now() < until
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Checks a run whose `n` users were in a think time when it stopped at `duration`: each
+/// closed its connection with 1000 (none abnormally), and the run was not stretched past the
+/// close's bound (100 ms; 100 more for a busy machine), nor to the think time's end or the
+/// grace (2 s).
+pub(crate) async fn thinkers_closed(
+    server: &throng_ws::serve::RunningWs,
+    n: u64,
+    s: &Snapshot,
+    duration: Duration,
+) {
+    ended(server, n).await;
+    assert_eq!(
+        (server.closed_normally(), server.closed_abnormally()),
+        (n, 0),
+        "of {n} connections"
+    );
+    assert!(s.elapsed >= duration, "{:?}", s.elapsed);
+    assert!(
+        s.elapsed < duration + Duration::from_millis(200),
+        "{:?}",
+        s.elapsed
+    );
+}

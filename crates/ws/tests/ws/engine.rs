@@ -219,16 +219,6 @@ async fn a_url_run_sends_its_message_and_waits_as_told() {
     assert_eq!(parts(&s).label, format!("{} (messages)", server.url()));
 }
 
-/// Waits (at most 2 s) for the server to have seen `n` connections end, however they ended.
-async fn ended(server: &throng_ws::serve::RunningWs, n: u64) {
-    let until = tokio::time::Instant::now() + Duration::from_secs(2);
-    while server.closed_normally() + server.closed_abnormally() < n
-        && tokio::time::Instant::now() < until
-    {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_session_ends_with_a_normal_close_never_counted_as_a_request() {
     let plans = [
@@ -255,4 +245,20 @@ async fn every_session_ends_with_a_normal_close_never_counted_as_a_request() {
             "of {opened} connections"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_thinking_when_the_run_stops_close_normally_and_on_time() {
+    // Each user sends one message, then thinks for 5 s: the deadline comes in the think time.
+    let duration = Duration::from_millis(400);
+    let mut plan = closed_for(4, duration);
+    if let throng_core::LoadModel::Closed(c) = &mut plan.model {
+        c.think_time = Some(Duration::from_secs(5));
+    }
+    let server = WsTarget::default().start().await.unwrap();
+    let s = run(plan, steps(&server.url(), &options(), WsStep::text(["a"]))).await;
+    let r = row(&s);
+    assert_eq!((r.samples, r.errors), (4, 0), "{}", errors(&s));
+    assert_eq!(server.handshakes(), 4);
+    thinkers_closed(&server, 4, &s, duration).await;
 }

@@ -86,3 +86,27 @@ fn its_mistakes_are_named_at_their_place() {
     assert!(e.starts_with("x.yaml:6:"), "{e}");
     assert!(e.contains("unknown field `sned`"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_in_a_steps_think_time_when_the_run_stops_close_normally() {
+    let server = WsTarget::default().start().await.unwrap();
+    let protocols = Protocols::new().with(WsProtocol);
+    let text = format!(
+        "targets:\n  chat: {}\nsteps:\n  - label: hello\n    ws: hi\n    think_time: 5s\n",
+        server.url()
+    );
+    let scenario = compile_str(&text, "think.yaml", Path::new("."), &protocols).unwrap();
+    let driver = ScenarioDriver::new(scenario, &options()).unwrap();
+    let duration = Duration::from_millis(400);
+    let s = tokio::time::timeout(
+        Duration::from_secs(30),
+        throng_engine::run(closed_for(3, duration), Arc::new(driver)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let hello = s.labels.iter().find(|l| l.label == "hello").unwrap();
+    assert_eq!((hello.samples, hello.errors), (3, 0), "{}", errors(&s));
+    assert_eq!(server.handshakes(), 3);
+    thinkers_closed(&server, 3, &s, duration).await;
+}
