@@ -150,17 +150,18 @@ pub fn build_from(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",
         ));
     }
-    // The schemes whose connections are TLS and take a CA file.
-    const TLS: [&str; 5] = ["https://", "grpcs://", "wss://", "tcps://", "tls://"];
-    if a.request.cacert.is_some()
-        && !scenario
-            .targets
+    // Which targets are TLS, and so take a CA file, each protocol declares.
+    if a.request.cacert.is_some() && !scenario.targets.iter().any(|t| t.protocol.is_tls(&t.url)) {
+        let tls: Vec<String> = a
+            .protocols
+            .all()
             .iter()
-            .any(|t| TLS.iter().any(|s| t.url.starts_with(s)))
-    {
+            .flat_map(|p| p.protocol.tls_schemes())
+            .map(|s| format!("{s}://"))
+            .collect();
         return Err(usage(format!(
             "--cacert applies to TLS targets ({}); {} has none",
-            TLS.join(", "),
+            tls.join(", "),
             a.url
         )));
     }
@@ -265,4 +266,121 @@ pub fn assemble(
         connections,
         containers,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use throng_core::step::{
+        Client, ClientOptions, Node, Protocol, Protocols, Render, Reply, StepError,
+        TemplateCompiler,
+    };
+    use throng_core::{Outcome, Status};
+
+    use super::*;
+
+    /// A protocol of this test's own: `plain://` and `sealed://` targets, the second declared
+    /// TLS, a scheme no list of throng's names.
+    struct Vault;
+
+    impl Protocol for Vault {
+        type Client = Vault;
+
+        fn name(&self) -> &'static str {
+            "vault"
+        }
+
+        fn schemes(&self) -> &'static [&'static str] {
+            &["plain", "sealed"]
+        }
+
+        const TLS_SCHEMES: &'static [&'static str] = &["sealed"];
+
+        fn key(&self) -> &'static str {
+            "vault"
+        }
+
+        fn check_target(&self, _url: &str) -> Result<(), String> {
+            Ok(())
+        }
+
+        fn compile(&self, _: &Node, _: &mut dyn TemplateCompiler) -> Result<(), StepError> {
+            Ok(())
+        }
+
+        fn status(&self, _: &Node) -> Result<Status, StepError> {
+            Ok(Status::default())
+        }
+
+        fn client(&self, _url: &str, _options: &ClientOptions) -> Result<Vault, String> {
+            Ok(Vault)
+        }
+    }
+
+    impl Client for Vault {
+        type Step = ();
+        type Worker = ();
+        type Session = ();
+
+        fn worker_of(&self, _index: usize, _workers: usize) {}
+
+        fn session(&self, _worker: &(), _user: u64) {}
+
+        async fn call(
+            &self,
+            _: &mut (),
+            _: &(),
+            _: &dyn Render,
+            _: bool,
+        ) -> (Outcome, Option<Reply>) {
+            (Outcome::default(), None)
+        }
+    }
+
+    /// `throng run FILE --cacert ca.pem` of a file whose one target is `url`.
+    fn with_cacert(url: &str) -> Result<ScenarioSetup, RunError> {
+        let text = format!(
+            "targets:\n  v: {url}\nload:\n  users: 1\n  iterations: 1\nsteps:\n  - label: open\n    vault: {{}}\n"
+        );
+        let protocols = Protocols::new().with(Vault);
+        let scenario =
+            throng_scenario::compile_str(&text, "v.yaml", Path::new("."), &protocols).unwrap();
+        let a = RunArgs::try_parse_from(["throng run", "v.yaml", "--cacert", "ca.pem"]).unwrap();
+        build_from(&a, scenario)
+    }
+
+    /// Whether a target takes `--cacert` is its protocol's declaration: a scheme of its
+    /// `TLS_SCHEMES` does, its other schemes do not, and the refusal names the TLS schemes
+    /// throng's protocols declare.
+    #[test]
+    fn cacert_goes_to_the_targets_their_protocol_declares_tls() {
+        let setup = with_cacert("sealed://127.0.0.1:1").unwrap();
+        assert_eq!(setup.driver.scenario().targets.len(), 1);
+        let refused = with_cacert("plain://127.0.0.1:1")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            refused.starts_with("--cacert applies to TLS targets (https://, ")
+                && refused.ends_with("); v.yaml has none"),
+            "{refused}"
+        );
+        for tls in ["tcps://", "wss://", "tls://"] {
+            assert!(refused.contains(tls), "{refused}");
+        }
+        #[cfg(feature = "grpc")]
+        assert!(refused.contains("grpcs://"), "{refused}");
+    }
+
+    /// Each registered protocol's TLS schemes are among its schemes (a URL of one finds it).
+    #[test]
+    fn every_tls_scheme_is_a_scheme_of_its_protocol() {
+        for r in crate::registrations() {
+            let p = &r.protocol;
+            for tls in p.tls_schemes() {
+                assert!(p.schemes().contains(tls), "{}: {tls}", p.name());
+                assert!(p.is_tls(&format!("{}://h", tls.to_uppercase())));
+            }
+        }
+    }
 }

@@ -127,6 +127,8 @@ impl Protocol for GrpcProtocol {
         &["grpc", "grpcs"]
     }
 
+    const TLS_SCHEMES: &'static [&'static str] = &["grpcs"];
+
     fn key(&self) -> &'static str {
         "grpc"
     }

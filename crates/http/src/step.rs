@@ -120,6 +120,8 @@ impl Protocol for HttpProtocol {
         &["http", "https"]
     }
 
+    const TLS_SCHEMES: &'static [&'static str] = &["https"];
+
     fn key(&self) -> &'static str {
         "request"
     }

@@ -145,6 +145,8 @@ impl Protocol for NatsProtocol {
         &["nats", "tls"]
     }
 
+    const TLS_SCHEMES: &'static [&'static str] = &["tls"];
+
     fn key(&self) -> &'static str {
         "nats"
     }

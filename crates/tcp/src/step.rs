@@ -120,6 +120,8 @@ impl Protocol for TcpProtocol {
         &["tcp", "tcps"]
     }
 
+    const TLS_SCHEMES: &'static [&'static str] = &["tcps"];
+
     fn key(&self) -> &'static str {
         "tcp"
     }

@@ -166,6 +166,8 @@ impl Protocol for WsProtocol {
         &["ws", "wss"]
     }
 
+    const TLS_SCHEMES: &'static [&'static str] = &["wss"];
+
     fn key(&self) -> &'static str {
         "ws"
     }

@@ -179,6 +179,17 @@ pub trait StepProtocol: Any + Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// See [`Protocol::schemes`].
     fn schemes(&self) -> &'static [&'static str];
+    /// See [`Protocol::TLS_SCHEMES`].
+    fn tls_schemes(&self) -> &'static [&'static str];
+    /// Whether `url` is a TLS target of this protocol: its scheme is one of
+    /// [`StepProtocol::tls_schemes`] (case-insensitive).
+    fn is_tls(&self, url: &str) -> bool {
+        url.split_once("://").is_some_and(|(scheme, _)| {
+            self.tls_schemes()
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(scheme))
+        })
+    }
     /// See [`Protocol::key`].
     fn key(&self) -> &'static str;
     /// See [`Protocol::step_help`].
@@ -210,6 +221,10 @@ impl<P: Protocol> StepProtocol for P {
 
     fn schemes(&self) -> &'static [&'static str] {
         Protocol::schemes(self)
+    }
+
+    fn tls_schemes(&self) -> &'static [&'static str] {
+        P::TLS_SCHEMES
     }
 
     fn key(&self) -> &'static str {

@@ -46,6 +46,12 @@ pub trait Protocol: Send + Sync + 'static {
     /// The URL schemes of its targets (`http`, `https`).
     fn schemes(&self) -> &'static [&'static str];
 
+    /// Those of [`Protocol::schemes`] whose connections are TLS (`https`): a target of one
+    /// trusts the certificates a CA file names (a scenario's `--cacert` applies to it). None
+    /// by default. A constant, so a protocol declares it in one line beside its schemes:
+    /// `const TLS_SCHEMES: &'static [&'static str] = &["https"];`.
+    const TLS_SCHEMES: &'static [&'static str] = &[];
+
     /// The key a step of this protocol is written under (`request`, `grpc`, `sql`).
     fn key(&self) -> &'static str;
 
