@@ -915,3 +915,57 @@ fn the_sql_example_runs_on_the_library_alone() {
         );
     }
 }
+
+/// Steps of SQL's client as a library makes them (`Steps`, what every URL run is, of statements
+/// the protocol compiled) are prepared before the load, as a scenario's are: a statement that
+/// can never run stops the run as bad input naming it, and nothing runs, not even the good
+/// statement before it; a statement given fewer parameters than it takes, too. (SQLite: no
+/// server to start.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_of_sql_are_prepared_before_the_load() {
+    use throng::core::step::{ClientOptions, Node, Protocol, Uncompiled};
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("sqlite://{}/prepared.db?mode=rwc", dir.path().display());
+    conn(&url)
+        .await
+        .raw("CREATE TABLE done (id INTEGER)")
+        .await
+        .expect("create");
+    let run = |statements: &[&str]| {
+        let sql = throng::sql::SqlProtocol;
+        let client = sql
+            .client(&url, &ClientOptions::default())
+            .expect("a client");
+        let steps = statements
+            .iter()
+            .map(|s| {
+                let step = sql.compile(&Node::string(*s), &mut Uncompiled);
+                (s.to_string(), step.expect("compiles"))
+            })
+            .collect();
+        let steps = throng::core::steps::Steps::of(client, steps).expect("steps");
+        let plan = RunPlan::new(&url, closed(1, None, Some(2)));
+        throng::Run::new(plan, Arc::new(steps)).execute()
+    };
+    for (bad, says) in [
+        ("SELEC 2", "`SELEC 2`: 42601: near \"SELEC\": syntax error"),
+        (
+            "SELECT ?",
+            "`SELECT ?` takes 1 parameter(s), and the step gives 0",
+        ),
+    ] {
+        let e = run(&["INSERT INTO done VALUES (1)", bad])
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{bad}: the run went ahead"));
+        assert!(matches!(e, throng::run::RunError::Input(_)), "{e:?}");
+        assert!(e.to_string().contains(says), "{e}");
+        assert_eq!(count(&url, "done").await, 0, "{bad}");
+    }
+    let finished = run(&["INSERT INTO done VALUES (1)", "SELECT 1"])
+        .await
+        .expect("good statements run");
+    assert_eq!(finished.snapshot.total.samples, 4);
+    assert_eq!(finished.snapshot.total.errors, 0);
+    assert_eq!(count(&url, "done").await, 2);
+}

@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::step::{Client, Render, Reply, StaticOnly, StepError};
-use crate::{DriverReport, ErrorClass, GroupInfo, Outcome, PartsInfo, StepInfo};
+use crate::{DriverReport, ErrorClass, GroupInfo, Outcome, PartsInfo, SetupError, StepInfo};
 
 /// Steps of one protocol's client as a whole plan. Their templates, if they have any
 /// (`-d '{"id": {{ seq() }}}'`), are rendered per call by `R`; steps without any have the
@@ -172,6 +172,16 @@ impl<C: Client, R: Render + Send + Sync + 'static> crate::Driver for Steps<C, R>
         }
     }
 
+    /// The client's check of every step against its target ([`Client::prepare`]: SQL's
+    /// statements each prepared once), as a scenario's driver does it for each target's steps.
+    async fn prepare(&self) -> Result<(), SetupError> {
+        let steps: Vec<&C::Step> = self.steps.iter().map(|(_, s)| s).collect();
+        self.client
+            .prepare(&steps)
+            .await
+            .map_err(|e| SetupError(e.message))
+    }
+
     async fn connect(&self, session: &mut Self::Session, _step: usize) -> Result<(), Outcome> {
         self.client.connect(&mut session.inner).await
     }
@@ -208,5 +218,70 @@ impl<C: Client, R: Render + Send + Sync + 'static> crate::Driver for Steps<C, R>
 
     async fn close(&self, session: &mut Self::Session) {
         self.client.close(&mut session.inner).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::step::Place;
+    use crate::Driver;
+
+    /// Records the steps each prepare is given; a step `bad` does not prepare.
+    #[derive(Default)]
+    struct Preparing {
+        prepared: Mutex<Vec<Vec<&'static str>>>,
+    }
+
+    impl Client for Preparing {
+        type Step = &'static str;
+        type Worker = ();
+        type Session = ();
+
+        fn worker_of(&self, _index: usize, _workers: usize) {}
+
+        fn session(&self, _worker: &(), _user: u64) {}
+
+        async fn call(
+            &self,
+            _session: &mut (),
+            _step: &&'static str,
+            _render: &dyn Render,
+            _want_reply: bool,
+        ) -> (Outcome, Option<Reply>) {
+            (Outcome::default(), None)
+        }
+
+        async fn prepare(&self, steps: &[&&'static str]) -> Result<(), StepError> {
+            let steps: Vec<&'static str> = steps.iter().map(|s| **s).collect();
+            let bad = steps.contains(&"bad");
+            self.prepared.lock().unwrap().push(steps);
+            match bad {
+                true => Err(StepError::at(Place::default(), "`bad` does not prepare")),
+                false => Ok(()),
+            }
+        }
+    }
+
+    /// The driver's prepare is the client's, given every step once, in order (a URL run's
+    /// steps were not prepared at all when `Steps` left it to the default); its refusal stops
+    /// the run with the client's message.
+    #[tokio::test]
+    async fn prepare_hands_every_step_to_the_client_once() {
+        let steps = vec![("read".into(), "select"), ("write".into(), "update")];
+        let plan = Steps::of(Preparing::default(), steps)
+            .unwrap()
+            .grouped("transaction");
+        plan.prepare().await.unwrap();
+        assert_eq!(
+            *plan.client().prepared.lock().unwrap(),
+            [["select", "update"]]
+        );
+        let bad = Steps::new(Preparing::default(), "bad", "bad").unwrap();
+        let e = bad.prepare().await.unwrap_err();
+        assert_eq!(e, SetupError("`bad` does not prepare".into()));
+        assert_eq!(bad.client().prepared.lock().unwrap().len(), 1);
     }
 }

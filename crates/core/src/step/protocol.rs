@@ -150,7 +150,8 @@ pub trait Client: Send + Sync + 'static {
     /// (SQL: each statement prepared on a connection of its own), so that a step that can
     /// never succeed (a syntax error) is an error at its place before the load rather than a
     /// failure of every call. A target that cannot be reached is not an error here: its steps'
-    /// connects fail, and are counted, when they run. Nothing by default.
+    /// connects fail, and are counted, when they run. A scenario's driver and
+    /// [`crate::steps::Steps`] call it as their [`crate::Driver::prepare`]. Nothing by default.
     fn prepare(&self, _steps: &[&Self::Step]) -> impl Future<Output = Result<(), StepError>> {
         std::future::ready(Ok(()))
     }
