@@ -99,13 +99,11 @@ pub(crate) async fn prepare_once(
              files (FILE.yaml@WEIGHT ...)"
         )));
     }
-    if !a.targets.is_empty() || a.seed.is_some() {
-        let flag = if a.seed.is_some() {
-            "--seed seeds the picks of a scenario file's flows"
-        } else {
-            "--target names a scenario file's targets"
-        };
-        return Err(CliError::Usage(format!("{flag}; {} is a URL", a.url)));
+    if !a.targets.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--target names a scenario file's targets; {} is a URL",
+            a.url
+        )));
     }
     // The URL's scheme picks the protocol (`throng::protocols()`).
     let protocols = crate::protocols();

@@ -74,10 +74,6 @@ pub struct RunArgs {
     /// one result with a row per workload and a TOTAL.
     #[arg(long = "with", value_name = "[NAME=]FILE", help_heading = "Load")]
     pub with: Vec<String>,
-    /// Scenario files of several flows: seed the picks of flows, so a run can be repeated
-    /// (over the file's `seed`).
-    #[arg(long, help_heading = "Request")]
-    pub seed: Option<u64>,
 }
 
 /// The own flags of every protocol of this build, each beside its protocol's declaration

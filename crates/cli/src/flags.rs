@@ -76,6 +76,11 @@ pub struct RunFlags {
     /// [default: the same as --max-in-flight].
     #[arg(long, help_heading = "Load", allow_negative_numbers = true, value_parser = whole::<u32>)]
     pub queue: Option<u32>,
+    /// Seed the run's random draws, so that a run can be repeated: an open loop's poisson and
+    /// gamma arrivals (other bursts than gamma's default seed, the same shape's in every run;
+    /// give each shard the same seed) and a scenario file's picks of flows (over its `seed`).
+    #[arg(long, help_heading = "Load")]
+    pub seed: Option<u64>,
     /// Run the load this long before measuring (each level of a sweep too): nothing of it is
     /// recorded, and connections stay open into the measurement, which lasts -z.
     #[arg(
@@ -330,6 +335,13 @@ impl RunFlags {
             .plan(target, &flag)
             .map_err(|e| input(e.to_string()))?;
         plan.goodput = self.goodput()?;
+        if self.seed.is_some() && !plan.random_arrivals() {
+            return Err(input(format!(
+                "--seed seeds an open loop's random arrivals (-q with --arrivals poisson or \
+                 gamma:SHAPE) and a scenario file's picks of flows; {target} has neither"
+            )));
+        }
+        plan.seed = self.seed;
         Ok(plan)
     }
 

@@ -136,15 +136,8 @@ pub fn build_from(
     mut scenario: throng_scenario::Scenario,
 ) -> Result<ScenarioSetup, RunError> {
     override_targets(a, &mut scenario, |k| std::env::var(k).ok())?;
-    if let Some(seed) = a.seed {
-        if scenario.flows.is_empty() {
-            return Err(usage(format!(
-                "--seed seeds the picks of a scenario's flows; {} has none",
-                a.url
-            )));
-        }
-        scenario.seed = Some(seed);
-    }
+    // `--seed` over the file's: its flows' picks, and its plan's arrivals (`assemble`).
+    scenario.seed = a.run.seed.or(scenario.seed);
     if a.request.body.is_some() || a.request.label.is_some() {
         return Err(usage(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",
@@ -179,6 +172,7 @@ pub fn build_from(
             .count();
         options = p.scenario_options(options, targets, &a.url)?;
     }
+    let flows = !scenario.flows.is_empty();
     let mut setup = assemble(
         scenario,
         &a.run.spec()?,
@@ -187,6 +181,13 @@ pub fn build_from(
         &options,
         containers,
     )?;
+    if a.run.seed.is_some() && !flows && !setup.plan.random_arrivals() {
+        return Err(usage(format!(
+            "--seed seeds the picks of a scenario's flows and an open loop's random arrivals \
+             (poisson, gamma); {} has neither",
+            a.url
+        )));
+    }
     // `--goodput` goes over the file's `goodput:`, as the load flags go over its `load:`.
     if a.run.goodput.is_some() {
         setup.plan.goodput = a.run.goodput()?;
@@ -255,6 +256,7 @@ pub fn assemble(
         .plan(source, &crate::flags::flag)
         .map_err(|e| usage(format!("{e} (load from {source} and the flags)")))?;
     plan.goodput = driver.scenario().goodput.clone();
+    plan.seed = driver.scenario().seed;
     thresholds.extend(parse_thresholds(extra, "--threshold", &labels)?);
     let connections =
         (plan.peak_concurrency() as f64 * driver.connections_per_user()).ceil() as u64;

@@ -224,6 +224,12 @@ pub struct RunPlan {
     #[serde(default, skip_serializing_if = "crate::stream::Goodput::is_empty")]
     #[schemars(with = "Option<String>")]
     pub goodput: crate::stream::Goodput,
+    /// Seeds the open loop's random arrivals (`--seed`, a scenario's `seed:`): Poisson and
+    /// gamma arrivals are drawn from it, the same in every run of the same plan (and the same
+    /// number of shards and workers). Without it, Poisson arrivals are drawn afresh each run
+    /// and gamma ones from a seed fixed by the shape, the same bursts in every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// Why a plan is not runnable.
@@ -260,7 +266,14 @@ impl RunPlan {
             warmup: Duration::ZERO,
             start: Duration::ZERO,
             goodput: crate::stream::Goodput::default(),
+            seed: None,
         }
+    }
+
+    /// Whether the plan draws its arrivals at random (an open loop's Poisson or gamma), which
+    /// is what [`RunPlan::seed`] seeds.
+    pub fn random_arrivals(&self) -> bool {
+        matches!(&self.model, LoadModel::Open(o) if o.arrivals != Arrivals::Even)
     }
 
     /// Checks that the plan can run and ends by itself.

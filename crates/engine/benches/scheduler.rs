@@ -27,7 +27,7 @@ fn bench(c: &mut Criterion) {
                 Some(1.0),
                 0,
                 1,
-                1,
+                Some(1),
             )
             .count()
         })
@@ -40,7 +40,7 @@ fn bench(c: &mut Criterion) {
                 Some(1.0),
                 0,
                 1,
-                1,
+                Some(1),
             )
             .count()
         })
@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
                     Some(1.0),
                     0,
                     workers,
-                    1,
+                    Some(1),
                 )
                 .count()
             })
@@ -71,7 +71,7 @@ fn bench(c: &mut Criterion) {
         }],
     };
     g.bench_function("100k ramping tickets", |b| {
-        b.iter(|| Schedule::new(&ramp, Arrivals::Even, Some(2.0), 0, 1, 1).count())
+        b.iter(|| Schedule::new(&ramp, Arrivals::Even, Some(2.0), 0, 1, Some(1)).count())
     });
     g.finish();
 

@@ -102,7 +102,7 @@ pub(crate) async fn open<D: Driver>(local: Rc<Local<D>>, o: OpenLoop) {
         Some(f64::INFINITY),
         sid + scount * worker,
         scount * workers,
-        rand::random(),
+        sh.plan.seed,
     );
     let (mut base_prev, mut real) = (0.0f64, 0.0f64);
     // Real time is measured from the last change of rate factor or pause, not summed gap by gap,

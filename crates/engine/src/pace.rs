@@ -184,7 +184,7 @@ mod tests {
         let start = Instant::now();
         let mut late = Vec::new();
         let mut times = Vec::new();
-        for t in Schedule::new(&rate, arrivals, Some(end), 0, 1, 42) {
+        for t in Schedule::new(&rate, arrivals, Some(end), 0, 1, Some(42)) {
             let at = start + Duration::from_secs_f64(t);
             pacer.until(at).await;
             late.push(Instant::now().saturating_duration_since(at).as_micros() as u64);

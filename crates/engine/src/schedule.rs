@@ -11,9 +11,10 @@
 //! Gamma steps cannot be split that way: independent gamma processes do not add up to a gamma
 //! process (many of them add up to nearly Poisson, and the bursts are lost). So every shard draws
 //! the whole schedule's steps from the same seed and takes its turn, every `n`-th arrival, and
-//! the shards together make exactly one gamma process. The seed is fixed (by the shape), so the
-//! processes of a sharded run agree without a word, and the same shape gives the same bursts in
-//! every run, as vLLM's benchmark does with its default seed. The schedule is drawn in windows of
+//! the shards together make exactly one gamma process. The seed is the plan's (`--seed`), or
+//! without one fixed by the shape, so the processes of a sharded run agree without a word, and
+//! the same shape gives the same bursts in every run, as vLLM's benchmark does with its default
+//! seed (its `--seed` draws others, as ours does). The schedule is drawn in windows of
 //! `WINDOW` units of `N`, each from its own seed and starting as a stationary process would (its
 //! first step the rest of a gap that began before it), so a generator that fell behind can skip
 //! to the window it is in without drawing every step it passed, and still meet the other shards
@@ -84,15 +85,17 @@ enum Steps {
 
 impl Schedule {
     /// The schedule of shard `shard` of `shards` for a rate and spacing, ending at `end` seconds
-    /// (`None`: at the end of the stages, or never for a constant rate). A Poisson schedule draws
-    /// from `seed`; a gamma one from a seed of its own that every shard shares (module doc).
+    /// (`None`: at the end of the stages, or never for a constant rate), drawn from the plan's
+    /// `seed`. A Poisson schedule draws from it mixed with the shard's number (without a seed,
+    /// from a fresh one); a gamma one from it as every shard does (without a seed, from one
+    /// fixed by the shape: module doc).
     pub fn new(
         rate: &Rate,
         arrivals: Arrivals,
         end: Option<f64>,
         shard: usize,
         shards: usize,
-        seed: u64,
+        seed: Option<u64>,
     ) -> Self {
         let shards = shards.max(1) as f64;
         let (start, stage_list) = match rate {
@@ -127,12 +130,13 @@ impl Schedule {
         let (steps, pos) = match arrivals {
             Arrivals::Even => (Steps::Even, shard as f64),
             Arrivals::Poisson => {
+                let seed = seed.unwrap_or_else(rand::random);
                 let mut rng = SmallRng::seed_from_u64(seed ^ (shard as u64).wrapping_mul(GOLDEN));
                 let first = exp(&mut rng) * shards;
                 (Steps::Poisson(rng), first)
             }
             Arrivals::Gamma { shape } => {
-                let mut g = GammaSteps::new(shape, shard as u64, shards as u64);
+                let mut g = GammaSteps::new(shape, seed, shard as u64, shards as u64);
                 let first = g.next_own();
                 (Steps::Gamma(Box::new(g)), first)
             }
@@ -264,8 +268,15 @@ mod tests {
 
     #[test]
     fn even_constant_is_exact() {
-        let times: Vec<f64> =
-            Schedule::new(&Rate::Constant(1000.0), Arrivals::Even, Some(2.0), 0, 1, 1).collect();
+        let times: Vec<f64> = Schedule::new(
+            &Rate::Constant(1000.0),
+            Arrivals::Even,
+            Some(2.0),
+            0,
+            1,
+            Some(1),
+        )
+        .collect();
         assert_eq!(times.len(), 2000);
         for (k, t) in times.iter().enumerate() {
             assert!((t - k as f64 / 1000.0).abs() < 1e-9);
@@ -276,13 +287,27 @@ mod tests {
     fn shards_interleave_to_the_whole() {
         let mut all: Vec<f64> = (0..3)
             .flat_map(|i| {
-                Schedule::new(&Rate::Constant(300.0), Arrivals::Even, Some(1.0), i, 3, 1)
-                    .collect::<Vec<_>>()
+                Schedule::new(
+                    &Rate::Constant(300.0),
+                    Arrivals::Even,
+                    Some(1.0),
+                    i,
+                    3,
+                    Some(1),
+                )
+                .collect::<Vec<_>>()
             })
             .collect();
         all.sort_by(f64::total_cmp);
-        let whole: Vec<f64> =
-            Schedule::new(&Rate::Constant(300.0), Arrivals::Even, Some(1.0), 0, 1, 1).collect();
+        let whole: Vec<f64> = Schedule::new(
+            &Rate::Constant(300.0),
+            Arrivals::Even,
+            Some(1.0),
+            0,
+            1,
+            Some(1),
+        )
+        .collect();
         assert_eq!(all.len(), whole.len());
         for (a, b) in all.iter().zip(&whole) {
             assert!((a - b).abs() < 1e-9);
@@ -296,7 +321,7 @@ mod tests {
             start: 0.0,
             stages: vec![stage(10, 100.0), stage(10, 100.0), stage(10, 0.0)],
         };
-        let times: Vec<f64> = Schedule::new(&rate, Arrivals::Even, None, 0, 1, 1).collect();
+        let times: Vec<f64> = Schedule::new(&rate, Arrivals::Even, None, 0, 1, Some(1)).collect();
         assert!((1999..=2000).contains(&times.len()), "{}", times.len());
         let first_ramp = times.iter().filter(|t| **t < 10.0).count();
         assert!((499..=501).contains(&first_ramp), "{first_ramp}");
@@ -314,7 +339,7 @@ mod tests {
             Some(20.0),
             0,
             1,
-            7,
+            Some(7),
         )
         .collect();
         let n = times.len() as f64;
@@ -348,7 +373,7 @@ mod tests {
                 Some(10.0),
                 0,
                 1,
-                7,
+                Some(7),
             )
             .collect();
             // Stationary from its start, so the count has no bias: 100,000 expected, with a
@@ -371,10 +396,17 @@ mod tests {
     fn gamma_shards_take_turns_in_one_whole_schedule() {
         // Across several windows, and after a skip, the shards' arrivals are the whole
         // schedule's: independent gamma processes would add up to something nearer Poisson.
+        // So with the shape's own seed, and with the plan's.
+        for seed in [None, Some(7)] {
+            gamma_shards_make_the_whole(seed);
+        }
+    }
+
+    fn gamma_shards_make_the_whole(seed: Option<u64>) {
         let rate = Rate::Constant(1000.0);
         let arrivals = Arrivals::Gamma { shape: 0.3 };
         let whole = |skip: f64| {
-            let mut s = Schedule::new(&rate, arrivals, Some(60.0), 0, 1, 1);
+            let mut s = Schedule::new(&rate, arrivals, Some(60.0), 0, 1, seed);
             let skipped = s.skip_until(skip, u64::MAX);
             (s.collect::<Vec<f64>>(), skipped)
         };
@@ -384,7 +416,7 @@ mod tests {
                 let mut skipped = 0;
                 let mut all: Vec<f64> = (0..shards)
                     .flat_map(|i| {
-                        let mut s = Schedule::new(&rate, arrivals, Some(60.0), i, shards, i as u64);
+                        let mut s = Schedule::new(&rate, arrivals, Some(60.0), i, shards, seed);
                         skipped += s.skip_until(skip, u64::MAX);
                         s.collect::<Vec<_>>()
                     })
@@ -403,6 +435,38 @@ mod tests {
         assert!((40_000..=43_000).contains(&skipped), "{skipped}");
     }
 
+    /// The first `n` instants of a schedule at 1,000 a second.
+    fn first(arrivals: Arrivals, shard: usize, shards: usize, seed: Option<u64>) -> Vec<f64> {
+        let rate = Rate::Constant(1000.0);
+        Schedule::new(&rate, arrivals, Some(30.0), shard, shards, seed)
+            .take(5_000)
+            .collect()
+    }
+
+    #[test]
+    fn a_seed_draws_its_own_arrivals_and_the_same_seed_the_same() {
+        for arrivals in [Arrivals::Poisson, Arrivals::Gamma { shape: 0.3 }] {
+            let a = first(arrivals, 0, 1, Some(1));
+            assert_eq!(a, first(arrivals, 0, 1, Some(1)), "{arrivals:?}");
+            for other in [Some(2), Some(u64::MAX), None] {
+                let b = first(arrivals, 0, 1, other);
+                // Past the first window (4,096) too: every window draws from the seed.
+                let same = a.iter().zip(&b).filter(|(x, y)| x == y).count();
+                assert_eq!(same, 0, "{arrivals:?}, seeds 1 and {other:?}");
+            }
+        }
+        // Without a seed, gamma arrivals are the shape's, the same in every run (as they were
+        // before seeds), and Poisson ones differ from run to run.
+        let gamma = Arrivals::Gamma { shape: 0.3 };
+        assert_eq!(first(gamma, 0, 1, None), first(gamma, 0, 1, None));
+        let poisson = Arrivals::Poisson;
+        assert_ne!(first(poisson, 0, 1, None), first(poisson, 0, 1, None));
+        // A seeded Poisson schedule's shards draw apart, each the same in every run.
+        let (s0, s1) = (first(poisson, 0, 2, Some(9)), first(poisson, 1, 2, Some(9)));
+        assert_ne!(s0, s1);
+        assert_eq!(s1, first(poisson, 1, 2, Some(9)));
+    }
+
     #[test]
     fn gamma_turns_reach_every_shard_even_past_a_windows_count() {
         // 40,000 workers over about 100 windows: a turn that began again at 0 in every window would
@@ -415,7 +479,7 @@ mod tests {
                 Some(1.0),
                 shard,
                 40_000,
-                1,
+                Some(1),
             )
             .count();
             assert!((3..=20).contains(&n), "shard {shard}: {n}");
@@ -430,7 +494,7 @@ mod tests {
             stages: vec![stage(20, 1000.0)],
         };
         let times: Vec<f64> =
-            Schedule::new(&rate, Arrivals::Gamma { shape: 0.5 }, None, 0, 1, 1).collect();
+            Schedule::new(&rate, Arrivals::Gamma { shape: 0.5 }, None, 0, 1, Some(1)).collect();
         let n = times.len() as f64;
         assert!((n - 10_000.0).abs() < 500.0, "{n}");
         let by10 = times.iter().filter(|t| **t < 10.0).count() as f64;
@@ -454,7 +518,7 @@ mod tests {
                     Some(2.0),
                     shard,
                     shards,
-                    1,
+                    Some(1),
                 );
                 let first: Vec<f64> = s.by_ref().take(10).collect();
                 let skipped = s.skip_until(1.0, u64::MAX);
@@ -472,11 +536,18 @@ mod tests {
             start: 0.0,
             stages: vec![stage(2, 1000.0)],
         };
-        let mut s = Schedule::new(&rate, Arrivals::Even, None, 0, 1, 1);
+        let mut s = Schedule::new(&rate, Arrivals::Even, None, 0, 1, Some(1));
         assert_eq!(s.skip_until(1.0, u64::MAX), 250);
         assert_eq!(s.skip_until(1.0, u64::MAX), 0);
         // At most `max`, and nothing past the end.
-        let mut s = Schedule::new(&Rate::Constant(1e12), Arrivals::Even, Some(1.0), 0, 1, 1);
+        let mut s = Schedule::new(
+            &Rate::Constant(1e12),
+            Arrivals::Even,
+            Some(1.0),
+            0,
+            1,
+            Some(1),
+        );
         assert_eq!(s.skip_until(0.5, 7), 7);
         assert_eq!(s.skip_until(5.0, u64::MAX), 1_000_000_000_000 - 7);
         assert_eq!(s.next(), None);
@@ -487,7 +558,7 @@ mod tests {
             Some(2.0),
             0,
             1,
-            3,
+            Some(3),
         );
         let k = s.skip_until(1.0, u64::MAX);
         assert!((990..=1010).contains(&k), "{k}");
@@ -500,7 +571,8 @@ mod tests {
             start: 10.0,
             stages: vec![stage(2, 10.0), stage(1, 0.0)],
         };
-        let times: Vec<f64> = Schedule::new(&rate, Arrivals::Even, Some(100.0), 0, 1, 1).collect();
+        let times: Vec<f64> =
+            Schedule::new(&rate, Arrivals::Even, Some(100.0), 0, 1, Some(1)).collect();
         assert!(times.iter().all(|t| *t < 3.0));
         assert!((24..=25).contains(&times.len()), "{}", times.len());
     }

@@ -32,8 +32,10 @@ pub(super) struct GammaSteps {
 }
 
 impl GammaSteps {
-    pub(super) fn new(shape: f64, shard: u64, stride: u64) -> Self {
-        let seed = 0x7468_726F_6E67 ^ shape.to_bits();
+    /// The steps of shape `shape` drawn from `seed` (the plan's; without one, the shape's own
+    /// seed alone), of which shard `shard` of `stride` takes its turns.
+    pub(super) fn new(shape: f64, seed: Option<u64>, shard: u64, stride: u64) -> Self {
+        let seed = 0x7468_726F_6E67 ^ shape.to_bits() ^ seed.map_or(0, mix);
         let mut g = GammaSteps {
             gamma: Gamma::new(shape),
             seed,
@@ -82,6 +84,15 @@ impl GammaSteps {
             }
         }
     }
+}
+
+/// A seed spread over all 64 bits (SplitMix64's finalizer, a bijection), so that seeds near
+/// one another, or near the windows' numbers, draw unrelated schedules.
+fn mix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(GOLDEN);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Gamma variates by Marsaglia and Tsang's method ("A simple method for generating gamma
