@@ -196,7 +196,10 @@ fn main() {
         server_cpu.as_secs_f64() * 1e6 / events
     );
     if let Some(lateness) = lateness {
-        println!("testbed's own writes: {lateness}");
+        println!(
+            "testbed's own writes: {} tokens, late by {lateness}",
+            lateness.count
+        );
     }
     let peak = std::fs::read_to_string("/proc/self/status")
         .ok()

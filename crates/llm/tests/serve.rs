@@ -263,7 +263,7 @@ async fn a_chat_stream_over_http1_has_the_programmed_ttft_gaps_and_length() {
         // The testbed times its own writes: every token of the three, none written early
         // (the clock's lateness is never negative), the median well inside the margin.
         let late = server.lateness();
-        assert_eq!(late.tokens, 60, "{late}");
+        assert_eq!(late.count, 60, "{late}");
         assert!(late.p50 < LATE, "{late}");
         assert!(
             late.p50 <= late.p90 && late.p90 <= late.p99 && late.p99 <= late.max,
@@ -681,4 +681,50 @@ async fn prefill_adds_its_time_per_prompt_token_to_the_ttft() {
     })
     .await
     .unwrap();
+}
+
+/// The testbed's thread held up when a request comes, as a core busy writing a thousand
+/// streams' tokens holds it: the request is read late, and its TTFT still runs from its
+/// arrival (the kernel's stamp), so the client sees the programmed TTFT, not it plus the wait.
+#[test]
+fn a_request_read_late_keeps_its_ttft_from_its_arrival() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let testbed = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let server = serve::start(fixed(100, 10, 3)).await.unwrap();
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            tx.send((server.addr, tokio::runtime::Handle::current(), stop))
+                .unwrap();
+            let _ = stopped.await;
+            server.read_waits()
+        })
+    });
+    let (addr, handle, stop) = rx.recv().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let answer = rt.block_on(async {
+        tokio::time::timeout(BOUND, async {
+            let mut conn = connect(addr, false).await;
+            // The testbed's one thread busy for 80 ms from now; the request comes 10 ms into it.
+            handle.spawn(async { std::thread::sleep(ms(80)) });
+            tokio::time::sleep(ms(10)).await;
+            chat(&mut conn).await
+        })
+        .await
+    });
+    let _ = stop.send(());
+    let read = testbed.join().unwrap();
+    let a = answer.unwrap();
+    assert_eq!(a.status, 200);
+    assert_eq!(read.count, 1);
+    assert!(read.max >= ms(40), "the request waited to be read: {read}");
+    let ttft = a.figures.ttft.unwrap();
+    // Read at about 70 ms, a TTFT from the read would be about 170 ms.
+    within("TTFT", ttft, ms(100), ms(100) + LATE);
 }

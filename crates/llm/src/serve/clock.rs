@@ -64,10 +64,10 @@ impl Ord for Entry {
     }
 }
 
-/// How late the clock wrote its tokens: microsecond buckets to 2 ms, then 128 µs ones.
+/// How late the clock wrote its tokens, or read its requests: microsecond buckets to 2 ms, then 128 µs ones.
 struct Late {
     counts: Vec<u64>,
-    tokens: u64,
+    count: u64,
     max: Duration,
 }
 
@@ -78,7 +78,7 @@ impl Late {
     fn new() -> Late {
         Late {
             counts: vec![0; FINE + COARSE],
-            tokens: 0,
+            count: 0,
             max: Duration::ZERO,
         }
     }
@@ -91,13 +91,23 @@ impl Late {
             FINE + ((us - FINE) / 128).min(COARSE - 1)
         };
         self.counts[i] += 1;
-        self.tokens += 1;
+        self.count += 1;
         self.max = self.max.max(late);
+    }
+
+    fn summary(&self) -> Lateness {
+        Lateness {
+            count: self.count,
+            p50: self.at(0.5),
+            p90: self.at(0.9),
+            p99: self.at(0.99),
+            max: self.max,
+        }
     }
 
     /// The upper bound of the bucket holding quantile `q`.
     fn at(&self, q: f64) -> Duration {
-        let rank = ((self.tokens as f64 * q).ceil() as u64).max(1);
+        let rank = ((self.count as f64 * q).ceil() as u64).max(1);
         let mut seen = 0;
         for (i, n) in self.counts.iter().enumerate() {
             seen += n;
@@ -114,12 +124,13 @@ impl Late {
     }
 }
 
-/// How late the testbed wrote the tokens of its HTTP/1.1 streams, each from the instant it
-/// was due to the instant its write began (to the microsecond below 2 ms).
+/// How late the testbed was: with its HTTP/1.1 streams' tokens, each from the instant it was
+/// due to the instant its write began; with their requests, each from the instant it arrived
+/// (the kernel's stamp) to the instant it was read. To the microsecond below 2 ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Lateness {
-    /// Tokens written so far.
-    pub tokens: u64,
+    /// Tokens written, or requests read, so far.
+    pub count: u64,
     /// The median.
     pub p50: Duration,
     /// The 90th percentile.
@@ -134,8 +145,7 @@ impl std::fmt::Display for Lateness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} tokens written, late by p50 {} us, p90 {} us, p99 {} us, max {} us",
-            self.tokens,
+            "p50 {} us, p90 {} us, p99 {} us, max {} us",
             self.p50.as_micros(),
             self.p90.as_micros(),
             self.p99.as_micros(),
@@ -149,6 +159,8 @@ struct Shared {
     /// A deadline earlier than the armed one came in.
     earlier: Notify,
     late: Mutex<Late>,
+    /// How long requests waited to be read.
+    reads: Mutex<Late>,
 }
 
 /// The server's precise timer: cheap to clone, one a stream.
@@ -179,6 +191,7 @@ impl Clock {
                 heap: Mutex::new(BinaryHeap::new()),
                 earlier: Notify::new(),
                 late: Mutex::new(Late::new()),
+                reads: Mutex::new(Late::new()),
             }),
         };
         tokio::spawn(clock.clone().run(stop));
@@ -207,14 +220,17 @@ impl Clock {
 
     /// How late the tokens written so far were.
     pub(crate) fn lateness(&self) -> Lateness {
-        let late = lock(&self.shared.late);
-        Lateness {
-            tokens: late.tokens,
-            p50: late.at(0.5),
-            p90: late.at(0.9),
-            p99: late.at(0.99),
-            max: late.max,
-        }
+        lock(&self.shared.late).summary()
+    }
+
+    /// Counts a request read `wait` after it arrived.
+    pub(crate) fn read(&self, wait: Duration) {
+        lock(&self.shared.reads).add(wait);
+    }
+
+    /// How long the requests read so far waited to be.
+    pub(crate) fn read_waits(&self) -> Lateness {
+        lock(&self.shared.reads).summary()
     }
 
     async fn run(self, mut stop: watch::Receiver<bool>) {

@@ -100,7 +100,12 @@ impl throng_core::flags::ServeFlags for ServeArgs {
             stop.await;
             eprintln!("served {} requests", running.requests());
             // The testbed's own error, beside the truth it claims.
-            eprintln!("HTTP/1.1 streams: {}", running.lateness());
+            let (late, read) = (running.lateness(), running.read_waits());
+            eprintln!(
+                "HTTP/1.1 streams: {} tokens written, late by {late}; {} requests read, \
+                 after their arrival by {read}",
+                late.count, read.count
+            );
             running.stop();
             Ok(())
         })

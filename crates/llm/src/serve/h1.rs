@@ -11,17 +11,24 @@
 //! `upgrade` or `connection: close`, one not streamed, a bad one, another path) is served by
 //! hyper for the rest of the connection, the bytes read so far replayed to it ([`Rewind`]),
 //! so those answers stay hyper's.
+//!
+//! A request is read with the instant it reached the machine, as the kernel stamped its last
+//! segment (`SO_TIMESTAMPNS`), and its TTFT runs from there: at 1,000 streams the testbed's
+//! core is mostly writing tokens, and a request that waited for it to be read would otherwise
+//! get a longer TTFT than programmed, a wait the client measures and the testbed does not own.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use http::StatusCode;
+use nix::sys::socket::{self, sockopt, ControlMessageOwned, MsgFlags};
 use rand::rngs::SmallRng;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit};
 
@@ -99,17 +106,70 @@ impl Conn {
         }
     }
 
-    /// Reads more of the request stream into `buf`; 0 at its end.
-    async fn read(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
+    /// Reads more of the request stream into `buf`: how many bytes (0 at its end), and when
+    /// the last of them reached the machine, if the kernel said ([`stamp_arrivals`]).
+    async fn read(&self, buf: &mut Vec<u8>) -> io::Result<(usize, Option<Instant>)> {
         loop {
             self.tcp.readable().await?;
-            buf.reserve(4096);
-            match self.tcp.try_read_buf(buf) {
+            match self
+                .tcp
+                .try_io(Interest::READABLE, || recv_stamped(&self.tcp, buf))
+            {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 r => return r,
             }
         }
     }
+}
+
+/// Asks the kernel to stamp what `tcp` receives with the time it arrived (`SO_TIMESTAMPNS`),
+/// so that a request's TTFT runs from its arrival, not from when the testbed, busy writing
+/// other streams' tokens, came to read it.
+fn stamp_arrivals(tcp: &TcpStream) {
+    // Without it a request's arrival is the instant it is read, as on hyper's path.
+    let _ = socket::setsockopt(tcp, sockopt::ReceiveTimestampns, &true);
+}
+
+/// One `recvmsg` into `buf`'s end: the bytes read, and the arrival of the last segment among
+/// them (the kernel's realtime stamp, taken back to the monotonic clock by its age now).
+fn recv_stamped(tcp: &TcpStream, buf: &mut Vec<u8>) -> io::Result<(usize, Option<Instant>)> {
+    let had = buf.len();
+    buf.resize(had + 4096, 0);
+    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec);
+    let read = {
+        let mut iov = [io::IoSliceMut::new(&mut buf[had..])];
+        socket::recvmsg::<()>(
+            tcp.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_DONTWAIT,
+        )
+        .map(|msg| {
+            let stamp = msg.cmsgs().ok().and_then(|mut c| {
+                c.find_map(|m| match m {
+                    ControlMessageOwned::ScmTimestampns(ts) => Some(ts),
+                    _ => None,
+                })
+            });
+            (msg.bytes, stamp)
+        })
+    };
+    let (n, stamp) = match read {
+        Ok(read) => read,
+        Err(e) => {
+            buf.truncate(had);
+            return Err(e.into());
+        }
+    };
+    buf.truncate(had + n);
+    let arrived = stamp.and_then(|ts| {
+        let at = UNIX_EPOCH + Duration::from(ts);
+        let age = SystemTime::now()
+            .duration_since(at)
+            .unwrap_or(Duration::ZERO);
+        Instant::now().checked_sub(age)
+    });
+    Ok((n, arrived))
 }
 
 /// How a stream ended, told to its connection's task.
@@ -266,7 +326,10 @@ pub(crate) async fn connection(tcp: TcpStream, state: Arc<State>) {
         flush: Notify::new(),
         gone: AtomicBool::new(false),
     });
+    stamp_arrivals(&conn.tcp);
     let mut buf = Vec::with_capacity(4096);
+    // When the last bytes read reached the machine, as the kernel stamped them.
+    let mut stamp = None;
     loop {
         let (api, head, body) = loop {
             match self::head(&buf) {
@@ -274,11 +337,15 @@ pub(crate) async fn connection(tcp: TcpStream, state: Arc<State>) {
                 Head::Other => return to_hyper(conn, buf, state).await,
                 Head::Completion { api, head, body } => break (api, head, body),
             }
-            if !matches!(conn.read(&mut buf).await, Ok(1..)) {
-                return;
+            match conn.read(&mut buf).await {
+                Ok((1.., at)) => stamp = at,
+                _ => return,
             }
         };
-        let arrived = tokio::time::Instant::now();
+        // The request's arrival: its last bytes' stamp, or now where the kernel gave none.
+        let read = Instant::now();
+        let arrived = stamp.filter(|&at| at <= read).unwrap_or(read);
+        state.clock.read(read - arrived);
         let (ask, words) = match read_completion(api, &buf[head..head + body]) {
             Ok((ask, words)) if ask.stream == Some(true) => (ask, words),
             _ => return to_hyper(conn, buf, state).await,
@@ -301,13 +368,15 @@ pub(crate) async fn connection(tcp: TcpStream, state: Arc<State>) {
                 continue;
             }
         };
-        // A place among the answers generated at once (see `handle`); the semaphore is never
-        // closed.
-        let slot = match &state.slots {
-            Some(slots) => slots.clone().acquire_owned().await.ok(),
-            None => None,
+        // A place among the answers generated at once (see `handle`): the TTFT runs from the
+        // arrival if one is free, else from when one was given. The semaphore is never closed.
+        let (slot, began) = match &state.slots {
+            Some(slots) => match slots.clone().try_acquire_owned() {
+                Ok(slot) => (Some(slot), arrived),
+                Err(_) => (slots.clone().acquire_owned().await.ok(), Instant::now()),
+            },
+            None => (None, arrived),
         };
-        let began = tokio::time::Instant::now();
         let mut answer = String::from(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
              transfer-encoding: chunked\r\n",
@@ -322,7 +391,7 @@ pub(crate) async fn connection(tcp: TcpStream, state: Arc<State>) {
         let (done, mut ended) = oneshot::channel();
         state.clock.write(Box::new(Stream {
             conn: conn.clone(),
-            due: (began + ttft).into_std(),
+            due: began + ttft,
             frames: Frames::new(&shape, tokens),
             rng,
             itl: state.cfg.itl,
@@ -343,9 +412,12 @@ pub(crate) async fn connection(tcp: TcpStream, state: Arc<State>) {
                 }
                 read = conn.read(&mut buf) => {
                     // The client closed (or sent more than a next request may be).
-                    if !matches!(read, Ok(1..)) || buf.len() > MAX_HEAD + MAX_REQUEST {
-                        conn.gone.store(true, Ordering::Relaxed);
-                        return;
+                    match read {
+                        Ok((1.., at)) if buf.len() <= MAX_HEAD + MAX_REQUEST => stamp = at,
+                        _ => {
+                            conn.gone.store(true, Ordering::Relaxed);
+                            return;
+                        }
                     }
                 }
             }
@@ -358,7 +430,7 @@ pub(crate) async fn connection(tcp: TcpStream, state: Arc<State>) {
             // A write failed, or the fault cut the stream: the connection closes.
             Err(_) | Ok(Ending::Cut) => return,
             Ok(Ending::Stall(_slot)) => {
-                while matches!(conn.read(&mut buf).await, Ok(1..)) {
+                while matches!(conn.read(&mut buf).await, Ok((1.., _))) {
                     buf.clear();
                 }
                 return;

@@ -12,6 +12,8 @@
 //! for its prompt, plus the gaps drawn for tokens `1..=k`; each is written as soon as it is
 //! due, never early, some tens of microseconds late on an idle machine (one timer for all the
 //! server's streams, on the engine's pacer, see `clock.rs`), and lateness never accumulates.
+//! On HTTP/1.1's streamed path the arrival is the kernel's stamp of the request's last bytes,
+//! not the instant the testbed read them (`h1.rs`).
 //! A request without `stream` gets the whole answer at once, when its last token would have
 //! been due (on tokio's timer: up to a millisecond late).
 //!
@@ -84,6 +86,13 @@ impl RunningLlm {
     /// How late the testbed wrote its HTTP/1.1 streams' tokens so far (its own error).
     pub fn lateness(&self) -> Lateness {
         self.clock.lateness()
+    }
+
+    /// How long its HTTP/1.1 streams' requests waited, from their arrival, to be read. Their
+    /// TTFT runs from the arrival, so a wait is not the client's to see, unless it is longer
+    /// than the TTFT: then the first token is late, in [`RunningLlm::lateness`].
+    pub fn read_waits(&self) -> Lateness {
+        self.clock.read_waits()
     }
 
     /// Stops accepting and closes every connection.
