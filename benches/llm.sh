@@ -21,7 +21,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BIN:-$PWD/target/release/throng}
-SERVE=${SERVE:-$BIN serve llm}
 STREAMS=${STREAMS:-1000}
 DURATION=${DURATION:-10}
 TTFT_MS=${TTFT_MS:-50}
@@ -36,20 +35,12 @@ pin() { if [ -n "${1:-}" ]; then echo taskset -c "$1"; fi; }
 
 life_ms=$((TTFT_MS + (TOKENS - 1) * ITL_MS))
 rate=$(python3 -c "print(round($STREAMS * 1000 / $life_ms, 1))")
-work=$(mktemp -d)
-$(pin "${SERVER_CPU:-}") $SERVE --port "$PORT" --ttft "${TTFT_MS}ms" --itl "${ITL_MS}ms" \
-  --output-tokens "$TOKENS" > "$work/serve.out" 2>&1 &
-server=$!
-trap 'kill -INT $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 50); do
-  grep -q "serving on" "$work/serve.out" && break
-  sleep 0.1
-done
+. benches/lib/llm-testbed.sh
+start_testbed $(pin "${SERVER_CPU:-}")
 
 echo "throng serve llm: TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms, ${TOKENS} tokens (${life_ms} ms an answer)"
 echo "throng run --llm: open loop, ${rate} arrivals/s for ${DURATION}s, about ${STREAMS} streams at once"
 echo "cores: testbed ${SERVER_CPU:-any}, throng ${CLIENT_CPU:-any}"
-server_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 server_system() { awk '{print $15}' "/proc/$server/stat"; }
 before=$(server_ticks)
 before_system=$(server_system)

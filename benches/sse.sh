@@ -32,19 +32,10 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$VENV/bin/pip" install -q aiohttp
 fi
 
-work=$(mktemp -d)
-"$BIN" serve llm --port "$PORT" --ttft "${TTFT_MS}ms" --itl "${ITL_MS}ms" \
-  --output-tokens "$TOKENS" > "$work/serve.out" 2>&1 &
-server=$!
-trap 'kill -INT $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 50); do
-  grep -q "serving on" "$work/serve.out" && break
-  sleep 0.1
-done
+. benches/lib/llm-testbed.sh
+start_testbed
 url="http://127.0.0.1:$PORT"
 
-# The server's CPU (user + system, clock ticks) so far.
-server_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 # The most connections to the server established at once while `$1` runs (sampled every
 # 0.2 s), into the file `$2`: the streams at once, whichever client holds them.
 peak_connections() {
