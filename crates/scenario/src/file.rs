@@ -37,7 +37,8 @@ pub struct File {
     #[serde(default, deserialize_with = "present")]
     pub flows: Option<Spanned<Vec<Spanned<Flow>>>>,
     /// Seeds the picks of flows, so that a run can be repeated (user `u` of a run with seed `s`
-    /// picks the same flows every time).
+    /// picks the same flows every time), and an open loop's random arrivals (Poisson, gamma);
+    /// `--seed` overrides it.
     pub seed: Option<u64>,
     /// Docker containers to watch (used when container stats are available).
     #[serde(default)]

@@ -32,7 +32,10 @@ const EXPECTS: &[(&str, &str)] = &[
         "flows",
         "a list of flows (- flow: NAME, weight: 7, steps: [...])",
     ),
-    ("seed", "a whole number, seeding the picks of flows"),
+    (
+        "seed",
+        "a whole number, seeding the picks of flows and random arrivals",
+    ),
     ("weight", "a whole number from 1 to 1000000"),
     ("when", "a condition such as \"{{ balance > 100 }}\""),
     ("repeat", "a whole number of passes from 1 to 1000000"),
