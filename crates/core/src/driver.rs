@@ -250,9 +250,9 @@ pub trait Driver: Send + Sync + 'static {
 
     /// When a user's session ends (its iterations done, the run stopping, an open-loop slot
     /// retired): closes its connections politely (a WebSocket's close frame). The engine waits
-    /// for it at most 100 ms and counts it as no request; a session cut off at the end of the
-    /// grace period, or waiting out a think time when the run stops, is dropped without it.
-    /// Nothing by default.
+    /// for it at most 100 ms and counts it as no request; a user waiting out a think time, a
+    /// pause or a backoff when the run stops is woken to close; a session cut off at the end
+    /// of the grace period is dropped without it. Nothing by default.
     fn close(&self, _session: &mut Self::Session) -> impl Future<Output = ()> {
         std::future::ready(())
     }
