@@ -19,6 +19,8 @@ pub struct Steps<C: Client, R = StaticOnly> {
     /// A row over every step (a transaction), by its label.
     group: Option<String>,
     render: R,
+    /// Checked against the target by their maker already ([`Steps::checked`]).
+    checked: bool,
 }
 
 /// A user's session of a [`Steps`] plan: the client's own, and whether the last step's
@@ -56,6 +58,7 @@ impl<C: Client> Steps<C> {
             steps,
             group: None,
             render: StaticOnly,
+            checked: false,
         })
     }
 }
@@ -76,6 +79,15 @@ impl<C: Client, R> Steps<C, R> {
         self
     }
 
+    /// The same steps, checked against their target already by whoever made them (SQL's
+    /// check before the load prepares each statement to bind its parameters): the driver's
+    /// prepare does not do it again (a second connection, and statements the database's own
+    /// counters would show as the load's).
+    pub fn checked(mut self) -> Self {
+        self.checked = true;
+        self
+    }
+
     /// The same steps with their templates rendered per call by `render`.
     pub fn rendered_by<S: Render>(self, render: S) -> Steps<C, S> {
         Steps {
@@ -83,6 +95,7 @@ impl<C: Client, R> Steps<C, R> {
             steps: self.steps,
             group: self.group,
             render,
+            checked: self.checked,
         }
     }
 
@@ -173,8 +186,12 @@ impl<C: Client, R: Render + Send + Sync + 'static> crate::Driver for Steps<C, R>
     }
 
     /// The client's check of every step against its target ([`Client::prepare`]: SQL's
-    /// statements each prepared once), as a scenario's driver does it for each target's steps.
+    /// statements each prepared once), as a scenario's driver does it for each target's steps;
+    /// none for steps made [`Steps::checked`].
     async fn prepare(&self) -> Result<(), SetupError> {
+        if self.checked {
+            return Ok(());
+        }
         let steps: Vec<&C::Step> = self.steps.iter().map(|(_, s)| s).collect();
         self.client
             .prepare(&steps)
@@ -267,7 +284,7 @@ mod tests {
 
     /// The driver's prepare is the client's, given every step once, in order (a URL run's
     /// steps were not prepared at all when `Steps` left it to the default); its refusal stops
-    /// the run with the client's message.
+    /// the run with the client's message. Steps their maker checked are not prepared again.
     #[tokio::test]
     async fn prepare_hands_every_step_to_the_client_once() {
         let steps = vec![("read".into(), "select"), ("write".into(), "update")];
@@ -283,5 +300,10 @@ mod tests {
         let e = bad.prepare().await.unwrap_err();
         assert_eq!(e, SetupError("`bad` does not prepare".into()));
         assert_eq!(bad.client().prepared.lock().unwrap().len(), 1);
+        let checked = Steps::new(Preparing::default(), "bad", "bad")
+            .unwrap()
+            .checked();
+        checked.prepare().await.unwrap();
+        assert!(checked.client().prepared.lock().unwrap().is_empty());
     }
 }

@@ -238,7 +238,8 @@ impl SqlDriver {
             _ => conn.close().await,
         }
         let steps = result?;
-        self.plan(steps)
+        // Each statement prepared just now: the run's prepare need not again.
+        self.plan(steps).map(Steps::checked)
     }
 
     /// The steps as configured, unchecked: statements unprepared, parameters unbound (a
