@@ -242,9 +242,10 @@ impl SqlDriver {
         self.plan(steps).map(Steps::checked)
     }
 
-    /// The steps as configured, unchecked: statements unprepared, parameters unbound (a
-    /// statement with placeholders fails each call). For a caller that checked already, or
-    /// tests of a database that goes bad after its check.
+    /// The steps as configured, unchecked: statements unprepared, parameters unbound. Under
+    /// `throng::Run` they are prepared before the load, where a bad statement stops the run
+    /// as bad input; under `engine::run` alone a statement with placeholders fails each call.
+    /// For a caller that checked already, or tests of a database that goes bad after its check.
     pub fn unchecked(self) -> Result<SqlSteps, SqlError> {
         let steps = self.draft.clone();
         self.plan(steps)
