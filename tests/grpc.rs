@@ -105,6 +105,9 @@ async fn a_status_is_grpc_status_with_its_message() {
     assert!(sample.contains("the testbed answers status 14"), "{sample}");
 }
 
+/// A call's deadline is its stream's on the shared connection, which the connection's task
+/// watches (no timer of the call's own): the calls time out by it though nothing arrives, their
+/// streams are reset, and the one connection carries the next calls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_its_deadline_is_a_timeout() {
     let t = target(GrpcTarget {
@@ -116,19 +119,32 @@ async fn a_call_past_its_deadline_is_a_timeout() {
         &t.url(),
         "--call",
         "helloworld.Greeter/SayHello",
+        // No reflection: its question would be one more connection.
+        "--proto",
+        GREETER,
         "-t",
         "100ms",
         "-c",
         "2",
         "-n",
-        "4",
+        "6",
     ])
     .await;
-    assert_eq!(s.total.samples, 4);
-    assert_eq!(errors_of(&s, ErrorClass::Timeout), 4);
+    assert_eq!(s.total.samples, 6);
+    assert_eq!(errors_of(&s, ErrorClass::Timeout), 6);
     // Timed into the latency histogram at what they waited: the deadline, not the delay.
     let p50 = s.total.latency.value_at_quantile(0.5);
     assert!((90_000..300_000).contains(&p50), "{p50} µs");
+    let max = s.total.latency.max();
+    assert!(
+        max < 350_000,
+        "by the deadline, not the late answer: {max} µs"
+    );
+    assert_eq!(
+        t.connections(),
+        1,
+        "three rounds of calls on one connection"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

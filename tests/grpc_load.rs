@@ -88,6 +88,36 @@ async fn a_server_stream_has_a_row_of_its_messages() {
     assert_eq!(s.labels.len(), 1);
 }
 
+/// A server stream's deadline is the whole call's, not each message's: messages 40 ms apart
+/// never end a call of 50 before its 300 ms are up, and what came is in the messages' row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_stream_times_out_whole_not_message_by_message() {
+    let t = slow_greeter().await;
+    let call = "helloworld.Greeter/SayHellos";
+    let data = r#"{"name":"s","count":50}"#;
+    let s = run(&[
+        &t.url(),
+        "--call",
+        call,
+        "-d",
+        data,
+        "-t",
+        "300ms",
+        "-n",
+        "4",
+    ])
+    .await;
+    assert_eq!(s.labels[0].samples, 4);
+    assert_eq!(s.labels[0].errors, 4, "{:?}", s.errors);
+    assert_eq!(common::errors_of(&s, throng::core::ErrorClass::Timeout), 4);
+    let whole = Percentiles::of(&s.labels[0].latency);
+    assert!((290_000..1_000_000).contains(&whole.min), "{whole:?}");
+    assert!(whole.max < 1_000_000, "{whole:?}");
+    // About 7 messages a call came before its deadline.
+    let messages = s.labels[1].samples;
+    assert!((4 * 3..4 * 12).contains(&messages), "{messages} messages");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bidi_stream_has_a_row_of_its_replies() {
     // The greeter answers each message 40 ms after reading it; the 3 are sent at once.

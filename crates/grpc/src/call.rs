@@ -35,6 +35,8 @@ pub(crate) enum CallError {
     Connect(Box<Outcome>),
     /// The stream or its connection failed: its class and what happened.
     Transport(ErrorClass, String),
+    /// The call's deadline passed before its end (its stream was reset).
+    TimedOut,
 }
 
 /// A message behind gRPC's 5-byte prefix (uncompressed, length).
@@ -85,12 +87,18 @@ impl Call<'_> {
 /// server did not process (above its GOAWAY's last stream id, refused) goes once more, on a new
 /// connection, as long as nothing of its reply came. `used` is the connection it went on last
 /// (its bytes are the call's).
+///
+/// The whole call, its attempts and their streams' messages, ends by `by`: the stream's
+/// deadline on its connection, which the connection's task watches with one timer for all its
+/// streams (`Client::send_by`, `Client::stream_by`), so a call arms no timer of its own; only
+/// the rare new connection of a second attempt is bounded by tokio's.
 pub(crate) async fn call(
     pool: &Pool,
     seat: &Seat,
     used: &mut Client,
     call: &Call<'_>,
     gaps: &mut Vec<Duration>,
+    by: Instant,
 ) -> Result<Answer, CallError> {
     let mut reader = Reader {
         messages: Messages::default(),
@@ -102,25 +110,27 @@ pub(crate) async fn call(
     };
     let mut retried = false;
     loop {
-        match once(used, call, &mut reader).await {
+        match once(used, call, &mut reader, by.into_std()).await {
             Ok(resp) => return ended(resp, reader.buf, call.keep),
             Err(StreamError::NotProcessed(_)) if !retried && !reader.got => {
                 retried = true;
-                *used = pool
-                    .client(seat)
-                    .await
-                    .map_err(|o| CallError::Connect(Box::new(o)))?;
+                let Ok(opened) = tokio::time::timeout_at(by, pool.client(seat)).await else {
+                    return Err(CallError::TimedOut);
+                };
+                *used = opened.map_err(|o| CallError::Connect(Box::new(o)))?;
             }
+            Err(StreamError::TimedOut) => return Err(CallError::TimedOut),
             Err(e) => return Err(CallError::Transport(used.classify(&e), e.to_string())),
         }
     }
 }
 
-/// One attempt of a call on `client`.
+/// One attempt of a call on `client`, its stream's deadline `by`.
 async fn once(
     client: &Client,
     call: &Call<'_>,
     reader: &mut Reader<'_>,
+    by: std::time::Instant,
 ) -> Result<Response, StreamError> {
     let keep = Keep {
         headers: call.keep,
@@ -134,22 +144,25 @@ async fn once(
                 body: body.clone(),
                 keep,
             };
-            let mut resp = client.send(req).await?;
+            let mut resp = client.send_by(req, by).await?;
             reader.buf = std::mem::take(&mut resp.body);
             return Ok(resp);
         }
-        Some(body) => client.send_streaming(Request {
-            headers: call.headers,
-            body: body.clone(),
-            keep,
-        })?,
+        Some(body) => {
+            let req = Request {
+                headers: call.headers,
+                body: body.clone(),
+                keep,
+            };
+            client.stream_by(req, true, by)?
+        }
         None => {
             let req = Request {
                 headers: call.headers,
                 body: call.frames.first().cloned().unwrap_or_default(),
                 keep,
             };
-            let mut stream = client.open_stream(req)?;
+            let mut stream = client.stream_by(req, false, by)?;
             if !send_rest(&mut stream, call, reader).await {
                 // The reply ended while requests were still to go: it says how the call went.
                 return stream.end().await;

@@ -307,19 +307,20 @@ impl Target {
             keep: want_reply,
         };
         let mut gaps = Vec::new();
+        // The call's deadline, watched by its connection's task (see `call::call`).
         let deadline = tokio::time::Instant::now() + t;
-        let work = call::call(&session.pool, &session.seat, &mut client, &call, &mut gaps);
-        let result = tokio::time::timeout_at(deadline, work).await;
+        let pool = &session.pool;
+        let result = call::call(pool, &session.seat, &mut client, &call, &mut gaps, deadline).await;
         // The server saw the same deadline (grpc-timeout) and may end the call first: grpc-go
         // answers CANCELLED at it. A call that ends so at its deadline is a timeout too.
         let at_deadline = || tokio::time::Instant::now() + t.mul_f64(0.05) >= deadline;
         let (sent, received) = session.pool.take_bytes(&session.seat, &client);
         let (mut outcome, reply) = match result {
-            Err(_) => (
+            Err(CallError::TimedOut) => (
                 Outcome::failed(ErrorClass::Timeout, format!("no end of call within {t:?}")),
                 None,
             ),
-            Ok(Ok(answer)) => {
+            Ok(answer) => {
                 let reply = want_reply.then(|| {
                     reply(
                         method,
@@ -336,11 +337,9 @@ impl Target {
                     reply,
                 )
             }
-            Ok(Err(CallError::Connect(o))) => (*o, None),
-            Ok(Err(CallError::Transport(class, message))) => {
-                (Outcome::failed(class, message), None)
-            }
-            Ok(Err(CallError::Status(code, text, md))) => {
+            Err(CallError::Connect(o)) => (*o, None),
+            Err(CallError::Transport(class, message)) => (Outcome::failed(class, message), None),
+            Err(CallError::Status(code, text, md)) => {
                 let mut failed = failure(method, code, &text, &md, want_reply);
                 if code == 1 && at_deadline() {
                     failed.0.error = Some(ErrorClass::Timeout);

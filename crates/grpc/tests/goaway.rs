@@ -8,15 +8,18 @@
 //! each call.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
+mod common;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use throng_core::Driver;
-use throng_grpc::{Descriptors, GrpcClient, GrpcConfig, Pool};
+use throng_grpc::{GrpcClient, Pool};
 use throng_h2::frame::{self, flag, kind, Head, Reason, HEADER_LEN};
-use throng_h2::hpack::Block;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+use common::{answer, greeter};
 
 /// What the server saw: connections, calls read on the first connection, calls answered.
 #[derive(Default)]
@@ -24,23 +27,6 @@ struct Seen {
     connections: AtomicU32,
     first_read: AtomicU32,
     answered: AtomicU32,
-}
-
-/// An OK reply on stream `id`: its head, one empty message, `grpc-status: 0` in the trailers.
-fn answer(out: &mut Vec<u8>, id: u32) {
-    let head = Block::builder()
-        .field(":status", b"200")
-        .field("content-type", b"application/grpc")
-        .build();
-    let trailers = Block::builder().field("grpc-status", b"0").build();
-    let (head, trailers) = (head.fixed().unwrap(), trailers.fixed().unwrap());
-    frame::write_header(out, head.len(), kind::HEADERS, flag::END_HEADERS, id);
-    out.extend_from_slice(head);
-    frame::write_header(out, 5, kind::DATA, 0, id);
-    out.extend_from_slice(&[0; 5]);
-    let end = flag::END_HEADERS | flag::END_STREAM;
-    frame::write_header(out, trailers.len(), kind::HEADERS, end, id);
-    out.extend_from_slice(trailers);
 }
 
 async fn connection(mut tcp: TcpStream, first: bool, seen: Arc<Seen>) {
@@ -113,16 +99,7 @@ async fn calls_above_a_goaway_go_again_on_a_new_connection_each_answered_once() 
             tokio::spawn(connection(tcp, first, server.clone()));
         }
     });
-    let mut cfg =
-        GrpcConfig::new(&format!("grpc://{addr}"), "helloworld.Greeter/SayHello").unwrap();
-    cfg.descriptors = Descriptors::Protos {
-        files: vec![concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../testbed/proto/greeter.proto"
-        )
-        .into()],
-        includes: vec![],
-    };
+    let mut cfg = greeter(&format!("grpc://{addr}"), "SayHello");
     cfg.data = Some(r#"{"name":"a"}"#.into());
     cfg.streams = 3;
     let d = GrpcClient::one_step(cfg).await.unwrap();
