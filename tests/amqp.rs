@@ -20,11 +20,23 @@ use crate::common::{closed_port, said, throng};
 pub(crate) struct Broker {
     port: u16,
     management: u16,
+    /// The TLS listener's port and its certificate's file, for [`Broker::start_tls`].
+    tls: Option<(u16, std::path::PathBuf)>,
     _watchdog: (ChildStdin, Child),
 }
 
 impl Broker {
     pub(crate) fn start() -> Broker {
+        Broker::start_with(false)
+    }
+
+    /// A node with a TLS listener beside its plain one: a self-signed certificate for
+    /// `localhost` and `127.0.0.1` made here, in its directory.
+    pub(crate) fn start_tls() -> Broker {
+        Broker::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> Broker {
         let server = "/usr/lib/rabbitmq/bin/rabbitmq-server";
         assert!(
             std::path::Path::new(server).exists(),
@@ -35,14 +47,28 @@ impl Broker {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("mnesia")).unwrap();
         std::fs::create_dir_all(dir.join("log")).unwrap();
-        std::fs::write(
-            dir.join("rabbitmq.conf"),
-            format!(
-                "listeners.tcp.default = 127.0.0.1:{port}\nmanagement.tcp.port = {management}\n\
-                 management.tcp.ip = 127.0.0.1\ncollect_statistics_interval = 1000\n"
-            ),
-        )
-        .unwrap();
+        let mut conf = format!(
+            "listeners.tcp.default = 127.0.0.1:{port}\nmanagement.tcp.port = {management}\n\
+             management.tcp.ip = 127.0.0.1\ncollect_statistics_interval = 1000\n"
+        );
+        let tls = tls.then(|| {
+            let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+            let cert = rcgen::generate_simple_self_signed(names).unwrap();
+            let (ca, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+            std::fs::write(&ca, cert.cert.pem()).unwrap();
+            std::fs::write(&key, cert.key_pair.serialize_pem()).unwrap();
+            let t = closed_port();
+            conf.push_str(&format!(
+                "listeners.ssl.default = 127.0.0.1:{t}\nssl_options.certfile = {}\n\
+                 ssl_options.keyfile = {}\nssl_options.cacertfile = {}\n\
+                 ssl_options.verify = verify_none\nssl_options.fail_if_no_peer_cert = false\n",
+                ca.display(),
+                key.display(),
+                ca.display()
+            ));
+            (t, ca)
+        });
+        std::fs::write(dir.join("rabbitmq.conf"), conf).unwrap();
         std::fs::write(dir.join("enabled_plugins"), "[rabbitmq_management].").unwrap();
         let d = |p: &str| dir.join(p);
         let mut node = Command::new(server)
@@ -76,7 +102,10 @@ impl Broker {
             .unwrap();
         let stdin = dog.stdin.take().unwrap();
         let until = Instant::now() + Duration::from_secs(60);
-        for p in [port, management] {
+        for p in [port, management]
+            .into_iter()
+            .chain(tls.as_ref().map(|t| t.0))
+        {
             while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
                 assert!(
                     Instant::now() < until,
@@ -88,6 +117,7 @@ impl Broker {
         Broker {
             port,
             management,
+            tls,
             _watchdog: (stdin, dog),
         }
     }
@@ -334,6 +364,18 @@ async fn a_broker_that_is_not_there_fails_as_connect_and_bad_input_exits_2() {
 
     let url = "amqp://127.0.0.1:5672/%2f?routing_key=greeter";
     for (a, says) in [
+        (
+            vec!["--cacert", "/nonexistent/ca.pem"],
+            "--cacert applies to amqps:// targets",
+        ),
+        (
+            vec![
+                "amqps://127.0.0.1/%2f?routing_key=greeter",
+                "--cacert",
+                "/nonexistent/ca.pem",
+            ],
+            "cannot use CA file /nonexistent/ca.pem",
+        ),
         (vec!["--amqp-mode", "push"], "--amqp-mode"),
         (vec!["--confirms"], "--amqp-mode publish"),
         (
@@ -343,7 +385,13 @@ async fn a_broker_that_is_not_there_fails_as_connect_and_bad_input_exits_2() {
         (vec!["--exchange", "a b"], "--exchange"),
         (vec!["--amqp-monitor", "127.0.0.1:15672"], "--amqp-monitor"),
     ] {
+        // A URL among the flags is the run's (clap takes it wherever it stands).
+        let url = match a.first() {
+            Some(u) if u.starts_with("amqps://") => "",
+            _ => url,
+        };
         let mut all = vec!["run", url, "-n", "1", "--no-tui"];
+        all.retain(|s| !s.is_empty());
         all.extend(a.iter().copied());
         let all: Vec<String> = all.iter().map(|s| s.to_string()).collect();
         let o = tokio::task::spawn_blocking(move || {
@@ -356,7 +404,7 @@ async fn a_broker_that_is_not_there_fails_as_connect_and_bad_input_exits_2() {
     }
     for (bad, says) in [
         ("amqp://127.0.0.1:5672/%2f", "no routing key"),
-        ("amqps://127.0.0.1/%2f?routing_key=x", "amqps"),
+        ("amqps://127.0.0.1:0/%2f?routing_key=x", "not a port"),
         ("amqp://127.0.0.1/%2f?queue=x", "unknown parameter"),
     ] {
         let o = tokio::task::spawn_blocking(move || throng(&["run", bad, "-n", "1"]))
@@ -364,5 +412,44 @@ async fn a_broker_that_is_not_there_fails_as_connect_and_bad_input_exits_2() {
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", said(&o));
         assert!(said(&o).contains(says), "{bad}: {}", said(&o));
+    }
+}
+
+/// amqps:// as a user meets it: RPC over the TLS listener with `--cacert` (the handshake the
+/// `tls` phase of the connections' first calls), the same without it (the web roots do not
+/// hold the test's certificate) and the plain listener behind amqps:// fail as `tls` at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn amqps_runs_with_the_ca_and_an_untrusted_or_plain_broker_fails_as_tls() {
+    let broker = Broker::start_tls();
+    let _responder = responder(&broker, "greeter");
+    let (tls_port, ca) = broker.tls.clone().unwrap();
+    let url = format!("amqps://guest:guest@127.0.0.1:{tls_port}/%2f?routing_key=greeter");
+    let ca = ca.to_str().unwrap();
+    let (o, r) = run(&[
+        "run", &url, "-d", "world", "-c", "2", "-n", "100", "--cacert", ca,
+    ])
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(r["total"]["samples"], 100, "{r}");
+    assert_eq!(r["total"]["errors"], 0, "{r}");
+    assert_eq!(r["status_codes"]["amqp 0 OK"], 100, "{r}");
+    let phases = &r["labels"][0]["phases"];
+    let opened = phases["new_connections"].as_u64().unwrap();
+    assert!(opened >= 1, "{r}");
+    assert_eq!(phases["tls"]["stats"]["count"], opened, "{r}");
+    assert_eq!(phases["connect"]["stats"]["count"], opened, "{r}");
+
+    let plain = format!(
+        "amqps://guest:guest@127.0.0.1:{}/%2f?routing_key=greeter",
+        broker.port
+    );
+    for (url, flag) in [(url.as_str(), None), (plain.as_str(), Some("-k"))] {
+        let mut a = vec!["run", url, "-c", "1", "-z", "1s"];
+        a.extend(flag);
+        let (o, r) = run(&a).await;
+        let samples = r["total"]["samples"].as_u64().unwrap();
+        assert!(samples >= 1, "{url}: {r}");
+        assert_eq!(r["total"]["errors_by_class"]["tls"], samples, "{url}: {r}");
+        assert!(said(&o).contains("no request succeeded"), "{}", said(&o));
     }
 }

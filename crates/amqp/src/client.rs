@@ -14,16 +14,17 @@ use lapin::message::Delivery;
 use lapin::options::{BasicConsumeOptions, BasicPublishOptions, ConfirmSelectOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
 use lapin::Confirmation;
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
+use lapin::{BasicProperties, Channel, Connection};
 use throng_core::step::{Client, ClientOptions, Render, Reply};
-use throng_core::{DriverReport, ErrorClass, Outcome};
+use throng_core::{DriverReport, ErrorClass, Outcome, Phases};
+use throng_net::Opened;
 use tokio::sync::{oneshot, OnceCell};
 use tokio::time::{timeout_at, Instant};
 
 use crate::consume::{self, Consumer, Consuming, Table, Undelivered, SENT_HEADER};
 use crate::status::{self, NACKED, OK};
 use crate::step::{AmqpOptions, AmqpStep, Mode};
-use crate::target::{classify, connect_failed, Target};
+use crate::target::{classify, Target};
 
 /// RabbitMQ's pseudo-queue for direct reply-to.
 pub const REPLY_TO: &str = "amq.rabbitmq.reply-to";
@@ -88,37 +89,16 @@ pub struct AmqpWorker {
 pub struct AmqpSession {
     conn: Rc<tokio::sync::Mutex<Option<Rc<Conn>>>>,
     consuming: bool,
-}
-
-/// Connects to `uri` within `timeout` (lapin's connect has none of its own).
-pub(crate) async fn connect(
-    uri: &str,
-    shown: &str,
-    timeout: Duration,
-) -> Result<Connection, Outcome> {
-    let props = ConnectionProperties::default().with_connection_name("throng".into());
-    match tokio::time::timeout(timeout, Connection::connect(uri, props)).await {
-        Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => Err(connect_failed(shown, &e)),
-        Err(_) => Err(Outcome::failed(
-            ErrorClass::Timeout,
-            format!("connecting to AMQP at {shown} timed out after {timeout:?}"),
-        )),
-    }
+    /// The connection this user opened, its phases still to be reported by its next call:
+    /// before the call (by `connect`) or inside it.
+    opened: Option<(Opened, throng_core::Connection)>,
 }
 
 impl AmqpClient {
     /// A client of the target at `url` with `options` (its [`AmqpOptions`], or the defaults).
     pub fn new(url: &str, options: &ClientOptions) -> Result<AmqpClient, String> {
-        let target = Target::parse(url)?;
+        let target = Target::parse(url)?.trusting(options.cacert.as_deref(), options.insecure)?;
         let own = options.of::<AmqpOptions>().cloned().unwrap_or_default();
-        if options.cacert.is_some() || options.insecure {
-            return Err(format!(
-                "TLS options apply to TLS targets; {} is plain AMQP (amqps is not supported \
-                 yet)",
-                target.shown
-            ));
-        }
         let exchange = own
             .exchange
             .clone()
@@ -172,9 +152,9 @@ impl AmqpClient {
         self.consumer.get().map(|c| c.queue.as_str())
     }
 
-    async fn open(&self) -> Result<Rc<Conn>, Outcome> {
+    async fn open(&self) -> Result<(Rc<Conn>, Opened), Outcome> {
         let shown = &self.target.shown;
-        let conn = connect(&self.target.uri, shown, self.connect_timeout).await?;
+        let (conn, opened) = self.target.connect(self.connect_timeout).await?;
         let deadline = Instant::now() + self.connect_timeout;
         let failed = |what: &str, e: lapin::Error| {
             let (class, status) = classify(&e);
@@ -248,23 +228,30 @@ impl AmqpClient {
             }
         });
         self.connections.fetch_add(1, Ordering::Relaxed);
-        Ok(Rc::new(Conn {
+        let conn = Conn {
             conn,
             rpc,
             publish,
             waiting,
-        }))
+        };
+        Ok((Rc::new(conn), opened))
     }
 
-    /// The worker's connection: the one made, or a new one if there is none or it is gone.
-    async fn conn(&self, s: &AmqpSession) -> Result<Rc<Conn>, Outcome> {
+    /// The worker's connection: the one made, or a new one if there is none or it is gone,
+    /// its opening (`how`: before a call or inside it) kept for the session's next call.
+    async fn conn(
+        &self,
+        s: &mut AmqpSession,
+        how: throng_core::Connection,
+    ) -> Result<Rc<Conn>, Outcome> {
         let mut slot = s.conn.lock().await;
         if let Some(c) = slot.as_ref().filter(|c| c.up()) {
             return Ok(c.clone());
         }
         *slot = None;
-        let c = self.open().await?;
+        let (c, opened) = self.open().await?;
         *slot = Some(c.clone());
+        s.opened = Some((opened, how));
         Ok(c)
     }
 
@@ -274,13 +261,12 @@ impl AmqpClient {
             .get_or_try_init(|| {
                 consume::start(
                     Consuming {
-                        uri: self.target.uri.clone(),
+                        target: self.target.clone(),
                         exchange: self.exchange.clone(),
                         routing_key: self.routing_key.clone(),
                         ack: self.own.ack,
                         prefetch: self.own.prefetch,
                         connect_timeout: self.connect_timeout,
-                        shown: self.target.shown.clone(),
                     },
                     self.table.clone(),
                 )
@@ -467,6 +453,7 @@ impl Client for AmqpClient {
         AmqpSession {
             conn: worker.conn.clone(),
             consuming: false,
+            opened: None,
         }
     }
 
@@ -474,7 +461,7 @@ impl Client for AmqpClient {
     /// target its consumer (started by the first user of any worker), each timed apart from
     /// the steps; a failure is the step's outcome.
     async fn connect(&self, s: &mut AmqpSession) -> Result<(), Outcome> {
-        self.conn(s).await?;
+        self.conn(s, throng_core::Connection::Before).await?;
         if self.own.mode == Mode::Publish && !s.consuming {
             self.consume().await?;
             s.consuming = true;
@@ -495,7 +482,7 @@ impl Client for AmqpClient {
             }
             s.consuming = true;
         }
-        let conn = match self.conn(s).await {
+        let conn = match self.conn(s, throng_core::Connection::New).await {
             Ok(c) => c,
             Err(o) => return (o, None),
         };
@@ -514,7 +501,7 @@ impl Client for AmqpClient {
         };
         let exchange = step.exchange.as_deref().unwrap_or(&self.exchange);
         let key = step.routing_key.as_deref().unwrap_or(&self.routing_key);
-        match step.mode {
+        let (mut outcome, reply) = match step.mode {
             Mode::Rpc => {
                 self.rpc(&conn, exchange, key, payload, headers, want_reply)
                     .await
@@ -538,7 +525,15 @@ impl Client for AmqpClient {
                 });
                 (outcome, reply)
             }
+        };
+        // The connect and TLS phases of the connection this user opened (the worker's other
+        // users' calls on it report none: the steps' own phases are not timed).
+        if let Some((opened, how)) = s.opened.take() {
+            let mut phases = Phases::on(how);
+            opened.into_phases(&mut phases);
+            outcome.phases = phases;
         }
+        (outcome, reply)
     }
 
     /// A publishing step publishes on its target's route, where throng's consumer is.

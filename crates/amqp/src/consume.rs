@@ -261,8 +261,8 @@ impl Drop for Awaited {
 /// Where and how the consumer consumes.
 #[derive(Debug, Clone)]
 pub struct Consuming {
-    /// lapin's URL of the broker.
-    pub uri: String,
+    /// The broker (its URL, TLS or not).
+    pub(crate) target: crate::target::Target,
     /// The exchange; empty: the default exchange.
     pub exchange: String,
     /// The routing key.
@@ -273,8 +273,6 @@ pub struct Consuming {
     pub prefetch: u16,
     /// The connect timeout.
     pub connect_timeout: std::time::Duration,
-    /// `host:port/vhost`, for messages.
-    pub shown: String,
 }
 
 /// The consumer's thread, running until dropped.
@@ -344,7 +342,7 @@ async fn setup(c: &Consuming) -> Result<Setup, Outcome> {
         }
         o
     };
-    let conn = crate::client::connect(&c.uri, &c.shown, c.connect_timeout).await?;
+    let (conn, _) = c.target.connect(c.connect_timeout).await?;
     let mut ch = conn
         .create_channel()
         .await

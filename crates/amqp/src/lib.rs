@@ -1,5 +1,5 @@
-//! RabbitMQ (AMQP 0.9.1, `amqp://USER:PASS@HOST:PORT/VHOST`) for throng, on lapin: a protocol
-//! crate on core's open contract ([`throng_core::step::Protocol`] and
+//! RabbitMQ (AMQP 0.9.1, `amqp://USER:PASS@HOST:PORT/VHOST`, and `amqps://` over TLS) for
+//! throng, on lapin: a protocol crate on core's open contract ([`throng_core::step::Protocol`] and
 //! [`throng_core::step::Client`]) and nothing else, registered by one line of
 //! `throng_protocols::registry()`.
 //!
@@ -39,6 +39,18 @@
 //! broker that comes back is used again, and one that is down fails the connect (class
 //! `connect`, the engine backs off). Bad credentials are the broker's `403 ACCESS_REFUSED`
 //! and a vhost that does not exist its `530 NOT_ALLOWED`, class `status` at connect.
+//!
+//! With `amqps://` (port 5671 by default) every connection, throng's consumer's too, is TLS from
+//! its first byte, with throng-net's rustls configuration (the web roots, `--cacert`, or none
+//! with `--insecure`). throng opens the stream itself and hands it to lapin
+//! (`Connection::connector`), so lapin brings no TLS backend or roots of its own (its stream
+//! type's rustls variant only, tcp-stream's `rustls-futures`), and the TCP connect and the
+//! handshake are timed: the `connect` and `tls` phases of the first call of the user that
+//! opened the connection (`Before` when opened by `connect`, outside the step's latency). The
+//! other calls report no phases (AMQP's own are not timed): a row's phases count the openings
+//! only, none as reused. A failed handshake (an untrusted certificate, a broker's plain
+//! listener, which answers a ClientHello with AMQP's protocol header) is class `tls`, at once;
+//! a CA file that cannot be read, or `--cacert` on `amqp://`, is an error before any load.
 //!
 //! Bytes are the messages' payloads, each way (AMQP's frames and properties are not counted).
 //!

@@ -148,8 +148,10 @@ impl Protocol for AmqpProtocol {
     }
 
     fn schemes(&self) -> &'static [&'static str] {
-        &["amqp"]
+        &["amqp", "amqps"]
     }
+
+    const TLS_SCHEMES: &'static [&'static str] = &["amqps"];
 
     fn key(&self) -> &'static str {
         "amqp"

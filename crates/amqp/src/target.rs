@@ -1,17 +1,33 @@
-//! A target's URL (`amqp://[USER:PASS@]HOST[:PORT]/VHOST[?routing_key=K&exchange=E]`) and how a
-//! failure of lapin's is classified.
+//! A target's URL (`amqp://[USER:PASS@]HOST[:PORT]/VHOST[?routing_key=K&exchange=E]`, `amqps://`
+//! the same over TLS), how a connection to it is opened (TCP, then TLS for `amqps://`, each
+//! timed), and how a failure of lapin's is classified.
 
-use lapin::ErrorKind;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_rs::traits::{Reactor, RuntimeKit};
+use async_rs::Runtime;
+use lapin::uri::AMQPUri;
+use lapin::{AsyncTcpStream, Connection, ConnectionProperties, ErrorKind};
 use percent_encoding::percent_decode_str;
-use throng_core::{ErrorClass, Status};
+use throng_core::{ErrorClass, Outcome, Status};
+use throng_net::Opened;
 
-/// An `amqp://` URL, checked.
+/// An `amqp://` or `amqps://` URL, checked.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
-    /// The URL lapin connects to (`amqp://user:pass@host:port/vhost`, no query).
+    /// The URL lapin is given (`amqp://user:pass@host:port/vhost`, no query): its credentials
+    /// and vhost; the stream under it is throng's, TLS or not.
     pub(crate) uri: String,
     /// `host:port/vhost`, for messages (no credentials).
     pub(crate) shown: String,
+    /// The host, as the URL has it (an IPv6 address in brackets), and the port.
+    host: String,
+    port: u16,
+    /// For `amqps://`: whether it is TLS, and once [`Target::trusting`] made it, the TLS
+    /// connector (throng-net's rustls configuration).
+    pub(crate) tls: bool,
+    connector: Option<tcp_stream::RustlsConnector>,
     /// The URL's `routing_key`, if any.
     pub(crate) routing_key: Option<String>,
     /// The URL's `exchange`, if any.
@@ -21,20 +37,18 @@ pub(crate) struct Target {
 impl Target {
     /// The target of `url`, or what is wrong with it.
     pub(crate) fn parse(url: &str) -> Result<Target, String> {
-        let rest = match url.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("amqp") => rest,
-            Some((scheme, _)) if scheme.eq_ignore_ascii_case("amqps") => {
-                return Err(format!(
-                    "{url}: amqps (AMQP over TLS) is not supported yet; amqp:// is"
-                ))
-            }
+        let (rest, tls) = match url.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("amqp") => (rest, false),
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("amqps") => (rest, true),
             _ => {
                 return Err(format!(
                     "{url}: an AMQP URL is amqp://[USER:PASS@]HOST[:PORT]/VHOST (e.g. \
-                     amqp://guest:guest@127.0.0.1:5672/%2f, %2f being the vhost /)"
+                     amqp://guest:guest@127.0.0.1:5672/%2f, %2f being the vhost /), or \
+                     amqps://... over TLS"
                 ))
             }
         };
+        let default_port = if tls { 5671 } else { 5672 };
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
         let (authority, vhost) = rest.split_once('/').unwrap_or((rest, ""));
         let (userinfo, host_port) = match authority.rsplit_once('@') {
@@ -44,15 +58,16 @@ impl Target {
         if host_port.is_empty() || host_port.starts_with(':') {
             return Err(format!("{url}: no host"));
         }
-        let host_port = match host_port.rsplit_once(':') {
+        let (host, port) = match host_port.rsplit_once(':') {
             Some((h, p)) if !h.ends_with(']') || host_port.starts_with('[') => {
                 match p.parse::<u16>() {
-                    Ok(p) if p > 0 => format!("{h}:{p}"),
+                    Ok(p) if p > 0 => (h.to_string(), p),
                     _ => return Err(format!("{url}: {p:?} is not a port")),
                 }
             }
-            _ => format!("{host_port}:5672"),
+            _ => (host_port.to_string(), default_port),
         };
+        let host_port = format!("{host}:{port}");
         if vhost.contains('/') {
             return Err(format!(
                 "{url}: the vhost is one path segment (write / as %2f)"
@@ -96,9 +111,120 @@ impl Target {
         Ok(Target {
             uri,
             shown: format!("{host_port}/{vhost_shown}"),
+            host,
+            port,
+            tls,
+            connector: None,
             routing_key,
             exchange,
         })
+    }
+
+    /// The target trusting brokers as `cacert` and `insecure` say (throng-net's rustls
+    /// configuration: a CA file, the web roots, or no verification), made now so that a CA
+    /// file that cannot be read is said before any load; `--cacert` on `amqp://` is an error.
+    pub(crate) fn trusting(
+        mut self,
+        cacert: Option<&std::path::Path>,
+        insecure: bool,
+    ) -> Result<Target, String> {
+        if !self.tls {
+            return match cacert {
+                Some(_) => Err(format!(
+                    "--cacert applies to amqps:// targets; {} is plain AMQP",
+                    self.shown
+                )),
+                None => Ok(self),
+            };
+        }
+        let opts = throng_net::TlsOptions {
+            insecure,
+            cacert: cacert.map(std::path::Path::to_path_buf),
+            alpn: Vec::new(),
+        };
+        let config = throng_net::client_config(&opts).map_err(|e| e.to_string())?;
+        throng_net::server_name(&self.host).map_err(|e| format!("{}: {e}", self.shown))?;
+        self.connector = Some(tcp_stream::RustlsConnector::from(config));
+        Ok(self)
+    }
+
+    /// An AMQP connection to the broker within `timeout` (lapin's connect has none of its
+    /// own), and how long its TCP connect and TLS handshake took.
+    pub(crate) async fn connect(&self, timeout: Duration) -> Result<(Connection, Opened), Outcome> {
+        let shown = &self.shown;
+        let uri: AMQPUri = self.uri.parse().map_err(|e: String| {
+            Outcome::failed(ErrorClass::Other, format!("AMQP at {shown}: {e}"))
+        })?;
+        let props = ConnectionProperties::default().with_connection_name("throng".into());
+        let runtime = lapin::runtime::default_runtime()
+            .map_err(|e| Outcome::failed(ErrorClass::Other, format!("AMQP at {shown}: {e}")))?;
+        // lapin runs the stream on its own I/O thread and opens it there (no retry: its
+        // default backoff has none): the opening's times come back through this slot.
+        let opened = Arc::new(std::sync::Mutex::new(None));
+        let dial = Dial {
+            host: self.host.trim_matches(|c| c == '[' || c == ']').to_string(),
+            port: self.port,
+            connector: self.connector.clone(),
+            opened: opened.clone(),
+        };
+        let connecting = Connection::connector(
+            uri,
+            runtime,
+            async move |_uri, runtime| dial.open(&runtime).await.map_err(lapin::Error::from),
+            props,
+        );
+        match tokio::time::timeout(timeout, connecting).await {
+            Ok(Ok(c)) => {
+                let times = opened.lock().ok().and_then(|mut o| o.take());
+                let times = times.unwrap_or(Opened {
+                    connect: Duration::ZERO,
+                    tls: None,
+                });
+                Ok((c, times))
+            }
+            Ok(Err(e)) => Err(connect_failed(shown, &e)),
+            Err(_) => Err(Outcome::failed(
+                ErrorClass::Timeout,
+                format!("connecting to AMQP at {shown} timed out after {timeout:?}"),
+            )),
+        }
+    }
+}
+
+/// What lapin's I/O thread opens a connection with.
+struct Dial {
+    /// The host without brackets: an address or a name to resolve, and the name the broker's
+    /// certificate must carry.
+    host: String,
+    port: u16,
+    connector: Option<tcp_stream::RustlsConnector>,
+    opened: Arc<std::sync::Mutex<Option<Opened>>>,
+}
+
+impl Dial {
+    /// TCP to the broker, then TLS over it for `amqps://`, each timed.
+    async fn open<RK: RuntimeKit + Send + Sync>(
+        &self,
+        runtime: &Runtime<RK>,
+    ) -> std::io::Result<AsyncTcpStream<<RK as Reactor>::TcpStream>> {
+        let start = Instant::now();
+        let addrs = runtime.to_socket_addrs((self.host.clone(), self.port));
+        let stream = AsyncTcpStream::connect(runtime, addrs).await?;
+        let connected = Instant::now();
+        let (stream, tls) = match &self.connector {
+            Some(c) => {
+                let s = stream.into_rustls(c, &self.host).await?;
+                (s, Some(connected.elapsed()))
+            }
+            None => (stream, None),
+        };
+        if let Ok(mut o) = self.opened.lock() {
+            *o = Some(Opened {
+                connect: connected - start,
+                tls,
+            });
+        }
+        Ok(stream)
     }
 }
 
@@ -132,6 +258,10 @@ pub(crate) fn classify(e: &lapin::Error) -> (ErrorClass, Option<Status>) {
             ErrorClass::Status,
             Some(crate::status::status(amqp.get_id())),
         ),
+        // rustls' error inside: an untrusted certificate, a broker that does not speak TLS.
+        ErrorKind::IOError(io) if throng_net::classify_io(&**io) == Some(ErrorClass::Tls) => {
+            (ErrorClass::Tls, None)
+        }
         ErrorKind::IOError(io) => match io.kind() {
             std::io::ErrorKind::ConnectionRefused
             | std::io::ErrorKind::AddrNotAvailable
@@ -153,15 +283,14 @@ pub(crate) fn classify(e: &lapin::Error) -> (ErrorClass, Option<Status>) {
 }
 
 /// A connect failure's outcome: classified, the broker's reply code as its status.
-pub(crate) fn connect_failed(shown: &str, e: &lapin::Error) -> throng_core::Outcome {
+pub(crate) fn connect_failed(shown: &str, e: &lapin::Error) -> Outcome {
     let (class, status) = classify(e);
     let hint = match status.map(|s| s.code()) {
         Some(403) => " (bad credentials, or no access to the vhost)",
         Some(530) => " (the vhost does not exist, or the user may not use it)",
         _ => "",
     };
-    let mut o =
-        throng_core::Outcome::failed(class, format!("connecting to AMQP at {shown}: {e}{hint}"));
+    let mut o = Outcome::failed(class, format!("connecting to AMQP at {shown}: {e}{hint}"));
     if let Some(s) = status {
         o.status = s;
     }
@@ -183,9 +312,29 @@ mod tests {
         let t = Target::parse("amqp://h/shop?exchange=orders&routing_key=a.b").unwrap();
         assert_eq!(t.shown, "h:5672/shop");
         assert_eq!(t.exchange.as_deref(), Some("orders"));
+        let t = Target::parse("AMQPS://u:p@broker/%2f?routing_key=k").unwrap();
+        assert!(t.tls);
+        assert_eq!(
+            t.uri, "amqp://u:p@broker:5671/%2f",
+            "TLS is throng's, not lapin's"
+        );
+        assert_eq!(t.shown, "broker:5671//");
+        assert!(Target::parse("amqp://h/x")
+            .unwrap()
+            .trusting(None, true)
+            .is_ok());
+        let e = Target::parse("amqp://h/x")
+            .unwrap()
+            .trusting(Some("ca.pem".as_ref()), false)
+            .unwrap_err();
+        assert!(e.contains("--cacert applies to amqps://"), "{e}");
+        let e = Target::parse("amqps://h/x")
+            .unwrap()
+            .trusting(Some("/nonexistent/ca.pem".as_ref()), false)
+            .unwrap_err();
+        assert!(e.contains("cannot use CA file /nonexistent/ca.pem"), "{e}");
         for bad in [
             "http://h/x",
-            "amqps://h/x",
             "amqp:///x",
             "amqp://h:port/x",
             "amqp://h/a/b",

@@ -31,6 +31,8 @@ pub(crate) struct Broker {
     pub(crate) port: u16,
     /// The management API's port, when the plugin is on.
     pub(crate) management: Option<u16>,
+    /// The TLS listener's port, when it has one ([`Broker::with_tls`]).
+    pub(crate) tls_port: Option<u16>,
     dir: PathBuf,
     watchdog: Mutex<Option<(ChildStdin, Child)>>,
 }
@@ -40,20 +42,26 @@ impl Broker {
     /// first that asks.
     pub(crate) fn shared() -> &'static Broker {
         static SHARED: OnceLock<Broker> = OnceLock::new();
-        SHARED.get_or_init(|| Broker::start(true))
+        SHARED.get_or_init(|| Broker::start(true, false))
     }
 
     /// A node of its own (no management plugin), to kill.
     pub(crate) fn own() -> Broker {
-        Broker::start(false)
+        Broker::start(false, false)
     }
 
     /// A node of its own with the management plugin, whose counters no other test moves.
     pub(crate) fn own_with_management() -> Broker {
-        Broker::start(true)
+        Broker::start(true, false)
     }
 
-    fn start(management: bool) -> Broker {
+    /// A node of its own with a TLS listener beside its plain one: a self-signed certificate
+    /// for `localhost` and `127.0.0.1` made here (rcgen), in [`Broker::ca`].
+    pub(crate) fn with_tls() -> Broker {
+        Broker::start(false, true)
+    }
+
+    fn start(management: bool, tls: bool) -> Broker {
         assert!(
             std::path::Path::new(SERVER).exists(),
             "rabbitmq-server is not installed (apt-get install rabbitmq-server; scripts/test \
@@ -71,6 +79,20 @@ impl Broker {
             "listeners.tcp.default = 127.0.0.1:{port}\nloopback_users = none\n\
              collect_statistics_interval = 1000\n"
         );
+        let tls_port = tls.then(free_port);
+        if let Some(t) = tls_port {
+            let cert =
+                rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
+                    .unwrap();
+            std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
+            std::fs::write(dir.join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
+            let d = dir.display();
+            conf.push_str(&format!(
+                "listeners.ssl.default = 127.0.0.1:{t}\nssl_options.certfile = {d}/cert.pem\n\
+                 ssl_options.keyfile = {d}/key.pem\nssl_options.cacertfile = {d}/cert.pem\n\
+                 ssl_options.verify = verify_none\nssl_options.fail_if_no_peer_cert = false\n"
+            ));
+        }
         if let Some(m) = mgmt {
             conf.push_str(&format!(
                 "management.tcp.port = {m}\nmanagement.tcp.ip = 127.0.0.1\n"
@@ -119,6 +141,7 @@ impl Broker {
         let broker = Broker {
             port,
             management: mgmt,
+            tls_port,
             dir,
             watchdog: Mutex::new(Some((stdin, watchdog))),
         };
@@ -129,7 +152,10 @@ impl Broker {
     /// Waits (at most 60 s) until the node accepts AMQP and, with it, its management API.
     fn wait_ready(&self) {
         let until = Instant::now() + Duration::from_secs(60);
-        for p in std::iter::once(self.port).chain(self.management) {
+        for p in std::iter::once(self.port)
+            .chain(self.management)
+            .chain(self.tls_port)
+        {
             while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
                 if Instant::now() > until {
                     let log = std::fs::read_to_string(self.dir.join("out.log")).unwrap_or_default();
@@ -146,6 +172,19 @@ impl Broker {
             "amqp://guest:guest@127.0.0.1:{}/%2f?routing_key={key}",
             self.port
         )
+    }
+
+    /// `amqps://guest:guest@HOST:TLS_PORT/%2f?routing_key=KEY`.
+    pub(crate) fn tls_url(&self, host: &str, key: &str) -> String {
+        format!(
+            "amqps://guest:guest@{host}:{}/%2f?routing_key={key}",
+            self.tls_port.expect("a node with TLS")
+        )
+    }
+
+    /// The PEM certificate the TLS listener serves (self-signed: its own CA).
+    pub(crate) fn ca(&self) -> PathBuf {
+        self.dir.join("cert.pem")
     }
 
     /// `amqp://guest:guest@127.0.0.1:PORT/` for the Go responder.

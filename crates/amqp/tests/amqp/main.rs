@@ -11,3 +11,4 @@ mod monitor;
 mod publish;
 mod rpc;
 mod scenario;
+mod tls;
