@@ -3,8 +3,9 @@
 //! and the amqp091-go responder of `crates/amqp/tests/amqp/responder.go` (built offline with
 //! Debian's Go): a URL run of RPC requests, a publish run with confirms and the broker's
 //! overview beside it (the JSON's counts against the broker's own), a scenario with a status
-//! check, bad credentials, a broker that is not there, and bad input (exit 2 naming the
-//! flag). The crate tests the fault matrix itself.
+//! check, bad credentials, a broker that is not there, amqps:// to a node with a TLS listener
+//! (trusted with --cacert, untrusted, and its plain listener behind amqps://), and bad input
+//! (exit 2 naming the flag). The crate tests the fault matrix itself.
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::os::unix::process::CommandExt;
