@@ -128,21 +128,13 @@ impl Target {
         cacert: Option<&std::path::Path>,
         insecure: bool,
     ) -> Result<Target, String> {
-        if !self.tls {
-            return match cacert {
-                Some(_) => Err(format!(
-                    "--cacert applies to amqps:// targets; {} is plain AMQP",
-                    self.shown
-                )),
-                None => Ok(self),
-            };
-        }
-        let opts = throng_net::TlsOptions {
-            insecure,
-            cacert: cacert.map(std::path::Path::to_path_buf),
-            alpn: Vec::new(),
+        let shown = &self.shown;
+        let Some(config) = throng_net::trust(self.tls, cacert, insecure, || {
+            format!("amqps:// targets; {shown} is plain AMQP")
+        })?
+        else {
+            return Ok(self);
         };
-        let config = throng_net::client_config(&opts).map_err(|e| e.to_string())?;
         throng_net::server_name(&self.host).map_err(|e| format!("{}: {e}", self.shown))?;
         self.connector = Some(tcp_stream::RustlsConnector::from(config));
         Ok(self)

@@ -104,21 +104,9 @@ impl Target {
         cacert: Option<&std::path::Path>,
         insecure: bool,
     ) -> Result<Target, String> {
-        if !self.tls {
-            return match cacert {
-                Some(_) => Err(format!(
-                    "--cacert applies to tls:// targets; {} is plain NATS",
-                    self.shown_url()
-                )),
-                None => Ok(self),
-            };
-        }
-        let opts = throng_net::TlsOptions {
-            insecure,
-            cacert: cacert.map(std::path::Path::to_path_buf),
-            alpn: Vec::new(),
-        };
-        self.tls_config = Some(throng_net::client_config(&opts).map_err(|e| e.to_string())?);
+        self.tls_config = throng_net::trust(self.tls, cacert, insecure, || {
+            format!("tls:// targets; {} is plain NATS", self.shown_url())
+        })?;
         Ok(self)
     }
 

@@ -22,5 +22,5 @@ pub use connect::{authority, handshake, open, open_timed, Opened, TlsTarget};
 pub use io::{CountedTcp, Counters, Stream};
 pub use shared::SharedConn;
 pub use tls::{
-    client_config, client_config_any_name, self_signed, server_name, TlsError, TlsOptions,
+    client_config, client_config_any_name, self_signed, server_name, trust, TlsError, TlsOptions,
 };

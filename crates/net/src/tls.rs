@@ -42,6 +42,30 @@ pub fn server_name(host: &str) -> Result<ServerName<'static>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// How a protocol's target trusts its servers: `None` for a plain target, on which a CA file
+/// is an error (`plain` says what the target is, as "tcps:// targets; X is plain tcp" ends);
+/// else the client configuration from `cacert` and `insecure` (no ALPN), made now so that a CA
+/// file that cannot be read is said before any load.
+pub fn trust(
+    tls: bool,
+    cacert: Option<&std::path::Path>,
+    insecure: bool,
+    plain: impl FnOnce() -> String,
+) -> Result<Option<Arc<rustls::ClientConfig>>, String> {
+    if !tls {
+        return match cacert {
+            Some(_) => Err(format!("--cacert applies to {}", plain())),
+            None => Ok(None),
+        };
+    }
+    let opts = TlsOptions {
+        insecure,
+        cacert: cacert.map(std::path::Path::to_path_buf),
+        alpn: Vec::new(),
+    };
+    client_config(&opts).map(Some).map_err(|e| e.to_string())
+}
+
 /// A rustls client configuration: web roots, a CA file, or (insecure) no verification.
 pub fn client_config(opts: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());

@@ -119,22 +119,15 @@ impl TcpClient {
         if options.max_reply == 0 {
             return Err("the reply limit must be at least 1 byte".into());
         }
-        if client_options.cacert.is_some() && !tls {
-            return Err(format!(
-                "--cacert applies to tcps:// targets; {url} is plain tcp"
-            ));
-        }
-        let tls = match tls {
-            false => None,
-            true => {
-                let opts = throng_net::TlsOptions {
-                    insecure: client_options.insecure,
-                    cacert: client_options.cacert.clone(),
-                    alpn: Vec::new(),
-                };
-                let config = throng_net::client_config(&opts).map_err(|e| e.to_string())?;
-                Some((config, throng_net::server_name(&host)?))
-            }
+        let config = throng_net::trust(
+            tls,
+            client_options.cacert.as_deref(),
+            client_options.insecure,
+            || format!("tcps:// targets; {url} is plain tcp"),
+        )?;
+        let tls = match config {
+            None => None,
+            Some(config) => Some((config, throng_net::server_name(&host)?)),
         };
         Ok(TcpClient {
             addrs: authority.parse::<SocketAddr>().ok().map(|a| vec![a]),
