@@ -33,27 +33,27 @@ pub type AmqpSteps = Steps<AmqpClient, Arc<dyn Render + Send + Sync>>;
 /// AMQP's flags of `throng run`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct AmqpFlags {
-    /// amqp://: the routing key messages are published with (with the default exchange, the
+    /// amqp(s)://: the routing key messages are published with (with the default exchange, the
     /// queue's name); the URL's ?routing_key= when absent.
     #[arg(long, value_name = "KEY", help_heading = "AMQP")]
     pub routing_key: Option<String>,
-    /// amqp://: the exchange messages are published to (it must exist); the default exchange
+    /// amqp(s)://: the exchange messages are published to (it must exist); the default exchange
     /// when absent.
     #[arg(long, value_name = "NAME", help_heading = "AMQP")]
     pub exchange: Option<String>,
-    /// amqp://: what each call does: rpc (publish -d as a request, its reply on direct
+    /// amqp(s)://: what each call does: rpc (publish -d as a request, its reply on direct
     /// reply-to timed; the default) or publish (publish -d, timed to its delivery to throng's
     /// own consumer).
     #[arg(long, value_name = "MODE", value_parser = mode, help_heading = "AMQP")]
     pub amqp_mode: Option<Mode>,
-    /// amqp:// with --amqp-mode publish: publisher confirms (each publish waits for the
+    /// amqp(s):// with --amqp-mode publish: publisher confirms (each publish waits for the
     /// broker's ack; returned and nacked messages are counted).
     #[arg(long, help_heading = "AMQP")]
     pub confirms: bool,
-    /// amqp:// with --amqp-mode publish: throng's consumer does not acknowledge (auto-ack).
+    /// amqp(s):// with --amqp-mode publish: throng's consumer does not acknowledge (auto-ack).
     #[arg(long, help_heading = "AMQP")]
     pub no_ack: bool,
-    /// amqp:// with --amqp-mode publish: the consumer's prefetch, unacknowledged deliveries
+    /// amqp(s):// with --amqp-mode publish: the consumer's prefetch, unacknowledged deliveries
     /// at once (100 by default; 0: no limit).
     #[arg(long, value_name = "N", help_heading = "AMQP")]
     pub prefetch: Option<u16>,
@@ -185,13 +185,13 @@ impl ProtocolFlags for AmqpFlags {
     ) -> Result<ClientOptions, FlagsError> {
         if self.amqp_mode.is_some() {
             return Err(input(format!(
-                "--amqp-mode applies to an amqp:// URL; {source} is a scenario file, whose \
-                 amqp steps say `rpc` or `publish`"
+                "--amqp-mode applies to an amqp:// or amqps:// URL; {source} is a scenario file, \
+                 whose amqp steps say `rpc` or `publish`"
             )));
         }
         if let (0, Some(flag)) = (targets, self.given().first()) {
             return Err(input(format!(
-                "{flag} applies to amqp:// targets; {source} has none"
+                "{flag} applies to amqp:// and amqps:// targets; {source} has none"
             )));
         }
         let mut own = AmqpFlags {
