@@ -645,7 +645,9 @@ async fn beyond_max_streams_a_request_waits_and_its_ttft_counts_the_wait() {
         }
         let last = &answers[2];
         let queued = Duration::from_micros(last.truth("x-throng-queued-us"));
-        within("the third's wait", queued, ms(140), ms(140) + LATE);
+        // From its own arrival, a hair after the first began (139.986 ms seen): 140 ms less
+        // that gap, which a busy machine can stretch to some milliseconds.
+        within("the third's wait", queued, ms(130), ms(140) + LATE);
         let ttft = last.figures.ttft.unwrap();
         assert!(
             ttft >= queued + ms(50),
