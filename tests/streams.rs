@@ -233,6 +233,31 @@ async fn http2_reads_streams_as_http1_does() {
     );
     assert_eq!(s.total.phases.as_ref().map(|p| p.new), Some(1));
 
+    // Silent after 2 tokens: each answer times out at its deadline on the shared connection
+    // (throng-h2's timer, not tokio's), its stream reset and its events counted; two rounds
+    // of 300 ms, not the stall's forever.
+    let stall = testbed(Some(Fault::Stall(2))).await;
+    let began = std::time::Instant::now();
+    let s = run_stream(
+        &stall,
+        &[
+            &["--stream", "sse", "-c", "2", "-n", "4", "-t", "300ms"][..],
+            &h2,
+        ]
+        .concat(),
+    )
+    .await;
+    assert!(began.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(errors_of(&s, ErrorClass::Timeout), 4, "{:?}", s.errors);
+    let parts = row(&s, EVENTS);
+    assert_eq!(parts.samples, 8);
+    assert!(ms(parts, 1.0) >= TTFT_MS as f64 - 1.0);
+    assert!(
+        s.errors.iter().all(|e| e.sample.contains("within 300ms")),
+        "{:?}",
+        s.errors
+    );
+
     let s = run(&[
         &[&llm.url(), "--llm", "--model", "m", "-c", "2", "-n", "10"][..],
         &h2,

@@ -183,8 +183,9 @@ impl HttpDriver {
     /// future would make every HTTP/1.1 user's task larger. On the session's open shared
     /// connection the timeout is a deadline its connection's task watches with one timer for
     /// all streams (`Client::send_by`): tokio's timeout, a timer entry armed and cleared per
-    /// request, cost 680 of a request's 7,370 instructions. Opening a connection, and a
-    /// body read as a stream, are bounded by tokio's, as HTTP/1.1's requests are.
+    /// request, cost 680 of a request's 7,370 instructions; a body read as a stream has the
+    /// same deadline for the whole answer (`Client::stream_by`). Opening a connection is
+    /// bounded by tokio's, as HTTP/1.1's requests are.
     pub(super) async fn send_h2_within(
         &self,
         session: &mut Session,
@@ -192,8 +193,8 @@ impl HttpDriver {
         body: &Bytes,
         keep: bool,
     ) -> Option<(Outcome, Option<Response>)> {
-        let ready = match (&session.h2, &session.reading) {
-            (Some(h2), None) if self.cfg.keepalive => h2.pool.ready(&h2.seat),
+        let ready = match &session.h2 {
+            Some(h2) if self.cfg.keepalive => h2.pool.ready(&h2.seat),
             _ => None,
         };
         match ready {
@@ -269,7 +270,7 @@ impl HttpDriver {
             let r = match (session.reading.as_mut(), deadline) {
                 (None, Some(by)) => client.send_by(req, by).await,
                 (None, None) => client.send(req).await,
-                (Some(reading), _) => streamed(&client, req, reading).await,
+                (Some(reading), by) => streamed(&client, req, reading, by).await,
             };
             match r {
                 Err(StreamError::NotProcessed(_)) if !retried => {
@@ -364,15 +365,20 @@ fn timed(phases: &mut Phases, start: Instant, t: Times) {
 
 /// Sends a request whose response is read as it arrives: each part of a 2xx body goes to
 /// `reading` with the time of the read that brought it, and is not kept; a non-2xx body is not
-/// the stream, and is kept (when the response is, up to [`MAX_ERROR_BODY`]) for checks.
+/// the stream, and is kept (when the response is, up to [`MAX_ERROR_BODY`]) for checks. `by`:
+/// the request's deadline on the connection, past which the stream ends as timed out.
 async fn streamed(
     client: &Client,
     req: Request<'_>,
     reading: &mut Reading,
+    by: Option<Instant>,
 ) -> Result<H2Response, StreamError> {
     let keep = req.keep.headers;
     let mut error_body = BytesMut::new();
-    let mut stream = client.send_streaming(req)?;
+    let mut stream = match by {
+        Some(at) => client.stream_by(req, true, at)?,
+        None => client.send_streaming(req)?,
+    };
     while let Some(part) = stream.data().await {
         if (200..300).contains(&stream.status()) {
             reading.feed(stream.arrived().unwrap_or_else(Instant::now), &part);
