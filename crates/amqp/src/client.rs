@@ -97,7 +97,7 @@ pub struct AmqpSession {
 impl AmqpClient {
     /// A client of the target at `url` with `options` (its [`AmqpOptions`], or the defaults).
     pub fn new(url: &str, options: &ClientOptions) -> Result<AmqpClient, String> {
-        let target = Target::parse(url)?.trusting(options.cacert.as_deref(), options.insecure)?;
+        let target = Target::parse(url)?.trusting(options)?;
         let own = options.of::<AmqpOptions>().cloned().unwrap_or_default();
         let exchange = own
             .exchange

@@ -10,6 +10,7 @@ use async_rs::Runtime;
 use lapin::uri::AMQPUri;
 use lapin::{AsyncTcpStream, Connection, ConnectionProperties, ErrorKind};
 use percent_encoding::percent_decode_str;
+use throng_core::step::ClientOptions;
 use throng_core::{ErrorClass, Outcome, Status};
 use throng_net::Opened;
 
@@ -120,16 +121,13 @@ impl Target {
         })
     }
 
-    /// The target trusting brokers as `cacert` and `insecure` say (throng-net's rustls
-    /// configuration: a CA file, the web roots, or no verification), made now so that a CA
-    /// file that cannot be read is said before any load; `--cacert` on `amqp://` is an error.
-    pub(crate) fn trusting(
-        mut self,
-        cacert: Option<&std::path::Path>,
-        insecure: bool,
-    ) -> Result<Target, String> {
+    /// The target trusting brokers as `options`' `cacert` and `insecure` say (throng-net's
+    /// rustls configuration: a CA file, the web roots, or no verification) and presenting its
+    /// `identity`, made now so that a file that cannot be used is said before any load;
+    /// `--cacert` or `--cert` on `amqp://` is an error.
+    pub(crate) fn trusting(mut self, options: &ClientOptions) -> Result<Target, String> {
         let shown = &self.shown;
-        let Some(config) = throng_net::trust(self.tls, cacert, insecure, || {
+        let Some(config) = throng_net::trust(self.tls, options, || {
             format!("amqps:// targets; {shown} is plain AMQP")
         })?
         else {
@@ -311,18 +309,32 @@ mod tests {
             "TLS is throng's, not lapin's"
         );
         assert_eq!(t.shown, "broker:5671//");
+        let trust = |cacert: Option<&str>, identity: bool, insecure| ClientOptions {
+            insecure,
+            cacert: cacert.map(Into::into),
+            identity: identity.then(|| throng_core::step::Identity {
+                cert: "c.pem".into(),
+                key: "k.pem".into(),
+            }),
+            ..ClientOptions::default()
+        };
         assert!(Target::parse("amqp://h/x")
             .unwrap()
-            .trusting(None, true)
+            .trusting(&trust(None, false, true))
             .is_ok());
         let e = Target::parse("amqp://h/x")
             .unwrap()
-            .trusting(Some("ca.pem".as_ref()), false)
+            .trusting(&trust(Some("ca.pem"), false, false))
             .unwrap_err();
         assert!(e.contains("--cacert applies to amqps://"), "{e}");
+        let e = Target::parse("amqp://h/x")
+            .unwrap()
+            .trusting(&trust(None, true, false))
+            .unwrap_err();
+        assert!(e.contains("--cert and --key apply to amqps://"), "{e}");
         let e = Target::parse("amqps://h/x")
             .unwrap()
-            .trusting(Some("/nonexistent/ca.pem".as_ref()), false)
+            .trusting(&trust(Some("/nonexistent/ca.pem"), false, false))
             .unwrap_err();
         assert!(e.contains("cannot use CA file /nonexistent/ca.pem"), "{e}");
         for bad in [

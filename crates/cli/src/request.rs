@@ -103,6 +103,13 @@ struct RequestArgs {
     /// Trust the PEM certificates in this file instead of the built-in roots.
     #[arg(long, help_heading = "Request")]
     cacert: Option<PathBuf>,
+    /// Present the PEM certificate (chain) in this file to TLS servers that ask for one (mutual
+    /// TLS); with --key.
+    #[arg(long, value_name = "FILE", help_heading = "Request")]
+    cert: Option<PathBuf>,
+    /// The PEM private key of --cert (PKCS#8, PKCS#1 RSA or SEC1 EC).
+    #[arg(long, value_name = "FILE", help_heading = "Request")]
+    key: Option<PathBuf>,
     /// The row label in results [default: METHOD /path].
     #[arg(long, help_heading = "Request")]
     label: Option<String>,
@@ -129,6 +136,8 @@ impl clap::FromArgMatches for RequestFlags {
             connect_timeout: a.connect_timeout,
             insecure: a.insecure,
             cacert: a.cacert,
+            cert: a.cert,
+            key: a.key,
             label: a.label,
         }))
     }

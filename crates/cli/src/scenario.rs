@@ -143,8 +143,16 @@ pub fn build_from(
             "-m, -d and --label do not apply to a scenario file: its steps say what they send",
         ));
     }
-    // Which targets are TLS, and so take a CA file, each protocol declares.
-    if a.request.cacert.is_some() && !scenario.targets.iter().any(|t| t.protocol.is_tls(&t.url)) {
+    // Which targets are TLS, and so take a CA file and a client certificate, each protocol
+    // declares.
+    let given = throng_core::flags::tls_refusal(
+        a.request.cacert.is_some(),
+        a.request.cert.is_some() || a.request.key.is_some(),
+    );
+    if let (Some(given), false) = (
+        given,
+        scenario.targets.iter().any(|t| t.protocol.is_tls(&t.url)),
+    ) {
         let tls: Vec<String> = a
             .protocols
             .all()
@@ -153,7 +161,7 @@ pub fn build_from(
             .map(|s| format!("{s}://"))
             .collect();
         return Err(usage(format!(
-            "--cacert applies to TLS targets ({}); {} has none",
+            "{given} TLS targets ({}); {} has none",
             tls.join(", "),
             a.url
         )));
@@ -341,13 +349,19 @@ mod tests {
 
     /// `throng run FILE --cacert ca.pem` of a file whose one target is `url`.
     fn with_cacert(url: &str) -> Result<ScenarioSetup, RunError> {
+        with_flags(url, &["--cacert", "ca.pem"])
+    }
+
+    /// `throng run FILE FLAGS` of a file whose one target is `url`.
+    fn with_flags(url: &str, flags: &[&str]) -> Result<ScenarioSetup, RunError> {
         let text = format!(
             "targets:\n  v: {url}\nload:\n  users: 1\n  iterations: 1\nsteps:\n  - label: open\n    vault: {{}}\n"
         );
         let protocols = Protocols::new().with(Vault);
         let scenario =
             throng_scenario::compile_str(&text, "v.yaml", Path::new("."), &protocols).unwrap();
-        let a = RunArgs::try_parse_from(["throng run", "v.yaml", "--cacert", "ca.pem"]).unwrap();
+        let args = ["throng run", "v.yaml"].iter().chain(flags);
+        let a = RunArgs::try_parse_from(args).unwrap();
         build_from(&a, scenario)
     }
 
@@ -372,6 +386,32 @@ mod tests {
         }
         #[cfg(feature = "grpc")]
         assert!(refused.contains("grpcs://"), "{refused}");
+    }
+
+    /// `--cert` and `--key` go to TLS targets as `--cacert` does, and only together.
+    #[test]
+    fn a_client_certificate_goes_to_tls_targets_with_its_key() {
+        let both = ["--cert", "c.pem", "--key", "k.pem"];
+        let setup = with_flags("sealed://127.0.0.1:1", &both).unwrap();
+        assert_eq!(setup.driver.scenario().targets.len(), 1);
+        let refused = with_flags("plain://127.0.0.1:1", &both)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            refused.starts_with("--cert and --key apply to TLS targets (https://, ")
+                && refused.ends_with("); v.yaml has none"),
+            "{refused}"
+        );
+        let alone = with_flags("sealed://127.0.0.1:1", &["--cert", "c.pem"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            alone,
+            "--cert and --key go together (the client certificate and its private key); \
+             --cert is given without --key"
+        );
     }
 
     /// Each registered protocol's TLS schemes are among its schemes (a URL of one finds it).

@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::stages::parse_duration;
-use crate::step::{ClientOptions, Render, Text};
+use crate::step::{ClientOptions, Identity, Render, Text};
 use crate::watch::Watched;
 use crate::{Driver, RunPlan, Shard};
 
@@ -76,7 +76,7 @@ pub const BODY: Shared = Shared::Body;
 pub const STREAMS: Shared = Shared::Streams;
 
 /// The request every protocol may read, as written on the command line (`-H`, `-d`,
-/// `--streams`, `-t`, `--connect-timeout`, `-k`, `--cacert`, `--label`); which of the first
+/// `--streams`, `-t`, `--connect-timeout`, `-k`, `--cacert`, `--cert`, `--key`, `--label`); which of the first
 /// three a protocol reads, it says ([`ProtocolFlags::reads`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
@@ -94,6 +94,10 @@ pub struct Request {
     pub insecure: bool,
     /// Trust the PEM certificates in this file instead of the built-in roots.
     pub cacert: Option<PathBuf>,
+    /// Present this PEM certificate chain to servers (mutual TLS); with `key`.
+    pub cert: Option<PathBuf>,
+    /// The private key of `cert` (PEM).
+    pub key: Option<PathBuf>,
     /// The row label in results.
     pub label: Option<String>,
 }
@@ -108,6 +112,8 @@ impl Default for Request {
             connect_timeout: "10s".into(),
             insecure: false,
             cacert: None,
+            cert: None,
+            key: None,
             label: None,
         }
     }
@@ -199,6 +205,11 @@ impl Request {
             .collect()
     }
 
+    /// `--cert` and `--key`: both, or neither.
+    pub fn identity(&self) -> Result<Option<Identity>, FlagsError> {
+        Identity::pair(self.cert.clone(), self.key.clone(), ("--cert", "--key")).map_err(input)
+    }
+
     /// The neutral options of every target: timeouts, TLS trust, streams and headers.
     pub fn options(&self) -> Result<ClientOptions, FlagsError> {
         Ok(ClientOptions {
@@ -206,10 +217,22 @@ impl Request {
             connect_timeout: self.connect_timeout()?,
             insecure: self.insecure,
             cacert: self.cacert.clone(),
+            identity: self.identity()?,
             streams: self.streams()?,
             headers: self.headers()?,
             ..ClientOptions::default()
         })
+    }
+}
+
+/// The TLS flags given (a CA file, a client certificate) that a plain target refuses, as the
+/// refusal begins ("--cacert applies to", "--cert and --key apply to"), or `None`.
+pub fn tls_refusal(cacert: bool, identity: bool) -> Option<&'static str> {
+    match (cacert, identity) {
+        (false, false) => None,
+        (true, false) => Some("--cacert applies to"),
+        (false, true) => Some("--cert and --key apply to"),
+        (true, true) => Some("--cacert, --cert and --key apply to"),
     }
 }
 

@@ -32,7 +32,7 @@ mod template;
 pub use erase::{same_protocol, LocalFuture, StepCall, StepClient, StepProtocol};
 pub use message::{message, MessageNode};
 pub use node::{Fields, Node, NodeValue, Place, StepError};
-pub use options::{ClientOptions, OwnOptions};
+pub use options::{ClientOptions, Identity, OwnOptions};
 pub use protocol::{Client, Protocol, Reply};
 pub use registry::Protocols;
 pub use template::{JsonTemplate, Render, StaticOnly, TemplateCompiler, Text, Uncompiled};

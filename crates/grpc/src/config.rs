@@ -52,6 +52,8 @@ pub struct GrpcConfig {
     pub insecure: bool,
     /// Trust these PEM certificates instead of the built-in web roots (`grpcs://`).
     pub cacert: Option<PathBuf>,
+    /// The certificate and key to present when the server asks for one (`grpcs://`).
+    pub identity: Option<throng_core::step::Identity>,
     /// The row label in results (default: the call, `package.Service/Method`).
     pub label: Option<String>,
 }
@@ -173,6 +175,7 @@ impl GrpcConfig {
             message_interval: None,
             insecure: false,
             cacert: None,
+            identity: None,
             label: None,
         })
     }

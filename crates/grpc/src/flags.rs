@@ -111,13 +111,20 @@ impl GrpcFlags {
             .transpose()?;
         cfg.streams = request.streams()?;
         cfg.connections = self.connections;
+        let identity = request.identity()?;
         if (request.insecure || request.cacert.is_some()) && !cfg.is_tls() {
             return Err(input(format!(
                 "--insecure and --cacert apply to grpcs:// targets; {url} is plain grpc"
             )));
         }
+        if identity.is_some() && !cfg.is_tls() {
+            return Err(input(format!(
+                "--cert and --key apply to grpcs:// targets; {url} is plain grpc"
+            )));
+        }
         cfg.insecure = request.insecure;
         cfg.cacert = request.cacert.clone();
+        cfg.identity = identity;
         cfg.label = request.label.clone();
         Ok(cfg)
     }

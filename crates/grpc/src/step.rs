@@ -234,6 +234,7 @@ impl Protocol for GrpcProtocol {
         cfg.connect_timeout = options.connect_timeout;
         cfg.insecure = options.insecure;
         cfg.cacert = options.cacert.clone();
+        cfg.identity = options.identity.clone();
         cfg.streams = options.streams.max(1);
         cfg.connections = own.connections;
         cfg.metadata = options

@@ -135,6 +135,7 @@ impl Target {
             let opts = throng_net::TlsOptions {
                 insecure: cfg.insecure,
                 cacert: cfg.cacert.clone(),
+                identity: cfg.identity.clone(),
                 alpn: vec![b"h2".to_vec()],
             };
             let config =

@@ -390,6 +390,7 @@ fn tls_with_alpn_h2_and_a_server_that_will_not_choose_h2() {
             insecure: false,
             cacert: Some(ca.clone()),
             alpn: vec![b"h2".to_vec()],
+            ..Default::default()
         };
         let tls = (
             throng_net::client_config(&opts).expect("config"),

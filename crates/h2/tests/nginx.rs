@@ -136,6 +136,7 @@ fn target(port: u16, tls: Option<&str>, dir: &std::path::Path) -> Target {
             insecure: false,
             cacert: Some(ca),
             alpn: vec![b"h2".to_vec()],
+            ..Default::default()
         };
         (
             throng_net::client_config(&opts).expect("config"),

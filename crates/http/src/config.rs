@@ -34,6 +34,8 @@ pub struct HttpConfig {
     pub insecure: bool,
     /// Trust these PEM certificates instead of the built-in web roots.
     pub cacert: Option<PathBuf>,
+    /// The certificate and key to present when the server asks for one (mutual TLS).
+    pub identity: Option<throng_core::step::Identity>,
     /// The row label in results (default: `METHOD path`).
     pub label: Option<String>,
     /// Read the response as a stream of events, each timed in the step's parts row.
@@ -73,6 +75,16 @@ pub enum HttpConfigError {
         /// Why.
         reason: String,
     },
+    /// The client certificate or key could not be read, held none, or do not match.
+    #[error("cannot use client {what} {path}: {reason}")]
+    Identity {
+        /// `certificate` or `key`.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// rustls refused the TLS configuration.
     #[error("TLS configuration: {0}")]
     Tls(String),
@@ -94,6 +106,7 @@ impl HttpConfig {
             connect_timeout: Duration::from_secs(10),
             insecure: false,
             cacert: None,
+            identity: None,
             label: None,
             stream: None,
         })

@@ -88,6 +88,7 @@ impl HttpDriver {
             let opts = throng_net::TlsOptions {
                 insecure: cfg.insecure,
                 cacert: cfg.cacert.clone(),
+                identity: cfg.identity.clone(),
                 alpn: vec![if cfg.http2 {
                     b"h2".to_vec()
                 } else {
@@ -97,6 +98,9 @@ impl HttpDriver {
             let config = throng_net::client_config(&opts).map_err(|e| match e {
                 throng_net::TlsError::CaCert { path, reason } => {
                     HttpConfigError::CaCert { path, reason }
+                }
+                throng_net::TlsError::Identity { what, path, reason } => {
+                    HttpConfigError::Identity { what, path, reason }
                 }
                 throng_net::TlsError::Config(m) => HttpConfigError::Tls(m),
             })?;

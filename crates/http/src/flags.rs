@@ -142,6 +142,7 @@ impl HttpFlags {
         http.connect_timeout = request.connect_timeout()?;
         http.insecure = request.insecure;
         http.cacert = request.cacert.clone();
+        http.identity = request.identity()?;
         Ok(())
     }
 
@@ -206,9 +207,11 @@ impl HttpFlags {
             http.body = body.into();
         }
         self.transport(request, &mut http)?;
-        if request.cacert.is_some() && !http.is_tls() {
+        let refused =
+            throng_core::flags::tls_refusal(request.cacert.is_some(), http.identity.is_some());
+        if let (Some(flags), false) = (refused, http.is_tls()) {
             return Err(input(format!(
-                "--cacert applies to https:// targets; {url} is plain http"
+                "{flags} https:// targets; {url} is plain http"
             )));
         }
         self.llm_requests(request, &mut http, &mut per_call)?;

@@ -267,6 +267,7 @@ impl Protocol for HttpProtocol {
         cfg.connect_timeout = options.connect_timeout;
         cfg.insecure = options.insecure;
         cfg.cacert = options.cacert.clone();
+        cfg.identity = options.identity.clone();
         for (name, value) in &options.headers {
             cfg.header(&format!("{name}: {value}"))
                 .map_err(|e| e.to_string())?;

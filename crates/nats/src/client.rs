@@ -80,7 +80,7 @@ impl NatsClient {
                 own.subscribers
             ));
         }
-        let target = target.trusting(options.cacert.as_deref(), options.insecure)?;
+        let target = target.trusting(options)?;
         for (name, _) in &options.headers {
             check_header_name(name)?;
         }

@@ -96,15 +96,16 @@ impl Target {
         format!("{scheme}://{auth}{}/{}", self.shown, self.subject)
     }
 
-    /// The target trusting servers as `cacert` and `insecure` say (throng-net's rustls
-    /// configuration: a CA file, the web roots, or no verification), made now so that a CA
-    /// file that cannot be read is said before any load; `--cacert` on `nats://` is an error.
+    /// The target trusting servers as `options`' `cacert` and `insecure` say (throng-net's
+    /// rustls configuration: a CA file, the web roots, or no verification) and presenting its
+    /// `identity` (in the rustls configuration async-nats is given, so its own client
+    /// certificate option is not needed), made now so that a file that cannot be used is said
+    /// before any load; `--cacert` or `--cert` on `nats://` is an error.
     pub(crate) fn trusting(
         mut self,
-        cacert: Option<&std::path::Path>,
-        insecure: bool,
+        options: &throng_core::step::ClientOptions,
     ) -> Result<Target, String> {
-        self.tls_config = throng_net::trust(self.tls, cacert, insecure, || {
+        self.tls_config = throng_net::trust(self.tls, options, || {
             format!("tls:// targets; {} is plain NATS", self.shown_url())
         })?;
         Ok(self)

@@ -2,7 +2,7 @@
 //! first address that accepts, then TLS, within the connect timeout: [`open`]), a TCP stream that counts the
 //! bytes each way (under TLS, the encrypted bytes, as they cross the wire), plain or TLS
 //! [`Stream`]s over it, the rustls client configuration (web roots, a CA file, or no
-//! verification), the classes of I/O and TLS failures, and a connection the sessions of a worker
+//! verification; a client certificate for mutual TLS), the classes of I/O and TLS failures, and a connection the sessions of a worker
 //! share ([`SharedConn`]: HTTP/2's and gRPC's), and the small GET that reads a server's
 //! monitoring endpoint beside a run ([`get::Endpoint`]).
 //!
@@ -22,5 +22,6 @@ pub use connect::{authority, handshake, open, open_timed, Opened, TlsTarget};
 pub use io::{CountedTcp, Counters, Stream};
 pub use shared::SharedConn;
 pub use tls::{
-    client_config, client_config_any_name, self_signed, server_name, trust, TlsError, TlsOptions,
+    client_config, client_config_any_name, load_identity, self_signed, self_signed_requiring,
+    server_name, trust, TestCa, TlsError, TlsOptions,
 };

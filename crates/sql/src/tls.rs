@@ -50,6 +50,7 @@ impl TlsPlan {
         let opts = |insecure| TlsOptions {
             insecure,
             cacert: ca.clone(),
+            identity: None,
             alpn: Vec::new(),
         };
         let config = match mode {

@@ -104,7 +104,8 @@ pub(crate) fn address(url: &str) -> Result<Address, String> {
 impl TcpClient {
     /// A client of the target at `url` (`tcp://HOST:PORT`, or `tcps://HOST:PORT` over TLS)
     /// with this protocol's `options`, taking its timeouts and (for `tcps://`) how servers are
-    /// trusted (`--cacert`, `--insecure`) from `client_options`. The TLS configuration is made
+    /// trusted (`--cacert`, `--insecure`) and the client's certificate (`--cert`, `--key`) from
+    /// `client_options`. The TLS configuration is made
     /// now, so that a CA file that cannot be read is said before any load.
     pub fn new(
         url: &str,
@@ -119,12 +120,9 @@ impl TcpClient {
         if options.max_reply == 0 {
             return Err("the reply limit must be at least 1 byte".into());
         }
-        let config = throng_net::trust(
-            tls,
-            client_options.cacert.as_deref(),
-            client_options.insecure,
-            || format!("tcps:// targets; {url} is plain tcp"),
-        )?;
+        let config = throng_net::trust(tls, client_options, || {
+            format!("tcps:// targets; {url} is plain tcp")
+        })?;
         let tls = match config {
             None => None,
             Some(config) => Some((config, throng_net::server_name(&host)?)),

@@ -70,6 +70,9 @@ pub struct TcpTarget {
     /// Serve `tcps://`: TLS with a fresh self-signed certificate for `localhost` and
     /// `127.0.0.1` ([`RunningTcp::cert_pem`]).
     pub tls: bool,
+    /// With `tls`, require every client to present a certificate this CA (PEM) signed (mutual
+    /// TLS).
+    pub client_ca: Option<String>,
 }
 
 impl Default for TcpTarget {
@@ -81,6 +84,7 @@ impl Default for TcpTarget {
             fault: None,
             max_request: crate::DEFAULT_MAX_REPLY,
             tls: false,
+            client_ca: None,
         }
     }
 }
@@ -145,7 +149,8 @@ impl TcpTarget {
         let addr = listener.local_addr()?;
         let (acceptor, cert_pem) = match self.tls {
             true => {
-                let (a, pem) = throng_net::self_signed(&[]).map_err(std::io::Error::other)?;
+                let (a, pem) = throng_net::self_signed_requiring(&[], self.client_ca.as_deref())
+                    .map_err(std::io::Error::other)?;
                 (Some(a), Some(pem))
             }
             false => (None, None),

@@ -74,6 +74,9 @@ pub struct GrpcTarget {
     pub v1alpha_only: bool,
     /// Serve TLS (ALPN h2) with a fresh self-signed certificate for `localhost` and `127.0.0.1`.
     pub tls: bool,
+    /// With `tls`, require every client to present a certificate this CA (PEM) signed (mutual
+    /// TLS).
+    pub client_ca: Option<String>,
 }
 
 impl Default for GrpcTarget {
@@ -86,6 +89,7 @@ impl Default for GrpcTarget {
             reflection: true,
             v1alpha_only: false,
             tls: false,
+            client_ca: None,
         }
     }
 }
@@ -363,7 +367,7 @@ impl GrpcTarget {
         let addr = listener.local_addr()?;
         let (acceptor, cert_pem) = match self.tls {
             true => {
-                let (a, pem) = crate::http_target::tls_acceptor()
+                let (a, pem) = crate::http_target::tls_acceptor(self.client_ca.as_deref())
                     .map_err(|e| GrpcTargetError::Cert(e.to_string()))?;
                 (Some(a), Some(pem))
             }

@@ -57,6 +57,9 @@ pub struct HttpTarget {
     pub fault: Option<Fault>,
     /// Serve TLS with a fresh self-signed certificate for `localhost` and `127.0.0.1`.
     pub tls: bool,
+    /// With `tls`, require every client to present a certificate this CA (PEM) signed: a
+    /// handshake without one, or with another's, fails (mutual TLS).
+    pub client_ca: Option<String>,
     /// Speak HTTP/1.1 only, as nginx does without `http2`: an HTTP/2 client's preface gets an
     /// HTTP/1.1 error answer.
     pub http1_only: bool,
@@ -74,6 +77,7 @@ impl Default for HttpTarget {
             stall: None,
             fault: None,
             tls: false,
+            client_ca: None,
             http1_only: false,
             capacity: None,
         }
@@ -154,7 +158,7 @@ impl HttpTarget {
     pub async fn serve(self, listener: TcpListener) -> Result<RunningTarget, TargetError> {
         let addr = listener.local_addr()?;
         let (acceptor, cert_pem) = if self.tls {
-            let (a, pem) = tls_acceptor()?;
+            let (a, pem) = tls_acceptor(self.client_ca.as_deref())?;
             (Some(a), Some(pem))
         } else {
             (None, None)
@@ -291,7 +295,11 @@ async fn handle(
 }
 
 /// A TLS acceptor with a fresh self-signed certificate for localhost and 127.0.0.1 (offering
-/// HTTP/2 and HTTP/1.1), and the certificate's PEM for a client's `--cacert`.
-pub(crate) fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), TargetError> {
-    throng_net::self_signed(&[b"h2", b"http/1.1"]).map_err(|e| TargetError::Cert(e.to_string()))
+/// HTTP/2 and HTTP/1.1), requiring clients' certificates signed by `client_ca` if given, and
+/// the certificate's PEM for a client's `--cacert`.
+pub(crate) fn tls_acceptor(
+    client_ca: Option<&str>,
+) -> Result<(tokio_rustls::TlsAcceptor, String), TargetError> {
+    throng_net::self_signed_requiring(&[b"h2", b"http/1.1"], client_ca)
+        .map_err(|e| TargetError::Cert(e.to_string()))
 }

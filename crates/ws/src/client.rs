@@ -136,10 +136,10 @@ impl WsClient {
         if addrs.is_empty() {
             return Err(format!("cannot resolve {}: no address", target.authority));
         }
-        if options.cacert.is_some() && !target.tls {
-            return Err(format!(
-                "--cacert applies to wss:// targets; {url} is plain ws"
-            ));
+        let refused =
+            throng_core::flags::tls_refusal(options.cacert.is_some(), options.identity.is_some());
+        if let (Some(flags), false) = (refused, target.tls) {
+            return Err(format!("{flags} wss:// targets; {url} is plain ws"));
         }
         let tls = match target.tls {
             false => None,
@@ -148,6 +148,7 @@ impl WsClient {
                 let opts = throng_net::TlsOptions {
                     insecure: options.insecure,
                     cacert: options.cacert.clone(),
+                    identity: options.identity.clone(),
                     // WebSocket's handshake is HTTP/1.1 (RFC 8441's HTTP/2 is not spoken here).
                     alpn: vec![b"http/1.1".to_vec()],
                 };

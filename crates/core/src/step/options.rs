@@ -19,12 +19,45 @@ pub struct ClientOptions {
     pub insecure: bool,
     /// Trust these PEM certificates instead of the built-in web roots.
     pub cacert: Option<PathBuf>,
+    /// The certificate and key to present to servers that ask for one (mutual TLS).
+    pub identity: Option<Identity>,
     /// Sessions sharing one connection, where connections are shared (HTTP/2, gRPC).
     pub streams: usize,
     /// Headers (gRPC: metadata) added to every request, `name: value` parsed.
     pub headers: Vec<(String, String)>,
     /// Each protocol's own options (see [`ClientOptions::with`] and [`ClientOptions::of`]).
     pub own: OwnOptions,
+}
+
+/// A client's TLS identity (`--cert`, `--key`): a PEM certificate chain and its PEM private key,
+/// both required, so that a certificate without its key cannot reach a protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The certificate chain, leaf first (PEM).
+    pub cert: PathBuf,
+    /// The leaf's private key (PEM: PKCS#8, PKCS#1 RSA or SEC1 EC).
+    pub key: PathBuf,
+}
+
+impl Identity {
+    /// The identity of `cert` and `key` as given: none, or both; one alone is refused, in the
+    /// words of `cert_name` and `key_name` (`--cert`, or a scenario's `cert`).
+    pub fn pair(
+        cert: Option<PathBuf>,
+        key: Option<PathBuf>,
+        (cert_name, key_name): (&str, &str),
+    ) -> Result<Option<Identity>, String> {
+        match (cert, key) {
+            (None, None) => Ok(None),
+            (Some(cert), Some(key)) => Ok(Some(Identity { cert, key })),
+            (cert, _) => Err(format!(
+                "{cert_name} and {key_name} go together (the client certificate and its private \
+                 key); {} is given without {}",
+                if cert.is_some() { cert_name } else { key_name },
+                if cert.is_some() { key_name } else { cert_name },
+            )),
+        }
+    }
 }
 
 /// Each protocol's own options, one value per type.
@@ -52,6 +85,7 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(10),
             insecure: false,
             cacert: None,
+            identity: None,
             streams: 100,
             headers: Vec::new(),
             own: OwnOptions::default(),
