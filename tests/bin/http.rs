@@ -32,6 +32,8 @@ mod library;
 mod live;
 #[path = "../llm.rs"]
 mod llm;
+#[path = "../mtls.rs"]
+mod mtls;
 #[path = "../nats.rs"]
 mod nats;
 #[path = "../open_protocols.rs"]

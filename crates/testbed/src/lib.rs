@@ -46,3 +46,5 @@ pub use grpc_target::{
 };
 pub use http_target::{Delay, Fault, HttpTarget, RunningTarget, TargetError};
 pub use proxy::{FaultProxy, ProxyFault, RunningProxy};
+/// A CA for tests of mutual TLS: targets' `client_ca`, and client certificates it signs.
+pub use throng_net::TestCa;
