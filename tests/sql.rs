@@ -599,6 +599,7 @@ async fn tls_to_postgresql_is_verified_against_the_cacert() {
     let verified = throng::sql::Tls {
         insecure: false,
         cacert: Some(pg.certificate()),
+        identity: None,
     };
     let (checked, encrypted) = ssl(verified, pg.url()).await;
     assert!(checked.is_ok(), "{checked:?}");
@@ -615,6 +616,7 @@ async fn tls_to_postgresql_is_verified_against_the_cacert() {
     let insecure = throng::sql::Tls {
         insecure: true,
         cacert: None,
+        identity: None,
     };
     let (checked, encrypted) = ssl(insecure, pg.url()).await;
     assert!(checked.is_ok(), "{checked:?}");
@@ -670,11 +672,13 @@ async fn tls_to_mariadb_in_every_ssl_mode_on_throngs_own_connection() {
     let insecure = throng::sql::Tls {
         insecure: true,
         cacert: None,
+        identity: None,
     };
     assert!(!cipher(insecure, my.url()).await.is_empty());
     let verified = throng::sql::Tls {
         insecure: false,
         cacert: Some(my.certificate()),
+        identity: None,
     };
     assert!(!cipher(verified, my.url()).await.is_empty());
     // MariaDB refuses a login in the clear under require_secure_transport as a wrong one;

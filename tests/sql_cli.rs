@@ -362,7 +362,7 @@ fn bad_input_exits_2_naming_the_problem() {
                 "1",
             ],
             2,
-            "--insecure and --cacert apply to postgres:// and mysql://; \
+            "--insecure, --cacert, --cert and --key apply to postgres:// and mysql://; \
              sqlite:///tmp/no-tls.db is SQLite, which has no TLS",
         ),
     ] {

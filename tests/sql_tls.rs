@@ -85,10 +85,12 @@ async fn every_sslmode_against_postgresql_as_debian_ships_it() {
         Tls {
             insecure: false,
             cacert: Some(pg.certificate()),
+            identity: None,
         },
         Tls {
             insecure: true,
             cacert: None,
+            identity: None,
         },
     ];
     for tls in &flags {
@@ -192,6 +194,72 @@ fn tls_refusals_exit_1_naming_the_problem() {
         assert!(text(&o).contains(said), "{url}: {}", text(&o));
         assert!(!text(&o).contains("wrong-pw"), "{}", text(&o));
     }
+}
+
+/// A PostgreSQL that requires a client certificate its CA signed (`clientcert=verify-ca`):
+/// `--cert` and `--key` (here `Tls::identity`), or the URL's `sslcert` and `sslkey`, log in over
+/// TLS; without a certificate the server refuses the login, saying so. From the command line,
+/// the flags run 20 statements, none failed, and a key that is not the certificate's exits 2
+/// naming it.
+#[test]
+fn a_client_certificate_logs_in_where_postgresql_requires_one() {
+    let pg = Postgres::start_mutual_tls().expect("a PostgreSQL requiring client certificates");
+    let (cert, key) = pg.client_identity();
+    let ca = pg.certificate();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let identity = Some(throng::core::step::Identity {
+        cert: cert.clone(),
+        key: key.clone(),
+    });
+    let verified = |identity| Tls {
+        insecure: false,
+        cacert: Some(ca.clone()),
+        identity,
+    };
+    rt.block_on(async {
+        let mut c = open(&pg.url(), &verified(identity.clone()))
+            .await
+            .expect("logs in with the certificate");
+        assert!(encrypted(&mut c).await);
+        c.close().await;
+        let e = open(&pg.url(), &verified(None)).await.unwrap_err();
+        assert!(e.contains("certificate"), "{e}");
+        let url = format!(
+            "{}?sslmode=verify-full&sslrootcert={}&sslcert={}&sslkey={}",
+            pg.url(),
+            ca.display(),
+            cert.display(),
+            key.display()
+        );
+        let mut c = open(&url, &Tls::default())
+            .await
+            .expect("logs in with the URL's certificate");
+        assert!(encrypted(&mut c).await);
+        c.close().await;
+    });
+    let (ca, cert, key) = (
+        ca.display().to_string(),
+        cert.display().to_string(),
+        key.display().to_string(),
+    );
+    let run = |key: &str| {
+        let url = pg.url();
+        let args = ["run", &url, "--sql", "SELECT 1", "-n", "20", "-c", "2"];
+        let tls = ["--cacert", &ca, "--cert", &cert, "--key", key, "--no-tui"];
+        throng(&[&args[..], &tls[..]].concat())
+    };
+    let o = run(&key);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("TLSv1.3"), "{}", text(&o));
+    // The server's key is no key of the client's certificate.
+    let server_key = pg.certificate().with_file_name("server.key");
+    let o = run(&server_key.display().to_string());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("cannot use client key {}", server_key.display())),
+        "{}",
+        text(&o)
+    );
 }
 
 /// MariaDB over TLS (`require_secure_transport`): a parameter and a column 990 bytes longer

@@ -13,6 +13,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::ConnectOptions as _;
 #[cfg(feature = "sqlite")]
 use std::str::FromStr as _;
+use throng_core::step::Identity;
 use throng_core::{ErrorClass, Outcome};
 
 use crate::classify::failure;
@@ -34,6 +35,9 @@ pub struct Target {
     tls: TlsPlan,
     /// The CA file the URL names (`sslrootcert`, `ssl-ca`), if any.
     ca: Option<std::path::PathBuf>,
+    /// The client certificate and key the URL names (`sslcert` and `sslkey`, `ssl-cert` and
+    /// `ssl-key`), if any.
+    identity: Option<Identity>,
     connect_timeout: Duration,
 }
 
@@ -54,6 +58,9 @@ pub struct Tls {
     /// Trust this PEM file and verify the server against it (`verify-full`,
     /// `VERIFY_IDENTITY`), unless the URL names a mode.
     pub cacert: Option<std::path::PathBuf>,
+    /// Present this certificate and key when the server asks for one (`--cert`, `--key`),
+    /// over the URL's `sslcert` and `sslkey`.
+    pub identity: Option<Identity>,
 }
 
 /// An open connection.
@@ -81,6 +88,24 @@ pub struct Done {
     pub affected: u64,
     /// The rows as JSON objects, when asked for.
     pub data: Vec<serde_json::Value>,
+}
+
+/// The client certificate and key a URL names: PostgreSQL's `sslcert` and `sslkey` (or
+/// `PGSSLCERT` and `PGSSLKEY`), MySQL's `ssl-cert` and `ssl-key`; both, or neither.
+fn url_identity(dialect: Dialect, url: &str) -> Result<Option<Identity>, String> {
+    let param = |name: &str| crate::url::param(url, name).map(std::path::PathBuf::from);
+    let env = |name: &str| std::env::var_os(name).map(std::path::PathBuf::from);
+    match dialect {
+        Dialect::Postgres => Identity::pair(
+            param("sslcert").or_else(|| env("PGSSLCERT")),
+            param("sslkey").or_else(|| env("PGSSLKEY")),
+            ("sslcert", "sslkey"),
+        ),
+        Dialect::MySql => {
+            Identity::pair(param("ssl-cert"), param("ssl-key"), ("ssl-cert", "ssl-key"))
+        }
+        Dialect::Sqlite => Ok(None),
+    }
 }
 
 impl Target {
@@ -114,8 +139,9 @@ impl Target {
             _ => crate::url::param(url, "ssl-ca").or_else(|| crate::url::param(url, "sslca")),
         }
         .map(std::path::PathBuf::from);
+        let identity = url_identity(dialect, url).map_err(|e| format!("{shown}: {e}"))?;
         let (mode, name) = mode_of(&options);
-        let tls = TlsPlan::new(mode, name, ca.clone(), host_of(&options))
+        let tls = TlsPlan::new(mode, name, ca.clone(), identity.clone(), host_of(&options))
             .map_err(|e| format!("{shown}: {e}"))?;
         Ok(Target {
             dialect,
@@ -124,6 +150,7 @@ impl Target {
             options,
             tls,
             ca,
+            identity,
             connect_timeout,
         })
     }
@@ -135,14 +162,18 @@ impl Target {
         }
         let lower = self.url.to_ascii_lowercase();
         let named = lower.contains("sslmode=") || lower.contains("ssl-mode=");
-        let (mode, name) = match (named, tls.cacert.is_some() && !tls.insecure) {
-            (true, _) => mode_of(&self.options),
-            (false, true) => (Mode::VerifyFull, "verify-full (--cacert)"),
-            (false, false) => (Mode::Require, "require (--insecure)"),
+        let (mode, name) = match (named, tls.cacert.is_some() && !tls.insecure, tls.insecure) {
+            (true, _, _) => mode_of(&self.options),
+            (false, true, _) => (Mode::VerifyFull, "verify-full (--cacert)"),
+            (false, false, true) => (Mode::Require, "require (--insecure)"),
+            // A client certificate alone changes whom the server sees, not how much TLS the
+            // URL asks for (libpq's `prefer` by default, as with `sslcert` in the URL).
+            (false, false, false) => mode_of(&self.options),
         };
         let ca = tls.cacert.clone().or(self.ca.clone());
         let ca = if tls.insecure && !named { None } else { ca };
-        self.tls = TlsPlan::new(mode, name, ca, host_of(&self.options))
+        let identity = tls.identity.clone().or(self.identity.clone());
+        self.tls = TlsPlan::new(mode, name, ca, identity, host_of(&self.options))
             .map_err(|e| format!("{}: {e}", self.shown))?;
         self.options = match self.options {
             Options::Pg(o) => Options::Pg(o),

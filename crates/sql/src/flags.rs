@@ -208,12 +208,13 @@ impl SqlFlags {
     /// The SQL load of a run of `url` with `request`, every bad value named with its flag.
     pub fn config(&self, url: &str, request: &Request) -> Result<SqlConfig, FlagsError> {
         let s = self;
+        let identity = request.identity()?;
         if crate::Dialect::of(url) == Some(crate::Dialect::Sqlite)
-            && (request.insecure || request.cacert.is_some())
+            && (request.insecure || request.cacert.is_some() || identity.is_some())
         {
             return Err(input(format!(
-                "--insecure and --cacert apply to postgres:// and mysql://; {url} is SQLite, \
-                 which has no TLS"
+                "--insecure, --cacert, --cert and --key apply to postgres:// and mysql://; {url} \
+                 is SQLite, which has no TLS"
             )));
         }
         let mut cfg = SqlConfig::new(url);
@@ -258,6 +259,7 @@ impl SqlFlags {
         cfg.tls = crate::Tls {
             insecure: request.insecure,
             cacert: request.cacert.clone(),
+            identity,
         };
         Ok(cfg)
     }

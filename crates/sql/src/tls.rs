@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use rustls::pki_types::ServerName;
+use throng_core::step::Identity;
 use throng_net::{TlsOptions, TlsTarget};
 
 /// How much TLS a connection asks for, in the words of PostgreSQL's `sslmode` (MySQL's
@@ -36,11 +37,13 @@ pub(crate) struct TlsPlan {
 }
 
 impl TlsPlan {
-    /// The plan for `mode` to `host`, trusting `ca` (a PEM file; the web roots when none).
+    /// The plan for `mode` to `host`, trusting `ca` (a PEM file; the web roots when none) and
+    /// presenting `identity` when the server asks for a certificate.
     pub(crate) fn new(
         mode: Mode,
         name: &'static str,
         ca: Option<PathBuf>,
+        identity: Option<Identity>,
         host: &str,
     ) -> Result<TlsPlan, String> {
         let mode = match (mode, &ca) {
@@ -50,7 +53,7 @@ impl TlsPlan {
         let opts = |insecure| TlsOptions {
             insecure,
             cacert: ca.clone(),
-            identity: None,
+            identity: identity.clone(),
             alpn: Vec::new(),
         };
         let config = match mode {

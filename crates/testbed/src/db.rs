@@ -119,7 +119,9 @@ impl Drop for Watcher {
 /// Writes a test CA (`ca.crt`) and a server certificate it signed for `127.0.0.1` only
 /// (`server.crt`, and its key `server.key`) into `dir`: a client that trusts the CA verifies
 /// the chain whatever host name it dialled (PostgreSQL's `verify-ca`), and the name too only
-/// when it dialled `127.0.0.1` (`verify-full`; `localhost` fails it).
+/// when it dialled `127.0.0.1` (`verify-full`; `localhost` fails it). And a client certificate
+/// the CA signed for the test user (`client.crt`, `client.key`), for a server that requires
+/// one.
 fn self_signed(dir: &Path) -> Result<(), DbError> {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
     let err = |e: rcgen::Error| fail(format!("a test certificate: {e}"));
@@ -134,6 +136,15 @@ fn self_signed(dir: &Path) -> Result<(), DbError> {
         .map_err(err)?
         .signed_by(&key, &ca, &ca_key)
         .map_err(err)?;
+    let client_key = KeyPair::generate().map_err(err)?;
+    let mut client = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    client
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, DB_USER);
+    let client = client.signed_by(&client_key, &ca, &ca_key).map_err(err)?;
+    std::fs::write(dir.join("client.crt"), client.pem())
+        .and_then(|()| std::fs::write(dir.join("client.key"), client_key.serialize_pem()))
+        .map_err(|e| fail(e.to_string()))?;
     std::fs::write(dir.join("ca.crt"), ca.pem())
         .and_then(|()| std::fs::write(dir.join("server.crt"), server.pem()))
         .and_then(|()| std::fs::write(dir.join("server.key"), key.serialize_pem()))
@@ -148,6 +159,8 @@ pub struct Postgres {
     bin: PathBuf,
     /// Serving TLS with a self-signed certificate (`server.crt` in its directory).
     tls: bool,
+    /// Requiring over TCP a client certificate its CA signed (`clientcert=verify-ca`).
+    mutual: bool,
     _watcher: Watcher,
 }
 
@@ -178,17 +191,24 @@ fn pg_bin() -> Result<PathBuf, DbError> {
 impl Postgres {
     /// Starts a fresh server (a few seconds).
     pub fn start() -> Result<Postgres, DbError> {
-        Postgres::launch(false)
+        Postgres::launch(false, false)
     }
 
     /// Starts a fresh server that also serves TLS (`ssl = on`, as Debian's packages ship it),
     /// with a certificate for `127.0.0.1` only, signed by a CA of the test's
     /// ([`Postgres::certificate`]).
     pub fn start_tls() -> Result<Postgres, DbError> {
-        Postgres::launch(true)
+        Postgres::launch(true, false)
     }
 
-    fn launch(tls: bool) -> Result<Postgres, DbError> {
+    /// [`Postgres::start_tls`], requiring of every TCP login a client certificate its CA
+    /// signed ([`Postgres::client_identity`]) beside the password (mutual TLS:
+    /// `ssl_ca_file`, and `clientcert=verify-ca` in `pg_hba.conf`).
+    pub fn start_mutual_tls() -> Result<Postgres, DbError> {
+        Postgres::launch(true, true)
+    }
+
+    fn launch(tls: bool, mutual: bool) -> Result<Postgres, DbError> {
         let bin = pg_bin()?;
         let dir = temp_dir("pg")?;
         let port = free_port()?;
@@ -202,6 +222,14 @@ impl Postgres {
                 Command::new("chmod").args(["600", &format!("{d}/server.key")]),
                 "chmod of the key",
             )?;
+        }
+        if mutual {
+            std::fs::write(
+                dir.join("hba.conf"),
+                "local all all trust\n\
+                 hostssl all all 127.0.0.1/32 scram-sha-256 clientcert=verify-ca\n",
+            )
+            .map_err(|e| fail(e.to_string()))?;
         }
         let root = is_root();
         if root {
@@ -252,6 +280,7 @@ impl Postgres {
             dir,
             bin,
             tls,
+            mutual,
             _watcher: watcher,
         };
         pg.start_again()?;
@@ -316,6 +345,11 @@ impl Postgres {
                 " -c ssl=on -c ssl_cert_file={d}/server.crt -c ssl_key_file={d}/server.key"
             ));
         }
+        if self.mutual {
+            opts.push_str(&format!(
+                " -c ssl_ca_file={d}/ca.crt -c hba_file={d}/hba.conf"
+            ));
+        }
         self.pg_ctl(
             &[
                 "-o",
@@ -353,6 +387,12 @@ impl Postgres {
     /// The CA that signed the certificate it serves TLS with (PEM), for `--cacert`.
     pub fn certificate(&self) -> PathBuf {
         self.dir.join("ca.crt")
+    }
+
+    /// The client certificate and key its CA signed for the test user (PEM files), for
+    /// `--cert` and `--key`.
+    pub fn client_identity(&self) -> (PathBuf, PathBuf) {
+        (self.dir.join("client.crt"), self.dir.join("client.key"))
     }
 
     /// The directory of its Unix socket (and its binaries' `pgbench`, for benchmarks).
