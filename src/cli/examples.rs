@@ -89,6 +89,8 @@ fn readme_examples_parse() {
                     .as_deref()
                     .is_none_or(|b| !b.starts_with('@'))
                     && run.request.cacert.is_none()
+                    && run.request.cert.is_none()
+                    && run.request.key.is_none()
                     && run.url.contains("127.0.0.1")
                 {
                     let protocols = crate::protocols();
