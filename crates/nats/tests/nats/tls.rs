@@ -175,3 +175,65 @@ fn a_ca_file_that_cannot_be_read_or_a_ca_for_plain_nats_is_said_before_any_load(
     let opts = trusting(None, true, NatsOptions::default());
     assert!(NatsClient::new("nats://127.0.0.1:4222/x", &opts).is_ok());
 }
+
+/// nats-server with `--tlsverify` requires a client certificate of its `--tlscacert`: with
+/// `--cert` and `--key` (`ClientOptions::identity`) every message is published and delivered
+/// to throng's subscriber; without a certificate, or with another CA's, every request fails as
+/// `tls`, promptly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_verify_takes_the_client_certificate_of_its_ca() {
+    let cert = Cert::new();
+    let write = |name: &str, text: &str| {
+        let p = cert.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let clients = throng_net::TestCa::new("clients' CA").unwrap();
+    let (c, k) = clients.issue("throng").unwrap();
+    let right = (write("client.pem", &c), write("client.key", &k));
+    let (c, k) = throng_net::TestCa::new("another CA")
+        .unwrap()
+        .issue("throng")
+        .unwrap();
+    let stranger = (write("stranger.pem", &c), write("stranger.key", &k));
+    let ca = write("clients.pem", &clients.pem());
+    let (pem, key) = (cert.pem(), cert.dir.join("key.pem"));
+    let server = NatsServer::with_args(&[
+        "--tls",
+        "--tlscert",
+        pem.to_str().unwrap(),
+        "--tlskey",
+        key.to_str().unwrap(),
+        "--tlsverify",
+        "--tlscacert",
+        ca.to_str().unwrap(),
+    ])
+    .unwrap();
+    let url = format!("tls://127.0.0.1:{}/ticks", server.port);
+    let own = NatsOptions {
+        mode: Mode::Publish,
+        subscribers: 1,
+        ..NatsOptions::default()
+    };
+    let shown = |pair: Option<&(PathBuf, PathBuf)>| {
+        let mut o = trusting(Some(&cert.pem()), false, own.clone());
+        o.identity = pair.map(|(cert, key)| throng_core::step::Identity {
+            cert: cert.clone(),
+            key: key.clone(),
+        });
+        o
+    };
+    let plan = Arc::new(steps(&url, &shown(Some(&right)), NatsStep::publish("t")));
+    let s = run(closed(2, 10), plan.clone()).await;
+    assert_eq!((row(&s).samples, row(&s).errors), (20, 0), "{}", errors(&s));
+    assert_eq!(count(&plan, "nats_delivered"), 20);
+    for (what, pair) in [("none", None), ("another CA's", Some(&stranger))] {
+        let started = Instant::now();
+        let plan = Arc::new(steps(&url, &shown(pair), NatsStep::publish("t")));
+        let s = run(closed(2, 3), plan).await;
+        let m = format!("{what}: {}", errors(&s));
+        assert_eq!(row(&s).samples, 6, "{m}");
+        assert_eq!(class(row(&s), ErrorClass::Tls), 6, "{m}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{m}");
+    }
+}
