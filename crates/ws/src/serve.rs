@@ -141,6 +141,9 @@ pub struct WsTarget {
     pub fault: Option<WsFault>,
     /// Serve `wss` with a fresh self-signed certificate for `localhost` and `127.0.0.1`.
     pub tls: bool,
+    /// With `tls`, require every client to present a certificate this CA (PEM) signed (mutual
+    /// TLS).
+    pub client_ca: Option<String>,
     /// Pad each pushed message with spaces to at least this many bytes (still JSON): a large
     /// message on demand.
     pub pad: usize,
@@ -154,6 +157,7 @@ impl Default for WsTarget {
             ping: false,
             fault: None,
             tls: false,
+            client_ca: None,
             pad: 0,
         }
     }
@@ -290,7 +294,7 @@ impl WsTarget {
         let addr = listener.local_addr().map_err(ServeError::Io)?;
         let (acceptor, cert_pem) = match self.tls {
             true => {
-                let (a, pem) = tls_acceptor()?;
+                let (a, pem) = tls_acceptor(self.client_ca.as_deref())?;
                 (Some(a), Some(pem))
             }
             false => (None, None),
@@ -513,10 +517,13 @@ fn padded(mut m: String, pad: usize) -> String {
     m
 }
 
-/// A TLS acceptor with a fresh self-signed certificate for `localhost` and `127.0.0.1`, and
-/// the certificate in PEM.
-fn tls_acceptor() -> Result<(tokio_rustls::TlsAcceptor, String), ServeError> {
-    throng_net::self_signed(&[b"http/1.1"]).map_err(|e| ServeError::Cert(e.to_string()))
+/// A TLS acceptor with a fresh self-signed certificate for `localhost` and `127.0.0.1`,
+/// requiring clients' certificates signed by `client_ca` if given, and the certificate in PEM.
+fn tls_acceptor(
+    client_ca: Option<&str>,
+) -> Result<(tokio_rustls::TlsAcceptor, String), ServeError> {
+    throng_net::self_signed_requiring(&[b"http/1.1"], client_ca)
+        .map_err(|e| ServeError::Cert(e.to_string()))
 }
 
 #[cfg(test)]

@@ -154,6 +154,58 @@ async fn binary_messages_and_wss_with_the_servers_certificate() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// wss:// to a server that requires a client certificate of its CA: with the right one
+/// (`ClientOptions::identity`, `--cert` and `--key`) every message is echoed; without one, or
+/// with another CA's, every iteration fails as `tls` and no message reaches the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_presents_the_client_certificate_its_server_requires() {
+    let clients = throng_net::TestCa::new("clients' CA").unwrap();
+    let server = WsTarget {
+        tls: true,
+        client_ca: Some(clients.pem()),
+        ..WsTarget::default()
+    }
+    .start()
+    .await
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("throng-ws-mtls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let ca = write("ca.pem", server.cert_pem.as_deref().unwrap());
+    let pair = |ca: &throng_net::TestCa, name: &str| {
+        let (cert, key) = ca.issue("throng").unwrap();
+        throng_core::step::Identity {
+            cert: write(&format!("{name}.pem"), &cert),
+            key: write(&format!("{name}.key"), &key),
+        }
+    };
+    let right = pair(&clients, "client");
+    let stranger = pair(&throng_net::TestCa::new("another CA").unwrap(), "stranger");
+    let url = server.url().replace("127.0.0.1", "localhost");
+    for (who, identity) in [
+        ("right", Some(right)),
+        ("none", None),
+        ("another CA's", Some(stranger)),
+    ] {
+        let mut opts = options();
+        opts.cacert = Some(ca.clone());
+        opts.identity = identity;
+        let s = run(closed(2, 5), steps(&url, &opts, WsStep::text(["m"]))).await;
+        let r = row(&s);
+        assert_eq!(r.samples, 10, "{who}: {}", errors(&s));
+        match who {
+            "right" => assert_eq!(r.errors, 0, "{who}: {}", errors(&s)),
+            _ => assert_eq!(class(r, ErrorClass::Tls), 10, "{who}: {}", errors(&s)),
+        }
+        assert_eq!(server.received(), 10, "{who}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_over_the_cap_is_refused_as_protocol_and_the_user_reconnects() {
     let server = WsTarget {
