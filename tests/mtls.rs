@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use throng::core::{ErrorClass, Snapshot};
 use throng::testbed::{GrpcTarget, HttpTarget, RunningTarget, TestCa};
@@ -104,10 +105,12 @@ fn args<'a>(base: &[&'a str], extra: &'a [String]) -> Vec<&'a str> {
         .collect()
 }
 
-/// Checks a run of 20 requests made as `who` showed itself (one of [`Files::identities`]),
-/// begun at `started`: all answered with the right pair, else all failed as `tls`; within the
-/// 5 s request timeout either way (a refused certificate is no hang). How many were answered.
-fn judged(who: &str, s: &Snapshot, started: std::time::Instant) -> u64 {
+/// Runs `run`, 20 requests made as `who` showed itself (one of [`Files::identities`]), and
+/// checks it: all answered with the right pair, else all failed as `tls`; within the 5 s
+/// request timeout either way (a refused certificate is no hang). How many were answered.
+async fn judged(who: &str, run: impl std::future::Future<Output = Arc<Snapshot>>) -> u64 {
+    let started = std::time::Instant::now();
+    let s = run.await;
     let case = format!("{who}: {:?}", s.errors);
     assert_eq!(s.total.samples, 20, "{case}");
     assert!(started.elapsed().as_secs() < 5, "{case}: no hang");
@@ -117,7 +120,7 @@ fn judged(who: &str, s: &Snapshot, started: std::time::Instant) -> u64 {
             20
         }
         _ => {
-            assert_eq!(errors_of(s, ErrorClass::Tls), 20, "{case}");
+            assert_eq!(errors_of(&s, ErrorClass::Tls), 20, "{case}");
             0
         }
     }
@@ -139,9 +142,7 @@ async fn https_takes_the_certificate_its_server_requires() {
             if http2 {
                 base.push("--http2");
             }
-            let started = std::time::Instant::now();
-            let s = run(&args(&base, &extra)).await;
-            served += judged(who, &s, started);
+            served += judged(who, run(&args(&base, &extra))).await;
             assert_eq!(target.requests(), served, "{who}, http2 {http2}");
         }
     }
@@ -155,10 +156,8 @@ async fn grpcs_takes_the_certificate_its_server_requires() {
         tls: true,
         client_ca: Some(f.ca.clone()),
         ..GrpcTarget::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    };
+    let t = t.start().await.unwrap();
     let ca = f.server(t.cert_pem.as_ref());
     let url = t.url();
     let mut served = 0;
@@ -178,9 +177,7 @@ async fn grpcs_takes_the_certificate_its_server_requires() {
             "--cacert",
             &ca,
         ];
-        let started = std::time::Instant::now();
-        let s = grpc_run(&args(&base, &extra)).await;
-        served += judged(who, &s, started);
+        served += judged(who, grpc_run(&args(&base, &extra))).await;
         assert_eq!(t.calls(), served, "{who}");
     }
 }
@@ -189,14 +186,9 @@ async fn grpcs_takes_the_certificate_its_server_requires() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tcps_takes_the_certificate_its_server_requires() {
     let f = Files::new();
-    let server = throng_tcp::serve::TcpTarget {
-        tls: true,
-        client_ca: Some(f.ca.clone()),
-        ..Default::default()
-    }
-    .start()
-    .await
-    .unwrap();
+    let mut server = throng_tcp::serve::TcpTarget::default();
+    (server.tls, server.client_ca) = (true, Some(f.ca.clone()));
+    let server = server.start().await.unwrap();
     let ca = f.server(server.cert_pem.as_ref());
     let json = s(&f.dir.join("r.json"));
     let url = server.url();
@@ -247,7 +239,7 @@ async fn bad_client_certificates_are_refused_before_any_load() {
     let plain = format!("http://127.0.0.1:{}/", target.addr.port());
     let missing = s(&f.dir.join("missing.key"));
     let (cert, key, stranger_key) = (s(&f.cert), s(&f.key), s(&f.stranger_key));
-    let cases: Vec<(Vec<&str>, String)> = vec![
+    let mut cases: Vec<(Vec<&str>, String)> = vec![
         (
             vec![&https, "--cacert", &ca, "--cert", &cert, "--key", &missing],
             format!("cannot use client key {missing}: "),
@@ -285,47 +277,30 @@ async fn bad_client_certificates_are_refused_before_any_load() {
             vec![&https, "--key", &key],
             "--key is given without --cert".into(),
         ),
+    ];
+    // On a plain target of each protocol, as --cacert is refused there.
+    let both = ["--cert", &cert, "--key", &key];
+    let tcp = "--cert and --key apply to tcps:// targets; tcp://127.0.0.1:9 is plain tcp";
+    for (url, own, says) in [
         (
-            vec![&plain, "--cert", &cert, "--key", &key],
+            plain.as_str(),
+            &[][..],
             format!("--cert and --key apply to https:// targets; {plain} is plain http"),
         ),
         (
-            vec![
-                "grpc://127.0.0.1:9",
-                "--call",
-                "a.B/C",
-                "--cert",
-                &cert,
-                "--key",
-                &key,
-            ],
+            "grpc://127.0.0.1:9",
+            &["--call", "a.B/C"][..],
             "--cert and --key apply to grpcs:// targets".into(),
         ),
+        ("tcp://127.0.0.1:9", &["-d", "x"][..], tcp.into()),
         (
-            vec![
-                "tcp://127.0.0.1:9",
-                "-d",
-                "x",
-                "--cert",
-                &cert,
-                "--key",
-                &key,
-            ],
-            "--cert and --key apply to tcps:// targets; tcp://127.0.0.1:9 is plain tcp".into(),
-        ),
-        (
-            vec![
-                "ws://127.0.0.1:9/",
-                "-d",
-                "x",
-                "--cert",
-                &cert,
-                "--key",
-                &key,
-            ],
+            "ws://127.0.0.1:9/",
+            &["-d", "x"][..],
             "--cert and --key apply to wss:// targets".into(),
         ),
-    ];
+    ] {
+        cases.push(([&[url][..], own, &both[..]].concat(), says));
+    }
     let cases: Vec<(Vec<String>, String)> = cases
         .into_iter()
         .map(|(a, says)| (a.into_iter().map(String::from).collect(), says))
