@@ -13,7 +13,7 @@ use std::sync::Arc;
 use throng::core::{ErrorClass, Snapshot};
 use throng::testbed::{GrpcTarget, HttpTarget, RunningTarget, TestCa};
 
-use crate::common::{errors_of, grpc_run, run, throng};
+use crate::common::{errors_of, grpc_run, run, run_file, throng};
 
 /// The files of a run: the server's certificate (for `--cacert`), a client certificate and key
 /// of the CA the servers require, another CA's pair, and a key that is not the certificate's.
@@ -315,4 +315,42 @@ async fn bad_client_certificates_are_refused_before_any_load() {
     .await
     .unwrap();
     assert_eq!(target.connections(), 0, "no load reached the server");
+}
+
+/// A scenario file's HTTPS target takes `--cert` and `--key` as it takes `--cacert`: with the
+/// right pair every iteration's request is answered; without, or with another CA's, each
+/// fails as `tls`; one flag alone is refused, naming both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenarios_tls_targets_take_the_certificate() {
+    let f = Files::new();
+    let (target, ca) = f.https().await;
+    let file = f.dir.join("mtls.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "targets: {{ t: 'https://localhost:{}' }}\nsteps:\n  - label: get\n    \
+             request: {{ path: / }}\n",
+            target.addr.port()
+        ),
+    )
+    .unwrap();
+    let mut served = 0;
+    for (who, extra) in f.identities() {
+        let base = ["-c", "2", "-i", "10", "-t", "5s", "--cacert", &ca];
+        served += judged(who, run_file(&file, &args(&base, &extra))).await;
+        assert_eq!(target.requests(), served, "{who}");
+    }
+    let run = crate::common::parse([
+        "throng",
+        "run",
+        file.to_str().unwrap(),
+        "--cert",
+        f.cert.to_str().unwrap(),
+    ])
+    .unwrap();
+    let e = throng::flags::scenario::build_scenario(&run)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("--cert is given without --key"), "{e}");
 }
