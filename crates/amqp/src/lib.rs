@@ -42,7 +42,8 @@
 //!
 //! With `amqps://` (port 5671 by default) every connection, throng's consumer's too, is TLS from
 //! its first byte, with throng-net's rustls configuration (the web roots, `--cacert`, or none
-//! with `--insecure`). throng opens the stream itself and hands it to lapin
+//! with `--insecure`; a client certificate with `--cert` and `--key`). throng opens the stream
+//! itself and hands it to lapin
 //! (`Connection::connector`), so lapin brings no TLS backend or roots of its own (its stream
 //! type's rustls variant only, tcp-stream's `rustls-futures`), and the TCP connect and the
 //! handshake are timed: the `connect` and `tls` phases of the first call of the user that
@@ -50,7 +51,8 @@
 //! other calls report no phases (AMQP's own are not timed): a row's phases count the openings
 //! only, none as reused. A failed handshake (an untrusted certificate, a broker's plain
 //! listener, which answers a ClientHello with AMQP's protocol header) is class `tls`, at once;
-//! a CA file that cannot be read, or `--cacert` on `amqp://`, is an error before any load.
+//! a CA file or client certificate that cannot be used, or `--cacert` or `--cert` on
+//! `amqp://`, is an error before any load.
 //!
 //! Bytes are the messages' payloads, each way (AMQP's frames and properties are not counted).
 //!

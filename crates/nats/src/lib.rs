@@ -47,7 +47,8 @@
 //!
 //! With `tls://` every connection (the users' and the subscribers') requires TLS after the
 //! server's `INFO`, as NATS's own clients do, with throng-net's rustls configuration (the web
-//! roots, `--cacert`, or none with `--insecure`); a failed handshake (an untrusted certificate,
+//! roots, `--cacert`, or none with `--insecure`; a client certificate with `--cert` and `--key`,
+//! in the rustls configuration async-nats is given); a failed handshake (an untrusted certificate,
 //! a server without TLS) is class `tls`. async-nats owns the connection, so its handshake is
 //! not a phase of its own: it is inside the connect, timed apart from the steps.
 //!

@@ -1,7 +1,8 @@
 //! Raw TCP as a throng protocol: request-reply exchanges as go-micro's TCP transport and many
 //! internal services speak them. A target is `tcp://HOST:PORT`, or `tcps://HOST:PORT` over TLS
 //! (throng-net's rustls configuration: the web roots, a CA file, or no verification, as
-//! [`ClientOptions`]' `cacert` and `insecure` say; a failed handshake is class `tls`, a
+//! [`ClientOptions`]' `cacert` and `insecure` say, presenting its `identity` to a server that
+//! asks for a client certificate; a failed handshake is class `tls`, a
 //! completed one the request's `tls` phase); a scenario step is written under `tcp:` (see
 //! [`step`]); `throng run tcp://...` runs [`url_steps`]; [`serve`] is the testbed server. It implements core's [`Protocol`](throng_core::step::Protocol) and
 //! [`Client`](throng_core::step::Client) and nothing else: the engine, the scenario crate's
