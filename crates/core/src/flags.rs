@@ -76,8 +76,8 @@ pub const BODY: Shared = Shared::Body;
 pub const STREAMS: Shared = Shared::Streams;
 
 /// The request every protocol may read, as written on the command line (`-H`, `-d`,
-/// `--streams`, `-t`, `--connect-timeout`, `-k`, `--cacert`, `--cert`, `--key`, `--label`); which of the first
-/// three a protocol reads, it says ([`ProtocolFlags::reads`]).
+/// `--streams`, `-t`, `--connect-timeout`, `-k`, `--cacert`, `--cert`, `--key`, `--label`);
+/// which of the first three a protocol reads, it says ([`ProtocolFlags::reads`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     /// Headers, each `name: value`; gRPC: metadata.
